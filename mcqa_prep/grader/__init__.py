@@ -1,0 +1,180 @@
+"""The bundled grader: pure functions, no I/O, no click, no hub, no datasets.
+
+Public API:
+    GRADER_VERSION, ROW_MODES, OVERRIDE_MODES, DEFAULT_MODE
+    response_text(response) -> str | None
+    grade_text(text, options, expected_answer, grading_mode=None, template_metadata=None, *, override=None)
+
+Semantics: shared/docs/grading.md (kept in docs/grading.md of this repo). Any change of grading
+behaviour bumps GRADER_VERSION in the same commit as the golden files that show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..records import (
+    STATUS_INVALID_REGEX,
+    STATUS_NO_RESPONSE,
+    STATUS_OK,
+    STATUS_OUT_OF_RANGE,
+    STATUS_REGEX_TIMEOUT,
+    GradeResult,
+)
+from .base import Extraction
+from .letters import allowed_letters, normalize_gold
+
+GRADER_VERSION = "1.0.0"
+
+DEFAULT_MODE = "strict_single_letter_boxed"
+# Modes a row may select with its `grading_mode` field.
+ROW_MODES = (
+    "strict_single_letter_boxed",
+    "lenient_boxed",
+    "lenient_answer_colon",
+    "string_equals_mcqa",
+    "robust",
+)
+# Modes a policy override (NeMo Gym's server-config grading_mode) may select.
+OVERRIDE_MODES = ROW_MODES + ("lenient_answer_colon_md",)
+
+DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per pattern per response; see custom_regex
+
+
+def response_text(response: Any) -> str | None:
+    """The graded text of a Responses API response: every output_text part of every message output
+    item, concatenated with no separator, then stripped. None when `response` is not an object."""
+    if not isinstance(response, Mapping):
+        return None
+    parts: list[str] = []
+    output = response.get("output")
+    if isinstance(output, list):
+        for item in output:
+            if not isinstance(item, Mapping) or item.get("type") != "message":
+                continue
+            content = item.get("content")
+            if not isinstance(content, list):
+                continue
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type") == "output_text":
+                    t = part.get("text")
+                    if isinstance(t, str):
+                        parts.append(t)
+    return "".join(parts).strip()
+
+
+def _mode_function(mode: str):
+    # Imported lazily so that a mode module's import cost is paid only when used.
+    if mode == "strict_single_letter_boxed":
+        from .boxed import extract_strict
+
+        return extract_strict
+    if mode == "lenient_boxed":
+        from .boxed import extract_lenient_boxed
+
+        return extract_lenient_boxed
+    if mode == "lenient_answer_colon":
+        from .answer_colon import extract_answer_colon
+
+        return extract_answer_colon
+    if mode == "lenient_answer_colon_md":
+        from .answer_colon import extract_answer_colon_md
+
+        return extract_answer_colon_md
+    if mode == "string_equals_mcqa":
+        from .string_equals import extract_string_equals
+
+        return extract_string_equals
+    if mode == "robust":
+        from .robust import extract_robust
+
+        return extract_robust
+    raise ValueError(f"unknown grading mode {mode!r}; expected one of {', '.join(OVERRIDE_MODES)}")
+
+
+_MODE_CACHE: dict[str, Any] = {}
+
+
+def mode_function(mode: str):
+    """The extraction function of a mode: f(text, letters, template_metadata) -> Extraction."""
+    fn = _MODE_CACHE.get(mode)
+    if fn is None:
+        fn = _MODE_CACHE[mode] = _mode_function(mode)
+    return fn
+
+
+def effective_mode(grading_mode: Any, override: str | None, default: str = DEFAULT_MODE) -> str:
+    """Override, else the row's grading_mode (when it is a known row mode), else the default."""
+    if override:
+        return override
+    if isinstance(grading_mode, str) and grading_mode:
+        return grading_mode
+    return default
+
+
+def grade_text(
+    text: str | None,
+    options: Any,
+    expected_answer: Any,
+    grading_mode: Any = None,
+    template_metadata: Any = None,
+    *,
+    override: str | None = None,
+    default_mode: str = DEFAULT_MODE,
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+) -> GradeResult:
+    """Grade one already-selected text. Never raises on bad data: returns a typed status instead."""
+    from .custom_regex import extract_custom
+
+    gold = normalize_gold(expected_answer)
+    mode = effective_mode(grading_mode, override, default_mode)
+    if not text:
+        return GradeResult(0.0, None, gold, STATUS_NO_RESPONSE, mode, grader_version=GRADER_VERSION)
+    letters = allowed_letters(options)
+
+    custom: Extraction | None = None
+    if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
+        custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
+        if custom.letter is not None:
+            return _result(custom, gold, "output_regex")
+        if custom.status == STATUS_OUT_OF_RANGE:
+            # the regex decided (a letter outside the options); the mode is still tried, as NeMo Gym does
+            pass
+
+    try:
+        fn = mode_function(mode)
+    except ValueError as exc:
+        from ..records import STATUS_INVALID_ROW
+
+        return GradeResult(
+            0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
+        )
+    ext = fn(text, letters, template_metadata if isinstance(template_metadata, Mapping) else None)
+    if ext.letter is None and custom is not None and custom.status in (
+        STATUS_INVALID_REGEX,
+        STATUS_REGEX_TIMEOUT,
+        STATUS_OUT_OF_RANGE,
+    ):
+        # the custom regex's failure is the more useful explanation than the mode's "no_answer"
+        return _result(custom._replace(candidates=custom.candidates + ext.candidates), gold, "output_regex")
+    return _result(ext, gold, mode)
+
+
+def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
+    letter = ext.letter
+    reward = 1.0 if (letter is not None and gold and letter == gold) else 0.0
+    status = ext.status if letter is None else STATUS_OK
+    return GradeResult(
+        reward=reward,
+        extracted_answer=letter,
+        expected_answer=gold,
+        status=status,
+        mode=mode,
+        rule=ext.rule,
+        span=ext.span,
+        message=ext.message,
+        validity=ext.validity,
+        candidates=ext.candidates,
+        grader_version=GRADER_VERSION,
+    )

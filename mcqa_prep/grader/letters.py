@@ -1,0 +1,79 @@
+"""Letters, gold and text normalisation shared by every grading mode (grading.md, "Letters and gold")."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin.
+_LOCALISED = {
+    "أ": "A",
+    "ب": "B",
+    "ج": "C",
+    "د": "D",
+    "অ": "A",
+    "ব": "B",
+    "ড": "C",
+    "ঢ": "D",
+}
+_LOCALISED_TABLE = str.maketrans(_LOCALISED)
+
+
+def allowed_letters(options: Any) -> dict[str, str | None]:
+    """Map each allowed letter (upper-case) to its option text, in option order.
+
+    A letter is allowed when it is a one-character alphabetic key whose value is not null. Accepts the
+    single-key dict shape and the Parquet shape where every element carries all keys with nulls.
+    Anything malformed is skipped here; `validate` reports it.
+    """
+    out: dict[str, str | None] = {}
+    if not isinstance(options, list):
+        return out
+    for opt in options:
+        if not isinstance(opt, Mapping):
+            continue
+        for key, value in opt.items():
+            if value is None or not isinstance(key, str) or len(key) != 1 or not key.isalpha():
+                continue
+            letter = key.upper()
+            if letter not in out:
+                out[letter] = value if isinstance(value, str) else str(value)
+    return out
+
+
+def normalize_gold(expected_answer: Any) -> str:
+    """Gold letter: `expected_answer` stripped and upper-cased ('' when absent or not a string)."""
+    if not isinstance(expected_answer, str):
+        return "" if expected_answer is None else str(expected_answer).strip().upper()
+    return expected_answer.strip().upper()
+
+
+def map_localised(s: str) -> str:
+    """NFKC (full-width Ａ -> A) then localised letters -> A-D."""
+    return unicodedata.normalize("NFKC", s).translate(_LOCALISED_TABLE)
+
+
+def normalize_option_text(s: str) -> str:
+    """Lower-case and collapse whitespace, for comparing a payload with option texts."""
+    return " ".join(s.lower().split())
+
+
+def letter_for_text(payload: str, letters: Mapping[str, str | None]) -> str | None:
+    """The first option whose normalised text equals the normalised payload, or None."""
+    norm = normalize_option_text(payload)
+    if not norm:
+        return None
+    for letter, text in letters.items():
+        if text is not None and normalize_option_text(text) == norm:
+            return letter
+    return None
+
+
+def iter_option_pairs(options: Iterable[Any]):
+    """(index, letter, text) for every non-null letter key, in order, keeping original case."""
+    for i, opt in enumerate(options or ()):
+        if isinstance(opt, Mapping):
+            for key, value in opt.items():
+                if value is not None:
+                    yield i, key, value

@@ -1,0 +1,117 @@
+"""Frozen records shared by the grader, validators and workflows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Typed statuses of a grade result. "ok" means a letter was extracted (reward says whether it was right).
+STATUS_OK = "ok"
+STATUS_NO_RESPONSE = "no_response"
+STATUS_NO_ANSWER = "no_answer"
+STATUS_AMBIGUOUS = "ambiguous"
+STATUS_REFUSAL = "refusal"
+STATUS_OUT_OF_RANGE = "out_of_range"
+STATUS_INVALID_REGEX = "invalid_regex"
+STATUS_REGEX_TIMEOUT = "regex_timeout"
+STATUS_INVALID_ROW = "invalid_row"
+STATUS_MISSING_FINAL_ANSWER = "missing_final_answer"
+STATUS_UNFINISHED_REASONING = "unfinished_reasoning"
+STATUS_UNEXPECTED_REASONING = "unexpected_reasoning"
+STATUS_TRUNCATED = "truncated"
+
+STATUSES = (
+    STATUS_OK,
+    STATUS_NO_RESPONSE,
+    STATUS_NO_ANSWER,
+    STATUS_AMBIGUOUS,
+    STATUS_REFUSAL,
+    STATUS_OUT_OF_RANGE,
+    STATUS_INVALID_REGEX,
+    STATUS_REGEX_TIMEOUT,
+    STATUS_INVALID_ROW,
+    STATUS_MISSING_FINAL_ANSWER,
+    STATUS_UNFINISHED_REASONING,
+    STATUS_UNEXPECTED_REASONING,
+    STATUS_TRUNCATED,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A place in the text that looked like an answer, and what the grader made of it (for --explain)."""
+
+    rule: str
+    span: tuple[int, int]
+    letter: str | None
+    verdict: str  # "accepted" or why it was rejected
+
+
+@dataclass(frozen=True, slots=True)
+class GradeResult:
+    """What the grader decided for one response. `span` indexes the text that was graded."""
+
+    reward: float
+    extracted_answer: str | None
+    expected_answer: str
+    status: str
+    mode: str
+    rule: str | None = None
+    span: tuple[int, int] | None = None
+    message: str | None = None
+    validity: str | None = None
+    candidates: tuple[Candidate, ...] = ()
+    grader_version: str = ""
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "reward": self.reward,
+            "extracted_answer": self.extracted_answer,
+            "expected_answer": self.expected_answer,
+            "status": self.status,
+            "mode": self.mode,
+            "rule": self.rule,
+            "grader_version": self.grader_version,
+        }
+        if self.message is not None:
+            d["message"] = self.message
+        if self.validity is not None:
+            d["validity"] = self.validity
+        if explain:
+            d["span"] = list(self.span) if self.span else None
+            d["candidates"] = [
+                {"rule": c.rule, "span": list(c.span), "letter": c.letter, "verdict": c.verdict}
+                for c in self.candidates
+            ]
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem found in one row, with its full address."""
+
+    file: str
+    line: int | None
+    row: int | None
+    path: str
+    rule: str
+    severity: str  # "error" | "warning"
+    message: str
+    uuid: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "row": self.row,
+            "uuid": self.uuid,
+            "path": self.path,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+    def render(self) -> str:
+        loc = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{loc}: {self.path}: {self.severity}: {self.message} [{self.rule}]"
+
