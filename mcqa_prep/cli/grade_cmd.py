@@ -1,0 +1,85 @@
+"""`mcqa-prep grade`: grade one response, optionally explaining the decision."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..grader import DEFAULT_MODE, OVERRIDE_MODES, grade_text
+from . import main
+from .common import FORMAT_OPTION, emit_json, translate_errors
+
+
+def _parse_option(ctx, param, values):
+    options = []
+    seen = set()
+    for v in values:
+        letter, sep, text = v.partition("=")
+        if not sep or not letter.strip():
+            raise click.BadParameter(f"{v!r}: expected LETTER=TEXT, e.g. --option 'B=Polymerase chain reaction'")
+        letter = letter.strip()
+        if letter in seen:
+            raise click.BadParameter(f"option {letter!r} given twice")
+        seen.add(letter)
+        options.append({letter: text})
+    return options
+
+
+@main.command("grade")
+@click.argument("response", required=False)
+@click.option(
+    "--option", "-o", "options", multiple=True, callback=_parse_option, metavar="LETTER=TEXT",
+    help="An answer option; repeat for each (order matters for text matching).",
+)
+@click.option("--expected", "-e", default="", help="The gold letter (reward is 1 when it is extracted).")
+@click.option(
+    "--mode", "-m", type=click.Choice(OVERRIDE_MODES), default=DEFAULT_MODE, show_default=True,
+    help="Grading mode (as a policy override, so lenient_answer_colon_md is allowed).",
+)
+@click.option("--regex", "regexes", multiple=True, metavar="PATTERN",
+              help="A template output_regex; repeat to give a list (tried in order, before the mode).")
+@click.option("--answer-prefix", default=None, help="template_metadata.answer_prefix (lenient_answer_colon_md).")
+@click.option("--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates.")
+@FORMAT_OPTION
+@translate_errors
+def grade_command(response, options, expected, mode, regexes, answer_prefix, explain, fmt):
+    """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
+
+    \b
+    Examples:
+      mcqa-prep grade 'The answer is \\boxed{B}' -o A=DNA -o B=RNA --expected B
+      echo 'Answer: B' | mcqa-prep grade -o A=DNA -o B=RNA -m lenient_answer_colon --explain
+      mcqa-prep grade 'Final: b' -o A=x -o B=y --regex 'final:\\s*([a-d])' --format json
+    """
+    if response is None or response == "-":
+        if sys.stdin.isatty():
+            raise click.UsageError("give the response as an argument, or pipe it on stdin")
+        response = sys.stdin.read()
+    tm = {}
+    if regexes:
+        tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)
+    if answer_prefix is not None:
+        tm["answer_prefix"] = answer_prefix
+    text = response.strip()
+    result = grade_text(text, options, expected, None, tm or None, override=mode)
+    if fmt == "json":
+        doc = result.to_dict(explain=explain)
+        if explain and result.span:
+            doc["span_text"] = text[result.span[0] : result.span[1]]
+        emit_json(doc)
+        return
+    click.echo(f"letter: {result.extracted_answer or '-'}")
+    click.echo(f"reward: {result.reward:g}")
+    click.echo(f"status: {result.status}")
+    if result.message:
+        click.echo(f"message: {result.message}")
+    if explain:
+        click.echo(f"mode: {result.mode}")
+        click.echo(f"rule: {result.rule or '-'}")
+        if result.span:
+            a, b = result.span
+            click.echo(f"span: {a}-{b} {text[a:b]!r}")
+        for c in result.candidates:
+            snippet = text[c.span[0] : c.span[1]]
+            click.echo(f"  candidate {c.rule} {c.span[0]}-{c.span[1]} {snippet!r} -> {c.letter or '-'}: {c.verdict}")

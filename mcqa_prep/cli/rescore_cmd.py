@@ -1,0 +1,105 @@
+"""`mcqa-prep rescore`: regrade verify requests / rollouts and explain disagreements."""
+
+from __future__ import annotations
+
+import click
+
+from ..grader import OVERRIDE_MODES
+from ..policy import GradingPolicy
+from ..rescore import rescore
+from . import main
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress, translate_errors
+from .policy_opts import policy_from_options, policy_options
+
+
+@main.command("rescore")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=False),
+              help="Rescored JSONL: one row per input row, in input order (written atomically).")
+@click.option("--rows", "rows_paths", multiple=True, type=click.Path(exists=True),
+              help="Dataset rows (JSONL/Parquet/directory) to join rollouts that lack options, by prompt.")
+@policy_options
+@click.option("--compare-policy", type=click.Path(exists=True, dir_okay=False),
+              help="Also grade every row under this policy file and report rows whose reward differs.")
+@click.option("--compare-mode", type=click.Choice(OVERRIDE_MODES),
+              help="Also extract with this mode (e.g. robust) and report format misses per template_id.")
+@click.option("--explain", is_flag=True, help="Add the deciding span and rejected candidates to metadata.grading.")
+@click.option("--examples", default=5, show_default=True, help="Example ids kept per summary bucket.")
+@click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
+@FORMAT_OPTION
+@QUIET_OPTION
+@translate_errors
+def rescore_command(input_path, output, rows_paths, compare_policy, compare_mode, explain, examples,
+                    fail_on_change, fmt, quiet, **policy_kw):
+    """Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader.
+
+    Each output row is the input row with `reward`, `extracted_answer` and `expected_answer` set by this
+    grader and `metadata.grading` saying why (status, mode, rule, grader version, contract, and the
+    previously recorded reward when there was one). Rows that cannot be graded get reward 0 and status
+    invalid_row; the run goes on and exits 1 at the end.
+
+    \b
+    Examples:
+      mcqa-prep rescore verify_requests.jsonl -o rescored.jsonl
+      mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
+      mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
+    """
+    policy = policy_from_options(**policy_kw)
+    other = GradingPolicy.from_file(compare_policy) if compare_policy else None
+    report = rescore(
+        input_path, output, policy, rows_paths=rows_paths or None, examples=examples, explain=explain,
+        compare_policy=other, compare_mode=compare_mode,
+        progress=lambda it: progress(it, desc="rescore", quiet=quiet),
+    )
+    if fmt == "json":
+        emit_json(report.to_dict())
+    else:
+        _render_text(report)
+    if report.invalid.count:
+        raise _Exit1(f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output")
+    if fail_on_change and report.changed:
+        raise _Exit1(f"{report.changed} recorded reward(s) changed (--fail-on-change)")
+
+
+class _Exit1(click.ClickException):
+    exit_code = 1
+
+
+def _render_text(report) -> None:
+    d = report.to_dict()
+    e = lambda s="": click.echo(s, err=True)  # noqa: E731
+    e(f"rescored {d['rows']} row(s) -> {d['output']}  (contract {d['contract'][:19]}…)")
+    if d["mean_reward"] is not None:
+        e(f"mean reward: {d['mean_reward']:.4f}")
+    e("by status: " + ", ".join(f"{k}={v}" for k, v in d["by_status"].items()))
+    e("by mode:   " + ", ".join(f"{k}={v}" for k, v in d["by_mode"].items()))
+    j = d["join"]
+    if j["joined"] or j["not_found"]["count"]:
+        e(f"joined with dataset rows: {j['joined']}; not found: {j['not_found']['count']}"
+          + _ex(j["not_found"]))
+    a = d["agreement"]
+    if a["recorded"]:
+        e(f"recorded rewards: {a['recorded']}; unchanged {a['unchanged']['count']}, "
+          f"0->1 {a['0->1']['count']}, 1->0 {a['1->0']['count']}")
+        for k in ("0->1", "1->0"):
+            if a[k]["count"]:
+                e(f"  {k}: " + ", ".join(a[k]["examples"]))
+    if d["invalid_rows"]["count"]:
+        e(f"invalid rows: {d['invalid_rows']['count']}" + _ex(d["invalid_rows"]))
+    if d["input_contracts"]:
+        e("input rows already graded under: " + ", ".join(f"{k} ({v})" for k, v in d["input_contracts"].items()))
+    if "compare_policy" in d:
+        c = d["compare_policy"]
+        e(f"compare policy {c['contract'][:19]}…: same {c['same']}; "
+          + ", ".join(f"{k} {v['count']}" for k, v in c["differ"].items()))
+        for k, v in c["differ"].items():
+            e(f"  {k}: " + ", ".join(v["examples"]))
+    if "compare_mode" in d:
+        c = d["compare_mode"]
+        e(f"format misses (reward 0, but {c['mode']} reads the gold letter): {c['format_misses']}")
+        for t, v in c["per_template"].items():
+            e(f"  {t}: {v['format_misses']} of {v['rows']} rows; e.g. " + ", ".join(v["examples"]))
+
+
+def _ex(bucket) -> str:
+    return f" (e.g. {', '.join(bucket['examples'])})" if bucket["examples"] else ""

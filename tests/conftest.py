@@ -1,0 +1,54 @@
+"""Shared test helpers: where shared/ lives, fixtures' paths, CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+
+
+def shared_dir() -> Path:
+    env = os.environ.get("MCQA_PREP_SHARED")
+    return Path(env) if env else REPO.parent / "shared"
+
+
+SHARED = shared_dir()
+FIXTURES = SHARED / "fixtures" / "nemo_gym_0.7.0"
+CONFORMANCE = SHARED / "conformance"
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} not found (set MCQA_PREP_SHARED to the shared/ folder)")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n")
+    return path
+
+
+@pytest.fixture
+def cli():
+    from click.testing import CliRunner
+
+    from mcqa_prep.cli import main
+
+    runner = CliRunner()
+
+    def run(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
+
+    return run

@@ -1,0 +1,153 @@
+"""rescore: one output row per input row, in order; joins rollouts with dataset rows; explains changes."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+from conftest import CONFORMANCE, FIXTURES, SAMPLE, need, read_jsonl, write_jsonl
+
+
+def _rescore_json(cli, tmp_path, inp, *extra, name="out.jsonl"):
+    out = tmp_path / name
+    res = cli("rescore", inp, "-o", out, "--format", "json", *extra)
+    return res, (json.loads(res.stdout) if res.stdout.strip().startswith("{") else None), out
+
+
+def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
+    need(FIXTURES)
+    ro = tmp_path / "rollouts.jsonl"
+    lines = (FIXTURES / "example_rollouts.jsonl").read_text().splitlines() + (
+        FIXTURES / "example_rollouts_with_template_metadata.jsonl"
+    ).read_text().splitlines()
+    write_jsonl(ro, lines)
+    res, rep, out = _rescore_json(
+        cli, tmp_path, ro, "--rows", FIXTURES / "example.jsonl",
+        "--rows", FIXTURES / "example_with_template_metadata.jsonl",
+    )
+    assert res.exit_code == 0, res.output
+    agree = rep["agreement"]
+    assert agree["recorded"] == 10
+    assert agree["unchanged"]["count"] == 9
+    assert agree["0->1"]["count"] == 1
+    assert agree["1->0"]["count"] == 0
+    assert rep["join"]["joined"] == 10
+    rows = read_jsonl(out)
+    assert len(rows) == 10
+    changed = [i for i, r in enumerate(rows) if r["metadata"]["grading"]["changed"]]
+    assert changed == [2]  # example_rollouts.jsonl line 3: \boxed{C: text} label form
+    g = rows[2]["metadata"]["grading"]
+    assert g["previous_reward"] == 0.0 and rows[2]["reward"] == 1.0 and rows[2]["extracted_answer"] == "C"
+    # rows keep their input fields, in input order
+    for src, dst in zip(lines, rows):
+        src = json.loads(src)
+        assert dst["responses_create_params"] == src["responses_create_params"]
+        assert "options" not in dst  # the join feeds the grader; it does not rewrite the rollout
+
+
+def test_rollouts_without_rows_are_invalid_with_the_fix(cli, tmp_path):
+    need(FIXTURES)
+    res, rep, out = _rescore_json(cli, tmp_path, FIXTURES / "example_rollouts.jsonl")
+    assert res.exit_code == 1
+    assert rep["invalid_rows"]["count"] == 5
+    row = read_jsonl(out)[0]
+    assert row["metadata"]["grading"]["status"] == "invalid_row"
+    assert "--rows" in row["metadata"]["grading"]["message"]
+
+
+def test_bad_lines_become_invalid_rows_and_run_goes_on(cli, tmp_path):
+    good = {
+        "responses_create_params": {"input": [{"role": "user", "content": "Q\nA: x\nB: y"}]},
+        "options": [{"A": "x"}, {"B": "y"}],
+        "expected_answer": "B",
+        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "\\boxed{B}"}]}]},
+        "uuid": "u-good",
+    }
+    no_resp = {k: v for k, v in good.items() if k != "response"} | {"uuid": "u-noresp"}
+    bad_types = dict(good, options="A: x", uuid="u-types")
+    inp = write_jsonl(tmp_path / "in.jsonl", [good, "{not json", no_resp, bad_types, "[1, 2]", good])
+    res, rep, out = _rescore_json(cli, tmp_path, inp)
+    assert res.exit_code == 1
+    rows = read_jsonl(out)
+    assert len(rows) == 6
+    statuses = [r["metadata"]["grading"]["status"] for r in rows]
+    assert statuses == ["ok", "invalid_row", "invalid_row", "invalid_row", "invalid_row", "ok"]
+    assert [r["reward"] for r in rows] == [1.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert "in.jsonl:2" in rows[1]["metadata"]["grading"]["message"]
+    assert "not valid JSON" in rows[1]["metadata"]["grading"]["message"]
+    assert "response" in rows[2]["metadata"]["grading"]["message"]
+    assert "options" in rows[3]["metadata"]["grading"]["message"]
+    assert rep["invalid_rows"]["count"] == 4
+    assert rep["by_status"] == {"invalid_row": 4, "ok": 2}
+
+
+def test_fail_on_change_and_text_summary(cli, tmp_path):
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--rows", SAMPLE / "train.jsonl",
+              "--rows", SAMPLE / "validation.parquet", "-o", tmp_path / "o.jsonl", "--fail-on-change")
+    assert res.exit_code == 1
+    assert "recorded reward(s) changed" in res.output
+    assert "0->1" in res.output and "1->0" in res.output
+
+
+def test_output_is_atomic_on_failure(cli, tmp_path):
+    out = tmp_path / "o.jsonl"
+    res = cli("rescore", tmp_path / "missing.jsonl", "-o", out)
+    assert res.exit_code in (1, 2)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_mode_robust_reports_format_misses(cli, tmp_path):
+    res, rep, out = _rescore_json(
+        cli, tmp_path, SAMPLE / "rollouts.jsonl", "--rows", SAMPLE / "train.jsonl",
+        "--rows", SAMPLE / "validation.parquet", "--compare-mode", "robust",
+    )
+    cm = rep["compare_mode"]
+    # sample row 5 answers "The answer is C." without the template's box: 0, but robust reads the gold C
+    assert cm["format_misses"] >= 1
+    assert cm["per_template"]["sample_answer_boxed"]["format_misses"] == 1
+    row5 = read_jsonl(out)[5]
+    assert row5["reward"] == 0.0
+    assert row5["metadata"]["grading"]["compare_mode"]["format_miss"] is True
+
+
+def _parity_cases():
+    path = CONFORMANCE / "nemo_gym_parity_dev.jsonl"
+    return read_jsonl(path) if path.exists() else []
+
+
+def test_parity_suite_through_rescore(cli, tmp_path):
+    """Every parity request through `rescore`, grouped by NeMo Gym's server-config grading_mode."""
+    cases = _parity_cases()
+    if not cases:
+        pytest.skip("conformance suite not found")
+    groups = defaultdict(list)
+    for c in cases:
+        groups[c["config_grading_mode"]].append(c)
+    failures, passed = [], 0
+    for mode, group in groups.items():
+        inp = write_jsonl(tmp_path / f"in-{mode}.jsonl", [c["request"] for c in group])
+        extra = ("--grading-mode-override", mode) if mode else ()
+        res = cli("rescore", inp, "-o", tmp_path / f"out-{mode}.jsonl", "--format", "json", *extra)
+        assert res.exit_code in (0, 1), res.output
+        rows = read_jsonl(tmp_path / f"out-{mode}.jsonl")
+        assert len(rows) == len(group)
+        for c, r in zip(group, rows):
+            want = c["want"]
+            if want.get("error"):
+                ok = "status" in r["metadata"]["grading"]  # processed, typed status, run went on
+            else:
+                from mcqa_prep.grader.letters import allowed_letters
+
+                letters = allowed_letters(c["request"].get("options"))
+                w = want["extracted_answer"]
+                if w is not None and letters and w.upper() not in letters:
+                    w = None  # deliberate deviation: out-of-range letters come back as null
+                ok = r["reward"] == want["reward"] and r["extracted_answer"] == w
+            if ok:
+                passed += 1
+            else:
+                failures.append((c["id"], want, r["reward"], r["extracted_answer"], r["metadata"]["grading"]))
+    print(f"\nparity via rescore: {passed}/{len(cases)} passed")
+    assert not failures, failures[:5]
