@@ -1,0 +1,204 @@
+"""Grade one verify request (a row plus its `response`) under a grading policy: selection, then the mode.
+
+The rescore workflow calls `grade_request` for every row, so per-policy work (contract id, the static
+part of the provenance) is done once per policy object and reused. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
+from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
+from .letters import normalize_gold
+from .selection import (
+    BOUNDARY_NOT_APPLIED,
+    CLOSE_MARKER,
+    GATE_TRUNCATED,
+    SELECTOR_VERSION,
+    Selection,
+    collect_output,
+    detect_prompt_thinking,
+    select,
+)
+
+RULE_SELECTION = "final_answer_selection"
+RULE_GATE = "truncation_gate"
+
+# One cached entry per policy object: (policy, contract id, static provenance). Identity is checked
+# first (the common case: one policy for a whole run); equal policies share a contract id anyway.
+_cache: dict[Any, tuple[str, dict[str, Any]]] = {}
+# [(policy, (contract id, static provenance))]: one tuple, replaced whole, so threads never mix entries.
+_last: list[tuple[Any, tuple[str, dict[str, Any]] | None]] = [(None, None)]
+
+
+def _static(policy: Any, contract: str | None) -> tuple[str, dict[str, Any]]:
+    if contract is None:
+        last_policy, last_hit = _last[0]
+        if last_policy is policy and last_hit is not None:
+            return last_hit
+    key = policy if contract is None else (policy, contract)
+    try:
+        hit = _cache.get(key)
+    except TypeError:  # an unhashable policy-like object: compute every time
+        hit = None
+        key = None
+    if hit is None:
+        cid = contract if contract is not None else policy.contract_id()
+        comp = policy.component
+        static = {
+            "contract": cid,
+            "selector_version": SELECTOR_VERSION,
+            "final_answer_only": bool(policy.final_answer_only),
+            "reasoning_mode": policy.reasoning_mode,
+            "component": {
+                "objective": comp.objective,
+                "scope": policy.effective_scope,
+                "require_response": comp.require_response,
+                "gate": "truncated" if policy.zero_truncated else None,
+            },
+        }
+        hit = (cid, static)
+        if key is not None:
+            if len(_cache) > 64:
+                _cache.clear()
+            _cache[key] = hit
+    if contract is None:
+        _last[0] = (policy, hit)
+    return hit
+
+
+def provenance(selection: Selection | None, static: Mapping[str, Any], boundary: str | None = None) -> dict:
+    """The metadata.grading provenance of one row: counts and verdicts, never the response text."""
+    prov = dict(static)
+    prov["component"] = dict(static["component"])
+    if selection is None:
+        prov.update(
+            boundary=boundary,
+            boundary_source=None,
+            gate=None,
+            prompt_thinking=None,
+            prompt_thinking_source=None,
+            completion_status=None,
+            response_present=False,
+            raw_chars=0,
+            thinking_chars=0,
+            response_chars=None,
+            closing_markers=0,
+        )
+        return prov
+    p = selection.parts
+    prov.update(
+        boundary=selection.boundary,
+        boundary_source=selection.boundary_source,
+        gate=selection.gate,
+        prompt_thinking=p.prompt_thinking,
+        prompt_thinking_source=p.prompt_thinking_source,
+        completion_status=p.completion_status,
+        response_present=p.response_present,
+        raw_chars=len(p.raw_text),
+        thinking_chars=len(p.thinking),
+        response_chars=None if p.response is None else len(p.response),
+        closing_markers=p.closing_markers,
+    )
+    return prov
+
+
+def grade_request(
+    request: Any,
+    policy: Any,
+    *,
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+    contract: str | None = None,
+) -> tuple[GradeResult, dict[str, Any]]:
+    """Select the graded text of `request` under `policy`, grade it, and return (result, provenance).
+
+    A selection status or gate replaces the grader's verdict with reward 0 (a gate is not a grader
+    failure). Never raises on bad data: a request that is not an object is `invalid_row`, one without a
+    response object is `no_response`. `contract` overrides the policy's contract id (else computed once
+    per policy object).
+    """
+    _, static = _static(policy, contract)
+    if not (type(request) is dict or isinstance(request, Mapping)):
+        mode = effective_mode(None, policy.grading_mode_override, policy.grading_mode_default)
+        result = GradeResult(
+            0.0,
+            None,
+            "",
+            STATUS_INVALID_ROW,
+            mode,
+            message=f"a verify request must be a JSON object, got {type(request).__name__}",
+            grader_version=GRADER_VERSION,
+        )
+        return result, provenance(None, static, boundary=STATUS_INVALID_ROW)
+
+    response = request.get("response")
+    if not (type(response) is dict or isinstance(response, Mapping)):
+        sel = select(request, policy)
+        what = (
+            "no `response`" if response is None else f"`response` is {type(response).__name__}, not an object"
+        )
+        return _verdict(request, policy, STATUS_NO_RESPONSE, None, what), provenance(sel, static)
+
+    if not policy.final_answer_only:
+        # Parity path, kept lean (it runs for every row of a rescore): the same values select() and
+        # provenance() give, without building the parts records.
+        raw, reasoning, _, _ = collect_output(response)
+        completion = response.get("status")
+        completion = completion if isinstance(completion, str) else None
+        gate = GATE_TRUNCATED if (policy.zero_truncated and completion == "incomplete") else None
+        detected = detect_prompt_thinking(request)
+        prov = dict(static)
+        prov["component"] = dict(static["component"])
+        prov["boundary"] = BOUNDARY_NOT_APPLIED
+        prov["boundary_source"] = None
+        prov["gate"] = gate
+        prov["prompt_thinking"] = detected if detected is not None else (policy.prompt_thinking or "none")
+        prov["prompt_thinking_source"] = "request" if detected is not None else "policy"
+        prov["completion_status"] = completion
+        prov["response_present"] = True
+        prov["raw_chars"] = prov["response_chars"] = len(raw)
+        prov["thinking_chars"] = sum(map(len, reasoning))
+        prov["closing_markers"] = raw.count(CLOSE_MARKER)
+        if gate is not None:
+            return _verdict(request, policy, gate, RULE_GATE), prov
+        text = raw.strip()
+    else:
+        sel = select(request, policy)
+        prov = provenance(sel, static)
+        if sel.gate is not None:
+            return _verdict(request, policy, sel.gate, RULE_GATE), prov
+        if sel.status is not None:
+            return _verdict(request, policy, sel.status, RULE_SELECTION), prov
+        text = sel.text
+
+    result = grade_text(
+        text,
+        request.get("options"),
+        request.get("expected_answer"),
+        request.get("grading_mode"),
+        request.get("template_metadata"),
+        override=policy.grading_mode_override,
+        default_mode=policy.grading_mode_default,
+        regex_timeout=regex_timeout,
+    )
+    return result, prov
+
+
+def _verdict(
+    request: Mapping[str, Any], policy: Any, status: str, rule: str | None, message: str | None = None
+) -> GradeResult:
+    """Reward 0 with a selection status, a gate or no_response: the mode is not run."""
+    return GradeResult(
+        0.0,
+        None,
+        normalize_gold(request.get("expected_answer")),
+        status,
+        effective_mode(
+            request.get("grading_mode"), policy.grading_mode_override, policy.grading_mode_default
+        ),
+        rule=rule,
+        message=message,
+        grader_version=GRADER_VERSION,
+    )

@@ -1,0 +1,252 @@
+"""Aggregate rescored files: accuracy, statuses, per-template accuracy and per-prompt pass rates.
+
+Rows are pooled only when they were graded under one contract (metadata.grading.contract): numbers from
+different grading semantics are not comparable, so mixing them is refused unless one contract is chosen.
+Rows without metadata.grading are counted as unscored, never pooled. Streams: memory grows with the
+number of distinct prompts and templates, not rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ContractMismatch, InputError
+
+NO_TEMPLATE = "(none)"
+NO_CONTRACT = "(none)"
+MAX_MALFORMED_REPORTED = 20
+
+
+def _prompt_key(row: Mapping[str, Any]) -> bytes:
+    """The prompt: canonical JSON of responses_create_params.input, hashed to keep the key small."""
+    rcp = row.get("responses_create_params")
+    prompt = rcp.get("input") if isinstance(rcp, Mapping) else None
+    blob = json.dumps(prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).digest()
+
+
+def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
+    tm = row.get("template_metadata")
+    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+    if tid is None:  # a rollout joined with its dataset row at rescore time carries it in the grading
+        tid = grading.get("template_id")
+    return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
+
+
+def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> float:
+    v = row.get("reward", grading.get("reward"))
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0.0
+    return float(v)
+
+
+@dataclass
+class _Pool:
+    """Counts of the rows graded under one contract."""
+
+    rows: int = 0
+    reward_sum: float = 0.0
+    statuses: Counter = field(default_factory=Counter)
+    gates: Counter = field(default_factory=Counter)
+    boundaries: Counter = field(default_factory=Counter)
+    templates: dict[str, list[float]] = field(default_factory=dict)  # id -> [rows, reward sum]
+    prompts: dict[bytes, list[int]] = field(default_factory=dict)  # key -> [rows, passes]
+
+    def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
+        reward = _reward(row, grading)
+        self.rows += 1
+        self.reward_sum += reward
+        status = grading.get("status")
+        self.statuses[status if isinstance(status, str) else "(unknown)"] += 1
+        gate = grading.get("gate")
+        if isinstance(gate, str):
+            self.gates[gate] += 1
+        boundary = grading.get("boundary")
+        if isinstance(boundary, str):
+            self.boundaries[boundary] += 1
+        t = self.templates.setdefault(_template_id(row, grading), [0, 0.0])
+        t[0] += 1
+        t[1] += reward
+        p = self.prompts.setdefault(_prompt_key(row), [0, 0])
+        p[0] += 1
+        p[1] += reward >= 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        zero = partial = full = 0
+        rate_sum = 0.0
+        for n, passed in self.prompts.values():
+            rate_sum += passed / n
+            if passed == 0:
+                zero += 1
+            elif passed == n:
+                full += 1
+            else:
+                partial += 1
+        n_prompts = len(self.prompts)
+        templates = {
+            tid: {"rows": int(n), "accuracy": s / n}
+            for tid, (n, s) in sorted(self.templates.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        }
+        return {
+            "rows": self.rows,
+            "accuracy": self.reward_sum / self.rows if self.rows else None,
+            "reward_sum": self.reward_sum,
+            "statuses": dict(sorted(self.statuses.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "gates": dict(sorted(self.gates.items())),
+            "boundaries": dict(sorted(self.boundaries.items())),
+            "templates": templates,
+            "prompts": {
+                "count": n_prompts,
+                "mean_pass_rate": rate_sum / n_prompts if n_prompts else None,
+                "pass_rate": {"0%": zero, "partial": partial, "100%": full},
+            },
+        }
+
+
+@dataclass
+class _Line:
+    file: str
+    line: int
+    row: dict[str, Any] | None
+    error: str | None = None
+
+
+def _read_jsonl(path: Path) -> Iterator[_Line]:
+    """Every non-blank line of a JSONL file; a line that is not a JSON object carries an error."""
+    name = str(path)
+    try:
+        fh = path.open("r", encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory; pass rescored JSONL files") from None
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    with fh:
+        for no, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield _Line(name, no, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
+                continue
+            if not isinstance(row, dict):
+                yield _Line(name, no, None, f"expected a JSON object, got {type(row).__name__}")
+                continue
+            yield _Line(name, no, row)
+
+
+def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[str, Any]:
+    """The summary report of rescored JSONL files.
+
+    Raises ContractMismatch when the scored rows carry more than one contract and `contract` is None,
+    or when `contract` matches none of them; InputError when a file is missing or no line could be read.
+    """
+    files = [str(p) for p in paths]
+    if not files:
+        raise InputError("no input files")
+    pools: dict[str, _Pool] = {}
+    lines_read = unscored = malformed = 0
+    malformed_lines: list[str] = []
+    for name in files:
+        for rec in _read_jsonl(Path(name)):
+            if rec.row is None:
+                malformed += 1
+                if len(malformed_lines) < MAX_MALFORMED_REPORTED:
+                    malformed_lines.append(f"{rec.file}:{rec.line}: {rec.error}")
+                continue
+            lines_read += 1
+            meta = rec.row.get("metadata")
+            grading = meta.get("grading") if isinstance(meta, Mapping) else None
+            if not isinstance(grading, Mapping):
+                unscored += 1
+                continue
+            cid = grading.get("contract")
+            cid = cid if isinstance(cid, str) and cid else NO_CONTRACT
+            pool = pools.get(cid)
+            if pool is None:
+                pool = pools[cid] = _Pool()
+            pool.add(rec.row, grading)
+
+    if lines_read == 0:
+        where = f"; {malformed} malformed line(s), first: {malformed_lines[0]}" if malformed else ""
+        raise InputError(f"nothing could be read from {', '.join(files)}{where}")
+
+    found = {cid: p.rows for cid, p in sorted(pools.items(), key=lambda kv: (-kv[1].rows, kv[0]))}
+    listing = ", ".join(f"{cid} ({n} row(s))" for cid, n in found.items())
+    if contract is not None:
+        if contract not in pools:
+            raise ContractMismatch(
+                f"contract {contract} not found in the scored rows; found: {listing or 'none'}",
+                expected=contract,
+            )
+        chosen: str | None = contract
+    elif len(pools) > 1:
+        raise ContractMismatch(
+            f"refusing to pool rows graded under {len(pools)} different contracts: {listing}; "
+            "choose one with --contract ID (or rescore the files under one policy)",
+            fields=tuple(found),
+        )
+    else:
+        chosen = next(iter(pools), None)
+
+    pool = pools.get(chosen, _Pool()) if chosen is not None else _Pool()
+    report: dict[str, Any] = {
+        "files": files,
+        "contract": chosen,
+        "contracts": found,
+        "lines_read": lines_read,
+        "scored": pool.rows,
+        "unscored": unscored,
+        "excluded_other_contracts": sum(p.rows for c, p in pools.items() if c != chosen),
+        "malformed": {"count": malformed, "lines": malformed_lines},
+    }
+    report.update(pool.to_dict())
+    del report["rows"]  # same as "scored"
+    return report
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The report for people."""
+    out: list[str] = []
+    acc = report["accuracy"]
+    out.append(f"files: {', '.join(report['files'])}")
+    out.append(f"contract: {report['contract'] or 'none'}")
+    out.append(
+        f"rows: {report['lines_read']} read, {report['scored']} scored, {report['unscored']} unscored"
+        + (
+            f", {report['excluded_other_contracts']} under other contracts"
+            if report["excluded_other_contracts"]
+            else ""
+        )
+        + (f", {report['malformed']['count']} malformed line(s)" if report["malformed"]["count"] else "")
+    )
+    out.append(
+        "accuracy: " + ("n/a" if acc is None else f"{acc:.4f} ({report['reward_sum']:g}/{report['scored']})")
+    )
+    if report["statuses"]:
+        out.append("statuses: " + ", ".join(f"{k}={v}" for k, v in report["statuses"].items()))
+    if report["gates"]:
+        out.append("gates: " + ", ".join(f"{k}={v}" for k, v in report["gates"].items()))
+    if report["boundaries"]:
+        out.append("boundaries: " + ", ".join(f"{k}={v}" for k, v in report["boundaries"].items()))
+    if report["templates"]:
+        out.append("per template_id:")
+        width = max(len(t) for t in report["templates"])
+        for tid, t in report["templates"].items():
+            out.append(f"  {tid:<{width}}  {t['rows']:>8} row(s)  accuracy {t['accuracy']:.4f}")
+    pr = report["prompts"]
+    if pr["count"]:
+        d = pr["pass_rate"]
+        out.append(
+            f"prompts: {pr['count']}, mean pass rate {pr['mean_pass_rate']:.4f}; "
+            f"0%: {d['0%']}, partial: {d['partial']}, 100%: {d['100%']}"
+        )
+    return "\n".join(out)
