@@ -64,7 +64,7 @@ class RowIndex:
     def build(cls, paths: Iterable[str | Path]) -> RowIndex:
         idx = cls()
         seen_files: set[str] = set()
-        for rec in iter_rows(paths):
+        for rec in iter_rows(_dataset_files(paths)):
             if rec.file not in seen_files:
                 seen_files.add(rec.file)
                 idx.files.append(rec.file)
@@ -78,6 +78,27 @@ class RowIndex:
                 continue
             idx.rows[key] = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
         return idx
+
+
+def _dataset_files(paths: Iterable[str | Path]) -> list[str | Path]:
+    """Expand prepared directories (their manifest's shards, not rejects) and pulled directories (their
+    locked data files, verified first); other paths are read as given."""
+    from . import lock as locks
+    from .prepared import MANIFEST_NAME, read_manifest
+
+    out: list[str | Path] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir() and (p / MANIFEST_NAME).exists():
+            manifest = read_manifest(p)
+            out.extend(p / f["path"] for f in manifest["files"])
+        elif p.is_dir() and locks.is_pulled_dir(p):
+            locks.verify_pulled_dir(p)
+            lock = locks.read_lock(p)
+            out.extend(path for path, _split in locks.data_files(p, lock))
+        else:
+            out.append(arg)
+    return out
 
 
 @dataclass

@@ -1,0 +1,184 @@
+"""`mcqa-prep prepare`, `verify` and `contract`: stamped preparations and their checks."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..policy import canonical_json
+from ..prepare import DEFAULT_SHARD_ROWS, InvalidRows, prepare
+from ..prepared import verify_prepared
+from . import main
+from .common import FORMAT_OPTION, QUIET_OPTION, Failure, emit_json, progress, translate_errors
+from .policy_opts import policy_from_options, policy_options
+
+
+def _bar(quiet: bool):
+    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
+        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
+
+    return factory
+
+
+@main.command("prepare")
+@click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Output directory (created, reused when up to date, refused when stale).",
+)
+@policy_options
+@click.option(
+    "--split",
+    help="Split for every input (default: from file names: train, validation, ...). "
+    "For a pulled directory: prepare only this split.",
+)
+@click.option(
+    "--shard-rows",
+    type=click.IntRange(min=1),
+    default=DEFAULT_SHARD_ROWS,
+    show_default=True,
+    help="Rows per output shard.",
+)
+@click.option("--output-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True)
+@click.option(
+    "--on-invalid",
+    type=click.Choice(["fail", "reject"]),
+    default="fail",
+    show_default=True,
+    help="fail: any invalid row -> exit 1, nothing written. reject: invalid rows go to rejects.jsonl.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing (stale) preparation atomically.")
+@click.option(
+    "--regex-timeout", type=float, default=None, help="Seconds per custom regex check while validating."
+)
+@FORMAT_OPTION
+@QUIET_OPTION
+@translate_errors
+def prepare_command(
+    inputs,
+    out_dir,
+    split,
+    shard_rows,
+    output_format,
+    on_invalid,
+    overwrite,
+    regex_timeout,
+    fmt,
+    quiet,
+    **policy_kw,
+):
+    """Validate INPUT rows, stamp the grading contract and write shards + manifest.json to OUTPUT.
+
+    INPUT is a JSONL or Parquet file, a directory of them, or a pulled directory. Every row is validated;
+    options are normalised, grading fields made explicit and metadata.mcqa_prep records the contract id and
+    the row's source. Writes are atomic: OUTPUT is either the previous state or a complete preparation.
+
+    \b
+    Cache rules: same contract and inputs -> "up to date" (hashes verified, nothing rewritten);
+    another contract, other inputs or settings -> refused (exit 1) naming what differs;
+    a directory without a valid manifest -> refused. --overwrite replaces atomically.
+
+    \b
+    Examples:
+      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/
+      mcqa-prep prepare train.jsonl validation.jsonl -o prepared/ --on-invalid reject
+      mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
+    """
+    policy = policy_from_options(**policy_kw)
+    try:
+        report = prepare(
+            list(inputs),
+            out_dir,
+            policy,
+            split=split,
+            shard_rows=shard_rows,
+            output_format=output_format,
+            on_invalid=on_invalid,
+            overwrite=overwrite,
+            regex_timeout=regex_timeout,
+            progress=_bar(quiet),
+        )
+    except InvalidRows as exc:
+        if fmt == "json":
+            emit_json(
+                {
+                    "out_dir": out_dir,
+                    "status": "failed",
+                    "counts": exc.counts,
+                    "rejected": [f.to_dict() for f in exc.findings],
+                }
+            )
+        raise Failure(str(exc)) from exc
+    if fmt == "json":
+        emit_json(report.to_dict())
+        return
+    c = report.counts
+    if report.status == "up_to_date":
+        click.echo(
+            f"{out_dir}: up to date (contract {report.contract_id}; {c['written']} rows; hashes verified)"
+        )
+        return
+    for f in report.warnings:
+        click.echo(f.render(), err=True)
+    if c["rows_with_warnings"] > len(report.warnings):
+        click.echo(f"... {c['rows_with_warnings']} row(s) with warnings in all", err=True)
+    for f in report.rejected[:20]:
+        click.echo(f.render(), err=True)
+    splits = ", ".join(f"{sp}: {v['rows']} rows in {v['shards']} shard(s)" for sp, v in report.splits.items())
+    click.echo(f"{out_dir}: {report.status} ({splits or 'no rows'})")
+    click.echo(f"contract {report.contract_id}")
+    line = f"read {c['read']}, written {c['written']}, rejected {c['rejected']}"
+    if c["rejected"]:
+        line += (
+            " ("
+            + ", ".join(f"{r}: {n}" for r, n in c["rejected_by_rule"].items())
+            + f"; see {out_dir}/rejects.jsonl)"
+        )
+    if c["rows_with_warnings"]:
+        line += f", {c['rows_with_warnings']} with warnings"
+    click.echo(line)
+
+
+@main.command("verify")
+@click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@policy_options
+@FORMAT_OPTION
+@QUIET_OPTION
+@translate_errors
+def verify_command(directory, fmt, quiet, **policy_kw):
+    """Check a prepared DIR: manifest, every file's hash and row count, every row's contract stamp.
+
+    Without policy options the contract must be this installed grader's (same grader, selector and schema
+    versions); with --policy or policy flags the whole contract must equal that policy's.
+    """
+    policy = policy_from_options(none_if_unset=True, **policy_kw)
+    report = verify_prepared(directory, policy, progress=_bar(quiet))
+    if fmt == "json":
+        emit_json(report.to_dict())
+        return
+    splits = ", ".join(f"{sp}: {v['rows']}" for sp, v in report.splits.items())
+    click.echo(f"{directory}: ok ({report.files} files, {report.rows} rows; {splits or 'no rows'})")
+    click.echo(f"contract {report.contract_id} (grader {report.grader_version})")
+
+
+@main.command("contract")
+@policy_options
+@FORMAT_OPTION
+@translate_errors
+def contract_command(fmt, **policy_kw):
+    """Print the effective grading contract and its id (what `prepare` stamps and `verify` compares)."""
+    policy = policy_from_options(**policy_kw)
+    contract = policy.contract()
+    cid = policy.contract_id()
+    if fmt == "json":
+        emit_json(
+            {"contract_id": cid, "contract": contract, "canonical": canonical_json(contract).decode("utf-8")}
+        )
+        return
+    click.echo(f"contract {cid}")
+    click.echo(json.dumps(contract, indent=2, sort_keys=True, ensure_ascii=False))

@@ -1,0 +1,193 @@
+"""verify and load_prepared: the same checks, typed errors, datasets output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from prep_helpers import make_row, write_rows
+
+from mcqa_prep.errors import ContractMismatch, IncompletePreparation, IntegrityError
+from mcqa_prep.policy import GradingPolicy
+from mcqa_prep.prepare import prepare
+from mcqa_prep.prepared import load_prepared, verify_prepared
+
+
+@pytest.fixture
+def prepared(tmp_path):
+    # 4- and 10-option rows mixed, and shards holding only one kind, so Arrow must unify across files
+    rows = [make_row(i, 4) for i in range(6)] + [make_row(i, 10, template=True) for i in range(6, 12)]
+    rows.append(
+        make_row(12, 2, extra={"options": [{"Q": "q text"}, {"Z": "z text"}], "expected_answer": "z"})
+    )
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    write_rows(tmp_path / "validation.jsonl", [make_row(i, 10) for i in range(50, 53)])
+    out = tmp_path / "prepared"
+    prepare([src, tmp_path / "validation.jsonl"], out, shard_rows=6)
+    return out
+
+
+def _shard(out, name="train-00000-of-00003.jsonl"):
+    return out / name
+
+
+def _rewrite_manifest_hashes(out):
+    """Re-record every file's hash (a forger's move) so that only the per-row stamp check can notice."""
+    m = json.loads((out / "manifest.json").read_text())
+    for f in m["files"]:
+        data = (out / f["path"]).read_bytes()
+        f["sha256"], f["bytes"] = hashlib.sha256(data).hexdigest(), len(data)
+    (out / "manifest.json").write_text(json.dumps(m))
+
+
+def test_verify_ok_cli(prepared, cli):
+    r = cli("verify", prepared)
+    assert r.exit_code == 0, r.output
+    assert "ok (5 files, 16 rows; train: 13, validation: 3)" in r.output
+    doc = json.loads(cli("verify", prepared, "--format", "json").output)
+    assert doc["status"] == "ok" and doc["contract_id"] == GradingPolicy().contract_id()
+
+
+def test_tampered_shard_refused(prepared, cli):
+    shard = _shard(prepared)
+    data = shard.read_bytes().replace(b'"expected_answer": "A"', b'"expected_answer": "B"', 1)
+    shard.write_bytes(data)
+    with pytest.raises(IntegrityError, match="sha256 is .* but the manifest records"):
+        verify_prepared(prepared)
+    with pytest.raises(IntegrityError):
+        load_prepared(prepared)
+    r = cli("verify", prepared)
+    assert r.exit_code == 1 and str(shard) in r.output
+
+
+def test_truncated_or_missing_shard_refused(prepared):
+    shard = _shard(prepared)
+    shard.write_bytes(shard.read_bytes()[:-10])
+    with pytest.raises(IntegrityError, match="bytes, the manifest records"):
+        verify_prepared(prepared)
+    shard.unlink()
+    with pytest.raises(IntegrityError, match="missing"):
+        load_prepared(prepared)
+
+
+def test_unlisted_data_file_refused(prepared):
+    (prepared / "train-00009-of-00010.jsonl").write_text("{}\n")
+    with pytest.raises(IntegrityError, match="not in the manifest"):
+        verify_prepared(prepared)
+
+
+def test_row_stamped_with_other_contract_refused(prepared):
+    shard = _shard(prepared)
+    other = GradingPolicy(zero_truncated=True).contract_id()
+    lines = shard.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace(GradingPolicy().contract_id(), other)
+    shard.write_text("".join(lines))
+    _rewrite_manifest_hashes(prepared)
+    with pytest.raises(
+        IntegrityError, match=rf"{shard}:3: \$\.metadata\.mcqa_prep\.contract: row stamped \"{other}\""
+    ):
+        verify_prepared(prepared)
+    with pytest.raises(IntegrityError):
+        load_prepared(prepared)
+
+
+def test_unstamped_row_refused(prepared):
+    shard = _shard(prepared)
+    lines = shard.read_text().splitlines(keepends=True)
+    lines[0] = json.dumps(make_row(0)) + "\n"
+    shard.write_text("".join(lines))
+    _rewrite_manifest_hashes(prepared)
+    with pytest.raises(IntegrityError, match=":1: .*row stamped null"):
+        verify_prepared(prepared)
+
+
+def test_policy_mismatch(prepared, cli):
+    verify_prepared(prepared, GradingPolicy())
+    with pytest.raises(ContractMismatch) as ei:
+        verify_prepared(prepared, GradingPolicy(final_answer_only=True))
+    assert "policy.final_answer_only" in ei.value.fields
+    assert ei.value.found == GradingPolicy().contract_id()
+    r = cli("verify", prepared, "--final-answer-only")
+    assert r.exit_code == 1
+    assert (
+        GradingPolicy().contract_id() in r.output
+        and GradingPolicy(final_answer_only=True).contract_id() in r.output
+    )
+    with pytest.raises(ContractMismatch):
+        load_prepared(prepared, GradingPolicy(prompt_thinking="open"))
+
+
+def test_other_policy_preparation_is_valid_for_this_grader(tmp_path):
+    src = write_rows(tmp_path / "train.jsonl", [make_row(0)])
+    out = tmp_path / "out"
+    policy = GradingPolicy(zero_truncated=True)
+    prepare([src], out, policy)
+    verify_prepared(out)  # no policy: only the installation's versions are compared
+    verify_prepared(out, policy)
+
+
+def test_other_grader_version_refused(prepared, monkeypatch, cli):
+    import mcqa_prep.policy as policy_mod
+
+    monkeypatch.setattr(policy_mod, "GRADER_VERSION", "2.0.0")
+    with pytest.raises(
+        ContractMismatch, match="prepared by grader version 1.0.0 .* this is grader version 2.0.0"
+    ):
+        verify_prepared(prepared)
+    r = cli("verify", prepared)
+    assert r.exit_code == 1 and "grader version 1.0.0" in r.output and "grader version 2.0.0" in r.output
+    with pytest.raises(ContractMismatch):
+        load_prepared(prepared)
+
+
+def test_incomplete_directory(tmp_path, prepared):
+    (prepared / "manifest.json").unlink()
+    with pytest.raises(IncompletePreparation):
+        verify_prepared(prepared)
+    with pytest.raises(IncompletePreparation):
+        load_prepared(prepared)
+
+
+def test_edited_manifest_contract_refused(prepared):
+    m = json.loads((prepared / "manifest.json").read_text())
+    m["contract"]["policy"]["zero_truncated"] = True
+    (prepared / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(IntegrityError, match="contract_id does not match"):
+        verify_prepared(prepared)
+
+
+def test_load_prepared_mixed_letters(prepared, tmp_path):
+    import datasets
+
+    dd = load_prepared(prepared, cache_dir=tmp_path / "cache")
+    assert isinstance(dd, datasets.DatasetDict)
+    assert set(dd) == {"train", "validation"}
+    train = dd["train"]
+    assert train.num_rows == 13
+    from mcqa_prep.grader.letters import allowed_letters
+
+    assert list(allowed_letters(train[0]["options"])) == list("ABCD")
+    assert list(allowed_letters(train[6]["options"])) == list("ABCDEFGHIJ")
+    assert allowed_letters(train[12]["options"]) == {"Q": "q text", "Z": "z text"}
+    assert train[12]["expected_answer"] == "Z"
+    assert train[0]["metadata"]["mcqa_prep"]["contract"] == GradingPolicy().contract_id()
+    ds = load_prepared(prepared, split="validation", cache_dir=tmp_path / "cache")
+    assert isinstance(ds, datasets.Dataset) and ds.num_rows == 3
+
+
+def test_load_prepared_parquet(tmp_path):
+    rows = [make_row(i, 4) for i in range(5)] + [make_row(i, 10) for i in range(5, 10)]
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    out = tmp_path / "pq"
+    prepare([src], out, output_format="parquet", shard_rows=5)
+    ds = load_prepared(out, split="train", cache_dir=tmp_path / "cache")
+    from mcqa_prep.grader.letters import allowed_letters
+
+    assert [len(allowed_letters(r["options"])) for r in ds] == [4] * 5 + [10] * 5
+
+
+def test_lazy_top_level_export(prepared, tmp_path):
+    import mcqa_prep
+
+    assert mcqa_prep.load_prepared(prepared, split="train", cache_dir=tmp_path / "c").num_rows == 13
