@@ -1,0 +1,81 @@
+"""End to end: pull from a loopback fake hub -> validate -> prepare -> verify -> load_prepared -> rescore.
+
+Covers the seams between workflows: pulled directories are verified against their lock before their rows
+are read, and the lock (repo, commit, file hashes) is recorded as input provenance."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_pull import REPO, _env
+from fakehub import FakeHub, nemotron_like_repo
+
+from mcqa_prep.grader.letters import allowed_letters
+
+
+def run_cli(tmp: Path, endpoint: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mcqa_prep", *map(str, args)],
+        cwd=tmp, env=_env(endpoint, tmp), capture_output=True, text=True, timeout=180,
+    )
+
+
+@pytest.fixture(scope="module")
+def pulled(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pipeline")
+    with FakeHub() as h:
+        h.repos[REPO] = nemotron_like_repo()[0]
+        proc = run_cli(tmp, h.url, "pull", REPO, "--to", "d")
+        assert proc.returncode == 0, proc.stderr
+        endpoint = h.url
+    return tmp, endpoint, tmp / "d"
+
+
+def test_pulled_dir_validates_prepares_and_records_the_lock(pulled):
+    tmp, endpoint, d = pulled
+    lock = json.loads((d / "mcqa-prep.lock.json").read_text())
+
+    v = run_cli(tmp, endpoint, "validate", d, "--format", "json")
+    assert v.returncode in (0, 1), v.stderr
+    report = json.loads(v.stdout)
+    assert report["summary"]["rows_read"] == sum(f.get("rows") or 0 for f in lock["files"])
+
+    p = run_cli(tmp, endpoint, "prepare", d, "-o", tmp / "prepared", "--on-invalid", "reject")
+    assert p.returncode == 0, p.stderr
+    manifest = json.loads((tmp / "prepared" / "manifest.json").read_text())
+    (inp,) = manifest["inputs"]
+    assert inp["repo"] == REPO and inp["commit"] == lock["commit"]
+    assert {f["hash"] for f in inp["files"]} == {f["hash"] for f in lock["files"]}
+
+    first = json.loads((tmp / "prepared" / "train-00000-of-00001.jsonl").read_text().splitlines()[0])
+    src = first["metadata"]["mcqa_prep"]["source"]
+    assert src["repo"] == REPO and src["commit"] == lock["commit"] and src["path"].startswith("data/train")
+    # Parquet null-filled options come out normalised: single-key dicts, no nulls
+    assert all(len(o) == 1 and None not in o.values() for o in first["options"])
+    assert list(allowed_letters(first["options"])) == [next(iter(o)) for o in first["options"]]
+
+    from mcqa_prep import load_prepared
+
+    ds = load_prepared(tmp / "prepared")
+    assert set(ds) == {s for s in manifest["splits"]}
+    assert sum(len(x) for x in ds.values()) == manifest["counts"]["written"]
+
+
+def test_corrupted_pulled_file_is_refused_before_any_row_is_read(pulled, tmp_path):
+    import shutil
+
+    tmp, endpoint, d = pulled
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+    victim = sorted((copy / "data").glob("train-*.parquet"))[0]
+    victim.write_bytes(victim.read_bytes()[:-10] + b"0123456789")
+    for args in (("validate", copy), ("prepare", copy, "-o", tmp_path / "out")):
+        proc = run_cli(tmp_path, endpoint, *args)
+        assert proc.returncode == 1, (args, proc.stderr)
+        assert victim.name in proc.stderr and "--force-download" in proc.stderr
+    assert not (tmp_path / "out").exists()
