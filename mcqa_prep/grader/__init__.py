@@ -136,11 +136,11 @@ def grade_text(
     custom: Extraction | None = None
     if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
-        if custom.letter is not None:
+        if custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
+            # A captured letter outside the options still decides the row: NeMo Gym returns it and never
+            # tries the mode (parity suite: p_tm_letter_not_allowed_gold_B). A timed-out pattern decides
+            # too: what it would have matched is unknown, so the mode's answer would be a guess.
             return _result(custom, gold, "output_regex")
-        if custom.status == STATUS_OUT_OF_RANGE:
-            # the regex decided (a letter outside the options); the mode is still tried, as NeMo Gym does
-            pass
 
     try:
         fn = mode_function(mode)
@@ -151,11 +151,7 @@ def grade_text(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
     ext = fn(text, letters, template_metadata if isinstance(template_metadata, Mapping) else None)
-    if ext.letter is None and custom is not None and custom.status in (
-        STATUS_INVALID_REGEX,
-        STATUS_REGEX_TIMEOUT,
-        STATUS_OUT_OF_RANGE,
-    ):
+    if ext.letter is None and custom is not None and custom.status == STATUS_INVALID_REGEX:
         # the custom regex's failure is the more useful explanation than the mode's "no_answer"
         return _result(custom._replace(candidates=custom.candidates + ext.candidates), gold, "output_regex")
     return _result(ext, gold, mode)
@@ -164,6 +160,11 @@ def grade_text(
 def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
     letter = ext.letter
     reward = 1.0 if (letter is not None and gold and letter == gold) else 0.0
+    if letter is None and ext.status == STATUS_OUT_OF_RANGE and ext.rule == "output_regex" and gold:
+        # Reward parity with NeMo Gym for a row whose gold is itself outside the options: the regex captured
+        # exactly the gold, NeMo Gym rewards 1. No letter is returned (deviation 1); validate flags the row.
+        if ext.candidates and ext.candidates[-1].letter == gold:
+            reward = 1.0
     status = ext.status if letter is None else STATUS_OK
     return GradeResult(
         reward=reward,

@@ -31,7 +31,8 @@ def allowed_letters(options: Any) -> dict[str, str | None]:
     if not isinstance(options, list):
         return out
     for opt in options:
-        if not isinstance(opt, Mapping):
+        # `type(...) is dict` first: the Mapping ABC check costs ~1 µs per option on the hot path
+        if type(opt) is not dict and not isinstance(opt, Mapping):
             continue
         for key, value in opt.items():
             if value is None or not isinstance(key, str) or len(key) != 1 or not key.isalpha():

@@ -1,0 +1,221 @@
+"""`lenient_answer_colon` and `lenient_answer_colon_md` (grading.md), NeMo Gym 0.7.0 compatible.
+
+Speed: candidate `answer` positions are found with str.find on the lower-cased text and the fixed patterns
+are then matched *anchored* at those positions. That gives the same matches as scanning the whole text
+(the argument is in `_iter_answer_matches`; tests/test_grader_properties.py checks it against the
+whole-text reference patterns) at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..records import STATUS_AMBIGUOUS, STATUS_NO_ANSWER, STATUS_OK, STATUS_OUT_OF_RANGE
+from .base import Extraction
+from .boxed import extract_strict, strip_text_wrappers
+from .custom_regex import LOCALISED_SPACED
+
+RULE_COLON = "answer_colon"
+RULE_MD = "answer_colon_md"
+RULE_PREFIX = "answer_prefix"
+
+# lenient_answer_colon: the FIRST `answer : payload` (whitespace incl. newlines around the colon).
+_COLON = re.compile(r"answer\s*:\s*(.+)", re.IGNORECASE)
+# lenient_answer_colon_md, anchored at the `answer` word; the optional leading `*`/`_` run (up to two) of
+# the reference pattern is added back to the match start in `_md_payloads`.
+_MD = re.compile(r"answer[*_]{0,2}\s*:[*_\s]{0,2}(.+)", re.IGNORECASE)
+# The whole-text form of the md pattern; kept as the reference the fast path is tested against.
+MD_REFERENCE = re.compile(r"[*_]{0,2}Answer[*_]{0,2}\s*:[*_\s]{0,2}(.+)", re.IGNORECASE | re.MULTILINE)
+COLON_REFERENCE = _COLON
+
+_CHOICE_LETTER = re.compile(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])")
+_LIST_SEPARATOR = re.compile(r"(?:\s*[/|&,;]\s*|\s+(?:or|and)\s+|\s+)", re.IGNORECASE)
+_LEADING_LETTER = re.compile(r"([a-zA-Z])(?![a-zA-Z0-9])")
+_STANDALONE_UPPER = re.compile(r"\b[A-Z]\b")
+_PAYLOAD_STRIP = "*_` \t\n\r.,;:"
+
+
+_PREFIX_CACHE: dict[str, re.Pattern[str]] = {}
+_PREFIX_CACHE_MAX = 1024
+
+
+def normalize_payload(s: str) -> str:
+    """NFKC, localised letters -> Latin (space-prefixed), stripped: the captured-string normalisation."""
+    return unicodedata.normalize("NFKC", s).translate(LOCALISED_SPACED).strip()
+
+
+def _option_letter_for_text(payload: str, letters: Mapping[str, Any]) -> str | None:
+    """First option whose normalised text equals the normalised payload (null option texts skipped)."""
+    norm = " ".join(payload.lower().split())
+    for letter, option in letters.items():
+        if option is not None and " ".join(option.lower().split()) == norm:
+            return letter
+    return None
+
+
+def _iter_answer_matches(text: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """Non-overlapping matches of `pattern` (which starts with the literal `answer`, IGNORECASE) in order.
+
+    Every match starts with `answer` case-insensitively, and the only non-ASCII character re folds onto
+    one of its letters is U+017F (long s). So when lower() keeps the length and no U+017F is present, the
+    occurrences of "answer" in text.lower() are exactly the candidate starts.
+    """
+    low = text.lower()
+    if len(low) != len(text) or "\u017f" in text:
+        yield from pattern.finditer(text)
+        return
+    pos = low.find("answer")
+    while pos >= 0:
+        m = pattern.match(text, pos)
+        if m is not None:
+            yield m
+            pos = low.find("answer", m.end())
+        else:
+            pos = low.find("answer", pos + 1)
+
+
+def extract_answer_colon(text: str, letters: Mapping[str, Any], template_metadata: Any = None) -> Extraction:
+    """lenient_answer_colon: the first `Answer:` line; a single allowed letter, else an option's text."""
+    m = next(_iter_answer_matches(text, _COLON), None)
+    if m is None:
+        return Extraction(None, STATUS_NO_ANSWER, RULE_COLON, message="no 'Answer:' in the text")
+    span = m.span(1)
+    payload = strip_text_wrappers(m.group(1)).strip()
+    if len(payload) == 1 and payload.isalpha():
+        up = payload.upper()
+        if up in letters:
+            return Extraction(up, STATUS_OK, RULE_COLON, span)
+    by_text = _option_letter_for_text(payload, letters)
+    if by_text is not None:
+        return Extraction(by_text, STATUS_OK, RULE_COLON, span)
+    if len(payload) == 1 and payload.isalpha():
+        return Extraction(
+            None, STATUS_OUT_OF_RANGE, RULE_COLON, span, message=f"letter {payload.upper()} is not an option"
+        )
+    return Extraction(
+        None, STATUS_NO_ANSWER, RULE_COLON, span, message="the 'Answer:' payload names no option"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# lenient_answer_colon_md
+
+
+def _prefix_pattern(prefix: str) -> re.Pattern[str]:
+    pat = _PREFIX_CACHE.get(prefix)
+    if pat is None:
+        if len(_PREFIX_CACHE) >= _PREFIX_CACHE_MAX:
+            _PREFIX_CACHE.clear()
+        pat = _PREFIX_CACHE[prefix] = re.compile(re.escape(prefix) + r"\s*", re.IGNORECASE)
+    return pat
+
+
+def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]:
+    """(start, rule, payload start, payload) for every md `Answer:` match and every prefix occurrence,
+    sorted by start (stable: an `Answer:` match sorts before a prefix match at the same position)."""
+    found: list[tuple[int, str, int, str]] = []
+    for m in _iter_answer_matches(nt, _MD):
+        a = m.start()
+        start = a
+        # the optional leading run of up to two `*`/`_`; it cannot reach into the previous match, which
+        # ends at a newline
+        while start > a - 2 and start > 0 and nt[start - 1] in "*_":
+            start -= 1
+        found.append((start, RULE_MD, m.start(1), m.group(1)))
+    if prefix:
+        nprefix = unicodedata.normalize("NFKC", prefix)
+        pat = _prefix_pattern(nprefix)
+        for m in _iter_prefix_matches(nt, nprefix, pat):
+            end = m.end()
+            line_end = nt.find("\n", end)
+            if line_end < 0:
+                line_end = len(nt)
+            found.append((m.start(), RULE_PREFIX, end, nt[end:line_end]))
+    if prefix and len(found) > 1:
+        found.sort(key=lambda item: item[0])
+    return found
+
+
+def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    # ASCII prefix in ASCII text: IGNORECASE equals lower() equality, so str.find gives the candidates.
+    if not (nprefix.isascii() and nt.isascii()):
+        yield from pat.finditer(nt)
+        return
+    low = nt.lower()
+    lp = nprefix.lower()
+    pos = low.find(lp)
+    while pos >= 0:
+        m = pat.match(nt, pos)
+        if m is None:  # cannot happen for an ASCII prefix, kept for safety
+            pos = low.find(lp, pos + 1)
+            continue
+        yield m
+        pos = low.find(lp, m.end() if m.end() > pos else pos + 1)
+
+
+def _is_ambiguous(candidate: str, letters: Mapping[str, Any]) -> bool:
+    prev: tuple[str, int] | None = None
+    for m in _CHOICE_LETTER.finditer(candidate):
+        up = m.group(1).upper()
+        if up not in letters:
+            continue
+        if prev is not None and prev[0] != up and _LIST_SEPARATOR.fullmatch(candidate, prev[1], m.start(1)):
+            return True
+        prev = (up, m.end(1))
+    return False
+
+
+def choice_letter(payload: str, letters: Mapping[str, Any]) -> tuple[str | None, str]:
+    """The letter one md payload names, and a status when it names none (ambiguous/out_of_range/no_answer)."""
+    cand = normalize_payload(payload).strip().strip(_PAYLOAD_STRIP)
+    if _is_ambiguous(cand, letters):
+        return None, STATUS_AMBIGUOUS
+    if len(cand) == 1:
+        letter: str | None = cand
+    else:
+        m = _LEADING_LETTER.match(cand)
+        if m is not None:
+            letter = m.group(1)
+        else:
+            letter = None
+            for m in _STANDALONE_UPPER.finditer(cand):
+                letter = m.group()
+    if not letter:
+        return None, STATUS_NO_ANSWER
+    up = letter.upper()
+    if up in letters:
+        return up, STATUS_OK
+    return None, (STATUS_OUT_OF_RANGE if up.isalpha() else STATUS_NO_ANSWER)
+
+
+def extract_answer_colon_md(
+    text: str, letters: Mapping[str, Any], template_metadata: Any = None
+) -> Extraction:
+    """lenient_answer_colon_md: markdown-aware `Answer:` payloads plus `answer_prefix` lines, tried from
+    last to first; with a prefix set and nothing found, strict boxed on the original text."""
+    prefix = None
+    if isinstance(template_metadata, Mapping):
+        p = template_metadata.get("answer_prefix")
+        # a non-string prefix crashes NeMo Gym; here it is ignored (validate flags it)
+        if isinstance(p, str) and p:
+            prefix = p
+    nt = unicodedata.normalize("NFKC", text)
+    same = nt is text or nt == text
+    payloads = _md_payloads(nt, prefix)
+    worst = STATUS_NO_ANSWER
+    for _start, rule, pstart, payload in reversed(payloads):
+        letter, status = choice_letter(payload, letters)
+        span = (pstart, pstart + len(payload)) if same else None
+        if letter is not None:
+            return Extraction(letter, STATUS_OK, rule, span)
+        if status == STATUS_AMBIGUOUS or (status == STATUS_OUT_OF_RANGE and worst == STATUS_NO_ANSWER):
+            worst = status
+    if prefix:
+        boxed = extract_strict(text, letters)
+        if boxed.letter is not None:
+            return boxed
+    msg = "no 'Answer:' payload names an option" if payloads else "no 'Answer:' in the text"
+    return Extraction(None, worst, RULE_MD, message=msg)

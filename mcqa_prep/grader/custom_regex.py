@@ -1,0 +1,223 @@
+"""Custom answer regexes from `template_metadata.output_regex` (grading.md, "Custom regex").
+
+Patterns come from datasets, so they are untrusted: they run on the third-party `regex` engine with a
+per-call `timeout=`, so a catastrophic pattern costs a `regex_timeout` status instead of a hung run.
+NeMo Gym runs them on Python's `re`; `regex` (VERSION0) agrees with `re` except on a few documented
+points, and where one of those can change the result for a given pattern and text, that call runs on
+`re` instead (see `_engine_for`). Which patterns compile at all is decided by `re`, as in NeMo Gym.
+
+Each distinct pattern is compiled once and kept in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+from ..records import (
+    STATUS_INVALID_REGEX,
+    STATUS_NO_ANSWER,
+    STATUS_OK,
+    STATUS_OUT_OF_RANGE,
+    STATUS_REGEX_TIMEOUT,
+)
+from ..records import Candidate
+from .base import Extraction
+
+RULE = "output_regex"
+CACHE_MAX = 4096
+
+# Localised letters -> " A".."D", space-prefixed as NeMo Gym does (it matters when the letter is glued to
+# a word, e.g. in Arabic script). Full-width A-D need no entry: NFKC has already mapped them.
+LOCALISED_SPACED = str.maketrans(
+    {"أ": " A", "ب": " B", "ج": " C", "د": " D", "অ": " A", "ব": " B", "ড": " C", "ঢ": " D"}
+)
+
+# Where `regex` VERSION0 and `re` disagree (checked over every code point with this regex release):
+#  * \s: re also matches U+001C..U+001F;
+#  * \w / \b / \d: Unicode tables differ (combining marks, superscript digits, newer scripts);
+#  * IGNORECASE: re lets ASCII letters and classes such as [A-J] match U+0130/U+0131 (dotted capital I,
+#    dotless i), regex does not (the only two code points where single letters/classes differ);
+#  * syntax re reads literally but regex does not: POSIX classes `[[:alpha:]]`, fuzzy `{e<=1}`.
+
+
+def _has_separator_controls(text: str) -> bool:
+    # four memchr scans are ~50x faster than a character-class search with re
+    return "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
+
+
+_RE_WORD = re.compile(r"\w")
+_RX_WORD = regex.compile(r"\w", regex.V0)
+_RE_DIGIT = re.compile(r"\d")
+_RX_DIGIT = regex.compile(r"\d", regex.V0)
+_REGEX_ONLY_SYNTAX = re.compile(r"\[:\^?[a-z]+:\]|\{[\d\s+*eids]*[eids][\d\s+*eids<=>,]*\}")
+
+
+class CompiledPattern:
+    """One cached pattern: the engines it may run on and which engine differences it can hit."""
+
+    __slots__ = ("source", "rx", "re", "groups", "error", "word", "digit", "space")
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.rx: Any = None
+        self.re: re.Pattern[str] | None = None
+        self.groups = 0
+        self.error: str | None = None
+        self.word = self.digit = self.space = False
+        if not isinstance(source, str):
+            self.error = f"output_regex pattern must be a string, got {type(source).__name__}"
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.re = re.compile(source, re.IGNORECASE)
+        except Exception as exc:  # re.error, but also ValueError (e.g. the LOCALE flag), RecursionError
+            self.error = f"pattern {source!r} does not compile: {exc}"
+            return
+        self.groups = self.re.groups
+        if not _REGEX_ONLY_SYNTAX.search(source):
+            try:
+                self.rx = regex.compile(source, regex.IGNORECASE | regex.V0)
+            except Exception:
+                self.rx = None  # re compiles it but regex cannot: run it on re
+        escapes = set(re.findall(r"\\(.)", source, re.DOTALL))
+        self.word = bool(escapes & {"w", "W", "b", "B"})
+        self.digit = bool(escapes & {"d", "D"})
+        self.space = bool(escapes & {"s", "S"})
+
+    def engine_for(self, text: str) -> Any:
+        """The compiled object to run on `text`: `regex` unless `re` would answer differently."""
+        rx = self.rx
+        if rx is None:
+            return self.re
+        if text.isascii():
+            if self.space and _has_separator_controls(text):
+                return self.re
+            return rx
+        if "\u0130" in text or "\u0131" in text:
+            return self.re
+        if self.space and _has_separator_controls(text):
+            return self.re
+        if self.word and _RX_WORD.sub("", text) != _RE_WORD.sub("", text):
+            return self.re
+        if self.digit and _RX_DIGIT.sub("", text) != _RE_DIGIT.sub("", text):
+            return self.re
+        return rx
+
+
+_CACHE: dict[Any, CompiledPattern] = {}
+
+
+def _entry(source: Any) -> CompiledPattern:
+    try:
+        hit = _CACHE.get(source)
+    except TypeError:  # unhashable (a list inside the list): never cached, always an error
+        return CompiledPattern(source)
+    if hit is None:
+        if len(_CACHE) >= CACHE_MAX:
+            del _CACHE[next(iter(_CACHE))]  # oldest first
+        hit = _CACHE[source] = CompiledPattern(source)
+    return hit
+
+
+def compile_pattern(p: Any) -> tuple[Any | None, str | None, int]:
+    """(compiled, error message, capture-group count) for one output_regex pattern, from the cache.
+
+    `compiled` is None exactly when the pattern is not a string or does not compile under `re` (what
+    NeMo Gym uses); the message says why. A compiled pattern with two or more groups is returned as
+    compiled: the caller decides (grading treats it as a configuration error, NeMo Gym crashes on it).
+    """
+    e = _entry(p)
+    if e.error is not None:
+        return None, e.error, 0
+    return (e.rx if e.rx is not None else e.re), None, e.groups
+
+
+def normalize_captured(s: str) -> str:
+    """Strip, NFKC, localised and full-width letters -> Latin, strip, upper-case (NeMo Gym's order)."""
+    return unicodedata.normalize("NFKC", s.strip()).translate(LOCALISED_SPACED).strip().upper()
+
+
+def _letter_for_text(captured: str, letters: Mapping[str, Any]) -> str | None:
+    norm = " ".join(captured.lower().split())
+    for letter, option in letters.items():
+        if option is not None and " ".join(option.lower().split()) == norm:
+            return letter
+    return None
+
+
+def extract_custom(
+    text: str, output_regex: Any, letters: Mapping[str, Any], *, timeout: float | None = 0.5
+) -> Extraction:
+    """Try each pattern in order; the last match of the first pattern that yields a letter decides.
+
+    Statuses: ok; out_of_range (a captured letter that is not an option, when the row has options: it
+    decides the row, as in NeMo Gym, but gives no letter); regex_timeout (decides the row: what the pattern
+    would have returned is unknown); invalid_regex (no pattern yielded a letter and some pattern was not
+    usable); no_answer.
+    """
+    if isinstance(output_regex, str):
+        patterns: Any = (output_regex,)
+    elif isinstance(output_regex, (list, tuple)):
+        patterns = output_regex
+    else:
+        return Extraction(
+            None,
+            STATUS_INVALID_REGEX,
+            RULE,
+            message=f"output_regex must be a string or a list of strings, got {type(output_regex).__name__}",
+        )
+    errors: list[str] = []
+    limit = timeout if timeout and timeout > 0 else None
+    for source in patterns:
+        e = _entry(source)
+        if e.error is not None:
+            errors.append(e.error)
+            continue
+        if e.groups >= 2:
+            errors.append(f"pattern {source!r} has {e.groups} capture groups; use one, or (?:...)")
+            continue
+        engine = e.engine_for(text)
+        try:
+            if e.rx is not None and limit is not None:
+                # The time bound holds on every path: where `re` must answer (engine differences), the
+                # same pattern first runs on `regex` under the timeout as a probe of its backtracking.
+                matches = e.rx.findall(text, timeout=limit)
+                if engine is not e.rx:
+                    matches = engine.findall(text)
+            else:
+                matches = engine.findall(text)
+        except TimeoutError:
+            return Extraction(
+                None, STATUS_REGEX_TIMEOUT, RULE, message=f"pattern {source!r} exceeded {timeout}s"
+            )
+        except Exception as exc:  # defensive: an engine error on this text counts as an unusable pattern
+            errors.append(f"pattern {source!r} failed: {exc}")
+            continue
+        if not matches:
+            continue
+        captured = normalize_captured(matches[-1])
+        if len(captured) == 1 and captured.isalpha():
+            if captured in letters or not letters:
+                return Extraction(captured, STATUS_OK, RULE)
+            # The captured letter rides along as a rejected candidate: when it equals the gold (a row whose
+            # gold is not an option either), NeMo Gym rewards it, and reward parity is kept (grading.md).
+            return Extraction(
+                None,
+                STATUS_OUT_OF_RANGE,
+                RULE,
+                candidates=(Candidate(RULE, (0, 0), captured, "not one of the options"),),
+                message=f"output_regex captured {captured}, which is not one of the options",
+            )
+        letter = _letter_for_text(captured, letters)
+        if letter is not None:
+            return Extraction(letter, STATUS_OK, RULE)
+    if errors:
+        return Extraction(None, STATUS_INVALID_REGEX, RULE, message="; ".join(errors))
+    return Extraction(None, STATUS_NO_ANSWER, RULE, message="no output_regex pattern yielded a letter")
