@@ -172,7 +172,7 @@ def test_grade_text_never_raises_and_letters_are_allowed(text, options, gold, ro
     if got.extracted_answer in letters:
         return
     # the one documented exception: a custom regex on a row without usable options
-    assert not letters and got.rule == "output_regex", (got, letters)
+    assert not letters and got.mode == "output_regex", (got, letters)
 
 
 def _ref_md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str]]:

@@ -160,7 +160,7 @@ def grade_text(
 def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
     letter = ext.letter
     reward = 1.0 if (letter is not None and gold and letter == gold) else 0.0
-    if letter is None and ext.status == STATUS_OUT_OF_RANGE and ext.rule == "output_regex" and gold:
+    if letter is None and ext.status == STATUS_OUT_OF_RANGE and mode == "output_regex" and gold:
         # Reward parity with NeMo Gym for a row whose gold is itself outside the options: the regex captured
         # exactly the gold, NeMo Gym rewards 1. No letter is returned (deviation 1); validate flags the row.
         if ext.candidates and ext.candidates[-1].letter == gold:

@@ -139,6 +139,14 @@ def compile_pattern(p: Any) -> tuple[Any | None, str | None, int]:
     return (e.rx if e.rx is not None else e.re), None, e.groups
 
 
+def _last_match(matches: Any) -> Any:
+    """The last of an iterator of non-overlapping matches (NeMo Gym takes the last findall item)."""
+    last = None
+    for last in matches:  # noqa: B007
+        pass
+    return last
+
+
 def normalize_captured(s: str) -> str:
     """Strip, NFKC, localised and full-width letters -> Latin, strip, upper-case (NeMo Gym's order)."""
     return unicodedata.normalize("NFKC", s.strip()).translate(LOCALISED_SPACED).strip().upper()
@@ -175,7 +183,7 @@ def extract_custom(
         )
     errors: list[str] = []
     limit = timeout if timeout and timeout > 0 else None
-    for source in patterns:
+    for i, source in enumerate(patterns):
         e = _entry(source)
         if e.error is not None:
             errors.append(e.error)
@@ -188,11 +196,11 @@ def extract_custom(
             if e.rx is not None and limit is not None:
                 # The time bound holds on every path: where `re` must answer (engine differences), the
                 # same pattern first runs on `regex` under the timeout as a probe of its backtracking.
-                matches = e.rx.findall(text, timeout=limit)
+                last = _last_match(e.rx.finditer(text, timeout=limit))
                 if engine is not e.rx:
-                    matches = engine.findall(text)
+                    last = _last_match(engine.finditer(text))
             else:
-                matches = engine.findall(text)
+                last = _last_match(engine.finditer(text))
         except TimeoutError:
             return Extraction(
                 None, STATUS_REGEX_TIMEOUT, RULE, message=f"pattern {source!r} exceeded {timeout}s"
@@ -200,24 +208,30 @@ def extract_custom(
         except Exception as exc:  # defensive: an engine error on this text counts as an unusable pattern
             errors.append(f"pattern {source!r} failed: {exc}")
             continue
-        if not matches:
+        if last is None:
             continue
-        captured = normalize_captured(matches[-1])
+        group = 1 if e.groups == 1 else 0
+        span = last.span(group)
+        if span[0] < 0:  # the group did not take part in the match: findall's '' (NeMo Gym's too)
+            span = last.span(0)
+        rule = RULE if isinstance(output_regex, str) else f"{RULE}[{i}]"
+        captured = normalize_captured(last.group(group) or "")
         if len(captured) == 1 and captured.isalpha():
             if captured in letters or not letters:
-                return Extraction(captured, STATUS_OK, RULE)
+                return Extraction(captured, STATUS_OK, rule, span)
             # The captured letter rides along as a rejected candidate: when it equals the gold (a row whose
             # gold is not an option either), NeMo Gym rewards it, and reward parity is kept (grading.md).
             return Extraction(
                 None,
                 STATUS_OUT_OF_RANGE,
-                RULE,
-                candidates=(Candidate(RULE, (0, 0), captured, "not one of the options"),),
+                rule,
+                span,
+                candidates=(Candidate(rule, span, captured, "not one of the options"),),
                 message=f"output_regex captured {captured}, which is not one of the options",
             )
         letter = _letter_for_text(captured, letters)
         if letter is not None:
-            return Extraction(letter, STATUS_OK, RULE)
+            return Extraction(letter, STATUS_OK, rule, span)
     if errors:
         return Extraction(None, STATUS_INVALID_REGEX, RULE, message="; ".join(errors))
     return Extraction(None, STATUS_NO_ANSWER, RULE, message="no output_regex pattern yielded a letter")

@@ -1,0 +1,122 @@
+"""`mcqa-prep validate`: every defect of every row, with its address, rule and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..validate import ValidateReport, validate_paths
+from . import main
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress, translate_errors
+
+
+def _bar(quiet: bool):
+    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
+        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
+
+    return factory
+
+
+def render_text(report: ValidateReport) -> list[str]:
+    """Findings compiler-style (`file:line: $.path: severity: message [rule]`), then the summary."""
+    s = report.summary
+    lines = [f.render() for f in report.findings]
+    if report.more:
+        lines.append(f"… and {report.more} more (--max-findings 0 lists all)")
+    files = sum(1 for _ in s["inputs"])
+    lines.append(
+        f"{s['rows_read']} rows read from {files} input(s): {s['rows_with_errors']} with errors, "
+        f"{s['rows_with_warnings']} with warnings only; {s['errors']} errors, {s['warnings']} warnings"
+    )
+    for inp in s["inputs"]:
+        if inp["kind"] == "pulled":
+            state = "verified against its lock" if inp["verified"] else "NOT verified (--no-verify)"
+            lines.append(
+                f"input {inp['path']}: pulled {inp['repo']}@{inp['commit']}, {state}, {inp['rows']} rows"
+            )
+    if s["findings_by_rule"]:
+        width = max(map(len, s["findings_by_rule"]))
+        lines.append("findings by rule:")
+        for rule, n in s["findings_by_rule"].items():
+            lines.append(f"  {rule:<{width}}  {n}")
+    hist = s["expected_answer_histogram"]
+    total = sum(hist.values())
+    if total:
+        exp = s["position_bias"]["expected"]
+        cells = [
+            f"{L} {n} ({100 * n / total:.1f}%, uniform {100 * exp.get(L, 0) / total:.1f}%)"
+            for L, n in hist.items()
+        ]
+        lines.append("expected_answer letters: " + ", ".join(cells))
+        flagged = s["position_bias"]["flagged"]
+        lines.append(
+            "position bias: "
+            + (", ".join(flagged) + " far over the uniform share" if flagged else "none")
+            + f" (flagged when {s['position_bias']['rule']})"
+        )
+    verdict = "FAILED" if s["errors"] else "OK"
+    strict = " (--strict: warnings count as errors)" if s["strict"] else ""
+    lines.append(f"{verdict}: {s['errors']} error(s), {s['warnings']} warning(s){strict}")
+    return lines
+
+
+@main.command("validate")
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.option(
+    "--max-findings",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Findings listed (the summary counts all); 0 lists all.",
+)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 on any finding).")
+@click.option(
+    "--no-verify",
+    "no_verify",
+    is_flag=True,
+    help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
+)
+@click.option(
+    "--regex-timeout",
+    type=click.FloatRange(min=0.01),
+    default=DEFAULT_REGEX_TIMEOUT,
+    show_default=True,
+    help="Seconds a custom output_regex may take on one input before it counts as catastrophic.",
+)
+@FORMAT_OPTION
+@QUIET_OPTION
+@translate_errors
+def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt, quiet):
+    """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
+
+    PATH is a JSONL or Parquet file, a directory (searched recursively), a directory written by
+    `mcqa-prep pull` (verified against its lock first), or - for stdin (JSONL).
+
+    \b
+    Each finding: file:line: $.json.path: severity: message [rule]   (rules: docs/validate.md)
+    Exit codes: 0 no errors (warnings allowed), 1 any error, 2 usage error.
+    """
+    for p in paths:
+        if p != "-" and not Path(p).exists():
+            raise click.BadParameter(f"{p}: no such file or directory", param_hint="PATH")
+    if paths.count("-") > 1:
+        raise click.BadParameter("'-' (stdin) can be given once", param_hint="PATH")
+    report = validate_paths(
+        paths,
+        max_findings=max_findings,
+        strict=strict,
+        verify=not no_verify,
+        progress=_bar(quiet),
+        regex_timeout=regex_timeout,
+    )
+    for note in report.notices:
+        click.echo(note, err=True)
+    if fmt == "json":
+        emit_json(report.to_dict())
+    else:
+        for line in render_text(report):
+            click.echo(line)
+    if not report.ok:
+        click.get_current_context().exit(1)

@@ -1,0 +1,514 @@
+"""Controls for custom `output_regex` patterns: does a compliant answer score, does the prompt itself score,
+and can the pattern hang? Results are cached per distinct pattern (and letter set): real data has a handful
+of templates across hundreds of thousands of rows, so no control runs per row.
+
+Why each control exists:
+- positive: a response written in the template's own answer format (synthesised from the pattern's parse
+  tree, with each option letter in the capture group) must be graded to that letter by the real grader,
+  otherwise training can never reward the correct answer;
+- negative: a refusal must yield no option letter (the prompt text is checked per row by validate);
+- time bound: our grader runs patterns under the `regex` module's timeout, NeMo Gym runs them with Python's
+  `re`, which has none. A pattern that backtracks catastrophically stalls training or yields
+  `regex_timeout`. Validation itself never runs a user pattern without a bound: in-process only with the
+  `regex` timeout, and `re` only in a child process that is killed at a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .grader import grade_text
+
+try:  # Python 3.11+: the parser of `re`, used to walk a pattern's structure
+    from re import _constants as _c
+    from re import _parser as _sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+# Length of the adversarial runs. Exponential backtracking explodes at a few dozen characters; at 2000 a
+# merely quadratic pattern (e.g. two adjacent \s*, as in NVIDIA's mcqa_benchmark_002) still finishes in tens
+# of milliseconds, so only patterns that would stall on long responses are flagged.
+ADVERSARIAL_RUN = 2000
+# Wall-clock budget of the child process that runs a suspicious pattern under Python's `re` (NeMo Gym).
+RE_CHILD_BUDGET = 3.0
+
+REFUSALS = (
+    "I'm sorry, but I can't help with that.",
+    "I cannot answer this question.",
+)
+# Well-known answer formats, tried when a sample cannot be synthesised from the pattern or does not score.
+FALLBACK_FORMATS = (
+    "Answer: {L}",
+    "\\boxed{{{L}}}",
+    "Answer: \\boxed{{{L}}}",
+    "**Answer: {L}**",
+    "The answer is {L}",
+    "The answer is ({L})",
+    "ANSWER IS {L}",
+    "Final Answer: {L}",
+    "({L})",
+    "{L}",
+)
+
+
+class _Unsupported(Exception):
+    """The pattern uses a construct the synthesiser does not model (backreference to an unset group...)."""
+
+
+# --------------------------------------------------------------------------------------------- synthesis
+
+
+def parse(pattern: str):
+    """The `re` parse tree of a pattern, or None when `re` cannot parse it."""
+    try:
+        return _sre_parse.parse(pattern, re.IGNORECASE)
+    except (re.error, OverflowError, RecursionError, ValueError, TypeError):
+        return None
+
+
+_CATEGORY_CHARS = {
+    _c.CATEGORY_DIGIT: "0",
+    _c.CATEGORY_NOT_DIGIT: "a",
+    _c.CATEGORY_SPACE: " ",
+    _c.CATEGORY_NOT_SPACE: "a",
+    _c.CATEGORY_WORD: "a",
+    _c.CATEGORY_NOT_WORD: " ",
+    _c.CATEGORY_LINEBREAK: "\n",
+    _c.CATEGORY_NOT_LINEBREAK: "a",
+}
+_CATEGORY_TEST = {
+    _c.CATEGORY_DIGIT: str.isdigit,
+    _c.CATEGORY_NOT_DIGIT: lambda ch: not ch.isdigit(),
+    _c.CATEGORY_SPACE: str.isspace,
+    _c.CATEGORY_NOT_SPACE: lambda ch: not ch.isspace(),
+    _c.CATEGORY_WORD: lambda ch: ch.isalnum() or ch == "_",
+    _c.CATEGORY_NOT_WORD: lambda ch: not (ch.isalnum() or ch == "_"),
+    _c.CATEGORY_LINEBREAK: lambda ch: ch == "\n",
+    _c.CATEGORY_NOT_LINEBREAK: lambda ch: ch != "\n",
+}
+_NEGATED_CANDIDATES = " x.:a0\n-A"
+
+
+def _in_set(items, ch: str) -> bool:
+    """Whether `ch` is matched by an IN node's items (case-insensitively, as the grader matches)."""
+    negate = False
+    hit = False
+    for op, av in items:
+        if op is _c.NEGATE:
+            negate = True
+        elif op is _c.LITERAL:
+            hit |= chr(av).lower() == ch.lower()
+        elif op is _c.RANGE:
+            lo, hi = av
+            hit |= any(lo <= ord(x) <= hi for x in {ch, ch.lower(), ch.upper()})
+        elif op is _c.CATEGORY:
+            test = _CATEGORY_TEST.get(av)
+            hit |= bool(test and test(ch))
+    return hit != negate
+
+
+def _set_char(items) -> str:
+    """A readable character an IN node accepts."""
+    if items and items[0][0] is _c.NEGATE:
+        for ch in _NEGATED_CANDIDATES:
+            if _in_set(items, ch):
+                return ch
+        raise _Unsupported("negated set")
+    for op, av in items:
+        if op is _c.LITERAL:
+            return chr(av)
+        if op is _c.RANGE:
+            return chr(av[0])
+        if op is _c.CATEGORY and av in _CATEGORY_CHARS:
+            return _CATEGORY_CHARS[av]
+    raise _Unsupported("empty set")
+
+
+def _contains_group(sub) -> bool:
+    for op, av in sub:
+        if op is _c.SUBPATTERN and av[0] is not None:
+            return True
+        for child in _children(op, av):
+            if _contains_group(child):
+                return True
+    return False
+
+
+def _children(op, av) -> list:
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
+        return [av[2]]
+    if op is _c.SUBPATTERN:
+        return [av[3]]
+    if op is _c.BRANCH:
+        return list(av[1])
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        return [av[1]]
+    if op is getattr(_c, "ATOMIC_GROUP", None):
+        return [av]
+    if op is _c.GROUPREF_EXISTS:
+        return [x for x in av[1:] if x is not None]
+    return []
+
+
+def _is_space_only(sub) -> bool:
+    return len(sub) == 1 and sub[0][0] is _c.IN and _in_set(sub[0][1], " ") and not _in_set(sub[0][1], "a")
+
+
+def _next_is_punct(node) -> bool:
+    op, av = node
+    try:
+        ch = chr(av) if op is _c.LITERAL else _set_char(av) if op is _c.IN else "a"
+    except _Unsupported:
+        return False
+    return not ch.isalnum()
+
+
+class _Synth:
+    """Walks a parse tree and writes one string the pattern matches, with `letter` as the answer."""
+
+    def __init__(self, letter: str, groups: int):
+        self.letter = letter
+        self.groups = groups
+        self.slot_used = False
+        self.captured: dict[int, str] = {}
+
+    def run(self, sub) -> str:
+        out: list[str] = []
+        items = list(sub)
+        for i, (op, av) in enumerate(items):
+            if self._optional_space(op, av):
+                # one space where it reads naturally ("Answer: C", "ANSWER IS C"), none before punctuation
+                nxt = items[i + 1] if i + 1 < len(items) else None
+                last = "".join(out)[-1:]
+                space = nxt is not None and not _next_is_punct(nxt) and (last.isalnum() or last in ":=)*")
+                out.append(" " if space else "")
+                continue
+            out.append(self.node(op, av))
+        return "".join(out)
+
+    @staticmethod
+    def _optional_space(op, av) -> bool:
+        return op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] == 0 and _is_space_only(av[2])
+
+    def node(self, op, av) -> str:
+        if op is _c.LITERAL:
+            return chr(av)
+        if op is _c.NOT_LITERAL:
+            return " " if chr(av) != " " else "x"
+        if op is _c.ANY:
+            return "x"
+        if op is _c.IN:
+            if self.groups == 0 and not self.slot_used and _in_set(av, self.letter):
+                self.slot_used = True
+                return self.letter
+            return _set_char(av)
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
+            lo, _hi, sub = av
+            n = lo
+            if n == 0 and _contains_group(sub):
+                n = 1
+            if n > 50:
+                raise _Unsupported("long repeat")
+            return "".join(self.run(sub) for _ in range(n))
+        if op is _c.SUBPATTERN:
+            group, _add, _del, sub = av
+            if group is not None and group == 1 and not self.slot_used:
+                self.slot_used = True
+                text = self.letter
+            else:
+                text = self.run(sub)
+            if group is not None:
+                self.captured[group] = text
+            return text
+        if op is _c.BRANCH:
+            alts = av[1]
+            pick = next((a for a in alts if _contains_group(a)), alts[0])
+            if self.groups == 0:
+                pick = next((a for a in alts if self._accepts_letter(a)), pick)
+            return self.run(pick)
+        if op is _c.AT:
+            return ""
+        if op is _c.ASSERT:
+            direction, sub = av
+            # a lookbehind names text that must come before: write it; a lookahead is left to what follows
+            return self.run(sub) if direction < 0 else ""
+        if op is _c.ASSERT_NOT:
+            return ""
+        if op is getattr(_c, "ATOMIC_GROUP", None):
+            return self.run(av)
+        if op is _c.GROUPREF:
+            if av not in self.captured:
+                raise _Unsupported("backreference")
+            return self.captured[av]
+        raise _Unsupported(str(op))
+
+    def _accepts_letter(self, sub) -> bool:
+        return any(op is _c.IN and _in_set(av, self.letter) for op, av in sub)
+
+
+def synthesize(pattern: str, letter: str) -> str | None:
+    """A string written in the pattern's own format with `letter` as the answer, or None if the pattern's
+    structure is beyond this walker. The result is a candidate only: the grader decides whether it scores."""
+    tree = parse(pattern)
+    if tree is None:
+        return None
+    groups = tree.state.groups - 1
+    if groups > 1:
+        return None
+    try:
+        out = _Synth(letter, groups).run(tree)
+    except (_Unsupported, RecursionError, ValueError, OverflowError):
+        return None
+    return out if out.strip() else None
+
+
+# --------------------------------------------------------------------------------------------- time bound
+
+
+def has_nested_repeat(pattern: str) -> bool:
+    """True for the classic exponential shapes under a backtracking engine: an unbounded repeat whose body
+    holds another variable-length repeat or an alternation (`(a+)+`, `(\\w+\\s?)*`, `(a|aa)+`). Also True when
+    `re` cannot parse the pattern (nothing is known about it)."""
+    tree = parse(pattern)
+    if tree is None:
+        return True
+
+    def variable(sub) -> bool:
+        for op, av in sub:
+            if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] != av[1]:
+                return True
+            if op is _c.BRANCH:
+                return True
+            if any(variable(ch) for ch in _children(op, av)):
+                return True
+        return False
+
+    def walk(sub) -> bool:
+        for op, av in sub:
+            if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[1] > 1 and variable(av[2]):
+                return True
+            if any(walk(ch) for ch in _children(op, av)):
+                return True
+        return False
+
+    try:
+        return walk(tree)
+    except RecursionError:
+        return True
+
+
+def _loop_chars(pattern: str) -> list[str]:
+    """Characters the pattern's repeats consume (the fuel of backtracking), plus common text characters."""
+    chars: list[str] = []
+    tree = parse(pattern)
+
+    def first_chars(sub) -> None:
+        for op, av in sub:
+            if op is _c.LITERAL:
+                chars.append(chr(av))
+            elif op is _c.IN:
+                try:
+                    chars.append(_set_char(av))
+                except _Unsupported:
+                    pass
+            for ch in _children(op, av):
+                first_chars(ch)
+
+    if tree is not None:
+        try:
+            first_chars(tree)
+        except RecursionError:
+            pass
+    chars.extend(["a", "A", " ", "0", "\n", ".", ":", "\t"])
+    return list(dict.fromkeys(chars))[:16]
+
+
+def adversarial_inputs(pattern: str, n: int = ADVERSARIAL_RUN) -> list[str]:
+    """Long runs of characters the pattern loops on, each followed by a character that breaks the match,
+    placed after every prefix of a compliant sample and before its remainder (so required literals, like
+    the `:` of `(\\w+\\s?)*:`, are present and the engine has to backtrack)."""
+    sample = synthesize(pattern, "A") or ""
+    cut_points = sorted({0, len(sample), *range(0, len(sample), max(1, len(sample) // 8))})
+    out: list[str] = []
+    for ch in _loop_chars(pattern):
+        run = ch * n
+        breaker = "!" if ch != "!" else "?"
+        for k in cut_points:
+            out.append(sample[:k] + run + breaker + sample[k:])
+        out.append(run)
+        out.append(("Answer: " + ch) * (n // 8))
+    return list(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class TimeBound:
+    """Outcome of the time-bound control of one pattern."""
+
+    ok: bool
+    engine: str | None = None  # "regex" (this grader) or "re" (NeMo Gym) when not ok
+    detail: str = ""
+
+
+def check_time_bound(pattern: str, compiled: Any, *, timeout: float) -> TimeBound:
+    """Run the pattern on adversarial inputs: in-process with the `regex` module's timeout (what this grader
+    does), then, for nested-repeat shapes (and for patterns only `re` runs), under Python's `re` in a child
+    process killed at a deadline (what NeMo Gym does; `re` has no timeout and cannot be interrupted)."""
+    inputs = adversarial_inputs(pattern)
+    in_process = isinstance(compiled, regex.Pattern)
+    if in_process:
+        deadline = time.monotonic() + max(2.0, 20 * timeout)
+        for s in inputs:
+            try:
+                for _ in compiled.finditer(s, timeout=timeout):
+                    pass
+            except TimeoutError:
+                return TimeBound(False, "regex", _describe_input(s))
+            except Exception:  # noqa: BLE001 - a pattern that errors while matching is not a hang
+                break
+            if time.monotonic() > deadline:
+                return TimeBound(False, "regex", "all adversarial inputs together")
+    if not in_process or has_nested_repeat(pattern):
+        try:
+            re.compile(pattern)
+        except (re.error, OverflowError, RecursionError):
+            return TimeBound(True)  # `re` cannot compile it: reported by the compile rule, not a hang
+        return _re_child(pattern, inputs[:64])
+    return TimeBound(True)
+
+
+_CHILD = (
+    "import json,re,sys\n"
+    "d=json.load(sys.stdin)\n"
+    "c=re.compile(d['p'],re.IGNORECASE)\n"
+    "for i,s in enumerate(d['i']):\n"
+    "    print(i,flush=True)\n"
+    "    c.findall(s)\n"
+    "print('done',flush=True)\n"
+)
+
+
+def _re_child(pattern: str, inputs: Sequence[str]) -> TimeBound:
+    payload = json.dumps({"p": pattern, "i": list(inputs)})
+    try:
+        subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _CHILD],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=RE_CHILD_BUDGET,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or ""
+        if isinstance(out, bytes):
+            out = out.decode("utf-8", "replace")
+        lines = [ln for ln in out.split() if ln.isdigit()]
+        where = _describe_input(inputs[int(lines[-1])]) if lines else "an adversarial input"
+        return TimeBound(False, "re", where)
+    except OSError:  # pragma: no cover - cannot start a child: do not guess
+        return TimeBound(True)
+    return TimeBound(True)
+
+
+def _describe_input(s: str) -> str:
+    """'Answer: ' + 'a'*2000 + '!' style description of an adversarial input."""
+    parts: list[str] = []
+    i = 0
+    while i < len(s):
+        j = i
+        while j < len(s) and s[j] == s[i]:
+            j += 1
+        if j - i >= 20:
+            parts.append(f"{s[i]!r}*{j - i}")
+            i = j
+        else:
+            k = i
+            while k < len(s) and not (k + 20 <= len(s) and s[k : k + 20] == s[k] * 20):
+                k += 1
+            parts.append(repr(s[i:k]))
+            i = k
+    return " + ".join(parts)[:160]
+
+
+# --------------------------------------------------------------------------------------------- controls
+
+
+@dataclass
+class LetterControl:
+    """Positive control of one pattern for one letter: the compliant response tried and what it gave."""
+
+    ok: bool
+    response: str | None
+    got: str | None
+    status: str | None
+
+
+@dataclass
+class PatternControls:
+    """Positive control results of one pattern of an output_regex, per option letter."""
+
+    letters: dict[str, LetterControl] = field(default_factory=dict)
+
+    def failing(self) -> list[str]:
+        return [L for L, c in self.letters.items() if not c.ok]
+
+
+def _grades_to(text: str, letter: str, letters: Sequence[str], output_regex: Any, timeout: float):
+    options = [{L: f"option {L}"} for L in letters]
+    res = grade_text(text, options, letter, None, {"output_regex": output_regex}, regex_timeout=timeout)
+    return res.extracted_answer == letter and res.mode == "output_regex", res
+
+
+def positive_controls(
+    output_regex: Any,
+    patterns: Sequence[str],
+    usable: Sequence[bool],
+    letters: Sequence[str],
+    *,
+    timeout: float,
+) -> list[PatternControls | None]:
+    """Per pattern (None for an unusable one): for each letter, does a compliant response written in this
+    pattern's format score that letter through the real grader with the row's whole output_regex?"""
+    out: list[PatternControls | None] = []
+    for pattern, ok in zip(patterns, usable, strict=True):
+        if not ok:
+            out.append(None)
+            continue
+        pc = PatternControls()
+        for L in letters:
+            tried: list[str] = []
+            sample = synthesize(pattern, L)
+            if sample is not None:
+                tried.append(sample)
+            tried.extend(f.format(L=L) for f in FALLBACK_FORMATS)
+            first = None
+            for text in tried:
+                ok_, res = _grades_to(text, L, letters, output_regex, timeout)
+                if first is None:
+                    first = LetterControl(False, text, res.extracted_answer, res.status)
+                if ok_:
+                    pc.letters[L] = LetterControl(True, text, L, res.status)
+                    break
+            else:
+                pc.letters[L] = first or LetterControl(False, None, None, None)
+        out.append(pc)
+    return out
+
+
+def refusal_letter(output_regex: Any, letters: Sequence[str], *, timeout: float) -> tuple[str, str] | None:
+    """(refusal text, letter) when a refusal is graded to an option letter by the custom regex, else None."""
+    options = [{L: f"option {L}"} for L in letters]
+    for text in REFUSALS:
+        res = grade_text(text, options, "", None, {"output_regex": output_regex}, regex_timeout=timeout)
+        if res.extracted_answer is not None and res.mode == "output_regex":
+            return text, res.extracted_answer
+    return None
