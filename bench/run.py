@@ -43,7 +43,10 @@ def run_one(module: str, rows: int) -> dict:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed", "_wall_s": wall}
+        return {
+            "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed",
+            "_wall_s": wall,
+        }
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@"))
     res = json.loads(line[len("@@RESULT@@") :])
     res["_wall_s"] = round(wall, 1)

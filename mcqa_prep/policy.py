@@ -181,9 +181,9 @@ def _check_json(value: Any, path: str = "$") -> None:
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN; any non-JSON type is rejected (never str())."""
     _check_json(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
-        "utf-8"
-    )
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 
 def contract_id(contract: Mapping[str, Any]) -> str:

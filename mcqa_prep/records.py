@@ -114,4 +114,3 @@ class Finding:
     def render(self) -> str:
         loc = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{loc}: {self.path}: {self.severity}: {self.message} [{self.rule}]"
-

@@ -389,7 +389,9 @@ class _CompareState:
         return {
             "contract": self.policy.contract_id(),
             "same": self.same,
-            "differ": {k: {"count": b.count, "examples": b.examples} for k, b in sorted(self.buckets.items())},
+            "differ": {
+                k: {"count": b.count, "examples": b.examples} for k, b in sorted(self.buckets.items())
+            },
         }
 
 
@@ -416,8 +418,12 @@ class _FormatMisses:
         if miss:
             self.total += 1
             self.per_template.setdefault(tid, Bucket()).add(rid, self.examples)
-        return {"mode": self.mode, "extracted_answer": other.extracted_answer, "status": other.status,
-                "format_miss": miss}
+        return {
+            "mode": self.mode,
+            "extracted_answer": other.extracted_answer,
+            "status": other.status,
+            "format_miss": miss,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -28,40 +28,109 @@ T_ANSWER_BOXED = {
 }
 T_CONCLUDE = {
     "template_id": "sample_conclude_caps",
-    "template_prompt": "{problem}\n\nThink it through, then conclude with \"ANSWER IS X\" on its own line.",
+    "template_prompt": '{problem}\n\nThink it through, then conclude with "ANSWER IS X" on its own line.',
     "output_regex": ["ANSWER IS\\s*\\(?([A-Z])\\)?", "\\\\boxed\\{\\s*([A-Z])\\s*\\}"],
     "prompt_type": "sample",
     "format_type": "mcqa",
 }
 
 QUESTIONS = [
-    ("Which organelle is the primary site of ATP synthesis by oxidative phosphorylation in eukaryotic cells?",
-     ["Nucleus", "Mitochondrion", "Golgi apparatus", "Lysosome"], "B"),
+    (
+        "Which organelle is the primary site of ATP synthesis by oxidative phosphorylation in eukaryotic cells?",
+        ["Nucleus", "Mitochondrion", "Golgi apparatus", "Lysosome"],
+        "B",
+    ),
     ("What is the SI unit of electrical capacitance?", ["Henry", "Ohm", "Farad", "Tesla"], "C"),
-    ("Which gas makes up the largest fraction of Earth's dry atmosphere by volume?",
-     ["Oxygen", "Argon", "Carbon dioxide", "Nitrogen"], "D"),
-    ("Which enzyme unwinds the DNA double helix at the replication fork?",
-     ["DNA ligase", "Primase", "Helicase", "Topoisomerase II", "DNA polymerase I", "Telomerase",
-      "Reverse transcriptase", "RNase H", "Single-strand binding protein", "Exonuclease III"], "C"),
-    ("Which quantum number determines the shape of an atomic orbital?",
-     ["Principal quantum number n", "Azimuthal quantum number l", "Magnetic quantum number m_l",
-      "Spin quantum number m_s", "Nuclear spin quantum number I", "Total angular momentum quantum number j",
-      "Isospin", "Parity", "Hyperfine quantum number F", "Number of radial nodes"], "B"),
+    (
+        "Which gas makes up the largest fraction of Earth's dry atmosphere by volume?",
+        ["Oxygen", "Argon", "Carbon dioxide", "Nitrogen"],
+        "D",
+    ),
+    (
+        "Which enzyme unwinds the DNA double helix at the replication fork?",
+        [
+            "DNA ligase",
+            "Primase",
+            "Helicase",
+            "Topoisomerase II",
+            "DNA polymerase I",
+            "Telomerase",
+            "Reverse transcriptase",
+            "RNase H",
+            "Single-strand binding protein",
+            "Exonuclease III",
+        ],
+        "C",
+    ),
+    (
+        "Which quantum number determines the shape of an atomic orbital?",
+        [
+            "Principal quantum number n",
+            "Azimuthal quantum number l",
+            "Magnetic quantum number m_l",
+            "Spin quantum number m_s",
+            "Nuclear spin quantum number I",
+            "Total angular momentum quantum number j",
+            "Isospin",
+            "Parity",
+            "Hyperfine quantum number F",
+            "Number of radial nodes",
+        ],
+        "B",
+    ),
     ("What is the pH of a 0.001 M aqueous HCl solution at 25 °C?", ["1", "2", "3", "4"], "C"),
-    ("Which law states that the pressure of a fixed amount of gas is inversely proportional to its volume at constant temperature?",
-     ["Charles's law", "Boyle's law", "Avogadro's law", "Gay-Lussac's law"], "B"),
-    ("Which of the following elements is a noble gas?",
-     ["Chlorine", "Sodium", "Nitrogen", "Oxygen", "Krypton", "Fluorine", "Hydrogen", "Sulfur", "Carbon",
-      "Phosphorus"], "E"),
-    ("In which phase of mitosis do sister chromatids separate and move to opposite poles?",
-     ["Prophase", "Metaphase", "Anaphase", "Telophase"], "C"),
-    ("Which particle mediates the electromagnetic interaction?",
-     ["Gluon", "W boson", "Z boson", "Photon", "Graviton", "Higgs boson", "Pion", "Neutrino", "Electron",
-      "Muon"], "D"),
-    ("What is the approximate speed of light in vacuum?",
-     ["3.0 × 10^5 m/s", "3.0 × 10^8 m/s", "3.0 × 10^10 m/s", "1.5 × 10^8 m/s"], "B"),
-    ("Which cells are primarily responsible for secreting antibodies?",
-     ["Erythrocytes", "Platelets", "Plasma cells", "Neutrophils"], "C"),
+    (
+        "Which law states that the pressure of a fixed amount of gas is inversely proportional to its volume at constant temperature?",
+        ["Charles's law", "Boyle's law", "Avogadro's law", "Gay-Lussac's law"],
+        "B",
+    ),
+    (
+        "Which of the following elements is a noble gas?",
+        [
+            "Chlorine",
+            "Sodium",
+            "Nitrogen",
+            "Oxygen",
+            "Krypton",
+            "Fluorine",
+            "Hydrogen",
+            "Sulfur",
+            "Carbon",
+            "Phosphorus",
+        ],
+        "E",
+    ),
+    (
+        "In which phase of mitosis do sister chromatids separate and move to opposite poles?",
+        ["Prophase", "Metaphase", "Anaphase", "Telophase"],
+        "C",
+    ),
+    (
+        "Which particle mediates the electromagnetic interaction?",
+        [
+            "Gluon",
+            "W boson",
+            "Z boson",
+            "Photon",
+            "Graviton",
+            "Higgs boson",
+            "Pion",
+            "Neutrino",
+            "Electron",
+            "Muon",
+        ],
+        "D",
+    ),
+    (
+        "What is the approximate speed of light in vacuum?",
+        ["3.0 × 10^5 m/s", "3.0 × 10^8 m/s", "3.0 × 10^10 m/s", "1.5 × 10^8 m/s"],
+        "B",
+    ),
+    (
+        "Which cells are primarily responsible for secreting antibodies?",
+        ["Erythrocytes", "Platelets", "Plasma cells", "Neutrophils"],
+        "C",
+    ),
 ]
 
 LETTERS = "ABCDEFGHIJ"
@@ -76,7 +145,9 @@ def make_row(i, q, opts, gold, template=None, grading_mode="strict_single_letter
     if template is None:
         content = BOXED + problem(q, opts)
     else:
-        content = template["template_prompt"].replace("{letters}", letters).replace("{problem}", problem(q, opts))
+        content = (
+            template["template_prompt"].replace("{letters}", letters).replace("{problem}", problem(q, opts))
+        )
         content = content.replace("{{", "{").replace("}}", "}")
     row = {
         "responses_create_params": {"input": [{"role": "user", "content": content}]},
@@ -97,7 +168,13 @@ def main() -> None:
     rows = []
     for i, (q, opts, gold) in enumerate(QUESTIONS):
         # validation (i >= 8) goes to Parquet, where a column has one type: string output_regex only there
-        template = T_ANSWER_BOXED if i % 4 == 1 else (T_CONCLUDE if i < 8 else T_ANSWER_BOXED) if i % 4 == 3 else None
+        template = (
+            T_ANSWER_BOXED
+            if i % 4 == 1
+            else (T_CONCLUDE if i < 8 else T_ANSWER_BOXED)
+            if i % 4 == 3
+            else None
+        )
         mode = "lenient_boxed" if i == 6 else "strict_single_letter_boxed"
         rows.append(make_row(i, q, opts, gold, template, mode))
     train, validation = rows[:8], rows[8:]
@@ -118,7 +195,11 @@ def main() -> None:
     responses = {
         0: ("Oxidative phosphorylation happens on the inner mitochondrial membrane.\n\n\\boxed{B}", 1.0, "B"),
         1: ("Capacitance is charge per volt, measured in farads.\nAnswer: \\boxed{C}", 1.0, "C"),
-        2: ("Nitrogen is about 78% of dry air.\n\n\\boxed{D: Nitrogen}", 0.0, None),  # older grader missed label form
+        2: (
+            "Nitrogen is about 78% of dry air.\n\n\\boxed{D: Nitrogen}",
+            0.0,
+            None,
+        ),  # older grader missed label form
         3: ("Helicase breaks the hydrogen bonds between base pairs.\nANSWER IS C", 1.0, "C"),
         4: ("The azimuthal quantum number l sets the orbital shape (s, p, d, f).\n\n\\boxed{B}", 1.0, "B"),
         5: ("[H+] = 10^-3 M, so pH = 3. The answer is C.", 0.0, None),  # no box: strict gives 0
@@ -139,11 +220,15 @@ def main() -> None:
                     "object": "response",
                     "model": "sample-model",
                     "status": "completed",
-                    "output": [{
-                        "id": f"msg_sample_{i:02d}", "type": "message", "role": "assistant",
-                        "status": "completed",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}],
-                    }],
+                    "output": [
+                        {
+                            "id": f"msg_sample_{i:02d}",
+                            "type": "message",
+                            "role": "assistant",
+                            "status": "completed",
+                            "content": [{"type": "output_text", "text": text, "annotations": []}],
+                        }
+                    ],
                 },
                 "reward": reward,
                 "expected_answer": r["expected_answer"],

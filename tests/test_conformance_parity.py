@@ -65,7 +65,11 @@ def check(case: dict) -> str | None:
     letters = allowed_letters(req.get("options"))
     if want_letter is not None and letters and want_letter not in letters:
         # README pass rule: the reward still equals NeMo Gym's; only the letter comes back as null
-        if got.extracted_answer is not None or got.reward != want["reward"] or got.status != STATUS_OUT_OF_RANGE:
+        if (
+            got.extracted_answer is not None
+            or got.reward != want["reward"]
+            or got.status != STATUS_OUT_OF_RANGE
+        ):
             return (
                 f"out-of-range {want_letter}: want null/{want['reward']}/out_of_range, got "
                 f"{got.extracted_answer}/{got.reward}/{got.status}"

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from test_pull import REPO, _env
 from fakehub import FakeHub, nemotron_like_repo
+from test_pull import REPO, _env
 
 from mcqa_prep.grader.letters import allowed_letters
 
@@ -21,7 +20,11 @@ from mcqa_prep.grader.letters import allowed_letters
 def run_cli(tmp: Path, endpoint: str, *args) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mcqa_prep", *map(str, args)],
-        cwd=tmp, env=_env(endpoint, tmp), capture_output=True, text=True, timeout=180,
+        cwd=tmp,
+        env=_env(endpoint, tmp),
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
 
 

@@ -23,8 +23,13 @@ def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
     ).read_text().splitlines()
     write_jsonl(ro, lines)
     res, rep, out = _rescore_json(
-        cli, tmp_path, ro, "--rows", FIXTURES / "example.jsonl",
-        "--rows", FIXTURES / "example_with_template_metadata.jsonl",
+        cli,
+        tmp_path,
+        ro,
+        "--rows",
+        FIXTURES / "example.jsonl",
+        "--rows",
+        FIXTURES / "example_with_template_metadata.jsonl",
     )
     assert res.exit_code == 0, res.output
     agree = rep["agreement"]
@@ -40,7 +45,7 @@ def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
     g = rows[2]["metadata"]["grading"]
     assert g["previous_reward"] == 0.0 and rows[2]["reward"] == 1.0 and rows[2]["extracted_answer"] == "C"
     # rows keep their input fields, in input order
-    for src, dst in zip(lines, rows):
+    for src, dst in zip(lines, rows, strict=True):
         src = json.loads(src)
         assert dst["responses_create_params"] == src["responses_create_params"]
         assert "options" not in dst  # the join feeds the grader; it does not rewrite the rollout
@@ -61,7 +66,9 @@ def test_bad_lines_become_invalid_rows_and_run_goes_on(cli, tmp_path):
         "responses_create_params": {"input": [{"role": "user", "content": "Q\nA: x\nB: y"}]},
         "options": [{"A": "x"}, {"B": "y"}],
         "expected_answer": "B",
-        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "\\boxed{B}"}]}]},
+        "response": {
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "\\boxed{B}"}]}]
+        },
         "uuid": "u-good",
     }
     no_resp = {k: v for k, v in good.items() if k != "response"} | {"uuid": "u-noresp"}
@@ -83,8 +90,17 @@ def test_bad_lines_become_invalid_rows_and_run_goes_on(cli, tmp_path):
 
 
 def test_fail_on_change_and_text_summary(cli, tmp_path):
-    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--rows", SAMPLE / "train.jsonl",
-              "--rows", SAMPLE / "validation.parquet", "-o", tmp_path / "o.jsonl", "--fail-on-change")
+    res = cli(
+        "rescore",
+        SAMPLE / "rollouts.jsonl",
+        "--rows",
+        SAMPLE / "train.jsonl",
+        "--rows",
+        SAMPLE / "validation.parquet",
+        "-o",
+        tmp_path / "o.jsonl",
+        "--fail-on-change",
+    )
     assert res.exit_code == 1
     assert "recorded reward(s) changed" in res.output
     assert "0->1" in res.output and "1->0" in res.output
@@ -100,8 +116,15 @@ def test_output_is_atomic_on_failure(cli, tmp_path):
 
 def test_compare_mode_robust_reports_format_misses(cli, tmp_path):
     res, rep, out = _rescore_json(
-        cli, tmp_path, SAMPLE / "rollouts.jsonl", "--rows", SAMPLE / "train.jsonl",
-        "--rows", SAMPLE / "validation.parquet", "--compare-mode", "robust",
+        cli,
+        tmp_path,
+        SAMPLE / "rollouts.jsonl",
+        "--rows",
+        SAMPLE / "train.jsonl",
+        "--rows",
+        SAMPLE / "validation.parquet",
+        "--compare-mode",
+        "robust",
     )
     cm = rep["compare_mode"]
     # sample row 5 answers "The answer is C." without the template's box: 0, but robust reads the gold C
@@ -133,7 +156,7 @@ def test_parity_suite_through_rescore(cli, tmp_path):
         assert res.exit_code in (0, 1), res.output
         rows = read_jsonl(tmp_path / f"out-{mode}.jsonl")
         assert len(rows) == len(group)
-        for c, r in zip(group, rows):
+        for c, r in zip(group, rows, strict=True):
             want = c["want"]
             if want.get("error"):
                 ok = "status" in r["metadata"]["grading"]  # processed, typed status, run went on

@@ -57,6 +57,12 @@ def progress(iterable=None, *, total=None, desc: str = "", quiet: bool = False, 
     from tqdm import tqdm
 
     return tqdm(
-        iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(quiet), file=sys.stderr,
-        dynamic_ncols=True, leave=False,
+        iterable,
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not progress_enabled(quiet),
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=False,
     )

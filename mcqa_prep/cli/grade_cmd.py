@@ -17,7 +17,9 @@ def _parse_option(ctx, param, values):
     for v in values:
         letter, sep, text = v.partition("=")
         if not sep or not letter.strip():
-            raise click.BadParameter(f"{v!r}: expected LETTER=TEXT, e.g. --option 'B=Polymerase chain reaction'")
+            raise click.BadParameter(
+                f"{v!r}: expected LETTER=TEXT, e.g. --option 'B=Polymerase chain reaction'"
+            )
         letter = letter.strip()
         if letter in seen:
             raise click.BadParameter(f"option {letter!r} given twice")
@@ -29,18 +31,36 @@ def _parse_option(ctx, param, values):
 @main.command("grade")
 @click.argument("response", required=False)
 @click.option(
-    "--option", "-o", "options", multiple=True, callback=_parse_option, metavar="LETTER=TEXT",
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    callback=_parse_option,
+    metavar="LETTER=TEXT",
     help="An answer option; repeat for each (order matters for text matching).",
 )
 @click.option("--expected", "-e", default="", help="The gold letter (reward is 1 when it is extracted).")
 @click.option(
-    "--mode", "-m", type=click.Choice(OVERRIDE_MODES), default=DEFAULT_MODE, show_default=True,
+    "--mode",
+    "-m",
+    type=click.Choice(OVERRIDE_MODES),
+    default=DEFAULT_MODE,
+    show_default=True,
     help="Grading mode (as a policy override, so lenient_answer_colon_md is allowed).",
 )
-@click.option("--regex", "regexes", multiple=True, metavar="PATTERN",
-              help="A template output_regex; repeat to give a list (tried in order, before the mode).")
-@click.option("--answer-prefix", default=None, help="template_metadata.answer_prefix (lenient_answer_colon_md).")
-@click.option("--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates.")
+@click.option(
+    "--regex",
+    "regexes",
+    multiple=True,
+    metavar="PATTERN",
+    help="A template output_regex; repeat to give a list (tried in order, before the mode).",
+)
+@click.option(
+    "--answer-prefix", default=None, help="template_metadata.answer_prefix (lenient_answer_colon_md)."
+)
+@click.option(
+    "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
+)
 @FORMAT_OPTION
 @translate_errors
 def grade_command(response, options, expected, mode, regexes, answer_prefix, explain, fmt):
@@ -82,4 +102,6 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
             click.echo(f"span: {a}-{b} {text[a:b]!r}")
         for c in result.candidates:
             snippet = text[c.span[0] : c.span[1]]
-            click.echo(f"  candidate {c.rule} {c.span[0]}-{c.span[1]} {snippet!r} -> {c.letter or '-'}: {c.verdict}")
+            click.echo(
+                f"  candidate {c.rule} {c.span[0]}-{c.span[1]} {snippet!r} -> {c.letter or '-'}: {c.verdict}"
+            )

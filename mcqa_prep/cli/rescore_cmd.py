@@ -14,23 +14,52 @@ from .policy_opts import policy_from_options, policy_options
 
 @main.command("rescore")
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=False),
-              help="Rescored JSONL: one row per input row, in input order (written atomically).")
-@click.option("--rows", "rows_paths", multiple=True, type=click.Path(exists=True),
-              help="Dataset rows (JSONL/Parquet/directory) to join rollouts that lack options, by prompt.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=False),
+    help="Rescored JSONL: one row per input row, in input order (written atomically).",
+)
+@click.option(
+    "--rows",
+    "rows_paths",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Dataset rows (JSONL/Parquet/directory) to join rollouts that lack options, by prompt.",
+)
 @policy_options
-@click.option("--compare-policy", type=click.Path(exists=True, dir_okay=False),
-              help="Also grade every row under this policy file and report rows whose reward differs.")
-@click.option("--compare-mode", type=click.Choice(OVERRIDE_MODES),
-              help="Also extract with this mode (e.g. robust) and report format misses per template_id.")
-@click.option("--explain", is_flag=True, help="Add the deciding span and rejected candidates to metadata.grading.")
+@click.option(
+    "--compare-policy",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Also grade every row under this policy file and report rows whose reward differs.",
+)
+@click.option(
+    "--compare-mode",
+    type=click.Choice(OVERRIDE_MODES),
+    help="Also extract with this mode (e.g. robust) and report format misses per template_id.",
+)
+@click.option(
+    "--explain", is_flag=True, help="Add the deciding span and rejected candidates to metadata.grading."
+)
 @click.option("--examples", default=5, show_default=True, help="Example ids kept per summary bucket.")
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
 @FORMAT_OPTION
 @QUIET_OPTION
 @translate_errors
-def rescore_command(input_path, output, rows_paths, compare_policy, compare_mode, explain, examples,
-                    fail_on_change, fmt, quiet, **policy_kw):
+def rescore_command(
+    input_path,
+    output,
+    rows_paths,
+    compare_policy,
+    compare_mode,
+    explain,
+    examples,
+    fail_on_change,
+    fmt,
+    quiet,
+    **policy_kw,
+):
     """Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader.
 
     Each output row is the input row with `reward`, `extracted_answer` and `expected_answer` set by this
@@ -47,8 +76,14 @@ def rescore_command(input_path, output, rows_paths, compare_policy, compare_mode
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
     report = rescore(
-        input_path, output, policy, rows_paths=rows_paths or None, examples=examples, explain=explain,
-        compare_policy=other, compare_mode=compare_mode,
+        input_path,
+        output,
+        policy,
+        rows_paths=rows_paths or None,
+        examples=examples,
+        explain=explain,
+        compare_policy=other,
+        compare_mode=compare_mode,
         progress=lambda it: progress(it, desc="rescore", quiet=quiet),
     )
     if fmt == "json":
@@ -56,7 +91,9 @@ def rescore_command(input_path, output, rows_paths, compare_policy, compare_mode
     else:
         _render_text(report)
     if report.invalid.count:
-        raise _Exit1(f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output")
+        raise _Exit1(
+            f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output"
+        )
     if fail_on_change and report.changed:
         raise _Exit1(f"{report.changed} recorded reward(s) changed (--fail-on-change)")
 
@@ -75,23 +112,32 @@ def _render_text(report) -> None:
     e("by mode:   " + ", ".join(f"{k}={v}" for k, v in d["by_mode"].items()))
     j = d["join"]
     if j["joined"] or j["not_found"]["count"]:
-        e(f"joined with dataset rows: {j['joined']}; not found: {j['not_found']['count']}"
-          + _ex(j["not_found"]))
+        e(
+            f"joined with dataset rows: {j['joined']}; not found: {j['not_found']['count']}"
+            + _ex(j["not_found"])
+        )
     a = d["agreement"]
     if a["recorded"]:
-        e(f"recorded rewards: {a['recorded']}; unchanged {a['unchanged']['count']}, "
-          f"0->1 {a['0->1']['count']}, 1->0 {a['1->0']['count']}")
+        e(
+            f"recorded rewards: {a['recorded']}; unchanged {a['unchanged']['count']}, "
+            f"0->1 {a['0->1']['count']}, 1->0 {a['1->0']['count']}"
+        )
         for k in ("0->1", "1->0"):
             if a[k]["count"]:
                 e(f"  {k}: " + ", ".join(a[k]["examples"]))
     if d["invalid_rows"]["count"]:
         e(f"invalid rows: {d['invalid_rows']['count']}" + _ex(d["invalid_rows"]))
     if d["input_contracts"]:
-        e("input rows already graded under: " + ", ".join(f"{k} ({v})" for k, v in d["input_contracts"].items()))
+        e(
+            "input rows already graded under: "
+            + ", ".join(f"{k} ({v})" for k, v in d["input_contracts"].items())
+        )
     if "compare_policy" in d:
         c = d["compare_policy"]
-        e(f"compare policy {c['contract'][:19]}…: same {c['same']}; "
-          + ", ".join(f"{k} {v['count']}" for k, v in c["differ"].items()))
+        e(
+            f"compare policy {c['contract'][:19]}…: same {c['same']}; "
+            + ", ".join(f"{k} {v['count']}" for k, v in c["differ"].items())
+        )
         for k, v in c["differ"].items():
             e(f"  {k}: " + ", ".join(v["examples"]))
     if "compare_mode" in d:

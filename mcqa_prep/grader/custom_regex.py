@@ -25,8 +25,8 @@ from ..records import (
     STATUS_OK,
     STATUS_OUT_OF_RANGE,
     STATUS_REGEX_TIMEOUT,
+    Candidate,
 )
-from ..records import Candidate
 from .base import Extraction
 
 RULE = "output_regex"

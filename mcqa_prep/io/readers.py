@@ -114,13 +114,20 @@ def _iter_jsonl_stream(fh, name: str, split: str) -> Iterator[RowRecord]:
         try:
             data = loads(line)
         except json.JSONDecodeError as exc:
-            yield RowRecord(name, lineno, index, None, f"not valid JSON: {exc.msg} (column {exc.colno})", split)
+            yield RowRecord(
+                name, lineno, index, None, f"not valid JSON: {exc.msg} (column {exc.colno})", split
+            )
         else:
             if isinstance(data, dict):
                 yield RowRecord(name, lineno, index, data, None, split)
             else:
                 yield RowRecord(
-                    name, lineno, index, None, f"a row must be a JSON object, got {type(data).__name__}", split
+                    name,
+                    lineno,
+                    index,
+                    None,
+                    f"a row must be a JSON object, got {type(data).__name__}",
+                    split,
                 )
         index += 1
 
