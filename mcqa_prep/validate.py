@@ -178,6 +178,11 @@ def _texts_in(prompt: str, texts: list[str]) -> bool:
     return True
 
 
+_DICT_ONLY = {dict}
+_ONE_ONLY = {1}
+_STR_ONLY = {str}
+
+
 def _null_filled(opts: list) -> tuple[list[str], list[str]] | None:
     """(keys, texts) when `opts` has the usual Parquet layout (element i carries every letter key and only
     the i-th is non-null), checked with C-level maps; None for anything else (the caller loops)."""
@@ -671,8 +676,13 @@ class _RowCheck:
         opts = d.get("options")
         if type(opts) is not list or len(opts) < 2:
             return False
-        pair = _null_filled(opts)
-        if pair is not None:
+        if set(map(type, opts)) == _DICT_ONLY and set(map(len, opts)) == _ONE_ONLY:
+            # single-key dicts (JSONL, and Parquet after the reader's column-wise normalisation): C-level maps
+            keys = [*chain.from_iterable(opts)]
+            texts = [*chain.from_iterable(map(dict.values, opts))]
+            if set(map(type, texts)) != _STR_ONLY or set(map(type, keys)) != _STR_ONLY:
+                return False
+        elif (pair := _null_filled(opts)) is not None:
             keys, texts = pair
         else:
             keys = []

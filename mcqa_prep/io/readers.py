@@ -143,9 +143,72 @@ def _iter_parquet(path: Path, split: str) -> Iterator[RowRecord]:
     index = 0
     name = str(path)
     for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-        for data in batch.to_pylist():
+        options = _arrow_options(batch)
+        if options is not None:
+            batch = batch.drop_columns(["options"])
+        rows = batch.to_pylist()
+        if options is not None:
+            for data, opts in zip(rows, options, strict=True):
+                data["options"] = opts
+        for data in rows:
             yield RowRecord(name, index + 1, index, data, None, split)
             index += 1
+
+
+def _arrow_options(batch: Any) -> list[Any] | None:
+    """The `options` column of a record batch in the canonical shape, built column-wise.
+
+    Arrow stores options as list<struct<A, B, ..., J>>: every element carries every letter, nulls for
+    the absent ones. Converting that to Python makes ten ten-key dicts per row, the dominant cost of
+    reading. Here each element whose struct has exactly one non-null field becomes {letter: text}
+    directly (the null keys would be dropped by every consumer anyway); any other element (no or several
+    non-null fields) is kept exactly as stored, so validation still sees and reports it. Row and element
+    positions are unchanged, so finding paths like $.options[2] stay exact. None when the column is
+    absent or not list<struct<string...>>."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        col = batch.column("options")
+    except KeyError:
+        return None
+    t = col.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type):
+        return None
+    st = t.value_type
+    kinds = [st.field(i).type for i in range(st.num_fields)]
+    if not kinds or not all(pa.types.is_string(k) or pa.types.is_null(k) for k in kinds):
+        return None
+    import numpy as np
+
+    names = [st.field(i).name for i in range(st.num_fields)]
+    flat = col.flatten()  # StructArray of all elements (null list entries contribute nothing)
+    # a letter that no row of the file offers is stored with the null type: cast it so coalesce can run
+    fields = [
+        f if pa.types.is_string(f.type) else f.cast(pa.string()) for f in map(flat.field, range(len(names)))
+    ]
+    if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
+        return None
+    valid = (
+        np.stack([np.asarray(f.is_valid()) for f in fields]) if len(flat) else np.zeros((len(names), 0), bool)
+    )
+    count = valid.sum(axis=0)
+    first = valid.argmax(axis=0)
+    texts = pc.coalesce(*fields).to_pylist() if len(flat) else []
+    letters = [names[i] for i in first.tolist()]
+    elems: list[Any] = [{letter: text} for letter, text in zip(letters, texts, strict=True)]
+    for j in np.nonzero(count != 1)[0].tolist():
+        elems[j] = flat[j].as_py()  # exactly as stored, nulls included: validation explains it
+    offsets = col.offsets.to_pylist()
+    base = offsets[0] if offsets else 0
+    valid_rows = col.is_valid().to_pylist() if col.null_count else None
+    out: list[Any] = []
+    for r in range(len(col)):
+        if valid_rows is not None and not valid_rows[r]:
+            out.append(None)
+        else:
+            out.append(elems[offsets[r] - base : offsets[r + 1] - base])
+    return out
 
 
 def parquet_num_rows(path: str | Path) -> int:

@@ -1,0 +1,96 @@
+"""Row readers: every row comes out with its address; Parquet options arrive in the canonical shape."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mcqa_prep.errors import InputError
+from mcqa_prep.io import readers
+from mcqa_prep.io.readers import detect_split, iter_rows
+
+
+def _null_filled(pairs, letters="ABCDEFGHIJ"):
+    return [{L: (t if L == k else None) for L in letters} for k, t in pairs]
+
+
+@pytest.mark.parametrize("batch_rows", [1, 3, 2048])
+def test_parquet_options_are_normalised_column_wise_and_odd_elements_kept_as_stored(
+    tmp_path, monkeypatch, batch_rows
+):
+    monkeypatch.setattr(readers, "PARQUET_BATCH_ROWS", batch_rows)
+    rows = [
+        {"options": _null_filled([("A", "Argon"), ("B", "Neon")]), "uuid": "r0"},
+        {"options": _null_filled([("A", "x"), ("B", "y"), ("J", "z")]), "uuid": "r1"},
+        {
+            "options": [
+                {L: None for L in "ABCDEFGHIJ"},
+                {**{L: None for L in "ABCDEFGHIJ"}, "C": "c", "D": "d"},
+            ],
+            "uuid": "r2",
+        },
+        {"options": None, "uuid": "r3"},
+        {"options": [], "uuid": "r4"},
+        {"options": _null_filled([("Q", "quark")], "QZ"), "uuid": "r5"},
+    ]
+    path = tmp_path / "validation-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    got = list(iter_rows([path]))
+    assert [(r.line, r.index, r.split, r.data["uuid"]) for r in got] == [
+        (i + 1, i, "validation", f"r{i}") for i in range(6)
+    ]
+    opts = [r.data["options"] for r in got]
+    assert opts[0] == [{"A": "Argon"}, {"B": "Neon"}]
+    assert opts[1] == [{"A": "x"}, {"B": "y"}, {"J": "z"}]
+    # an all-null element and a two-text element stay as stored (with nulls) so validate can explain them
+    assert set(opts[2][0]) >= set("ABCDEFGHIJ") and set(opts[2][0].values()) == {None}
+    assert opts[2][1]["C"] == "c" and opts[2][1]["D"] == "d" and opts[2][1]["A"] is None
+    assert opts[3] is None and opts[4] == []
+    assert opts[5] == [{"Q": "quark"}]
+
+
+def test_jsonl_bad_lines_keep_their_line_numbers(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"a": 1}\n\n{oops\n[1]\n{"b": 2}\n', encoding="utf-8")
+    got = list(iter_rows([p]))
+    assert [(r.line, r.index, r.data, r.error is not None) for r in got] == [
+        (1, 0, {"a": 1}, False),
+        (3, 1, None, True),
+        (4, 2, None, True),
+        (5, 3, {"b": 2}, False),
+    ]
+    assert "not valid JSON" in got[1].error and "JSON object" in got[2].error
+
+
+def test_directories_are_read_recursively_in_order_skipping_hidden(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "b" / "train.jsonl").write_text('{"i": 2}\n')
+    (tmp_path / "a.jsonl").write_text('{"i": 1}\n')
+    (tmp_path / ".cache" / "x.jsonl").write_text('{"i": 9}\n')
+    (tmp_path / "notes.txt").write_text("ignored")
+    assert [r.data["i"] for r in iter_rows([tmp_path])] == [1, 2]
+
+
+def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        list(iter_rows([tmp_path / "nope.jsonl"]))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no .jsonl or .parquet"):
+        list(iter_rows([tmp_path / "empty"]))
+
+
+@pytest.mark.parametrize(
+    "name,split",
+    [
+        ("data/train-00000-of-00004.parquet", "train"),
+        ("validation-00000-of-00001.parquet", "validation"),
+        ("my_val.jsonl", "validation"),
+        ("test.jsonl", "test"),
+        ("example.jsonl", "train"),
+        ("trainers.jsonl", "train"),
+    ],
+)
+def test_split_from_file_name(name, split):
+    assert detect_split(name) == split
