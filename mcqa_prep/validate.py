@@ -406,7 +406,10 @@ class RowValidator:
 
     def __init__(self, *, regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> None:
         self.regex_timeout = regex_timeout
-        self._uuids: dict[int, tuple[int, int | None]] = {}
+        self._uuids: dict[int, int] = {}  # uuid hash -> packed file/line
+        # uuid hash -> prompt hash: int-only dicts are not tracked by the cyclic GC, so they cost nothing
+        # per collection however large they grow
+        self._uuid_prompts: dict[int, int] = {}
         self._prompts: dict[int, int] = {}
         self._files: list[tuple[str, str | None]] = []
         self._file_ids: dict[tuple[str, str | None], int] = {}
@@ -1024,12 +1027,14 @@ class _RowCheck:
         repeated_row = False
         if self.uuid is not None:
             h = hash(self.uuid)
-            first = v._uuids.get(h)
-            if first is None:
+            first_where = v._uuids.get(h)
+            if first_where is None:
                 here = v._where(self.rec)
-                v._uuids[h] = (here, ph)
+                v._uuids[h] = here
+                if ph is not None:
+                    v._uuid_prompts[h] = ph
             else:
-                first_where, first_ph = first
+                first_ph = v._uuid_prompts.get(h)
                 where, _ = v._describe(first_where)
                 if ph is not None and ph == first_ph:
                     repeated_row = True
