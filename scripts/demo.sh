@@ -23,5 +23,7 @@ echo
 echo '== 5. rescore the sample rollouts against the prepared rows (they lack options: joined by prompt)'
 echo "\$ $CLI rescore data/sample/rollouts.jsonl --rows $OUT/prepared -o $OUT/rescored.jsonl --compare-mode robust"
 "$CLI" rescore data/sample/rollouts.jsonl --rows "$OUT/prepared" -o "$OUT/rescored.jsonl" --compare-mode robust
+step "6. summarize the rescored rows (accuracy, statuses, per template; never pools two contracts)" \
+  "$CLI" summarize "$OUT/rescored.jsonl"
 echo
 echo "Done. Prepared shards: $OUT/prepared  Rescored rows: $OUT/rescored.jsonl"

@@ -174,3 +174,37 @@ def test_parity_suite_through_rescore(cli, tmp_path):
                 failures.append((c["id"], want, r["reward"], r["extracted_answer"], r["metadata"]["grading"]))
     print(f"\nparity via rescore: {passed}/{len(cases)} passed")
     assert not failures, failures[:5]
+
+
+def test_every_rescored_row_matches_the_rescored_row_schema(cli, tmp_path):
+    from mcqa_prep.schema import validator
+
+    v = validator("rescored_row")
+    good = read_jsonl(SAMPLE / "rollouts.jsonl")
+    inp = write_jsonl(tmp_path / "in.jsonl", [*good, "{broken", {"response": 3}])
+    res = cli(
+        "rescore",
+        inp,
+        "--rows",
+        SAMPLE / "train.jsonl",
+        "--rows",
+        SAMPLE / "validation.parquet",
+        "-o",
+        tmp_path / "o.jsonl",
+        "--explain",
+        "--compare-mode",
+        "robust",
+    )
+    assert res.exit_code == 1  # the two bad rows
+    rows = read_jsonl(tmp_path / "o.jsonl")
+    assert len(rows) == len(good) + 2
+    for i, row in enumerate(rows):
+        errors = [e.message for e in v.iter_errors(row)]
+        assert errors == [], (i, errors)
+        # provenance never copies the response text
+        for part in (
+            row.get("response", {}).get("output", []) if isinstance(row.get("response"), dict) else []
+        ):
+            for c in part.get("content", []):
+                if len(c.get("text", "")) > 20:
+                    assert c["text"] not in json.dumps(row["metadata"])
