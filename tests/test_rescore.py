@@ -208,3 +208,99 @@ def test_every_rescored_row_matches_the_rescored_row_schema(cli, tmp_path):
             for c in part.get("content", []):
                 if len(c.get("text", "")) > 20:
                     assert c["text"] not in json.dumps(row["metadata"])
+
+
+def _verify_request(text, *, gold="B", tm=None, status="completed", uuid="r"):
+    row = {
+        "responses_create_params": {
+            "input": [{"role": "user", "content": "Q?\nA: alpha\nB: beta\nC: gamma"}]
+        },
+        "options": [{"A": "alpha"}, {"B": "beta"}, {"C": "gamma"}],
+        "expected_answer": gold,
+        "uuid": uuid,
+        "response": {
+            "status": status,
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}],
+        },
+    }
+    if tm is not None:
+        row["template_metadata"] = tm
+    return row
+
+
+def test_catastrophic_template_regex_times_out_and_the_run_goes_on(cli, tmp_path):
+    evil = {"output_regex": r"(a|aa)+$"}  # exponential backtracking even for the `regex` engine
+    rows = [
+        _verify_request("a" * 40 + "!", tm=evil, uuid="evil"),
+        _verify_request("\\boxed{B}", uuid="fine"),
+    ]
+    res, rep, out = _rescore_json(cli, tmp_path, write_jsonl(tmp_path / "in.jsonl", rows))
+    assert res.exit_code == 0
+    got = read_jsonl(out)
+    assert got[0]["metadata"]["grading"]["status"] == "regex_timeout" and got[0]["reward"] == 0.0
+    assert got[1]["metadata"]["grading"]["status"] == "ok" and got[1]["reward"] == 1.0
+    assert rep["by_status"] == {"ok": 1, "regex_timeout": 1}
+
+
+def test_compare_policy_finds_credit_that_came_only_from_the_thinking(cli, tmp_path):
+    rows = [
+        _verify_request("<think>It is \\boxed{B}.</think>\nI am not sure.", uuid="thinking-only"),
+        _verify_request("<think>maybe A</think>\n\\boxed{B}", uuid="both"),
+        _verify_request("<think>\\boxed{B}</think>", uuid="no-final"),
+    ]
+    policy = tmp_path / "final.json"
+    policy.write_text(json.dumps({"final_answer_only": True, "reasoning_mode": "required"}))
+    res, rep, out = _rescore_json(
+        cli, tmp_path, write_jsonl(tmp_path / "in.jsonl", rows), "--compare-policy", policy
+    )
+    assert res.exit_code == 0, res.output
+    cp = rep["compare_policy"]
+    assert cp["same"] == 1
+    assert cp["differ"]["1->0"]["count"] == 2
+    assert cp["differ"]["1->0"]["examples"] == ["thinking-only", "no-final"]
+    got = read_jsonl(out)
+    assert got[2]["metadata"]["grading"]["compare_policy"]["status"] == "missing_final_answer"
+    assert got[0]["metadata"]["grading"]["compare_policy"]["contract"] == cp["contract"] != rep["contract"]
+
+
+def test_final_answer_flags_and_rows_from_another_contract_are_reported(cli, tmp_path):
+    rows = [_verify_request("<think>\\boxed{A}</think> \\boxed{B}", uuid="x")]
+    first = tmp_path / "first.jsonl"
+    cli("rescore", write_jsonl(tmp_path / "in.jsonl", rows), "-o", first)
+    res, rep, out = _rescore_json(cli, tmp_path, first, "--final-answer-only", name="second.jsonl")
+    assert res.exit_code == 0
+    old = read_jsonl(first)[0]["metadata"]["grading"]["contract"]
+    assert rep["input_contracts"] == {old: 1} and rep["contract"] != old
+    g = read_jsonl(out)[0]["metadata"]["grading"]
+    assert g["final_answer_only"] is True and g["contract"] == rep["contract"]
+    assert g["thinking_chars"] > 0 and g["closing_markers"] == 1
+
+
+def test_answer_corpus_through_rescore_with_robust_override(cli, tmp_path):
+    """The issue's check: answer_corpus_dev.jsonl through `rescore --grading-mode-override robust`."""
+    path = CONFORMANCE / "answer_corpus_dev.jsonl"
+    if not path.exists():
+        pytest.skip("conformance suite not found")
+    cases = read_jsonl(path)
+    inp = write_jsonl(tmp_path / "corpus.jsonl", [c["request"] for c in cases])
+    res = cli(
+        "rescore", inp, "-o", tmp_path / "o.jsonl", "--grading-mode-override", "robust", "--format", "json"
+    )
+    assert res.exit_code in (0, 1)
+    got = read_jsonl(tmp_path / "o.jsonl")
+    right = fp = counted = 0
+    per_tag: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for c, r in zip(cases, got, strict=True):
+        if c["contested"]:
+            continue
+        counted += 1
+        ok = r["extracted_answer"] == c["want"]["extracted_answer"]
+        right += ok
+        fp += c["want"]["extracted_answer"] is None and r["extracted_answer"] is not None
+        for t in c["tags"]:
+            per_tag[t][0] += ok
+            per_tag[t][1] += 1
+    print(f"\nrobust via rescore: {right}/{counted} non-contested right, {fp} false positive(s)")
+    for t, (a, n) in sorted(per_tag.items()):
+        print(f"  {t:24} {a}/{n}")
+    assert right >= 0.95 * counted and fp <= 1
