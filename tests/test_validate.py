@@ -431,7 +431,8 @@ def test_cli_text_output_exact(tmp_path, cli):
         "findings by rule:",
         "  expected_answer_not_option  1",
         "  malformed_row               1",
-        "expected_answer letters: A 1 (100.0%, uniform 25.0%)",
+        "expected_answer letters (share vs. the share if each row's gold were uniform over its offered "
+        "letters): A 1 (100.0% vs 25.0%)",
         "position bias: none (flagged when observed > 2x expected, expected = sum over rows of 1/(number of "
         "offered letters) for rows offering the letter, flagged only when expected >= 20)",
         "FAILED: 2 error(s), 0 warning(s)",

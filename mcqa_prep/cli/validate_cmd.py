@@ -46,10 +46,13 @@ def render_text(report: ValidateReport) -> list[str]:
     if total:
         exp = s["position_bias"]["expected"]
         cells = [
-            f"{L} {n} ({100 * n / total:.1f}%, uniform {100 * exp.get(L, 0) / total:.1f}%)"
+            f"{L} {n} ({100 * n / total:.1f}% vs {100 * exp.get(L, 0) / total:.1f}%)"
             for L, n in hist.items()
         ]
-        lines.append("expected_answer letters: " + ", ".join(cells))
+        lines.append(
+            "expected_answer letters (share vs. the share if each row's gold were uniform over its offered "
+            "letters): " + ", ".join(cells)
+        )
         flagged = s["position_bias"]["flagged"]
         lines.append(
             "position bias: "
