@@ -17,6 +17,7 @@ from ..records import STATUS_AMBIGUOUS, STATUS_NO_ANSWER, STATUS_OK, STATUS_OUT_
 from .base import Extraction
 from .boxed import extract_strict, strip_text_wrappers
 from .custom_regex import LOCALISED_SPACED
+from .letters import letter_for_text
 
 RULE_COLON = "answer_colon"
 RULE_MD = "answer_colon_md"
@@ -45,15 +46,6 @@ _PREFIX_CACHE_MAX = 1024
 def normalize_payload(s: str) -> str:
     """NFKC, localised letters -> Latin (space-prefixed), stripped: the captured-string normalisation."""
     return unicodedata.normalize("NFKC", s).translate(LOCALISED_SPACED).strip()
-
-
-def _option_letter_for_text(payload: str, letters: Mapping[str, Any]) -> str | None:
-    """First option whose normalised text equals the normalised payload (null option texts skipped)."""
-    norm = " ".join(payload.lower().split())
-    for letter, option in letters.items():
-        if option is not None and " ".join(option.lower().split()) == norm:
-            return letter
-    return None
 
 
 def _iter_answer_matches(text: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
@@ -88,7 +80,7 @@ def extract_answer_colon(text: str, letters: Mapping[str, Any], template_metadat
         up = payload.upper()
         if up in letters:
             return Extraction(up, STATUS_OK, RULE_COLON, span)
-    by_text = _option_letter_for_text(payload, letters)
+    by_text = letter_for_text(payload, letters)
     if by_text is not None:
         return Extraction(by_text, STATUS_OK, RULE_COLON, span)
     if len(payload) == 1 and payload.isalpha():

@@ -28,6 +28,7 @@ from ..records import (
     Candidate,
 )
 from .base import Extraction
+from .letters import letter_for_text
 
 RULE = "output_regex"
 CACHE_MAX = 4096
@@ -152,14 +153,6 @@ def normalize_captured(s: str) -> str:
     return unicodedata.normalize("NFKC", s.strip()).translate(LOCALISED_SPACED).strip().upper()
 
 
-def _letter_for_text(captured: str, letters: Mapping[str, Any]) -> str | None:
-    norm = " ".join(captured.lower().split())
-    for letter, option in letters.items():
-        if option is not None and " ".join(option.lower().split()) == norm:
-            return letter
-    return None
-
-
 def extract_custom(
     text: str, output_regex: Any, letters: Mapping[str, Any], *, timeout: float | None = 0.5
 ) -> Extraction:
@@ -229,7 +222,7 @@ def extract_custom(
                 candidates=(Candidate(rule, span, captured, "not one of the options"),),
                 message=f"output_regex captured {captured}, which is not one of the options",
             )
-        letter = _letter_for_text(captured, letters)
+        letter = letter_for_text(captured, letters)
         if letter is not None:
             return Extraction(letter, STATUS_OK, rule, span)
     if errors:

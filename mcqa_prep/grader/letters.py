@@ -61,10 +61,11 @@ def normalize_option_text(s: str) -> str:
 
 
 def letter_for_text(payload: str, letters: Mapping[str, str | None]) -> str | None:
-    """The first option whose normalised text equals the normalised payload, or None."""
+    """The first option whose normalised text equals the normalised payload, or None (null texts skipped).
+
+    Plain equality, as NeMo Gym compares: an empty payload matches only an empty option text, which
+    `validate` reports as an error anyway."""
     norm = normalize_option_text(payload)
-    if not norm:
-        return None
     for letter, text in letters.items():
         if text is not None and normalize_option_text(text) == norm:
             return letter
