@@ -151,6 +151,9 @@ def _hf():
     cache is written under HF_HOME; the bytes are verified against the hub's hashes either way.
     """
     os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+    # A pull talks to the endpoints it needs and no others (huggingface_hub would otherwise also fetch a
+    # telemetry registry from the endpoint); users can opt back in with HF_HUB_DISABLE_TELEMETRY=0.
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     import huggingface_hub
 
     return huggingface_hub
