@@ -72,7 +72,62 @@ def main() -> int:
             print(json.dumps(res, indent=2), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
+    else:
+        print()
+        print(summary_table(results))
     return 1 if any("error" in r for r in results.values()) else 0
+
+
+def _rate(res: dict, *keys: str):
+    for k in keys:
+        if isinstance(res.get(k), (int, float)):
+            return res[k]
+    return None
+
+
+def summary_table(results: dict) -> str:
+    """One line per measured stage: throughput, its baseline from the same run, the ratio, peak RSS."""
+    lines = [f"{'stage':44} {'rows/s':>10} {'baseline':>10} {'ratio':>7}  baseline is"]
+    g = results.get("bench_grader") or {}
+    for mode, r in g.items():
+        if isinstance(r, dict) and "rows_per_s" in r:
+            rate, base = r["rows_per_s"], r["target_rows_per_s"]
+            lines.append(
+                f"{'grader ' + mode:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  NeMo Gym 0.7.0"
+            )
+    rb = results.get("bench_robust") or {}
+    rate = _rate(rb, "rows_per_cpu_s", "rows_per_s")
+    if rate:
+        lines.append(
+            f"{'grader robust':44} {rate:>10,.0f} {20000:>10,.0f} {rate / 20000:>6.2f}x  issue 7 floor"
+        )
+    v = results.get("bench_validate") or {}
+    rate = _rate(v, "rows_per_cpu_s", "rows_per_s")
+    if rate:
+        lines.append(
+            f"{'validate (Parquet, 10 options)':44} {rate:>10,.0f} {20000:>10,.0f} {rate / 20000:>6.2f}x  issue 3 floor"
+        )
+    p = results.get("bench_prepare") or {}
+    if "prepare_rows_per_s" in p:
+        rate, base = p["prepare_rows_per_s"], p["floor_rows_per_s"]
+        lines.append(
+            f"{'prepare (Parquet in, JSONL out)':44} {rate:>10,.0f} {base:>10,.0f} {base / rate:>6.2f}x  "
+            "read-parse-serialise floor (time ratio, target <= 3x)"
+        )
+    mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
+    lines.append("peak RSS per benchmark process (MB): " + ", ".join(f"{k} {m}" for k, m in mem if m))
+    mems = p.get("memory") if isinstance(p, dict) else None
+    if mems and len(mems) == 2:
+        small, large = mems
+        per_row = (
+            (large["python_peak_mib"] - small["python_peak_mib"]) * 2**20 / (large["rows"] - small["rows"])
+        )
+        lines.append(
+            f"prepare Python peak: {small['python_peak_mib']} MiB at {small['rows']:,} rows, "
+            f"{large['python_peak_mib']} MiB at {large['rows']:,} rows: {per_row:.0f} bytes/row, all of it the "
+            "duplicate index (one uuid hash and one prompt hash per row); rows themselves are streamed"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
