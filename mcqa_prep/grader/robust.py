@@ -297,6 +297,7 @@ _C6_BEFORE_ENDINGS = (
 )
 # A capital letter followed only by " \t\r.!*)]" up to the end of its line (the cheap test before _C6_RE).
 _LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
+_LINE_END_TRAIL = frozenset(" \t\r.!*)]")
 _COMMIT_LEVEL = {"c1": 2, "c2": 2, "c3": 2, "c4": 1, "c5": 1, "c6": 1, "c7": 1}
 _COMMIT_RULE = {
     "c1": "robust.commit_choose",
@@ -930,14 +931,24 @@ def _keyword_matches(t: str, low: str, lo: int, hi: int):
     # "Therefore, B." closing a line whose end is in [lo, hi) (a newline before hi, or the end of the text
     # when hi is the end): first find the lines whose last character, before trailing " \t\r.!*)]", is a
     # capital letter, then run the detailed regex there. The scan starts at the start of the line that
-    # holds lo, so the first line end found is the first one at or after lo.
+    # holds lo, so the first line end found is the first one at or after lo. (The lines are walked with
+    # str.find: the matches of _LINE_END_CAPITAL_RE.finditer(t, ls, hi) that end before hi or at the end
+    # of the text, in about half the time of the regex, which tries every capital letter.)
     n = len(t)
     ls = t.rfind("\n", 0, lo) + 1
-    for me in _LINE_END_CAPITAL_RE.finditer(t, ls, hi):
-        e = me.end()
-        if e >= hi and hi < n:  # (\Z matched at hi: not a line end)
-            break
-        k = me.start()
+    while ls <= hi:
+        e = t.find("\n", ls, hi)
+        if e < 0:
+            if hi < n:
+                break
+            e = hi
+        k = e
+        while k > ls and t[k - 1] in _LINE_END_TRAIL:
+            k -= 1
+        k -= 1
+        line_start, ls = ls, e + 1
+        if k < line_start or not ("A" <= t[k] <= "Z"):
+            continue
         ch = t[k - 1] if k > 0 else " "
         if not (ch in _WORD_ASCII or (ch > "\x7f" and _is_word_char(ch))):
             pos = t.rfind("\n", 0, e) + 1
@@ -1021,12 +1032,9 @@ _KW_MAX = 20  # longer than any keyword
 _WORDISH_RE = re.compile(r"[A-Za-z0-9\u00c0-\uffff]{2}|[A-Z]")
 
 
-def _stages(t: str) -> list[int]:
-    """Start offsets of the successively longer tails scanned: the closing lines (from the last line
-    with some words in it, at most 200 characters), the last 350 characters, everything."""
-    n = len(t)
-    if n <= 300:
-        return [0]
+def _stage1_start(t: str, n: int) -> int:
+    """Start of the first stage: the closing lines, from the last line with some words in it (at most
+    the last 200 characters)."""
     e = n
     lo1 = n
     while e > 0 and lo1 > n - 200:
@@ -1035,7 +1043,16 @@ def _stages(t: str) -> list[int]:
         if _WORDISH_RE.search(t, s0, e):
             break
         e = s0
-    lo1 = max(lo1, n - 200)
+    return max(lo1, n - 200)
+
+
+def _stages(t: str) -> list[int]:
+    """Start offsets of the successively longer tails scanned: the closing lines (from the last line
+    with some words in it, at most 200 characters), the last 350 characters, everything."""
+    n = len(t)
+    if n <= 300:
+        return [0]
+    lo1 = _stage1_start(t, n)
     out = [lo1]
     if n - 350 < lo1 and n > 450:
         out.append(n - 350)
@@ -1239,6 +1256,233 @@ _STATUS_OF = {
 
 
 # --------------------------------------------------------------------------------------------------
+# Fast path: the most common closing lines
+# --------------------------------------------------------------------------------------------------
+
+# The first stage (the closing lines, see _stages) of most responses is one of a few shapes: `Answer: B`,
+# `**Final Answer:** \boxed{B}`, `Therefore, the correct answer is (B).`, `Final answer: <option text>`,
+# `Option B is correct.`, `\boxed{B}`, `答案：B`. _fast_extract recognises them and returns what the general
+# path computes for them. It relies only on preconditions it checks, and returns None (the general path
+# runs) when one fails:
+#
+# - the stage is exactly the lines matched: they start at a line start (_stage1_start) and the text is
+#   longer than 300 characters (so the stage is not the whole text); it is ASCII (or, for `答案：B`, ASCII
+#   before that last line);
+# - the keywords of the stage are known: its words are fixed by the shape except a free payload, which
+#   must hold no keyword at all (checked on its words, as _keyword_hits collects them). The fixed words
+#   hold the anchor noun (answer/choice/option/antwort), whose "option B is correct" pattern needs
+#   whitespace right after the noun, which no anchor shape has, and maybe the qualifier "correct"/"best",
+#   a keyword of "B is the correct answer": that pattern is tried on the text before it, and a match
+#   gives up;
+# - the letter is preceded by ":", "is" or markup, never by a conclusion word, so the "Therefore, B."
+#   scan finds nothing (a free payload must not end with a capital letter at all); boxes occur only
+#   where the shape has them, written in lower case as _BOX_RE and _MARKUP_RE need;
+# - what the general path reads around the stage (a conditional phrase up to 80 characters before an
+#   anchor, the word before the anchor noun, the neighbours of a commitment letter) is read here with
+#   the same functions, and a free payload is read by _anchor_at, _anchor_payload and _parse_payload.
+#
+# The shape then decides the candidates: one anchor; one box; an anchor followed by a box on its line
+# (the box, later, decides; the anchor is "same answer" or "conditional"); or one "B is correct".
+_FAST_LETTER = r"[(*]*(?P<L>[a-z])[)*.]*"
+_FAST_BOX = r"\$?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}\$?\.?"
+_FAST_ANCHOR_RE = re.compile(
+    r"(?:\*\*)?(?:(?:therefore|so|thus|hence),? )?(?:the )?(?:(?P<q>final|correct|best) )?"
+    r"(?P<kw>answer|choice|option|antwort)(?P<conn>(?:\*\*)?:(?:\*\*)?| is) (?:"
+    + _FAST_LETTER
+    + "|"
+    + _FAST_BOX
+    + ")"
+)
+# The same opening words followed by any payload (read with the general functions, see _fast_anchor).
+_FAST_HEAD_RE = re.compile(
+    r"(?:\*\*)?(?:(?:therefore|so|thus|hence),? )?(?:the )?(?:(?P<q>final|correct|best) )?"
+    r"(?P<kw>answer|choice|option|antwort)(?:(?:\*\*)?:(?:\*\*)?| is) "
+)
+_FAST_COMMIT_RE = re.compile(r"(?:\*\*)?(?P<kw>option|choice|answer) (?P<L>[a-z]) is correct\.?(?:\*\*)?")
+_FAST_BOX_RE = re.compile(
+    r"(?:\\\[ ?|\$\$? ?)?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}(?: ?\\\]| ?\$\$?)?\.?"
+    r"(?:\n(?:\\\]|\$\$))?"
+)
+# `答案：B` closing a text that is ASCII before that last line (matched after the full-width conversion).
+_FAST_CJK_RE = re.compile(r"(?:\*\*)?(?P<kw>答案)(?:\*\*)?:(?:\*\*)? ?" + _FAST_LETTER)
+_FAST_FIRST = frozenset("*tshfcbaoTSHFCBAO\\$")  # first characters of the shapes above
+
+
+def _fast_letter(letter: str, letters: Mapping[str, str | None], j: int, why: str) -> _Parsed:
+    if letter in letters:
+        return _Parsed("letter", letter, (j, j + 1), why)
+    return _Parsed("out_of_range", None, (j, j + 1), f"{letter} is not an option")
+
+
+def _fast_result(rule: str, pos: int, p: _Parsed, cands: tuple[Candidate, ...]) -> Extraction:
+    span = (pos, p.span[1])
+    if p.kind == "letter":
+        return Extraction(p.letter, STATUS_OK, rule, span, cands)
+    return Extraction(None, STATUS_OUT_OF_RANGE, rule, span, cands, message=p.verdict)
+
+
+def _fast_box(t: str, m: re.Match[str], w0: int) -> tuple[int, int]:
+    """(letter index, box start) of the box matched on the lower-cased text, or (-1, -1) when the
+    commands are not written in lower case (boxes and markup are matched case-sensitively)."""
+    bx = m.start("bx") + w0
+    j = m.start("BL")
+    if j < 0:
+        j = m.start("BL2")
+        if not t.startswith("\\boxed", bx):
+            return -1, -1
+    elif not t.startswith("\\boxed{\\text", bx):
+        return -1, -1
+    return j + w0, bx
+
+
+def _fast_anchor(
+    t: str, letters: Mapping[str, str | None], m: re.Match[str], low: str, w0: int, lo1: int
+) -> Extraction | None:
+    """The first stage is the last line, an anchor (_FAST_HEAD_RE) with any payload: when nothing else
+    in the line can be a candidate, the anchor is found and read with the general functions. (`low`
+    is the text from w0 on, lower-cased.)"""
+    if t.find("\n", lo1) >= 0 or t.find("\\", lo1) >= 0:  # (one line; no box)
+        return None
+    rest = low[m.end() :]
+    kw, q = m.group("kw", "q")
+    # no other keyword: none among the words of the payload, no second occurrence of the anchor's
+    # words inside longer words, no stem; no capital letter closing the line ("Therefore, B.")
+    if (
+        kw in rest
+        or (q is not None and q in rest)
+        or "jawa" in rest
+        or "odpowied" in rest
+        or _FIRST_WORDS_B.intersection(rest.encode("ascii").translate(_TOKEN_TABLE).split())
+        or _LINE_END_CAPITAL_RE.search(t, lo1) is not None
+    ):
+        return None
+    if q is not None and q != "final":
+        kq = m.start("q")
+        if _C3_BEFORE_RE.search(low, kq - 20, kq) is not None:
+            return None
+    k = m.start("kw")
+    entries = _KW_TABLE_ASCII[kw]
+    if len(entries) > 1 and entries[1][1].match(low, k) is not None:  # (the "option B is correct" pattern)
+        return None
+    full = t.lower()
+    k += w0
+    found = _anchor_at(t, full, k, entries[0][1], entries[0][2], True, kw)
+    if found is None:
+        return None
+    start, end, final = found
+    a, b = _anchor_payload(t, end)
+    p = _parse_payload(t, a, b, _Options(letters), anchored=True)
+    if p.kind not in _DECISIVE or _conditional_before(full, max(0, start - 80), start):
+        return None
+    rule = "robust.final_answer" if final else "robust.answer_anchor"
+    span = (min(start, p.span[0]), p.span[1])
+    cands = (Candidate(rule, p.span, p.letter, _verdict(p)),)
+    if p.kind == "letter":
+        return Extraction(p.letter, STATUS_OK, rule, span, cands)
+    return Extraction(None, _STATUS_OF[p.kind], rule, span, cands, message=p.verdict)
+
+
+def _fast_cjk(text: str, letters: Mapping[str, str | None]) -> Extraction | None:
+    """The last line is `答案：B` and everything before it is ASCII. Then the general path's text (after the
+    full-width conversion, per character) and its lower-cased copy are the ASCII part followed by that
+    line, which has words ("答案"), so it is the first stage; its only keyword is "答案" (the longest
+    match there, not "答"), with no qualifier before it (not Latin) and no "最终" (it starts the line)."""
+    n = len(text)
+    s0 = text.rfind("\n") + 1
+    if s0 < n - 200 or not text[:s0].isascii():
+        return None
+    line = _FW_RE.sub(_fullwidth_to_ascii, text[s0:])
+    low_line = line.lower()
+    m = _FAST_CJK_RE.fullmatch(low_line)
+    if m is None:
+        return None
+    k = m.start("kw")
+    # (the 80 characters before the anchor and the one before them, lower-cased as in the general path)
+    window = text[s0 + k - 81 : s0].lower() + low_line[:k]
+    if _conditional_before(window, 1, 81):
+        return None
+    j = m.start("L")
+    p = _fast_letter(line[j].upper(), letters, s0 + j, "leading letter")
+    rule = "robust.answer_anchor"
+    return _fast_result(rule, s0 + k, p, (Candidate(rule, p.span, p.letter, _verdict(p)),))
+
+
+def _fast_extract(t: str, letters: Mapping[str, str | None]) -> Extraction | None:
+    """extract_robust(t, letters) when its first stage is one of the shapes above, else None."""
+    n = len(t)
+    if n <= 300:
+        return None
+    if not t.isascii():
+        return _fast_cjk(t, letters)
+    lo1 = _stage1_start(t, n)
+    if t[lo1 - 1] != "\n" or t[lo1] not in _FAST_FIRST:  # (lo1 >= n - 200 > 100)
+        return None
+    w0 = lo1 - 100
+    low = t[w0:].lower()  # (ASCII: the same characters as the whole text lower-cased)
+    r = lo1 - w0
+    m = _FAST_ANCHOR_RE.fullmatch(low, r)
+    if m is not None:
+        kw, q = m.group("kw", "q")
+        k = m.start("kw")
+        rule = "robust.answer_anchor"
+        if q is None:
+            if kw == "choice" or kw == "option":  # (no qualifier: not an anchor)
+                return None
+            # ("Antwort" needs a colon; words before it are left to the general path)
+            if kw == "antwort" and (k - r > 2 or m.group("conn") == " is"):
+                return None
+            start = k
+        else:
+            if kw == "antwort":
+                return None
+            start = m.start("q")
+            if q == "final":
+                rule = "robust.final_answer"
+            elif _C3_BEFORE_RE.search(low, start - 20, start) is not None:
+                return None
+        conditional = _conditional_before(low, start - 80, start)
+        start += w0
+        j = m.start("L")
+        if j >= 0:
+            if conditional:
+                return None
+            j += w0
+            p = _fast_letter(t[j].upper(), letters, j, "leading letter")
+            return _fast_result(rule, start, p, (Candidate(rule, p.span, p.letter, _verdict(p)),))
+        j, bx = _fast_box(t, m, w0)
+        if j < 0:
+            return None
+        p = _fast_letter(t[j].upper(), letters, j, "leading letter")
+        if conditional:
+            first = Candidate(rule, p.span, None, "conditional, not a commitment")
+        else:
+            first = Candidate(rule, p.span, p.letter, "same answer as the deciding candidate")
+        box = Candidate("robust.boxed", p.span, p.letter, _verdict(p))
+        return _fast_result("robust.boxed", bx, p, (first, box))
+    m = _FAST_HEAD_RE.match(low, r)
+    if m is not None:
+        return _fast_anchor(t, letters, m, low, w0, lo1)
+    m = _FAST_COMMIT_RE.fullmatch(low, r)
+    if m is not None:
+        j = m.start("L") + w0
+        c = t[j]
+        if c not in _UPPER or _letter_use(t, j) is not None:
+            return None
+        p = _fast_letter(c, letters, j, "commitment")
+        rule = "robust.commit_correct"
+        return _fast_result(rule, m.start("kw") + w0, p, (Candidate(rule, p.span, p.letter, _verdict(p)),))
+    m = _FAST_BOX_RE.fullmatch(low, r)
+    if m is not None:
+        j, bx = _fast_box(t, m, w0)
+        if j < 0:
+            return None
+        p = _fast_letter(t[j].upper(), letters, j, "leading letter")
+        rule = "robust.boxed"
+        return _fast_result(rule, bx, p, (Candidate(rule, p.span, p.letter, _verdict(p)),))
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------------
 
@@ -1252,6 +1496,9 @@ def extract_robust(
         return Extraction(None, STATUS_NO_ANSWER, "robust.none")
     if type(letters) is not dict and not isinstance(letters, Mapping):
         letters = {}
+    fast = _fast_extract(text, letters)
+    if fast is not None:
+        return fast
     t = text if text.isascii() else _FW_RE.sub(_fullwidth_to_ascii, text)
     opts = _Options(letters)
     low = _lower_same_length(t)
