@@ -23,9 +23,11 @@ from typing import Any
 import regex
 
 from . import __version__, controls, schema
+from ._perf import streaming_gc
 from .errors import InputError
 from .grader import DEFAULT_REGEX_TIMEOUT, ROW_MODES
-from .io.readers import RowRecord, expand_inputs, iter_file, parquet_num_rows
+from .grader.custom_regex import extract_custom
+from .io.readers import OptionHint, RowRecord, expand_inputs, iter_file_hinted, parquet_num_rows
 from .records import STATUS_REGEX_TIMEOUT, Finding
 
 ERROR = "error"
@@ -156,6 +158,29 @@ def _distinct_texts(texts: list[str]) -> bool:
     return len(set(normalize_texts(texts))) == n
 
 
+# bytes.translate table for _usable_distinct: ASCII upper -> lower case, the whitespace other than ' ' -> the
+# separator (so the split count exposes it)
+_FOLD = bytes(c + 32 if 65 <= c <= 90 else 1 if chr(c) in _IRREGULAR_SPACE else c for c in range(256))
+
+
+def _usable_distinct(texts: list[str]) -> bool:
+    """Every text is non-blank and no two are equal under normalize_texts: `all(map(str.strip, texts)) and
+    _distinct_texts(texts)`, in a few C-level passes over the joined texts when they are ASCII whose only
+    whitespace is ' '. Then a text is blank exactly when it is all spaces, and two texts equal under
+    normalize_texts are also equal lower-cased with every space removed, so distinct space-free forms prove
+    distinct texts (equal ones are decided by the definition)."""
+    n = len(texts)
+    j = "\x01".join(texts)
+    if j.isascii():
+        parts = j.encode().translate(_FOLD, b" ").split(b"\x01")
+        if len(parts) == n:  # no text holds the separator or whitespace other than ' '
+            if b"" in parts:
+                return False
+            if len(set(parts)) == n:
+                return True
+    return all(map(str.strip, texts)) and _distinct_texts(texts)
+
+
 def _texts_in(prompt: str, texts: list[str]) -> bool:
     """Every text occurs in the prompt. Option lines are usually rendered in order with a constant separator
     ("\nB: "), so after the first two searches each text is confirmed by one comparison at its predicted
@@ -178,6 +203,8 @@ def _texts_in(prompt: str, texts: list[str]) -> bool:
     return True
 
 
+# joined option keys (one character each) -> upper-cased when they are distinct letters, else None
+_KEY_SETS: dict[str, str | None] = {}
 _DICT_ONLY = {dict}
 _ONE_ONLY = {1}
 _STR_ONLY = {str}
@@ -429,6 +456,10 @@ class RowValidator:
 
     def check(self, rec: RowRecord) -> list[Finding]:
         """Every finding of one row, including duplicates of rows checked before by this validator."""
+        return self._check(rec, None)
+
+    def _check(self, rec: RowRecord, hint: OptionHint | None) -> list[Finding]:
+        """check(), given the reader's (keys, texts) of `rec`'s options (see iter_file_hinted) or None."""
         self.rows += 1
         if rec.error is not None or not isinstance(rec.data, dict):
             f = Finding(
@@ -442,8 +473,9 @@ class RowValidator:
             )
             self._count([f])
             return [f]
-        out = _RowCheck(self, rec).run()
-        self._count(out)
+        out = _RowCheck(self, rec, hint).run()
+        if out:
+            self._count(out)
         return out
 
     def add(self, findings: Iterable[Finding]) -> None:
@@ -606,11 +638,12 @@ class RowValidator:
 class _RowCheck:
     """The checks of one row; a class only to share the row's state between the rule methods."""
 
-    __slots__ = ("v", "rec", "d", "out", "uuid", "letters", "prompt", "texts", "gold")
+    __slots__ = ("v", "rec", "hint", "d", "out", "uuid", "letters", "prompt", "texts", "lset", "gold")
 
-    def __init__(self, v: RowValidator, rec: RowRecord) -> None:
+    def __init__(self, v: RowValidator, rec: RowRecord, hint: OptionHint | None = None) -> None:
         self.v = v
         self.rec = rec
+        self.hint = hint  # (keys, texts) of the row's options when the reader vouches for their shape
         self.d: dict[str, Any] = rec.data  # type: ignore[assignment]
         self.out: list[Finding] = []
         u = self.d.get("uuid")
@@ -618,6 +651,7 @@ class _RowCheck:
         self.letters: dict[str, tuple[int, str, str]] = {}  # letter -> (index, key, text); detailed path
         self.prompt: str | None = None
         self.texts: dict[str, str] = {}  # usable letter -> option text (both paths)
+        self.lset = ""  # "".join(self.texts): the offered letters
         self.gold: str | None = None  # the gold letter when it names a usable option
 
     def add(self, path: str, rule: str, message: str, severity: str | None = None) -> None:
@@ -632,7 +666,7 @@ class _RowCheck:
         if self.gold is not None:
             v = self.v
             v.gold_hist[self.gold] += 1
-            v._letter_sets["".join(self.texts)] += 1
+            v._letter_sets[self.lset] += 1
         self.check_regex()
         self.check_duplicates()
         return self.out
@@ -645,6 +679,7 @@ class _RowCheck:
         self.check_prompt()
         self.check_options()
         self.texts = {L: t for L, (_, _, t) in self.letters.items() if t.strip()}
+        self.lset = "".join(self.texts)
         self.check_gold()
         self.check_mode()
 
@@ -679,11 +714,15 @@ class _RowCheck:
         opts = d.get("options")
         if type(opts) is not list or len(opts) < 2:
             return False
-        if set(map(type, opts)) == _DICT_ONLY and set(map(len, opts)) == _ONE_ONLY:
+        hint = self.hint
+        if hint is not None:
+            # the reader built these single-key {key: text} elements from these lists (str keys and texts)
+            keys, texts = hint
+        elif set(map(type, opts)) == _DICT_ONLY and set(map(len, opts)) == _ONE_ONLY:
             # single-key dicts (JSONL, and Parquet after the reader's column-wise normalisation): C-level maps
             keys = [*chain.from_iterable(opts)]
-            texts = [*chain.from_iterable(map(dict.values, opts))]
-            if set(map(type, texts)) != _STR_ONLY or set(map(type, keys)) != _STR_ONLY:
+            texts = [*map(dict.__getitem__, opts, keys)]
+            if set(map(type, keys + texts)) != _STR_ONLY:
                 return False
         elif (pair := _null_filled(opts)) is not None:
             keys, texts = pair
@@ -705,12 +744,18 @@ class _RowCheck:
                 keys.append(k)
                 texts.append(t)
         joined = "".join(keys)
-        if len(joined) != len(keys) or not joined.isalpha():
+        if len(joined) != len(keys):
             return False
-        up = joined.upper()
-        if len(set(up)) != len(up) or not all(map(str.strip, texts)):
-            return False
-        if not _distinct_texts(texts) or not _texts_in(prompt, texts):
+        up = _KEY_SETS.get(joined, _MISSING)
+        if up is _MISSING:
+            up = joined.upper()
+            # one upper-case letter per key ('ŉ'.upper() is two characters: left to detailed()), all distinct
+            if not joined.isalpha() or len(up) != len(joined) or len(set(up)) != len(up):
+                up = None
+            if len(_KEY_SETS) >= CACHE_MAX:
+                _KEY_SETS.clear()
+            _KEY_SETS[joined] = up
+        if up is None or not _usable_distinct(texts) or not _texts_in(prompt, texts):
             return False
         gold = d.get("expected_answer")
         if type(gold) is not str:
@@ -742,7 +787,8 @@ class _RowCheck:
         if rp is not None and (type(rp) is not list or not all(type(x) is dict for x in rp)):
             return False
         self.prompt = prompt
-        self.texts = dict(zip(up, texts, strict=True))
+        self.texts = dict(zip(up, texts, strict=False))  # equal lengths: one letter per key
+        self.lset = up
         self.gold = g
         return True
 
@@ -958,7 +1004,7 @@ class _RowCheck:
         else:
             return  # the schema finding says it
         v = self.v
-        ck = (key, "".join(self.texts))
+        ck = (key, self.lset)
         plan = v._plans.get(ck)
         if plan is None:
             plan = v.regex_plan(ck, orx)
@@ -975,8 +1021,6 @@ class _RowCheck:
             self._prompt_control(orx, key, plan.paths)
 
     def _prompt_control(self, orx: Any, key: Any, paths: list[str]) -> None:
-        from .grader.custom_regex import extract_custom
-
         ext = extract_custom(self.prompt, orx, self.texts, timeout=self.v.regex_timeout)
         if ext.status == STATUS_REGEX_TIMEOUT:
             self.v._slow_prompts.add(key)
@@ -1180,23 +1224,31 @@ def validate_paths(
     bar = progress(total=total, desc="validate", unit="row") if progress is not None else None
     try:
         pending = 0
-        for src in sources:
-            try:
-                for rec in iter_file(src.file, split=src.split):
-                    src.entry["rows"] += 1
-                    fs = v.check(rec)
-                    if fs:
-                        keep(fs)
-                    pending += 1
-                    if pending == 1024 and bar is not None:
-                        bar.update(pending)
-                        pending = 0
-            except InputError as exc:
-                f = Finding(
-                    str(src.file), None, None, "$", "unreadable_file", ERROR, f"{exc}; the file was skipped"
-                )
-                v.add([f])
-                keep([f])
+        check = v._check
+        with streaming_gc():
+            for src in sources:
+                try:
+                    for rec, hint in iter_file_hinted(src.file, split=src.split):
+                        src.entry["rows"] += 1
+                        fs = check(rec, hint)
+                        if fs:
+                            keep(fs)
+                        pending += 1
+                        if pending == 1024 and bar is not None:
+                            bar.update(pending)
+                            pending = 0
+                except InputError as exc:
+                    f = Finding(
+                        str(src.file),
+                        None,
+                        None,
+                        "$",
+                        "unreadable_file",
+                        ERROR,
+                        f"{exc}; the file was skipped",
+                    )
+                    v.add([f])
+                    keep([f])
         if bar is not None and pending:
             bar.update(pending)
     finally:

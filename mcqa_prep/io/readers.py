@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ PARQUET_BATCH_ROWS = 2048
 
 _SPLIT_RE = re.compile(r"(?:^|[/_.-])(train|validation|valid|val|test|dev)(?=[/_.-]|$)", re.IGNORECASE)
 _SPLIT_ALIASES = {"valid": "validation", "val": "validation", "dev": "validation"}
+# (option keys, option texts) of one row, as the Parquet reader built its options (see iter_file_hinted)
+OptionHint = tuple[list[str], list[str]]
 
 
 @dataclass(slots=True)
@@ -132,7 +135,38 @@ def _iter_jsonl_stream(fh, name: str, split: str) -> Iterator[RowRecord]:
         index += 1
 
 
+def iter_file_hinted(
+    f: Path | str, *, split: str | None = None
+) -> Iterator[tuple[RowRecord, OptionHint | None]]:
+    """iter_file's records, each with an option hint: for a Parquet row whose every option element became a
+    single-key {letter: text} dict, the (keys, texts) lists those dicts were built from (texts are str), so
+    a consumer that has not changed the row can skip re-deriving them; None for any other row."""
+    if f != "-" and Path(f).suffix == ".parquet":
+        path = Path(f)
+        sp = split or detect_split(path)
+        name = str(path)
+        index = 0
+        for rows, hints in _parquet_batches(path, hints=True):
+            for data, hint in zip(rows, hints or repeat(None), strict=False):
+                yield RowRecord(name, index + 1, index, data, None, sp), hint
+                index += 1
+    else:
+        for rec in iter_file(f, split=split):
+            yield rec, None
+
+
 def _iter_parquet(path: Path, split: str) -> Iterator[RowRecord]:
+    index = 0
+    name = str(path)
+    for rows, _ in _parquet_batches(path):
+        for data in rows:
+            yield RowRecord(name, index + 1, index, data, None, split)
+            index += 1
+
+
+def _parquet_batches(path: Path, hints: bool = False) -> Iterator[tuple[list[Any], list[Any] | None]]:
+    """(rows, option hints or None) per record batch; each row as batch.to_pylist() gives it, except that
+    options are built column-wise (see _arrow_options) and their key comes last."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -140,22 +174,27 @@ def _iter_parquet(path: Path, split: str) -> Iterator[RowRecord]:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
-    index = 0
-    name = str(path)
     for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-        options = _arrow_options(batch)
-        if options is not None:
+        built = _arrow_options(batch, hints)
+        row_hints = None
+        if built is not None:
             batch = batch.drop_columns(["options"])
-        rows = batch.to_pylist()
-        if options is not None:
-            for data, opts in zip(rows, options, strict=True):
-                data["options"] = opts
-        for data in rows:
-            yield RowRecord(name, index + 1, index, data, None, split)
-            index += 1
+        names = batch.schema.names
+        columns = [c.to_pylist() for c in batch.columns]
+        if built is not None:  # the options key comes last, as set on each row after to_pylist()
+            names.append("options")
+            columns.append(built[0])
+            row_hints = built[1]
+        if columns:
+            # batch.to_pylist() row for row (key order, and the last column of a repeated name wins), with
+            # one C-level zip per row instead of a dict comprehension indexing every column
+            rows = [dict(zip(names, values, strict=False)) for values in zip(*columns, strict=False)]
+        else:
+            rows = batch.to_pylist()
+        yield rows, row_hints
 
 
-def _arrow_options(batch: Any) -> list[Any] | None:
+def _arrow_options(batch: Any, hints: bool = False) -> tuple[list[Any], list[Any] | None] | None:
     """The `options` column of a record batch in the canonical shape, built column-wise.
 
     Arrow stores options as list<struct<A, B, ..., J>>: every element carries every letter, nulls for
@@ -163,8 +202,9 @@ def _arrow_options(batch: Any) -> list[Any] | None:
     reading. Here each element whose struct has exactly one non-null field becomes {letter: text}
     directly (the null keys would be dropped by every consumer anyway); any other element (no or several
     non-null fields) is kept exactly as stored, so validation still sees and reports it. Row and element
-    positions are unchanged, so finding paths like $.options[2] stay exact. None when the column is
-    absent or not list<struct<string...>>."""
+    positions are unchanged, so finding paths like $.options[2] stay exact. Returns (options per row,
+    option hints per row when `hints`: see iter_file_hinted), or None when the column is absent or not
+    list<struct<string...>>."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -189,26 +229,49 @@ def _arrow_options(batch: Any) -> list[Any] | None:
     ]
     if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
         return None
-    valid = (
-        np.stack([np.asarray(f.is_valid()) for f in fields]) if len(flat) else np.zeros((len(names), 0), bool)
-    )
+    n = len(flat)
+    texts = pc.coalesce(*fields).to_pylist() if n else []
+    # non-null fields per element, from the validity bitmaps
+    valid = np.stack([_validity(f, n) for f in fields]) if n else np.zeros((len(names), 0), bool)
     count = valid.sum(axis=0)
     first = valid.argmax(axis=0)
-    texts = pc.coalesce(*fields).to_pylist() if len(flat) else []
-    letters = [names[i] for i in first.tolist()]
+    letters = np.array(names, dtype=object)[first].tolist() if n else []
     elems: list[Any] = [{letter: text} for letter, text in zip(letters, texts, strict=True)]
-    for j in np.nonzero(count != 1)[0].tolist():
+    bad = np.nonzero(count != 1)[0]
+    for j in bad.tolist():
         elems[j] = flat[j].as_py()  # exactly as stored, nulls included: validation explains it
     offsets = col.offsets.to_pylist()
     base = offsets[0] if offsets else 0
-    valid_rows = col.is_valid().to_pylist() if col.null_count else None
-    out: list[Any] = []
-    for r in range(len(col)):
-        if valid_rows is not None and not valid_rows[r]:
-            out.append(None)
-        else:
-            out.append(elems[offsets[r] - base : offsets[r + 1] - base])
-    return out
+    if base:
+        offsets = [o - base for o in offsets]
+    slices = [*map(slice, offsets[:-1], offsets[1:])]
+    out: list[Any] = [*map(elems.__getitem__, slices)]
+    row_hints: list[Any] | None = None
+    if hints:
+        row_hints = [*zip(map(letters.__getitem__, slices), map(texts.__getitem__, slices), strict=False)]
+        if len(bad):  # rows holding an element kept as stored get no hint
+            for r in set((np.searchsorted(offsets, bad, side="right") - 1).tolist()):
+                row_hints[r] = None
+    if col.null_count:
+        for r, ok in enumerate(col.is_valid().to_pylist()):
+            if not ok:
+                out[r] = None
+                if row_hints is not None:
+                    row_hints[r] = None
+    return out, row_hints
+
+
+def _validity(arr: Any, n: int) -> Any:
+    """The validity of an Arrow array of length n as a numpy bool array, unpacked from its bitmap."""
+    import numpy as np
+
+    if arr.null_count == 0:
+        return np.ones(n, bool)
+    if arr.null_count == n:
+        return np.zeros(n, bool)
+    bitmap = arr.buffers()[0]
+    bits = np.unpackbits(np.frombuffer(bitmap, np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + n].astype(bool)
 
 
 def parquet_num_rows(path: str | Path) -> int:
