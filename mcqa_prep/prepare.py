@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._perf import streaming_gc
 from .errors import InputError, McqaPrepError, StaleCache, UsageError
 from .grader import ROW_MODES
 from .grader.letters import normalize_gold
@@ -684,63 +685,64 @@ def prepare(
             total = sum(parquet_num_rows(f.path) for f in files)
         bar = progress(total=total, desc="prepare", unit="row") if progress is not None else None
         try:
-            for df in files:
-                base = dict(df.source) if df.source else {"file": df.display}
-                for rec in iter_file(df.path, split=df.split):
-                    read += 1
-                    if bar is not None:
-                        bar.update(1)
-                    findings = _findings(validator, rec)
-                    errs = [f for f in findings if f.severity == "error"]
-                    line: bytes | None = None
-                    if not errs:
-                        assert rec.data is not None
-                        message = stamper.stamp(rec.data, {**base, "row": rec.line})
-                        if message is None:
-                            try:
-                                line = (dumps(rec.data, ensure_ascii=False, allow_nan=False) + "\n").encode(
-                                    "utf-8"
-                                )
-                            except (ValueError, TypeError) as exc:
-                                message = f"the row cannot be written as JSON: {exc}"
-                        if message is not None:
-                            errs = [
-                                Finding(
-                                    rec.file,
-                                    rec.line,
-                                    rec.index + 1,
-                                    "$",
-                                    "prepare.unwritable",
-                                    "error",
-                                    message,
-                                )
-                            ]
-                    warns = [f for f in findings if f.severity != "error"]
-                    if warns:
-                        warned += 1
-                        warn_rules.update({f.rule for f in warns})
-                        if len(warnings) < FINDINGS_KEPT:
-                            warnings.extend(warns[: FINDINGS_KEPT - len(warnings)])
-                    if errs:
-                        rejected += 1
-                        rej_rules.update({f.rule for f in errs})
-                        if len(errors_kept) < FINDINGS_KEPT:
-                            errors_kept.extend(errs[: FINDINGS_KEPT - len(errors_kept)])
-                        if on_invalid == "fail":
-                            failing = True
-                        else:
-                            rejects.write_line(_reject_line(rec, df, errs))
-                        continue
-                    if failing:
-                        continue
-                    w = writers.get(df.split)
-                    if w is None:
-                        w = writers[df.split] = _SplitWriter(
-                            staging, df.split, shard_rows, output_format, shard_closed
-                        )
-                    assert line is not None
-                    w.write(line)
-                    written += 1
+            with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
+                for df in files:
+                    base = dict(df.source) if df.source else {"file": df.display}
+                    for rec in iter_file(df.path, split=df.split):
+                        read += 1
+                        if bar is not None:
+                            bar.update(1)
+                        findings = _findings(validator, rec)
+                        errs = [f for f in findings if f.severity == "error"]
+                        line: bytes | None = None
+                        if not errs:
+                            assert rec.data is not None
+                            message = stamper.stamp(rec.data, {**base, "row": rec.line})
+                            if message is None:
+                                try:
+                                    line = (
+                                        dumps(rec.data, ensure_ascii=False, allow_nan=False) + "\n"
+                                    ).encode("utf-8")
+                                except (ValueError, TypeError) as exc:
+                                    message = f"the row cannot be written as JSON: {exc}"
+                            if message is not None:
+                                errs = [
+                                    Finding(
+                                        rec.file,
+                                        rec.line,
+                                        rec.index + 1,
+                                        "$",
+                                        "prepare.unwritable",
+                                        "error",
+                                        message,
+                                    )
+                                ]
+                        warns = [f for f in findings if f.severity != "error"]
+                        if warns:
+                            warned += 1
+                            warn_rules.update({f.rule for f in warns})
+                            if len(warnings) < FINDINGS_KEPT:
+                                warnings.extend(warns[: FINDINGS_KEPT - len(warnings)])
+                        if errs:
+                            rejected += 1
+                            rej_rules.update({f.rule for f in errs})
+                            if len(errors_kept) < FINDINGS_KEPT:
+                                errors_kept.extend(errs[: FINDINGS_KEPT - len(errors_kept)])
+                            if on_invalid == "fail":
+                                failing = True
+                            else:
+                                rejects.write_line(_reject_line(rec, df, errs))
+                            continue
+                        if failing:
+                            continue
+                        w = writers.get(df.split)
+                        if w is None:
+                            w = writers[df.split] = _SplitWriter(
+                                staging, df.split, shard_rows, output_format, shard_closed
+                            )
+                        assert line is not None
+                        w.write(line)
+                        written += 1
         finally:
             if bar is not None:
                 bar.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._perf import streaming_gc
 from .errors import InputError
 from .grader.request import grade_request
 from .io import AtomicFile, dumps_row, iter_rows
@@ -222,7 +223,7 @@ def rescore(
     records = iter_rows([input_path])
     if progress is not None:
         records = progress(records)
-    with AtomicFile(output_path) as out:
+    with AtomicFile(output_path) as out, streaming_gc():
         for rec in records:
             report.rows += 1
             row = rec.data
