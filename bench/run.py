@@ -115,7 +115,7 @@ def summary_table(results: dict) -> str:
             "read-parse-serialise floor (time ratio, target <= 3x)"
         )
     mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
-    lines.append("peak RSS per benchmark process (MB): " + ", ".join(f"{k} {m}" for k, m in mem if m))
+    lines.append("peak RSS per benchmark process, data generation included (MB): " + ", ".join(f"{k} {m}" for k, m in mem if m))
     mems = p.get("memory") if isinstance(p, dict) else None
     if mems and len(mems) == 2:
         small, large = mems
@@ -124,7 +124,7 @@ def summary_table(results: dict) -> str:
         )
         lines.append(
             f"prepare Python peak: {small['python_peak_mib']} MiB at {small['rows']:,} rows, "
-            f"{large['python_peak_mib']} MiB at {large['rows']:,} rows: {per_row:.0f} bytes/row, all of it the "
+            f"{large['python_peak_mib']} MiB at {large['rows']:,} rows: {per_row:.0f} bytes/row, mostly the "
             "duplicate index (one uuid hash and one prompt hash per row); rows themselves are streamed"
         )
     return "\n".join(lines)
