@@ -52,3 +52,18 @@ def cli():
         return runner.invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
     return run
+
+
+# Pass counts of the conformance suites, printed at the end of every run (not only with -s).
+CONFORMANCE_REPORT: list[str] = []
+
+
+def report(line: str) -> None:
+    CONFORMANCE_REPORT.append(line)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if CONFORMANCE_REPORT:
+        terminalreporter.section("conformance suites")
+        for line in CONFORMANCE_REPORT:
+            terminalreporter.write_line(line)

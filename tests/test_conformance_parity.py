@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import report
 
 from mcqa_prep.grader import grade_text, response_text
 from mcqa_prep.grader.letters import allowed_letters
@@ -97,6 +98,10 @@ def test_parity_all_rows():
             failures.append(f"{case['id']}: {reason}")
     passed = sum(s[0] for s in by_source.values())
     print(f"\nparity: {passed}/{len(CASES)} passed")
+    report(
+        f"nemo_gym_parity_dev (grade_text): {passed}/{len(CASES)} passed; "
+        + ", ".join(f"{s} {o}/{t}" for s, (o, t) in sorted(by_source.items()))
+    )
     for source, (ok, total) in sorted(by_source.items()):
         print(f"  {source}: {ok}/{total}")
     assert not failures, "\n".join(failures)

@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import CONFORMANCE, FIXTURES, SAMPLE, need, read_jsonl, write_jsonl
+from conftest import CONFORMANCE, FIXTURES, SAMPLE, need, read_jsonl, report, write_jsonl
 
 
 def _rescore_json(cli, tmp_path, inp, *extra, name="out.jsonl"):
@@ -33,6 +33,10 @@ def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
     )
     assert res.exit_code == 0, res.output
     agree = rep["agreement"]
+    report(
+        f"NeMo Gym example rollouts rescored with --rows: {agree['unchanged']['count']} unchanged, "
+        f"{agree['0->1']['count']} 0->1, {agree['1->0']['count']} 1->0"
+    )
     assert agree["recorded"] == 10
     assert agree["unchanged"]["count"] == 9
     assert agree["0->1"]["count"] == 1
@@ -173,6 +177,7 @@ def test_parity_suite_through_rescore(cli, tmp_path):
             else:
                 failures.append((c["id"], want, r["reward"], r["extracted_answer"], r["metadata"]["grading"]))
     print(f"\nparity via rescore: {passed}/{len(cases)} passed")
+    report(f"nemo_gym_parity_dev (through rescore): {passed}/{len(cases)} passed")
     assert not failures, failures[:5]
 
 
@@ -301,6 +306,9 @@ def test_answer_corpus_through_rescore_with_robust_override(cli, tmp_path):
             per_tag[t][0] += ok
             per_tag[t][1] += 1
     print(f"\nrobust via rescore: {right}/{counted} non-contested right, {fp} false positive(s)")
+    report(
+        f"answer_corpus_dev robust (through rescore): {right}/{counted} non-contested right, {fp} false positive(s)"
+    )
     for t, (a, n) in sorted(per_tag.items()):
         print(f"  {t:24} {a}/{n}")
     assert right >= 0.95 * counted and fp <= 1
