@@ -115,7 +115,10 @@ def summary_table(results: dict) -> str:
             "read-parse-serialise floor (time ratio, target <= 3x)"
         )
     mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
-    lines.append("peak RSS per benchmark process, data generation included (MB): " + ", ".join(f"{k} {m}" for k, m in mem if m))
+    lines.append(
+        "peak RSS per benchmark process, data generation included (MB): "
+        + ", ".join(f"{k} {m}" for k, m in mem if m)
+    )
     mems = p.get("memory") if isinstance(p, dict) else None
     if mems and len(mems) == 2:
         small, large = mems

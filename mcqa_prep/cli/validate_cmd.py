@@ -46,8 +46,7 @@ def render_text(report: ValidateReport) -> list[str]:
     if total:
         exp = s["position_bias"]["expected"]
         cells = [
-            f"{L} {n} ({100 * n / total:.1f}% vs {100 * exp.get(L, 0) / total:.1f}%)"
-            for L, n in hist.items()
+            f"{L} {n} ({100 * n / total:.1f}% vs {100 * exp.get(L, 0) / total:.1f}%)" for L, n in hist.items()
         ]
         lines.append(
             "expected_answer letters (share vs. the share if each row's gold were uniform over its offered "
