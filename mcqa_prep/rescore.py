@@ -20,7 +20,7 @@ from .errors import InputError
 from .grader.request import grade_request
 from .io import AtomicFile, dumps_row, iter_rows
 from .policy import GradingPolicy
-from .records import STATUS_INVALID_ROW, STATUS_OK
+from .records import STATUS_INVALID_ROW
 
 # Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
 JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")
@@ -58,19 +58,14 @@ class RowIndex:
     """Dataset rows by prompt, holding only the fields a join needs."""
 
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
-    duplicates: int = 0
-    files: list[str] = field(default_factory=list)
+    duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
 
     @classmethod
     def build(cls, paths: Iterable[str | Path]) -> RowIndex:
         idx = cls()
-        seen_files: set[str] = set()
         for rec in iter_rows(_dataset_files(paths)):
-            if rec.file not in seen_files:
-                seen_files.add(rec.file)
-                idx.files.append(rec.file)
-            if rec.data is None:
-                continue
+            if rec.data is None or "options" not in rec.data:
+                continue  # a row without options (e.g. another rollout) cannot complete a join
             key = prompt_key(rec.data.get("responses_create_params"))
             if key is None:
                 continue
@@ -128,6 +123,8 @@ class RescoreReport:
     down: Bucket = field(default_factory=Bucket)  # 1 -> 0
     joined: int = 0
     join_missing: Bucket = field(default_factory=Bucket)
+    index_rows: int | None = None  # prompts in the --rows index
+    index_duplicates: int = 0
     input_contracts: Counter = field(default_factory=Counter)
     contract_id: str = ""
     compare: dict[str, Any] | None = None
@@ -150,7 +147,12 @@ class RescoreReport:
             "by_status": dict(sorted(self.by_status.items())),
             "by_mode": dict(sorted(self.by_mode.items())),
             "invalid_rows": b(self.invalid),
-            "join": {"joined": self.joined, "not_found": b(self.join_missing)},
+            "join": {
+                "joined": self.joined,
+                "not_found": b(self.join_missing),
+                "dataset_prompts": self.index_rows,
+                "dataset_prompt_duplicates": self.index_duplicates,
+            },
             "agreement": {
                 "recorded": self.recorded,
                 "unchanged": b(self.unchanged),
@@ -217,6 +219,8 @@ def rescore(
     if str(input_path) != "-" and not Path(input_path).is_file():
         raise InputError(f"{input_path}: no such file")
     report = RescoreReport(str(input_path), str(output_path), contract_id=policy.contract_id())
+    if index is not None:
+        report.index_rows, report.index_duplicates = len(index.rows), index.duplicates
     cmp_state = _CompareState(compare_policy, examples) if compare_policy is not None else None
     miss_state = _FormatMisses(compare_mode, policy, examples) if compare_mode else None
 
@@ -437,8 +441,4 @@ class _FormatMisses:
         }
 
 
-def has_problems(report: RescoreReport) -> bool:
-    return report.invalid.count > 0
-
-
-__all__ = ["rescore", "RescoreReport", "RowIndex", "prompt_key", "has_problems", "STATUS_OK"]
+__all__ = ["rescore", "RescoreReport", "RowIndex", "prompt_key"]

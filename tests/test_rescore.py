@@ -312,3 +312,16 @@ def test_answer_corpus_through_rescore_with_robust_override(cli, tmp_path):
     for t, (a, n) in sorted(per_tag.items()):
         print(f"  {t:24} {a}/{n}")
     assert right >= 0.95 * counted and fp <= 1
+
+
+def test_rows_index_ignores_rows_without_options_and_reports_repeats(cli, tmp_path):
+    """`--rows data/sample` also reads rollouts.jsonl itself: those rows cannot complete a join."""
+    res, rep, out = _rescore_json(cli, tmp_path, SAMPLE / "rollouts.jsonl", "--rows", SAMPLE)
+    assert res.exit_code == 0
+    assert rep["join"] == {
+        "joined": 12,
+        "not_found": {"count": 0, "examples": []},
+        "dataset_prompts": 12,
+        "dataset_prompt_duplicates": 0,
+    }
+    assert "invalid_row" not in rep["by_status"]

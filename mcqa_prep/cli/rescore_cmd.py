@@ -111,10 +111,16 @@ def _render_text(report) -> None:
     e("by status: " + ", ".join(f"{k}={v}" for k, v in d["by_status"].items()))
     e("by mode:   " + ", ".join(f"{k}={v}" for k, v in d["by_mode"].items()))
     j = d["join"]
-    if j["joined"] or j["not_found"]["count"]:
+    if j["dataset_prompts"] is not None:
         e(
             f"joined with dataset rows: {j['joined']}; not found: {j['not_found']['count']}"
             + _ex(j["not_found"])
+            + f" ({j['dataset_prompts']} dataset prompts indexed"
+            + (
+                f", {j['dataset_prompt_duplicates']} repeated prompts: the first row of each is used)"
+                if j["dataset_prompt_duplicates"]
+                else ")"
+            )
         )
     a = d["agreement"]
     if a["recorded"]:
