@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Typed statuses of a grade result. "ok" means a letter was extracted (reward says whether it was right).
 STATUS_OK = "ok"
@@ -47,9 +47,11 @@ class Candidate:
     verdict: str  # "accepted" or why it was rejected
 
 
-@dataclass(frozen=True, slots=True)
-class GradeResult:
-    """What the grader decided for one response. `span` indexes the text that was graded."""
+class GradeResult(NamedTuple):
+    """What the grader decided for one response. `span` indexes the text that was graded.
+
+    A NamedTuple rather than a frozen dataclass: just as immutable, and built in a third of the time,
+    which matters at one result per row on the grading hot path."""
 
     reward: float
     extracted_answer: str | None

@@ -251,3 +251,23 @@ def test_regex_v0_equals_re_on_ascii_for_ordinary_patterns(text):
         assert regex.findall(p, text, flags=regex.IGNORECASE | regex.V0) == re.findall(
             p, text, re.IGNORECASE
         ), p
+
+
+_KEYS = st.one_of(st.sampled_from(list("ABCDEJQZabcÄİß")), st.text(max_size=2), st.integers(0, 3))
+_VALUES = st.one_of(st.none(), st.text(max_size=6), st.sampled_from(["x", "y", ""]), st.integers(0, 2))
+_OPTION = st.one_of(
+    st.dictionaries(_KEYS, _VALUES, max_size=3),
+    st.builds(lambda k, v: {k: v}, st.sampled_from(list("ABCDEFGHIJ")), st.text(max_size=5)),
+    st.text(max_size=3),
+    st.none(),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_OPTION, max_size=11))
+def test_allowed_letters_fast_path_equals_the_general_definition(options):
+    from mcqa_prep.grader.letters import _allowed_general, allowed_letters
+
+    got = allowed_letters(options)
+    want = _allowed_general(options)
+    assert got == want and list(got) == list(want)

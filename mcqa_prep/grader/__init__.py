@@ -23,6 +23,7 @@ from ..records import (
     GradeResult,
 )
 from .base import Extraction
+from .custom_regex import extract_custom
 from .letters import allowed_letters, normalize_gold
 
 GRADER_VERSION = "1.0.0"
@@ -125,8 +126,6 @@ def grade_text(
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
 ) -> GradeResult:
     """Grade one already-selected text. Never raises on bad data: returns a typed status instead."""
-    from .custom_regex import extract_custom
-
     gold = normalize_gold(expected_answer)
     mode = effective_mode(grading_mode, override, default_mode)
     if not text:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 # Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin.
@@ -27,9 +28,14 @@ def allowed_letters(options: Any) -> dict[str, str | None]:
     single-key dict shape and the Parquet shape where every element carries all keys with nulls.
     Anything malformed is skipped here; `validate` reports it.
     """
-    out: dict[str, str | None] = {}
     if not isinstance(options, list):
-        return out
+        return {}
+    fast = _allowed_fast(options)
+    return fast if fast is not None else _allowed_general(options)
+
+
+def _allowed_general(options: list) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
     for opt in options:
         # `type(...) is dict` first: the Mapping ABC check costs ~1 µs per option on the hot path
         if type(opt) is not dict and not isinstance(opt, Mapping):
@@ -41,6 +47,29 @@ def allowed_letters(options: Any) -> dict[str, str | None]:
             if letter not in out:
                 out[letter] = value if isinstance(value, str) else str(value)
     return out
+
+
+_STR_ONLY = {str}
+
+
+def _allowed_fast(options: list) -> dict[str, str | None] | None:
+    """The common shape in C-level steps: single-key dicts, upper-case one-letter keys, string texts,
+    no repeated letter. None for anything else (the general loop handles it)."""
+    try:
+        d = dict(chain.from_iterable(map(dict.items, options)))
+        keys = "".join(d)
+    except TypeError:  # an element that is not a dict, or a non-string key
+        return None
+    if (
+        len(d) != sum(map(len, options))  # a repeated letter (the general loop keeps the first)
+        or len(keys) != len(d)
+        or not keys.isalpha()
+        or not keys.isupper()
+        or not keys.isascii()
+        or set(map(type, d.values())) != _STR_ONLY
+    ):
+        return None
+    return d
 
 
 def normalize_gold(expected_answer: Any) -> str:
