@@ -92,8 +92,10 @@ def summary_table(results: dict) -> str:
     for mode, r in g.items():
         if isinstance(r, dict) and "rows_per_s" in r:
             rate, base = r["rows_per_s"], r["target_rows_per_s"]
+            whole = r.get("grade_text_rows_per_s")
+            extra = f" (whole grade_text call: {whole:,.0f} rows/s)" if whole else ""
             lines.append(
-                f"{'grader ' + mode:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  NeMo Gym 0.7.0"
+                f"{'grader ' + mode:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  NeMo Gym 0.7.0{extra}"
             )
     rb = results.get("bench_robust") or {}
     rate = _rate(rb, "rows_per_cpu_s", "rows_per_s")
