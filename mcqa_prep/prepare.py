@@ -34,6 +34,7 @@ from ._perf import streaming_gc
 from .errors import InputError, McqaPrepError, StaleCache, UsageError
 from .grader import ROW_MODES
 from .grader.letters import normalize_gold
+from .io.hashing import sha256_file
 from .io.readers import DATA_SUFFIXES, RowRecord, detect_split, expand_inputs, iter_file
 from .policy import GradingPolicy, contract_diff
 from .records import Finding
@@ -109,15 +110,8 @@ class _DataFile:
 
 
 def _sha256_file(path: Path, on_bytes: Callable[[int], Any] | None = None) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_WRITE_CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-            if on_bytes is not None:
-                on_bytes(len(chunk))
-    return h.hexdigest(), size
+    digest, size, _ = sha256_file(path, on_bytes)
+    return digest, size
 
 
 def resolve_inputs(

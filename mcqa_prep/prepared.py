@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, IncompletePreparation, InputError, IntegrityError
+from .io.hashing import sha256_file
 from .policy import GradingPolicy, contract_diff, contract_id
 from .schema import json_path, schema_version, validator
 
@@ -217,21 +218,14 @@ def _scan_parquet(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_SCAN_BLOCK):
-            h.update(chunk)
-            size += len(chunk)
-            if on_bytes is not None:
-                on_bytes(len(chunk))
+    digest, size, _ = sha256_file(path, on_bytes)
     try:
         pf = pq.ParquetFile(path)
         rows = pf.metadata.num_rows
         stamps = _contract_column(pf.read(columns=["metadata"]))
     except (pa.ArrowInvalid, OSError) as exc:
         return (
-            h.hexdigest(),
+            digest,
             size,
             -1,
             IntegrityError(f"{path}: not a readable Parquet file ({exc}); {_REFIX}"),
@@ -245,7 +239,7 @@ def _scan_parquet(
             problem = _stamp_error(path, bad + 1, stamps[bad], expected)
     if schemas is not None:
         schemas.append(pf.schema_arrow)
-    return h.hexdigest(), size, rows, problem
+    return digest, size, rows, problem
 
 
 def verify_prepared(
@@ -325,16 +319,8 @@ def verify_prepared(
 
 
 def _hash_and_count(path: Path, on_bytes) -> tuple[str, int, int, None]:
-    h = hashlib.sha256()
-    size = rows = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_SCAN_BLOCK):
-            h.update(chunk)
-            size += len(chunk)
-            rows += chunk.count(b"\n")
-            if on_bytes is not None:
-                on_bytes(len(chunk))
-    return h.hexdigest(), size, rows, None
+    digest, size, rows = sha256_file(path, on_bytes, count_lines=True)
+    return digest, size, rows, None
 
 
 # ---- Arrow schema for loading --------------------------------------------------------------------------
