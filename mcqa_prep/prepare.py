@@ -115,7 +115,11 @@ def _sha256_file(path: Path, on_bytes: Callable[[int], Any] | None = None) -> tu
 
 
 def resolve_inputs(
-    inputs: Iterable[str | os.PathLike], *, split: str | None = None, progress: Progress | None = None
+    inputs: Iterable[str | os.PathLike],
+    *,
+    split: str | None = None,
+    progress: Progress | None = None,
+    verify: bool = True,
 ) -> tuple[list[_DataFile], list[dict[str, Any]]]:
     """Data files to read and their provenance records, hashing every input (pulled dirs: verified lock).
 
@@ -129,7 +133,13 @@ def resolve_inputs(
         if str(arg) == "-":
             raise UsageError("prepare cannot read stdin: inputs are hashed before reading; give a file")
         p = Path(arg)
-        if p.is_dir() and locks.is_pulled_dir(p):
+        if p.is_dir() and locks.is_pulled_dir(p) and not verify:
+            # --no-verify: the bytes may not be the locked commit's, so they are recorded as what they are,
+            # plain files with their own sha256 (no repo/commit claim in the manifest or the rows)
+            lock = locks.read_lock(p)
+            for path, sp in locks.data_files(p, lock, [split] if split else None):
+                plain.append((Path(path), Path(path).relative_to(p).as_posix(), split or sp))
+        elif p.is_dir() and locks.is_pulled_dir(p):
             locks.verify_pulled_dir(p, progress=progress)
             lock = locks.read_lock(p)
             chosen = locks.data_files(p, lock, [split] if split else None)
@@ -595,6 +605,7 @@ def prepare(
     overwrite: bool = False,
     regex_timeout: float | None = None,
     progress: Progress | None = None,
+    verify: bool = True,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ..."""
     t0 = time.monotonic()
@@ -628,7 +639,7 @@ def prepare(
             f"{out}: holds files that a preparation does not write; refusing to replace it "
             "with --overwrite (choose another output directory)"
         )
-    files, prov = resolve_inputs(inputs, split=split, progress=progress)
+    files, prov = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
 
     if existing and not overwrite:
         from .prepared import verify_prepared

@@ -82,3 +82,24 @@ def test_corrupted_pulled_file_is_refused_before_any_row_is_read(pulled, tmp_pat
         assert proc.returncode == 1, (args, proc.stderr)
         assert victim.name in proc.stderr and "--force-download" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_prepare_no_verify_records_the_files_own_hashes_not_the_commit(pulled, tmp_path):
+    import hashlib
+    import shutil
+
+    tmp, endpoint, d = pulled
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+    proc = run_cli(
+        tmp_path, endpoint, "prepare", copy, "-o", tmp_path / "out", "--no-verify", "--on-invalid", "reject"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--no-verify" in proc.stderr and "warning" in proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {i["kind"] for i in manifest["inputs"]} == {"file"}
+    for i in manifest["inputs"]:
+        assert i["sha256"] == hashlib.sha256(Path(i["path"]).read_bytes()).hexdigest()
+        assert i["name"].startswith("data/")
+    first = json.loads(next((tmp_path / "out").glob("train-*.jsonl")).read_text().splitlines()[0])
+    assert "commit" not in first["metadata"]["mcqa_prep"]["source"]

@@ -54,6 +54,13 @@ def _bar(quiet: bool):
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing (stale) preparation atomically.")
 @click.option(
+    "--no-verify",
+    "no_verify",
+    is_flag=True,
+    help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (warns); the manifest "
+    "then records the files' own sha256s, not the hub commit.",
+)
+@click.option(
     "--regex-timeout", type=float, default=None, help="Seconds per custom regex check while validating."
 )
 @FORMAT_OPTION
@@ -67,6 +74,7 @@ def prepare_command(
     output_format,
     on_invalid,
     overwrite,
+    no_verify,
     regex_timeout,
     fmt,
     quiet,
@@ -90,6 +98,12 @@ def prepare_command(
       mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
     """
     policy = policy_from_options(**policy_kw)
+    if no_verify:
+        click.echo(
+            "warning: --no-verify: pulled directories are not checked against their lock; their files are "
+            "recorded as plain inputs (own sha256, no repo/commit provenance)",
+            err=True,
+        )
     try:
         report = prepare(
             list(inputs),
@@ -102,6 +116,7 @@ def prepare_command(
             overwrite=overwrite,
             regex_timeout=regex_timeout,
             progress=_bar(quiet),
+            verify=not no_verify,
         )
     except InvalidRows as exc:
         if fmt == "json":
