@@ -22,16 +22,6 @@ class PolicyError(UsageError):
     """A grading policy is invalid (bad enum, bad type, inconsistent component)."""
 
 
-class RowError(McqaPrepError):
-    """A row cannot be processed; carries the address of the problem."""
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, path: str = "$"):
-        super().__init__(message)
-        self.file = file
-        self.line = line
-        self.path = path
-
-
 class InputError(McqaPrepError):
     """An input file cannot be read at all (missing, unsupported format, unreadable Parquet)."""
 

@@ -28,16 +28,14 @@ from ..records import (
     Candidate,
 )
 from .base import Extraction
-from .letters import letter_for_text
+from .letters import LOCALISED, letter_for_text
 
 RULE = "output_regex"
 CACHE_MAX = 4096
 
 # Localised letters -> " A".."D", space-prefixed as NeMo Gym does (it matters when the letter is glued to
 # a word, e.g. in Arabic script). Full-width A-D need no entry: NFKC has already mapped them.
-LOCALISED_SPACED = str.maketrans(
-    {"أ": " A", "ب": " B", "ج": " C", "د": " D", "অ": " A", "ব": " B", "ড": " C", "ঢ": " D"}
-)
+LOCALISED_SPACED = str.maketrans({k: " " + v for k, v in LOCALISED.items()})
 
 # Where `regex` VERSION0 and `re` disagree (checked over every code point with this regex release):
 #  * \s: re also matches U+001C..U+001F;

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from itertools import chain
 from typing import Any
 
 # Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin.
-_LOCALISED = {
+LOCALISED = {
     "أ": "A",
     "ب": "B",
     "ج": "C",
@@ -18,7 +18,7 @@ _LOCALISED = {
     "ড": "C",
     "ঢ": "D",
 }
-_LOCALISED_TABLE = str.maketrans(_LOCALISED)
+_LOCALISED_TABLE = str.maketrans(LOCALISED)
 
 
 def allowed_letters(options: Any) -> dict[str, str | None]:
@@ -99,12 +99,3 @@ def letter_for_text(payload: str, letters: Mapping[str, str | None]) -> str | No
         if text is not None and normalize_option_text(text) == norm:
             return letter
     return None
-
-
-def iter_option_pairs(options: Iterable[Any]):
-    """(index, letter, text) for every non-null letter key, in order, keeping original case."""
-    for i, opt in enumerate(options or ()):
-        if isinstance(opt, Mapping):
-            for key, value in opt.items():
-                if value is not None:
-                    yield i, key, value

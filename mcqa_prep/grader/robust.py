@@ -32,7 +32,7 @@ from ..records import (
     Candidate,
 )
 from .base import Extraction
-from .letters import normalize_option_text
+from .letters import LOCALISED, normalize_option_text
 
 __all__ = ["extract_robust"]
 
@@ -56,8 +56,7 @@ _FW_TABLE.update({0x3000: 0x20, 0x3002: ord("."), 0x3001: ord(","), 0x3010: ord(
 # tokens after an explicit anchor: Arabic/Bengali labels (letters.map_localised) and the Cyrillic and
 # Greek capitals that look like Latin ones.
 _LOCAL_LETTERS = {
-    "أ": "A", "ب": "B", "ج": "C", "د": "D",
-    "অ": "A", "ব": "B", "ড": "C", "ঢ": "D",
+    **LOCALISED,
     "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
     "Т": "T", "Х": "X",
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
