@@ -8,6 +8,9 @@ from collections import defaultdict
 import pytest
 from conftest import CONFORMANCE, FIXTURES, SAMPLE, need, read_jsonl, report, write_jsonl
 
+# the embedded sample's dataset rows, for joining its rollouts
+SAMPLE_ROWS = ("--rows", SAMPLE / "train.jsonl", "--rows", SAMPLE / "validation.parquet")
+
 
 def _rescore_json(cli, tmp_path, inp, *extra, name="out.jsonl"):
     out = tmp_path / name
@@ -97,10 +100,7 @@ def test_fail_on_change_and_text_summary(cli, tmp_path):
     res = cli(
         "rescore",
         SAMPLE / "rollouts.jsonl",
-        "--rows",
-        SAMPLE / "train.jsonl",
-        "--rows",
-        SAMPLE / "validation.parquet",
+        *SAMPLE_ROWS,
         "-o",
         tmp_path / "o.jsonl",
         "--fail-on-change",
@@ -123,10 +123,7 @@ def test_compare_mode_robust_reports_format_misses(cli, tmp_path):
         cli,
         tmp_path,
         SAMPLE / "rollouts.jsonl",
-        "--rows",
-        SAMPLE / "train.jsonl",
-        "--rows",
-        SAMPLE / "validation.parquet",
+        *SAMPLE_ROWS,
         "--compare-mode",
         "robust",
     )
@@ -190,10 +187,7 @@ def test_every_rescored_row_matches_the_rescored_row_schema(cli, tmp_path):
     res = cli(
         "rescore",
         inp,
-        "--rows",
-        SAMPLE / "train.jsonl",
-        "--rows",
-        SAMPLE / "validation.parquet",
+        *SAMPLE_ROWS,
         "-o",
         tmp_path / "o.jsonl",
         "--explain",
