@@ -16,6 +16,7 @@ from typing import Any
 
 from ..records import (
     STATUS_INVALID_REGEX,
+    STATUS_INVALID_ROW,
     STATUS_NO_RESPONSE,
     STATUS_OK,
     STATUS_OUT_OF_RANGE,
@@ -106,7 +107,8 @@ def mode_function(mode: str):
 
 
 def effective_mode(grading_mode: Any, override: str | None, default: str = DEFAULT_MODE) -> str:
-    """Override, else the row's grading_mode (when it is a known row mode), else the default."""
+    """Override, else the row's grading_mode (any non-empty string: an unknown one makes the row
+    invalid_row in grade_text), else the default."""
     if override:
         return override
     if isinstance(grading_mode, str) and grading_mode:
@@ -144,8 +146,6 @@ def grade_text(
     try:
         fn = mode_function(mode)
     except ValueError as exc:
-        from ..records import STATUS_INVALID_ROW
-
         return GradeResult(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
