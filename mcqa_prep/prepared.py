@@ -355,6 +355,63 @@ def _unify(schemas: list, d: Path, split: str) -> Any:
 
 # ---- datasets ------------------------------------------------------------------------------------------
 
+_MIXED_BATCH = 2048
+
+
+def _uniform_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One Arrow type per field: template_metadata.output_regex as a list of patterns. NeMo Gym accepts a
+    string or a list, and a one-pattern list grades exactly like the string, so real data mixes both."""
+    tm = row.get("template_metadata")
+    if isinstance(tm, dict) and isinstance(tm.get("output_regex"), str):
+        row["template_metadata"] = {**tm, "output_regex": [tm["output_regex"]]}
+    return row
+
+
+def _iter_shard_rows(paths: list[str], columns: tuple[str, ...] | None = None):
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = _uniform_row(json.loads(line))
+                    yield row if columns is None else {c: row.get(c) for c in columns}
+
+
+def _load_mixed_jsonl(d: Path, split: str, paths: list[str], cache: Path):
+    """A split whose JSONL rows give one field several types (typically output_regex as a string in some
+    rows and a list in others): stream it twice, once to find the one schema of the uniform rows, once to
+    build the Dataset from it. The shards themselves stay exactly as prepared and verified."""
+    import datasets
+    import pyarrow as pa
+
+    def batch_schema(rows: list[dict[str, Any]]) -> Any:
+        # pa.array infers one struct over the keys of every row (Table.from_pylist reads the first row's)
+        return pa.schema(list(pa.array(rows).type))
+
+    schemas = []
+    batch: list[dict[str, Any]] = []
+    try:
+        for row in _iter_shard_rows(paths):
+            batch.append(row)
+            if len(batch) == _MIXED_BATCH:
+                schemas.append(batch_schema(batch))
+                batch = []
+        if batch:
+            schemas.append(batch_schema(batch))
+        schema = strings_for_timestamps(pa.unify_schemas(schemas, promote_options="permissive"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise IntegrityError(
+            f"{d}: split {split!r}: rows disagree on the type of a field, so it cannot be one Arrow column "
+            f"({exc}); read the JSONL shards directly"
+        ) from None
+    features = datasets.Features.from_arrow_schema(schema)
+    return datasets.Dataset.from_generator(
+        _iter_shard_rows,
+        gen_kwargs={"paths": paths, "columns": tuple(schema.names)},  # a tuple: lists are shard lists
+        features=features,
+        cache_dir=str(cache),
+        split=split,
+    )
+
 
 def load_prepared(
     directory: str | os.PathLike,
@@ -369,7 +426,8 @@ def load_prepared(
     Options keep their per-row letters in the JSONL shards, but one Arrow column needs one type: the column
     is the union struct of every letter seen, null-filled (the hub's Parquet shape; mcqa-prep readers and
     `allowed_letters` drop the nulls). The unified schema is computed from every shard while verifying, so
-    4- and 10-option rows (or other letters) in any order load as one column. Raises ContractMismatch,
+    4- and 10-option rows (or other letters) in any order load as one column. A split that mixes string
+    and list `output_regex` loads with every output_regex as a list (the same grading). Raises ContractMismatch,
     IntegrityError or IncompletePreparation like `verify`.
     """
     import datasets
@@ -388,10 +446,13 @@ def load_prepared(
     out: dict[str, Any] = {}
     for sp in [split] if split is not None else list(shards):
         schema = report.schemas.get(sp)
+        if schema is None and fmt != "parquet":
+            out[sp] = _load_mixed_jsonl(d, sp, shards[sp], cache)
+            continue
         if schema is None:
             raise IntegrityError(
                 f"{d}: split {sp!r}: rows disagree on the type of a field, so it cannot be one Arrow column; "
-                "read the JSONL shards directly"
+                "read the shards directly"
             )
         features = datasets.Features.from_arrow_schema(schema)
         built = datasets.load_dataset(

@@ -103,3 +103,31 @@ def test_prepare_no_verify_records_the_files_own_hashes_not_the_commit(pulled, t
         assert i["name"].startswith("data/")
     first = json.loads(next((tmp_path / "out").glob("train-*.jsonl")).read_text().splitlines()[0])
     assert "commit" not in first["metadata"]["mcqa_prep"]["source"]
+
+
+def test_load_prepared_embedded_sample_with_string_and_list_output_regex(tmp_path):
+    """The sample's train split mixes string and list output_regex (both valid for NeMo Gym)."""
+    from click.testing import CliRunner
+
+    from mcqa_prep import load_prepared
+    from mcqa_prep.cli import main
+    from mcqa_prep.grader.letters import allowed_letters
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    res = CliRunner().invoke(main, ["prepare", str(sample / "train.jsonl"), "-o", str(tmp_path / "p")])
+    assert res.exit_code == 0, res.output
+    shard = next((tmp_path / "p").glob("train-*.jsonl"))
+    before = shard.read_bytes()
+    train = load_prepared(tmp_path / "p", split="train", cache_dir=tmp_path / "cache")
+    assert len(train) == 8
+    rows = [json.loads(x) for x in before.decode().splitlines()]
+    for loaded, raw in zip(train, rows, strict=True):
+        tm = raw.get("template_metadata")
+        if tm is None:
+            assert loaded["template_metadata"] is None
+        else:
+            want = tm["output_regex"] if isinstance(tm["output_regex"], list) else [tm["output_regex"]]
+            assert loaded["template_metadata"]["output_regex"] == want
+        assert allowed_letters(loaded["options"]) == allowed_letters(raw["options"])
+        assert loaded["metadata"]["mcqa_prep"] == raw["metadata"]["mcqa_prep"]
+    assert shard.read_bytes() == before  # the verified shards are never rewritten
