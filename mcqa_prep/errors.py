@@ -1,56 +1,171 @@
-"""The exception family. Library code raises these; only the CLI turns them into exit codes.
+"""The exception family: what went wrong, as data. Library code raises these; only `cli` knows exit codes,
+flags and how to fix things (cli/errors.py maps each class and `reason` to an exit code and a hint).
 
-Exit code convention (applied by cli): McqaPrepError subclasses -> 1, UsageError -> 2.
+Messages say what is wrong and where, in terms of the library (paths, ids, fields), never of command-line
+flags: a trainer calling `load_prepared()` has no `--overwrite`. `reason` is a stable code that names the
+situation (the CLI's hint table is keyed on it); `details` holds the structured facts (both contract ids, the
+fields that differ, the path) for machines (`--format json`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One field that differs between what was recorded and what is asked for."""
+
+    field: str
+    recorded: Any
+    requested: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "recorded": self.recorded, "requested": self.requested}
+
+    def render(self) -> str:
+        import json
+
+        return f"{self.field}: {json.dumps(self.recorded)} != {json.dumps(self.requested)}"
+
 
 class McqaPrepError(Exception):
-    """Base class: a data, contract, cache or hub failure (exit code 1)."""
+    """Base class: a data, contract, cache, IO or hub failure."""
 
-    exit_code = 1
+    reason = "error"
+
+    def __init__(self, message: str, *, reason: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.reason = reason
+        self.details = details
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Type, reason, message and structured details, JSON-ready."""
+        out: dict[str, Any] = {"type": type(self).__name__, "reason": self.reason, "message": self.message}
+        for k, v in self.details.items():
+            out[k] = _jsonable(v)
+        return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Difference):
+        return v.to_dict()
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    return str(v)
 
 
 class UsageError(McqaPrepError):
-    """The user asked for something inconsistent (exit code 2)."""
+    """The caller asked for something inconsistent (bad argument value, output equal to an input)."""
 
-    exit_code = 2
+    reason = "usage"
 
 
 class PolicyError(UsageError):
     """A grading policy is invalid (bad enum, bad type, inconsistent component)."""
 
+    reason = "invalid_policy"
+
 
 class InputError(McqaPrepError):
-    """An input file cannot be read at all (missing, unsupported format, unreadable Parquet)."""
+    """An input cannot be read at all (missing, unsupported format, unreadable Parquet, permission denied)."""
+
+    reason = "input"
+
+
+class OutputError(McqaPrepError):
+    """An output cannot be written (read-only directory, full disk, permission denied); nothing was left."""
+
+    reason = "output"
 
 
 class ContractMismatch(McqaPrepError):
-    """Prepared data was made under another grading contract than the one asked for."""
+    """Data was made under another grading contract than the one asked for."""
 
-    def __init__(self, message: str, *, expected: str | None = None, found: str | None = None, fields=()):
-        super().__init__(message)
+    reason = "contract_mismatch"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: str | None = None,
+        found: str | None = None,
+        differences: Iterable[Difference] = (),
+        reason: str | None = None,
+        **details: Any,
+    ) -> None:
         self.expected = expected
         self.found = found
-        self.fields = tuple(fields)
+        self.differences = tuple(differences)
+        super().__init__(
+            message, reason=reason, expected=expected, found=found, differences=self.differences, **details
+        )
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(d.field for d in self.differences)
 
 
 class StaleCache(McqaPrepError):
     """An output directory holds a preparation that does not match the requested one."""
 
+    reason = "stale_cache"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        differences: Iterable[Difference] = (),
+        reason: str | None = None,
+        **details: Any,
+    ) -> None:
+        self.differences = tuple(differences)
+        super().__init__(message, reason=reason, differences=self.differences, **details)
+
 
 class IncompletePreparation(StaleCache):
-    """An output directory has no valid manifest (interrupted, foreign or unsupported)."""
+    """A directory has no valid manifest (interrupted, foreign or unsupported)."""
+
+    reason = "incomplete_preparation"
 
 
 class IntegrityError(McqaPrepError):
-    """Bytes on disk are not the bytes recorded (hash or size mismatch)."""
+    """Bytes on disk are not the bytes recorded (hash, size, row count or stamp mismatch)."""
+
+    reason = "integrity"
 
 
 class HubError(McqaPrepError):
     """The hub could not be reached, or refused the request."""
 
+    reason = "hub"
+
 
 class LockMismatch(McqaPrepError):
     """A pulled directory's lock disagrees with what was asked (another commit, other files)."""
+
+    reason = "lock_mismatch"
+
+
+class InvalidRows(McqaPrepError):
+    """Rows failed validation and the caller asked to fail on them; nothing was committed."""
+
+    reason = "invalid_rows"
+
+    def __init__(self, message: str, findings: Iterable[Any], counts: Mapping[str, Any]) -> None:
+        self.findings = list(findings)
+        self.counts = dict(counts)
+        super().__init__(message, counts=self.counts, findings=self.findings)

@@ -65,7 +65,7 @@ class RemoteFile:
 
     @property
     def split(self) -> str | None:
-        return locks.split_of(self.path)
+        return locks.split_of(self.path) if locks.is_data_path(self.path) else None
 
     def entry(self, rows: int | None) -> dict[str, Any]:
         return {
@@ -84,7 +84,14 @@ class UpstreamMoved(LockMismatch):
     def __init__(
         self, message: str, *, revision: str, locked: str, resolved: str, changes: dict[str, list[str]]
     ):
-        super().__init__(message)
+        super().__init__(
+            message,
+            reason="upstream_moved",
+            revision=revision,
+            locked=locked,
+            resolved=resolved,
+            changes=changes,
+        )
         self.revision = revision
         self.locked = locked
         self.resolved = resolved
@@ -214,15 +221,13 @@ class _Hub:
             if isinstance(e, hfe.RemoteEntryNotFoundError):
                 return HubError(f"{where}: file {path!r} not found at {revision}")
             if isinstance(e, hfe.OfflineModeIsEnabled):
-                return HubError(
-                    "HF_HUB_OFFLINE is set: the hub cannot be reached; use --offline with a pulled directory"
-                )
+                return HubError("HF_HUB_OFFLINE is set: the hub cannot be reached", reason="hub_offline_env")
             if isinstance(
                 e, (httpx2.ConnectError, httpx2.TimeoutException, httpx2.NetworkError, httpx2.ProxyError)
             ):
                 return HubError(
-                    f"cannot reach the hub at {self.endpoint} ({type(e).__name__}: {_one_line(e)}); "
-                    "check the network and HF_ENDPOINT, or use --offline with a pulled directory"
+                    f"cannot reach the hub at {self.endpoint} ({type(e).__name__}: {_one_line(e)})",
+                    reason="hub_unreachable",
                 )
             if isinstance(e, hfe.HfHubHTTPError) and status is not None:
                 return HubError(f"{where}: the hub answered HTTP {status} ({_one_line(e)})")
@@ -441,9 +446,11 @@ def pull(
     """
     offline = offline or offline_from_env()
     if offline and update:
-        raise UsageError("--update needs the network to resolve the new commit; drop --offline")
+        raise UsageError(
+            "updating the lock needs the network to resolve the new commit", reason="offline_update"
+        )
     if offline and force_download:
-        raise UsageError("--force-download needs the network; drop --offline")
+        raise UsageError("downloading again needs the network", reason="offline_force_download")
     if repo is not None and not _REPO_ID.match(repo):
         raise UsageError(f"{repo!r} is not a hub repo id (expected owner/name)")
     requested = None if not splits else list(dict.fromkeys(splits))
@@ -452,9 +459,7 @@ def pull(
 
     lock = locks.read_lock(dest) if locks.is_pulled_dir(dest) else None
     if lock is not None and repo is not None and repo != lock["repo"]:
-        raise LockMismatch(
-            f"{dest} holds a pull of {lock['repo']}, not {repo}: pull into another directory with --to"
-        )
+        raise LockMismatch(f"{dest} holds a pull of {lock['repo']}, not {repo}", reason="other_repo")
     repo = repo or (lock["repo"] if lock else DEFAULT_REPO)
 
     if lock is not None:
@@ -462,7 +467,7 @@ def pull(
         if report is not None:
             return report
     elif offline:
-        raise InputError(f"{dest}: no {locks.LOCK_NAME} to use offline; pull once without --offline")
+        raise InputError(f"{dest}: no {locks.LOCK_NAME} to use offline", reason="offline_no_lock")
 
     return _pull_online(dest, repo, lock, revision, requested, update, force_download, endpoint, progress)
 
@@ -476,18 +481,21 @@ def _from_lock(
         if revision is not None:
             if explicit and revision != lock["commit"]:
                 raise LockMismatch(
-                    f"{dest} is locked to {lock['commit']}, not {revision}, and --offline cannot fetch another "
-                    "commit: drop --offline (and pass --update) to move the lock"
+                    f"{dest} is locked to {lock['commit']}, not {revision}, and offline no other commit can be "
+                    "fetched",
+                    reason="offline_other_commit",
                 )
             if not explicit and revision != lock["requested_revision"]:
                 raise LockMismatch(
-                    f"{dest} was pulled from {lock['requested_revision']!r} ({lock['commit']}); --offline cannot "
-                    f"resolve {revision!r}: drop --offline to resolve it"
+                    f"{dest} was pulled from {lock['requested_revision']!r} ({lock['commit']}); offline, "
+                    f"{revision!r} cannot be resolved",
+                    reason="offline_other_revision",
                 )
         if not _covered(lock, requested):
             missing = sorted(set(requested or []) - set(lock["splits"] or []))
             raise LockMismatch(
-                f"{dest}: split {', '.join(missing)} was not pulled and --offline cannot fetch it: drop --offline"
+                f"{dest}: split {', '.join(missing)} was not pulled and offline it cannot be fetched",
+                reason="offline_split",
             )
         notes = []
         if revision is not None and not explicit:
@@ -528,8 +536,7 @@ def _pull_online(
         changes = locks.diff_files(lock["files"], new_entries)
         raise UpstreamMoved(
             f"{dest} is locked to {repo} at {lock['commit']} but {asked!r} resolves to {commit} "
-            f"({len(changes['added'])} added, {len(changes['removed'])} removed, {len(changes['changed'])} changed): "
-            f"pass --update to move the lock, or --revision {lock['commit']} to keep the locked commit",
+            f"({len(changes['added'])} added, {len(changes['removed'])} removed, {len(changes['changed'])} changed)",
             revision=asked,
             locked=lock["commit"],
             resolved=commit,
@@ -593,7 +600,7 @@ def _pull_online(
         removed=removed,
         previous_commit=lock["commit"] if lock is not None and commit != lock["commit"] else None,
         changes=changes if status == "updated" else None,
-        notes=[f"--force-download: fetched {len(to_download)} file(s) again"] if force_download else [],
+        notes=[f"downloaded again: {len(to_download)} file(s)"] if force_download else [],
     )
 
 
@@ -616,7 +623,7 @@ def _plan(dest, wanted, old, commit, force_download, progress):
             if not local.is_file():
                 to_download.append(f)
                 continue
-            found = locks.hash_file(local, f.hash_kind, on_bytes=bar.update if bar is not None else None)
+            found = locks.hash_file(local, f.hash_kind, bar.update if bar is not None else None)[0]
             size = local.stat().st_size
             if found == f.hash and size == f.size:
                 kept.append(f)

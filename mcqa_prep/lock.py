@@ -6,28 +6,24 @@ through this module, so that checking a pulled snapshot never needs the hub.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from . import schema
 from .errors import InputError, IntegrityError, UsageError
+from .io.hashing import HASH_GIT_SHA1, HASH_SHA256, hash_file
+from .io.paths import DATA_SUFFIXES, is_data_path, split_of
+from .io.writers import write_atomic_json
+
+__all__ = ["HASH_GIT_SHA1", "HASH_SHA256", "DATA_SUFFIXES", "split_of", "is_data_path", "hash_file"]
 
 LOCK_NAME = "mcqa-prep.lock.json"
 LOCK_VERSION = 1
-DATA_SUFFIXES = (".parquet", ".jsonl")
-HASH_SHA256 = "sha256"
-HASH_GIT_SHA1 = "git-blob-sha1"
-_CHUNK = 1 << 20
 
-# Shard names as the hub and `datasets` write them: train-00000-of-00004.parquet
-_SHARD = re.compile(r"^(?P<split>.+?)[-_]\d{5}[-_]of[-_]\d{5}$")
-_KNOWN_SPLITS = ("train", "validation", "valid", "dev", "test", "eval", "evaluation")
 
 Progress = Callable[..., Any]
 """A progress-bar factory like cli.common.progress: progress(total=..., desc=..., unit=...) -> bar with update()."""
@@ -58,7 +54,9 @@ def read_lock(directory: str | os.PathLike) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IntegrityError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); delete it and pull again into this directory"
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg})",
+            reason="lock_invalid",
+            directory=str(directory),
         ) from exc
     check_lock(doc, where=str(path))
     return doc
@@ -72,69 +70,24 @@ def check_lock(doc: Any, *, where: str = LOCK_NAME) -> None:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise IntegrityError(
             f"{where}: {schema.json_path(first.absolute_path)}: {first.message}{more} [pull-lock.v1]; "
-            "the lock is not a valid mcqa-prep pull lock: delete it and pull again"
+            "the lock is not a valid mcqa-prep pull lock",
+            reason="lock_invalid",
         )
     paths = [f["path"] for f in doc["files"]]
     if len(set(paths)) != len(paths):
         raise IntegrityError(
-            f"{where}: $.files: a path is listed twice [pull-lock.v1]; delete the lock and pull again"
+            f"{where}: $.files: a path is listed twice [pull-lock.v1]", reason="lock_invalid"
         )
 
 
 def write_lock(directory: str | os.PathLike, doc: dict[str, Any]) -> Path:
-    """Validate then write the lock atomically (temp file + rename): a reader sees the old lock or the new one."""
+    """Validate then write the lock atomically and durably: a reader sees the old lock or the new one."""
     check_lock(doc, where=str(lock_path(directory)))
-    path = lock_path(directory)
-    tmp = path.with_name(f".{LOCK_NAME}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def split_of(path: str) -> str | None:
-    """The split a data file belongs to, from its path; None for files that are not data (the README).
-
-    `data/train-00000-of-00002.parquet` -> train, `validation.jsonl` -> validation, `test/part-0.parquet` -> test.
-    """
-    p = PurePosixPath(path)
-    if not p.name.endswith(DATA_SUFFIXES):
-        return None
-    stem = p.name[: -len(next(s for s in DATA_SUFFIXES if p.name.endswith(s)))]
-    m = _SHARD.match(stem)
-    if m:
-        return m.group("split")
-    if stem in _KNOWN_SPLITS:
-        return stem
-    for part in reversed(p.parts[:-1]):
-        if part in _KNOWN_SPLITS:
-            return part
-    return stem
-
-
-def is_data_path(path: str) -> bool:
-    return path.endswith(DATA_SUFFIXES)
+    return write_atomic_json(lock_path(directory), doc)
 
 
 def hash_kind_for(*, lfs: bool) -> str:
     return HASH_SHA256 if lfs else HASH_GIT_SHA1
-
-
-def hash_file(path: str | os.PathLike, kind: str, *, on_bytes: Callable[[int], Any] | None = None) -> str:
-    """Hash a file the way the hub does: sha256 for LFS files, git's blob sha1 for the others."""
-    p = Path(path)
-    if kind == HASH_SHA256:
-        h = hashlib.sha256()
-    elif kind == HASH_GIT_SHA1:
-        h = hashlib.sha1(usedforsecurity=False)
-        h.update(b"blob %d\0" % p.stat().st_size)
-    else:
-        raise ValueError(f"unknown hash kind {kind!r}")
-    with p.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-            if on_bytes is not None:
-                on_bytes(len(chunk))
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -165,8 +118,10 @@ class Mismatch:
 class LockedFileMismatch(IntegrityError):
     """Files of a pulled directory differ from its lock; carries every mismatch, not only the first."""
 
-    def __init__(self, message: str, mismatches: list[Mismatch]):
-        super().__init__(message)
+    reason = "locked_file_mismatch"
+
+    def __init__(self, message: str, mismatches: list[Mismatch], directory: str | os.PathLike):
+        super().__init__(message, directory=str(directory), files=[m.path for m in mismatches])
         self.mismatches = mismatches
 
 
@@ -177,21 +132,16 @@ def check_file(directory: str | os.PathLike, entry: dict[str, Any], *, on_bytes=
         size = path.stat().st_size
     except FileNotFoundError:
         return Mismatch(entry["path"], entry["hash_kind"], entry["hash"], None, entry["size"], None)
-    found = hash_file(path, entry["hash_kind"], on_bytes=on_bytes)
+    found = hash_file(path, entry["hash_kind"], on_bytes)[0]
     if found == entry["hash"] and size == entry["size"]:
         return None
     return Mismatch(entry["path"], entry["hash_kind"], entry["hash"], found, entry["size"], size)
 
 
-def fix_hint(directory: str | os.PathLike) -> str:
-    return f"fetch the locked bytes again with `mcqa-prep pull --to {directory} --force-download`"
-
-
 def mismatch_error(directory: str | os.PathLike, mismatches: list[Mismatch]) -> LockedFileMismatch:
     more = f" (and {len(mismatches) - 1} more file(s) differ)" if len(mismatches) > 1 else ""
     return LockedFileMismatch(
-        f"{mismatches[0].describe(directory)}{more}; the file changed after the pull: {fix_hint(directory)}",
-        mismatches,
+        f"{mismatches[0].describe(directory)}{more}: the file changed after the pull", mismatches, directory
     )
 
 

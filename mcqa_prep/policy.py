@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import PolicyError
+from .errors import Difference, PolicyError
 from .grader import DEFAULT_MODE, GRADER_VERSION
 from .grader.selection import SELECTOR_VERSION
 from .schema import json_path, schema_version, validator
@@ -190,14 +190,21 @@ def contract_id(contract: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(contract)).hexdigest()
 
 
-def contract_diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Dotted names of every field that differs between two contracts (for refusal messages)."""
-    out: list[str] = []
-    for key in sorted(set(a) | set(b)):
+def contract_differences(
+    recorded: Mapping[str, Any], requested: Mapping[str, Any], prefix: str = ""
+) -> list[Difference]:
+    """Every leaf field that differs between two contracts (dotted names), for refusals and machines."""
+    out: list[Difference] = []
+    for key in sorted(set(recorded) | set(requested)):
         name = f"{prefix}{key}"
-        va, vb = a.get(key, "<absent>"), b.get(key, "<absent>")
+        va, vb = recorded.get(key, "<absent>"), requested.get(key, "<absent>")
         if isinstance(va, Mapping) and isinstance(vb, Mapping):
-            out.extend(contract_diff(va, vb, name + "."))
+            out.extend(contract_differences(va, vb, name + "."))
         elif va != vb:
-            out.append(f"{name}: {json.dumps(va)} != {json.dumps(vb)}")
+            out.append(Difference(name, va, vb))
     return out
+
+
+def contract_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """contract_differences as 'field: recorded != requested' lines."""
+    return [d.render() for d in contract_differences(a, b)]

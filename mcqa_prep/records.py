@@ -1,4 +1,4 @@
-"""Frozen records shared by the grader, validators and workflows."""
+"""Records shared by the readers, the grader, the validators and the workflows."""
 
 from __future__ import annotations
 
@@ -88,9 +88,30 @@ class GradeResult(NamedTuple):
         return d
 
 
+@dataclass(slots=True)
+class Row:
+    """One input row, as every reader yields it. Exactly one of `data` and `error` is set.
+
+    `line` is the 1-based JSONL line (or 1-based Parquet record number), `index` the 0-based row index within
+    the file (blank lines are not rows), `split` the split the file belongs to (io.paths.split_of).
+    `hint` is a reader's by-product that spares a consumer work: for a Parquet row whose options the reader
+    built as single-key {letter: text} dicts, the (letters, texts) lists they were built from; else None.
+    `nonfinite` lists the JSON paths of NaN/Infinity numbers in `data` (validation reports them)."""
+
+    file: str
+    line: int
+    index: int
+    data: dict[str, Any] | None
+    error: str | None = None
+    split: str | None = None
+    hint: tuple[list[str], list[str]] | None = None
+    nonfinite: tuple[str, ...] = ()  # JSON paths of NaN/Infinity numbers (JSON has none; Python writes them)
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One problem found in one row, with its full address."""
+    """One problem found in one row, with its full address: `line` 1-based (as editors count), `row` the
+    0-based row index within the file (Row.index), both None for findings about a whole file or input."""
 
     file: str
     line: int | None

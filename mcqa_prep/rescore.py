@@ -7,8 +7,6 @@ rows (only the optional `--rows` join index and bounded example lists are held).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,83 +16,41 @@ from typing import Any
 from ._perf import streaming_gc
 from .errors import InputError
 from .grader.request import grade_request
-from .io import AtomicFile, dumps_row, iter_rows
+from .io import AtomicFile, dumps_row, iter_file, iter_rows
 from .policy import GradingPolicy
+from .prompt import prompt_key
 from .records import STATUS_INVALID_ROW
 
 # Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
 JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")
 
 
-def _message_text(content: Any) -> Any:
-    if isinstance(content, list):  # content parts: keep their text, in order
-        return "".join(
-            p.get("text", "") if isinstance(p, Mapping) and isinstance(p.get("text"), str) else json.dumps(p)
-            for p in content
-        )
-    return content
-
-
-def prompt_key(rcp: Any) -> str | None:
-    """Join key: sha256 of the prompt, i.e. responses_create_params.input reduced to (role, text) pairs.
-
-    NeMo Gym's rollouts echo the input with extra keys (`"type": "message"`, nulls) that the dataset row
-    does not have; only role and text decide which prompt it is."""
-    if not isinstance(rcp, Mapping) or "input" not in rcp:
-        return None
-    inp = rcp["input"]
-    if isinstance(inp, list):
-        norm: Any = [
-            [m.get("role"), _message_text(m.get("content"))] if isinstance(m, Mapping) else m for m in inp
-        ]
-    else:
-        norm = inp
-    blob = json.dumps(norm, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
 @dataclass
 class RowIndex:
     """Dataset rows by prompt, holding only the fields a join needs."""
 
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[bytes, dict[str, Any]] = field(default_factory=dict)
     duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
 
     @classmethod
-    def build(cls, paths: Iterable[str | Path]) -> RowIndex:
+    def build(cls, paths: Iterable[str | Path], progress: Any = None) -> RowIndex:
+        """Index the dataset rows of `paths` (files, directories, pulled or prepared directories; each
+        verified as every reader verifies it)."""
+        from .sources import resolve
+
         idx = cls()
-        for rec in iter_rows(_dataset_files(paths)):
-            if rec.data is None or "options" not in rec.data:
-                continue  # a row without options (e.g. another rollout) cannot complete a join
-            key = prompt_key(rec.data.get("responses_create_params"))
-            if key is None:
-                continue
-            if key in idx.rows:
-                idx.duplicates += 1
-                continue
-            idx.rows[key] = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
+        for src in resolve(paths, progress=progress, allow_stdin=False).sources:
+            for rec in iter_file(src.path, split=src.split):
+                if rec.data is None or "options" not in rec.data:
+                    continue  # a row without options (e.g. another rollout) cannot complete a join
+                key = prompt_key(rec.data.get("responses_create_params"))
+                if key is None:
+                    continue
+                if key in idx.rows:
+                    idx.duplicates += 1
+                    continue
+                idx.rows[key] = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
         return idx
-
-
-def _dataset_files(paths: Iterable[str | Path]) -> list[str | Path]:
-    """Expand prepared directories (their manifest's shards, not rejects) and pulled directories (their
-    locked data files, verified first); other paths are read as given."""
-    from . import lock as locks
-    from .prepared import MANIFEST_NAME, read_manifest
-
-    out: list[str | Path] = []
-    for arg in paths:
-        p = Path(arg)
-        if p.is_dir() and (p / MANIFEST_NAME).exists():
-            manifest = read_manifest(p)
-            out.extend(p / f["path"] for f in manifest["files"])
-        elif p.is_dir() and locks.is_pulled_dir(p):
-            locks.verify_pulled_dir(p)
-            lock = locks.read_lock(p)
-            out.extend(path for path, _split in locks.data_files(p, lock))
-        else:
-            out.append(arg)
-    return out
 
 
 @dataclass

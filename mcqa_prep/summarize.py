@@ -8,27 +8,19 @@ number of distinct prompts and templates, not rows.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError
+from .io.readers import iter_file
+from .prompt import prompt_key
 
 NO_TEMPLATE = "(none)"
 NO_CONTRACT = "(none)"
 MAX_MALFORMED_REPORTED = 20
-
-
-def _prompt_key(row: Mapping[str, Any]) -> bytes:
-    """The prompt: canonical JSON of responses_create_params.input, hashed to keep the key small."""
-    rcp = row.get("responses_create_params")
-    prompt = rcp.get("input") if isinstance(rcp, Mapping) else None
-    blob = json.dumps(prompt, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).digest()
 
 
 def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
@@ -73,7 +65,7 @@ class _Pool:
         t = self.templates.setdefault(_template_id(row, grading), [0, 0.0])
         t[0] += 1
         t[1] += reward
-        p = self.prompts.setdefault(_prompt_key(row), [0, 0])
+        p = self.prompts.setdefault(prompt_key(row.get("responses_create_params")) or b"", [0, 0])
         p[0] += 1
         p[1] += reward >= 1.0
 
@@ -109,38 +101,11 @@ class _Pool:
         }
 
 
-@dataclass
-class _Line:
-    file: str
-    line: int
-    row: dict[str, Any] | None
-    error: str | None = None
-
-
-def _read_jsonl(path: Path) -> Iterator[_Line]:
-    """Every non-blank line of a JSONL file; a line that is not a JSON object carries an error."""
-    name = str(path)
-    try:
-        fh = path.open("r", encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory; pass rescored JSONL files") from None
-    except OSError as exc:
-        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    with fh:
-        for no, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield _Line(name, no, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(row, dict):
-                yield _Line(name, no, None, f"expected a JSON object, got {type(row).__name__}")
-                continue
-            yield _Line(name, no, row)
+def _rescored_file(name: str) -> Path:
+    p = Path(name)
+    if p.is_dir():
+        raise InputError(f"{name}: is a directory; give rescored JSONL files", reason="input_is_directory")
+    return p
 
 
 def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[str, Any]:
@@ -156,14 +121,14 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     lines_read = unscored = malformed = 0
     malformed_lines: list[str] = []
     for name in files:
-        for rec in _read_jsonl(Path(name)):
-            if rec.row is None:
+        for rec in iter_file(_rescored_file(name)):
+            if rec.data is None:
                 malformed += 1
                 if len(malformed_lines) < MAX_MALFORMED_REPORTED:
                     malformed_lines.append(f"{rec.file}:{rec.line}: {rec.error}")
                 continue
             lines_read += 1
-            meta = rec.row.get("metadata")
+            meta = rec.data.get("metadata")
             grading = meta.get("grading") if isinstance(meta, Mapping) else None
             if not isinstance(grading, Mapping):
                 unscored += 1
@@ -173,7 +138,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
             pool = pools.get(cid)
             if pool is None:
                 pool = pools[cid] = _Pool()
-            pool.add(rec.row, grading)
+            pool.add(rec.data, grading)
 
     if lines_read == 0:
         where = f"; {malformed} malformed line(s), first: {malformed_lines[0]}" if malformed else ""

@@ -27,8 +27,8 @@ from ._perf import streaming_gc
 from .errors import InputError
 from .grader import DEFAULT_REGEX_TIMEOUT, ROW_MODES
 from .grader.custom_regex import extract_custom
-from .io.readers import OptionHint, RowRecord, expand_inputs, iter_file_hinted, parquet_num_rows
-from .records import STATUS_REGEX_TIMEOUT, Finding
+from .io.readers import iter_file, parquet_num_rows
+from .records import STATUS_REGEX_TIMEOUT, Finding, Row
 
 ERROR = "error"
 WARNING = "warning"
@@ -454,11 +454,11 @@ class RowValidator:
 
     # -- public API -------------------------------------------------------------------------------
 
-    def check(self, rec: RowRecord) -> list[Finding]:
+    def check(self, rec: Row) -> list[Finding]:
         """Every finding of one row, including duplicates of rows checked before by this validator."""
         return self._check(rec, None)
 
-    def _check(self, rec: RowRecord, hint: OptionHint | None) -> list[Finding]:
+    def _check(self, rec: Row, hint: tuple[list[str], list[str]] | None) -> list[Finding]:
         """check(), given the reader's (keys, texts) of `rec`'s options (see iter_file_hinted) or None."""
         self.rows += 1
         if rec.error is not None or not isinstance(rec.data, dict):
@@ -555,7 +555,7 @@ class RowValidator:
         else:
             self.rows_with_warnings += 1
 
-    def _where(self, rec: RowRecord) -> int:
+    def _where(self, rec: Row) -> int:
         key = (rec.file, rec.split)
         fid = self._file_ids.get(key)
         if fid is None:
@@ -640,7 +640,7 @@ class _RowCheck:
 
     __slots__ = ("v", "rec", "hint", "d", "out", "uuid", "letters", "prompt", "texts", "lset", "gold")
 
-    def __init__(self, v: RowValidator, rec: RowRecord, hint: OptionHint | None = None) -> None:
+    def __init__(self, v: RowValidator, rec: Row, hint: tuple[list[str], list[str]] | None = None) -> None:
         self.v = v
         self.rec = rec
         self.hint = hint  # (keys, texts) of the row's options when the reader vouches for their shape
@@ -1120,11 +1120,10 @@ Progress = Callable[..., Any]
 
 @dataclass
 class ValidateReport:
-    """The result of validate_paths: the shown findings (capped), the summary, notices for stderr."""
+    """The result of validate_paths: the shown findings (capped) and the summary."""
 
     summary: dict[str, Any]
     findings: list[Finding]
-    notices: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -1149,44 +1148,39 @@ class _Source:
     entry: dict[str, Any]
 
 
-def _plan(
-    paths: Iterable[str | os.PathLike], verify: bool, progress: Progress | None
-) -> tuple[list[_Source], list[str]]:
-    from . import lock as lockmod
+def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress | None) -> list[_Source]:
+    """The files to read (sources.resolve) with the summary entry each one's rows are counted in."""
+    from .sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, resolve
 
-    sources: list[_Source] = []
-    notices: list[str] = []
-    for p in paths:
-        s = str(p)
-        if s != "-" and lockmod.is_pulled_dir(s):
-            doc = lockmod.read_lock(s)
-            if verify:
-                lockmod.verify_pulled_dir(s, progress=progress)
-            else:
-                notices.append(
-                    f"warning: {s}: --no-verify: the files were not checked against {lockmod.LOCK_NAME}; "
-                    "findings refer to whatever bytes are on disk"
-                )
-            entry = {
-                "path": s,
-                "kind": "pulled",
-                "rows": 0,
-                "repo": doc["repo"],
-                "repo_type": doc["repo_type"],
-                "commit": doc["commit"],
-                "verified": verify,
-            }
-            for f, split in lockmod.data_files(s, doc):
-                sources.append(_Source(f, split, entry))
-            continue
-        for f in expand_inputs([s]):
-            if f == "-":
+    found = resolve(paths, verify=verify, progress=progress)
+    locks = {arg: (lock, verified) for arg, lock, verified in found.locks}
+    entries: dict[str, dict[str, Any]] = {}
+    out: list[_Source] = []
+    for src in found.sources:
+        key = src.arg if src.kind in (KIND_PULLED, KIND_PREPARED) else str(src.path)
+        entry = entries.get(key)
+        if entry is None:
+            if src.kind == KIND_PULLED:
+                lock, verified = locks[src.arg]
+                entry = {
+                    "path": src.arg,
+                    "kind": "pulled",
+                    "rows": 0,
+                    "repo": lock["repo"],
+                    "repo_type": lock["repo_type"],
+                    "commit": lock["commit"],
+                    "verified": verified,
+                }
+            elif src.kind == KIND_PREPARED:
+                entry = {"path": src.arg, "kind": "prepared", "rows": 0}
+            elif src.kind == KIND_STDIN:
                 entry = {"path": "-", "kind": "stdin", "rows": 0, "split": None}
             else:
-                kind = "parquet" if Path(f).suffix == ".parquet" else "jsonl"
-                entry = {"path": str(f), "kind": kind, "rows": 0}
-            sources.append(_Source(f, None, entry))
-    return sources, notices
+                kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
+                entry = {"path": str(src.path), "kind": kind, "rows": 0}
+            entries[key] = entry
+        out.append(_Source(src.path, src.split, entry))
+    return out
 
 
 def validate_paths(
@@ -1201,7 +1195,7 @@ def validate_paths(
     """Validate every row of every input. `max_findings` caps the findings kept (0 keeps all; the summary
     counts all); `strict` turns warnings into errors; `verify=False` skips the pulled-directory hash check;
     `progress` is a bar factory like cli.common.progress (progress(total=, desc=, unit=) -> bar.update)."""
-    sources, notices = _plan(paths, verify, progress)
+    sources = _plan(paths, verify, progress)
     v = RowValidator(regex_timeout=regex_timeout)
     kept: list[Finding] = []
     total_findings = 0
@@ -1228,9 +1222,9 @@ def validate_paths(
         with streaming_gc():
             for src in sources:
                 try:
-                    for rec, hint in iter_file_hinted(src.file, split=src.split):
+                    for rec in iter_file(src.file, split=src.split):
                         src.entry["rows"] += 1
-                        fs = check(rec, hint)
+                        fs = check(rec, rec.hint)
                         if fs:
                             keep(fs)
                         pending += 1
@@ -1276,4 +1270,4 @@ def validate_paths(
         "findings_shown": len(kept),
         "inputs": inputs,
     }
-    return ValidateReport(summary, kept, notices)
+    return ValidateReport(summary, kept)

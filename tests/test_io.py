@@ -8,7 +8,8 @@ import pytest
 
 from mcqa_prep.errors import InputError
 from mcqa_prep.io import readers
-from mcqa_prep.io.readers import detect_split, iter_rows
+from mcqa_prep.io.paths import split_of
+from mcqa_prep.io.readers import iter_rows, read_jsonl
 
 
 def _null_filled(pairs, letters="ABCDEFGHIJ"):
@@ -90,7 +91,73 @@ def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
         ("test.jsonl", "test"),
         ("example.jsonl", "train"),
         ("trainers.jsonl", "train"),
+        # one rule whether or not a pull lock sits beside the file (these three used to disagree)
+        ("test/part-0.parquet", "test"),
+        ("eval.jsonl", "test"),
+        ("dev.jsonl", "validation"),
+        ("data/dev/part-00.jsonl", "validation"),
+        ("Validation.JSONL".lower(), "validation"),
+        ("unsupervised-00000-of-00001.parquet", "unsupervised"),
     ],
 )
-def test_split_from_file_name(name, split):
-    assert detect_split(name) == split
+def test_split_from_path(name, split):
+    assert split_of(name) == split
+
+
+def test_lock_and_reader_share_the_split_rule():
+    from mcqa_prep import lock
+
+    for name in ("test/part-0.parquet", "eval.jsonl", "dev.jsonl", "data/train-00000-of-00002.parquet"):
+        assert lock.split_of(name) == split_of(name)
+
+
+def test_an_invalid_byte_costs_one_line_not_the_rest_of_the_file(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"b": "\xff\xfe"}\n{"c": 3}\n{"d": 4}\n')
+    got = list(iter_rows([p]))
+    assert [(r.line, r.index, r.data) for r in got] == [
+        (1, 0, {"a": 1}),
+        (2, 1, None),
+        (3, 2, {"c": 3}),
+        (4, 3, {"d": 4}),
+    ]
+    assert "UTF-8" in got[1].error and "0xff" in got[1].error
+
+
+def test_stdin_reads_like_a_file(tmp_path):
+    import io
+
+    data = b'{"a": 1}\n\xff\n{"c": 3}\n'
+    got = list(read_jsonl(io.BytesIO(data), "<stdin>", "train"))
+    assert [(r.line, r.data is None) for r in got] == [(1, False), (2, True), (3, False)]
+
+
+def test_deep_nesting_and_nan_are_findings_not_crashes(tmp_path):
+    p = tmp_path / "x.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    p.write_text(
+        f'{{"a": {deep}}}\n{{"r": NaN, "m": {{"x": [1, Infinity]}}}}\n{{"big": 123456789012345678901234567890}}\n'
+    )
+    got = list(iter_rows([p]))
+    assert got[0].data is None and "nested too deeply" in got[0].error
+    assert got[1].data is not None and got[1].nonfinite == ("$.r", "$.m.x[1]")
+    assert got[2].data == {"big": 123456789012345678901234567890}  # exact, not a float
+    assert got[1].error is None and got[2].nonfinite == ()
+
+
+def test_byte_order_mark_on_the_first_line_is_skipped(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"a": 1}\n')
+    assert [r.data for r in iter_rows([p])] == [{"a": 1}]
+
+
+def test_parquet_template_metadata_nulls_filled_by_arrow_are_dropped(tmp_path):
+    rows = [
+        {"uuid": "a", "template_metadata": {"template_id": "t1", "output_regex": "Answer: ([A-D])"}},
+        {"uuid": "b", "template_metadata": {"template_id": "t2"}},
+        {"uuid": "c", "template_metadata": None},
+    ]
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    got = [r.data["template_metadata"] for r in iter_rows([path])]
+    assert got == [{"template_id": "t1", "output_regex": "Answer: ([A-D])"}, {"template_id": "t2"}, None]

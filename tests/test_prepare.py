@@ -15,10 +15,11 @@ from conftest import FIXTURES, need, read_jsonl
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
-from mcqa_prep.errors import IncompletePreparation, StaleCache, UsageError
+from mcqa_prep.errors import IncompletePreparation, InvalidRows, StaleCache, UsageError
+from mcqa_prep.manifest import read as read_manifest
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.prepare import InvalidRows, normalise_options, prepare
-from mcqa_prep.prepared import read_manifest, verify_prepared
+from mcqa_prep.prepare import normalise_options, prepare
+from mcqa_prep.prepared import verify_prepared
 
 ADDED = ("options", "expected_answer", "grading_mode", "metadata")
 
@@ -254,7 +255,7 @@ def test_every_contract_field_change_is_refused(tmp_path, rows_file, cli, flags,
     assert old_id in r.output and new_id in r.output
     for name in fields:
         assert f"policy.{name}:" in r.output
-    assert "use a fresh output directory, or --overwrite" in r.output
+    assert "use a fresh output directory, or pass --overwrite" in r.output
     assert mtimes(out) == before
     with pytest.raises(StaleCache):
         prepare([rows_file], out, GradingPolicy().with_overrides(**fields))

@@ -134,8 +134,8 @@ def test_malformed_lines_are_counted_with_their_address(tmp_path: Path) -> None:
     rep = summarize([f])
     assert rep["scored"] == 1
     assert rep["malformed"]["count"] == 2
-    assert rep["malformed"]["lines"][0].startswith(f"{f}:2: malformed JSON")
-    assert rep["malformed"]["lines"][1] == f"{f}:4: expected a JSON object, got list"
+    assert rep["malformed"]["lines"][0].startswith(f"{f}:2: not valid JSON")
+    assert rep["malformed"]["lines"][1] == f"{f}:4: a row must be a JSON object, got an array"
 
 
 def test_nothing_readable_is_an_error(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_cli_malformed_lines_on_stderr(tmp_path: Path) -> None:
     f = write(tmp_path / "a.jsonl", [row("q1", 1.0)], extra_lines=("{bad",))
     res = CliRunner().invoke(main, ["summarize", str(f)])
     assert res.exit_code == 0
-    assert f"{f}:2: malformed JSON" in res.stderr
+    assert f"{f}:2: not valid JSON" in res.stderr
     assert "1 malformed line(s)" in res.stdout
 
 

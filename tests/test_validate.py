@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, REPO, need, write_jsonl
 
 from mcqa_prep import controls, lock, schema
-from mcqa_prep.io.readers import RowRecord
+from mcqa_prep.records import Row as RowRecord
 from mcqa_prep.validate import (
     RULES,
     RowValidator,

@@ -51,7 +51,9 @@ def test_verify_ok_cli(prepared, cli):
 
 def test_tampered_shard_refused(prepared, cli):
     shard = _shard(prepared)
-    data = shard.read_bytes().replace(b'"expected_answer": "A"', b'"expected_answer": "B"', 1)
+    before = shard.read_bytes()
+    data = before.replace(b'"expected_answer":"A"', b'"expected_answer":"B"', 1)
+    assert data != before and len(data) == len(before)
     shard.write_bytes(data)
     with pytest.raises(IntegrityError, match="sha256 is .* but the manifest records"):
         verify_prepared(prepared)

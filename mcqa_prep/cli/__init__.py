@@ -1,8 +1,18 @@
-"""The `mcqa-prep` command group. Each command lives in its own module of this package and follows one
-pattern: parse options, call one library function, render its report, map library errors to exit codes
-(0 ok, 1 data/contract/cache failure, 2 usage)."""
+"""The `mcqa-prep` command group.
+
+Each command lives in its own module and follows one pattern: parse options, call one library function,
+render its report. Command modules are imported only when their command runs (`mcqa-prep --help` imports
+none of them). Every error, whatever raised it, passes through `_Group.invoke`: one line on stderr and the
+exit code of the contract (cli/errors.py); with `--format json` also exactly one JSON document on stdout,
+`{"ok": false, "error": {...}}`, unless the command already printed its report.
+"""
 
 from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Any
 
 import click
 
@@ -10,8 +20,69 @@ from .. import __version__
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
+# command -> (module, attribute, one-line help). The help line is the command docstring's first line
+# (a test keeps them equal); listing it here keeps `mcqa-prep --help` from importing every command.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "pull": ("pull_cmd", "pull_command", "Pull hub dataset REPO at an exact commit into DIR, verify every file and write DIR/mcqa-prep.lock.json."),
+    "validate": ("validate_cmd", "validate_command", "Check MCQA rows against the row schema and the semantic rules; report every problem with its address."),
+    "prepare": ("prepare_cmd", "prepare_command", "Validate INPUT rows, stamp the grading contract and write shards + manifest.json to OUTPUT."),
+    "verify": ("prepare_cmd", "verify_command", "Check a prepared DIR: manifest, every file's hash and row count, every row's contract stamp."),
+    "contract": ("prepare_cmd", "contract_command", "Print the effective grading contract and its id (what `prepare` stamps and `verify` compares)."),
+    "grade": ("grade_cmd", "grade_command", "Grade one RESPONSE text (or stdin when omitted or '-') against the given options."),
+    "rescore": ("rescore_cmd", "rescore_command", "Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader."),
+    "summarize": ("summarize_cmd", "summarize_command", "Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates."),
+}  # fmt: skip
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+
+def _wants_json(args: list[str]) -> bool:
+    for i, a in enumerate(args):
+        if a == "--":
+            return False
+        if a == "--format=json" or (a == "--format" and i + 1 < len(args) and args[i + 1] == "json"):
+            return True
+    return False
+
+
+class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"{__name__}.{entry[0]}")
+        return getattr(module, entry[1])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_line) for name, (_, _, help_line) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        raw = [*ctx._protected_args, *ctx.args]
+        json_mode = _wants_json(raw)
+        ctx.meta["mcqa_prep.json_emitted"] = False
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
+            from .errors import debug, describe, to_click
+
+            if debug() and not isinstance(exc, click.ClickException):
+                raise
+            if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
+                doc = {"ok": False, "error": describe(exc)}
+                sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+                sys.stdout.flush()
+            err = to_click(exc)
+            if isinstance(err, click.UsageError) and err.ctx is None:
+                err.ctx = click.get_current_context(silent=True)
+            raise err from None
+
+
+@click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="mcqa-prep")
 def main() -> None:
     """Prepare multiple-choice QA data for RL post-training, and rescore it like the verifier does.
@@ -23,12 +94,6 @@ def main() -> None:
     then, after training, audit the recorded rewards:
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o rescored.jsonl
 
-    Exit codes: 0 ok, 1 data/contract/cache failure, 2 usage error.
+    Exit codes: 0 ok, 1 data/contract/cache/IO failure, 2 usage error.
+    With --format json every command prints exactly one JSON document on stdout, failures included.
     """
-
-
-def _register() -> None:
-    from . import commands  # noqa: F401  (each command module adds itself to `main`)
-
-
-_register()

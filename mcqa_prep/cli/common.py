@@ -1,15 +1,28 @@
-"""Helpers shared by command modules: error translation, output format, progress bars."""
+"""Helpers shared by command modules: output format, JSON output, progress bars, input/output checks."""
 
 from __future__ import annotations
 
-import functools
 import json
+import os
 import sys
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import McqaPrepError
+from .errors import Failure
+
+__all__ = [
+    "FORMAT_OPTION",
+    "QUIET_OPTION",
+    "Failure",
+    "emit_json",
+    "progress",
+    "bar_factory",
+    "fail",
+    "check_output_not_input",
+]
 
 FORMAT_OPTION = click.option(
     "--format",
@@ -17,35 +30,23 @@ FORMAT_OPTION = click.option(
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text for people (stderr/stdout), json for machines: exactly one JSON document on stdout.",
+    help="text for people, json for machines: exactly one JSON document on stdout (failures included).",
 )
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 
 
-class Failure(click.ClickException):
-    """A data/contract/cache failure: message on stderr, exit code 1."""
-
-    exit_code = 1
-
-
-def translate_errors(fn):
-    """Turn library errors into click errors with the library's exit code (1, or 2 for usage)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except McqaPrepError as exc:
-            if exc.exit_code == 2:
-                raise click.UsageError(str(exc)) from exc
-            raise Failure(str(exc)) from exc
-
-    return wrapper
+def emit_json(doc: dict[str, Any], *, ok: bool = True) -> None:
+    """Print the command's one JSON document, with "ok" first; later failures then print no second one."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().meta["mcqa_prep.json_emitted"] = True
+    click.echo(json.dumps({"ok": ok, **doc}, ensure_ascii=False, indent=2, sort_keys=False))
 
 
-def emit_json(doc: Any) -> None:
-    click.echo(json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=False))
+def fail(message: str) -> None:
+    """End the command with exit code 1 after its report was printed (e.g. rows could not be graded)."""
+    raise Failure(message)
 
 
 def progress_enabled(quiet: bool) -> bool:
@@ -66,3 +67,41 @@ def progress(iterable=None, *, total=None, desc: str = "", quiet: bool = False, 
         dynamic_ncols=True,
         leave=False,
     )
+
+
+def bar_factory(quiet: bool):
+    """A progress-bar factory for library functions: factory(total=, desc=, unit=) -> bar with update()."""
+
+    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
+        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
+
+    return factory
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
+    """Usage error (exit 2) when the output is one of the inputs, or lies inside an input directory (a rerun
+    would then read its own output)."""
+    if str(output) == "-":
+        return
+    out = Path(output)
+    for i in inputs:
+        if str(i) == "-":
+            continue
+        p = Path(i)
+        if out.exists() and p.exists() and _same_file(out, p):
+            raise click.UsageError(f"the output {out} is also an input; write the output to another path")
+        if p.is_dir():
+            try:
+                out.resolve().relative_to(p.resolve())
+            except ValueError:
+                continue
+            raise click.UsageError(
+                f"the output {out} lies inside the input directory {p}; write the output outside it"
+            )

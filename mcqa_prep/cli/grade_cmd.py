@@ -7,8 +7,7 @@ import sys
 import click
 
 from ..grader import DEFAULT_MODE, OVERRIDE_MODES, grade_text
-from . import main
-from .common import FORMAT_OPTION, emit_json, translate_errors
+from .common import FORMAT_OPTION, emit_json
 
 
 def _parse_option(ctx, param, values):
@@ -28,7 +27,7 @@ def _parse_option(ctx, param, values):
     return options
 
 
-@main.command("grade")
+@click.command("grade")
 @click.argument("response", required=False)
 @click.option(
     "--option",
@@ -62,7 +61,6 @@ def _parse_option(ctx, param, values):
     "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
 )
 @FORMAT_OPTION
-@translate_errors
 def grade_command(response, options, expected, mode, regexes, answer_prefix, explain, fmt):
     """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
 

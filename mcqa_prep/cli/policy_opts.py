@@ -2,7 +2,7 @@
 
 Usage::
 
-    @main.command("x")
+    @click.command("x")
     @policy_options
     def x(..., **policy_kw):
         policy = policy_from_options(**policy_kw)          # always a validated GradingPolicy
@@ -21,7 +21,6 @@ import click
 
 from ..grader import OVERRIDE_MODES, ROW_MODES
 from ..policy import GradingPolicy
-from .common import translate_errors
 
 # The kwargs that @policy_options adds to a command (policy_from_options consumes exactly these).
 POLICY_KWARGS = (
@@ -85,7 +84,6 @@ def policy_given(**kw: Any) -> bool:
     return any(kw.get(k) is not None for k in POLICY_KWARGS)
 
 
-@translate_errors
 def _build(kw: dict[str, Any]) -> GradingPolicy:
     base = GradingPolicy.from_file(kw["policy_path"]) if kw.get("policy_path") else GradingPolicy()
     override = kw.get("grading_mode_override")

@@ -6,22 +6,16 @@ import json
 
 import click
 
+from ..errors import InvalidRows
 from ..policy import canonical_json
-from ..prepare import DEFAULT_SHARD_ROWS, InvalidRows, prepare
+from ..prepare import DEFAULT_SHARD_ROWS, prepare
 from ..prepared import verify_prepared
-from . import main
-from .common import FORMAT_OPTION, QUIET_OPTION, Failure, emit_json, progress, translate_errors
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .errors import describe
 from .policy_opts import policy_from_options, policy_options
 
 
-def _bar(quiet: bool):
-    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
-        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
-
-    return factory
-
-
-@main.command("prepare")
+@click.command("prepare")
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option(
     "-o",
@@ -65,7 +59,6 @@ def _bar(quiet: bool):
 )
 @FORMAT_OPTION
 @QUIET_OPTION
-@translate_errors
 def prepare_command(
     inputs,
     out_dir,
@@ -115,7 +108,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
-            progress=_bar(quiet),
+            progress=bar_factory(quiet),
             verify=not no_verify,
         )
     except InvalidRows as exc:
@@ -126,9 +119,11 @@ def prepare_command(
                     "status": "failed",
                     "counts": exc.counts,
                     "rejected": [f.to_dict() for f in exc.findings],
-                }
+                    "error": describe(exc),
+                },
+                ok=False,
             )
-        raise Failure(str(exc)) from exc
+        raise
     if fmt == "json":
         emit_json(report.to_dict())
         return
@@ -159,12 +154,11 @@ def prepare_command(
     click.echo(line)
 
 
-@main.command("verify")
+@click.command("verify")
 @click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @policy_options
 @FORMAT_OPTION
 @QUIET_OPTION
-@translate_errors
 def verify_command(directory, fmt, quiet, **policy_kw):
     """Check a prepared DIR: manifest, every file's hash and row count, every row's contract stamp.
 
@@ -172,7 +166,7 @@ def verify_command(directory, fmt, quiet, **policy_kw):
     versions); with --policy or policy flags the whole contract must equal that policy's.
     """
     policy = policy_from_options(none_if_unset=True, **policy_kw)
-    report = verify_prepared(directory, policy, progress=_bar(quiet))
+    report = verify_prepared(directory, policy, progress=bar_factory(quiet))
     if fmt == "json":
         emit_json(report.to_dict())
         return
@@ -181,10 +175,9 @@ def verify_command(directory, fmt, quiet, **policy_kw):
     click.echo(f"contract {report.contract_id} (grader {report.grader_version})")
 
 
-@main.command("contract")
+@click.command("contract")
 @policy_options
 @FORMAT_OPTION
-@translate_errors
 def contract_command(fmt, **policy_kw):
     """Print the effective grading contract and its id (what `prepare` stamps and `verify` compares)."""
     policy = policy_from_options(**policy_kw)

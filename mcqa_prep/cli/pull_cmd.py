@@ -8,8 +8,7 @@ import click
 
 from .. import hub
 from ..lock import LOCK_NAME
-from . import main
-from .common import FORMAT_OPTION, QUIET_OPTION, Failure, emit_json, progress, translate_errors
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
 
 
 def _size(n: int) -> str:
@@ -71,7 +70,7 @@ def render_text(report: hub.PullReport) -> None:
         click.echo(f"lock: {doc['lock_file']}")
 
 
-@main.command("pull")
+@click.command("pull")
 @click.argument("repo", required=False, metavar="[REPO]")
 @click.option(
     "--revision",
@@ -108,7 +107,6 @@ def render_text(report: hub.PullReport) -> None:
 )
 @FORMAT_OPTION
 @QUIET_OPTION
-@translate_errors
 def pull_command(repo, revision, to, splits, offline, update, force_download, fmt, quiet):
     """Pull hub dataset REPO at an exact commit into DIR, verify every file and write DIR/mcqa-prep.lock.json.
 
@@ -141,7 +139,7 @@ def pull_command(repo, revision, to, splits, offline, update, force_download, fm
         for kind in ("added", "removed", "changed"):
             for path in exc.changes[kind]:
                 click.echo(f"  {kind}: {path}", err=True)
-        raise Failure(str(exc)) from exc
+        raise
     if fmt == "json":
         emit_json(report.to_json())
     else:

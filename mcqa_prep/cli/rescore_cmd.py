@@ -7,12 +7,11 @@ import click
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from . import main
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress, translate_errors
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, fail, progress
 from .policy_opts import policy_from_options, policy_options
 
 
-@main.command("rescore")
+@click.command("rescore")
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
@@ -46,7 +45,6 @@ from .policy_opts import policy_from_options, policy_options
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
 @FORMAT_OPTION
 @QUIET_OPTION
-@translate_errors
 def rescore_command(
     input_path,
     output,
@@ -91,15 +89,9 @@ def rescore_command(
     else:
         _render_text(report)
     if report.invalid.count:
-        raise _Exit1(
-            f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output"
-        )
+        fail(f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output")
     if fail_on_change and report.changed:
-        raise _Exit1(f"{report.changed} recorded reward(s) changed (--fail-on-change)")
-
-
-class _Exit1(click.ClickException):
-    exit_code = 1
+        fail(f"{report.changed} recorded reward(s) changed (--fail-on-change)")
 
 
 def _render_text(report) -> None:

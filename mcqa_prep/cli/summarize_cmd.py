@@ -5,11 +5,10 @@ from __future__ import annotations
 import click
 
 from ..summarize import render_text, summarize
-from . import main
-from .common import FORMAT_OPTION, emit_json, translate_errors
+from .common import FORMAT_OPTION, emit_json
 
 
-@main.command("summarize")
+@click.command("summarize")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--contract",
@@ -19,7 +18,6 @@ from .common import FORMAT_OPTION, emit_json, translate_errors
     help="Pool only the rows graded under this contract id (needed when the files hold several).",
 )
 @FORMAT_OPTION
-@translate_errors
 def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) -> None:
     """Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates.
 

@@ -8,15 +8,7 @@ import click
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..validate import ValidateReport, validate_paths
-from . import main
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress, translate_errors
-
-
-def _bar(quiet: bool):
-    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
-        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
-
-    return factory
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 def render_text(report: ValidateReport) -> list[str]:
@@ -64,7 +56,7 @@ def render_text(report: ValidateReport) -> list[str]:
     return lines
 
 
-@main.command("validate")
+@click.command("validate")
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option(
     "--max-findings",
@@ -89,7 +81,6 @@ def render_text(report: ValidateReport) -> list[str]:
 )
 @FORMAT_OPTION
 @QUIET_OPTION
-@translate_errors
 def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt, quiet):
     """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
 
@@ -110,13 +101,18 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt,
         max_findings=max_findings,
         strict=strict,
         verify=not no_verify,
-        progress=_bar(quiet),
+        progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
     )
-    for note in report.notices:
-        click.echo(note, err=True)
+    for inp in report.summary["inputs"]:
+        if inp["kind"] == "pulled" and not inp["verified"]:
+            click.echo(
+                f"warning: {inp['path']}: --no-verify: the files were not checked against mcqa-prep.lock.json; "
+                "findings refer to whatever bytes are on disk",
+                err=True,
+            )
     if fmt == "json":
-        emit_json(report.to_dict())
+        emit_json(report.to_dict(), ok=report.ok)
     else:
         for line in render_text(report):
             click.echo(line)

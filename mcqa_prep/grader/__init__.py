@@ -26,20 +26,21 @@ from ..records import (
 from .base import Extraction
 from .custom_regex import extract_custom
 from .letters import allowed_letters, normalize_gold
+from .modes import DEFAULT_MODE, OVERRIDE_MODES, ROW_MODES, UnknownMode, mode_function
+
+__all__ = [
+    "GRADER_VERSION",
+    "DEFAULT_MODE",
+    "ROW_MODES",
+    "OVERRIDE_MODES",
+    "DEFAULT_REGEX_TIMEOUT",
+    "response_text",
+    "grade_text",
+    "effective_mode",
+    "mode_function",
+]
 
 GRADER_VERSION = "1.0.0"
-
-DEFAULT_MODE = "strict_single_letter_boxed"
-# Modes a row may select with its `grading_mode` field.
-ROW_MODES = (
-    "strict_single_letter_boxed",
-    "lenient_boxed",
-    "lenient_answer_colon",
-    "string_equals_mcqa",
-    "robust",
-)
-# Modes a policy override (NeMo Gym's server-config grading_mode) may select.
-OVERRIDE_MODES = ROW_MODES + ("lenient_answer_colon_md",)
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per pattern per response; see custom_regex
 
@@ -49,61 +50,9 @@ def response_text(response: Any) -> str | None:
     item, concatenated with no separator, then stripped. None when `response` is not an object."""
     if not isinstance(response, Mapping):
         return None
-    parts: list[str] = []
-    output = response.get("output")
-    if isinstance(output, list):
-        for item in output:
-            if not isinstance(item, Mapping) or item.get("type") != "message":
-                continue
-            content = item.get("content")
-            if not isinstance(content, list):
-                continue
-            for part in content:
-                if isinstance(part, Mapping) and part.get("type") == "output_text":
-                    t = part.get("text")
-                    if isinstance(t, str):
-                        parts.append(t)
-    return "".join(parts).strip()
+    from .selection import collect_output
 
-
-def _mode_function(mode: str):
-    # Imported lazily so that a mode module's import cost is paid only when used.
-    if mode == "strict_single_letter_boxed":
-        from .boxed import extract_strict
-
-        return extract_strict
-    if mode == "lenient_boxed":
-        from .boxed import extract_lenient_boxed
-
-        return extract_lenient_boxed
-    if mode == "lenient_answer_colon":
-        from .answer_colon import extract_answer_colon
-
-        return extract_answer_colon
-    if mode == "lenient_answer_colon_md":
-        from .answer_colon import extract_answer_colon_md
-
-        return extract_answer_colon_md
-    if mode == "string_equals_mcqa":
-        from .string_equals import extract_string_equals
-
-        return extract_string_equals
-    if mode == "robust":
-        from .robust import extract_robust
-
-        return extract_robust
-    raise ValueError(f"unknown grading mode {mode!r}; expected one of {', '.join(OVERRIDE_MODES)}")
-
-
-_MODE_CACHE: dict[str, Any] = {}
-
-
-def mode_function(mode: str):
-    """The extraction function of a mode: f(text, letters, template_metadata) -> Extraction."""
-    fn = _MODE_CACHE.get(mode)
-    if fn is None:
-        fn = _MODE_CACHE[mode] = _mode_function(mode)
-    return fn
+    return collect_output(response)[0].strip()
 
 
 def effective_mode(grading_mode: Any, override: str | None, default: str = DEFAULT_MODE) -> str:
@@ -145,7 +94,7 @@ def grade_text(
 
     try:
         fn = mode_function(mode)
-    except ValueError as exc:
+    except UnknownMode as exc:
         return GradeResult(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )

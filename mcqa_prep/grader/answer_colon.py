@@ -8,6 +8,7 @@ whole-text reference patterns) at a fraction of the cost.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -37,10 +38,6 @@ _LIST_SEPARATOR = re.compile(r"(?:\s*[/|&,;]\s*|\s+(?:or|and)\s+|\s+)", re.IGNOR
 _LEADING_LETTER = re.compile(r"([a-zA-Z])(?![a-zA-Z0-9])")
 _STANDALONE_UPPER = re.compile(r"\b[A-Z]\b")
 _PAYLOAD_STRIP = "*_` \t\n\r.,;:"
-
-
-_PREFIX_CACHE: dict[str, re.Pattern[str]] = {}
-_PREFIX_CACHE_MAX = 1024
 
 
 def normalize_payload(s: str) -> str:
@@ -96,13 +93,9 @@ def extract_answer_colon(text: str, letters: Mapping[str, Any], template_metadat
 # lenient_answer_colon_md
 
 
+@functools.lru_cache(maxsize=1024)
 def _prefix_pattern(prefix: str) -> re.Pattern[str]:
-    pat = _PREFIX_CACHE.get(prefix)
-    if pat is None:
-        if len(_PREFIX_CACHE) >= _PREFIX_CACHE_MAX:
-            _PREFIX_CACHE.clear()
-        pat = _PREFIX_CACHE[prefix] = re.compile(re.escape(prefix) + r"\s*", re.IGNORECASE)
-    return pat
+    return re.compile(re.escape(prefix) + r"\s*", re.IGNORECASE)
 
 
 def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]:

@@ -6,8 +6,9 @@ part of the provenance) is done once per policy object and reused. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
 from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
@@ -23,50 +24,31 @@ from .selection import (
     select,
 )
 
+if TYPE_CHECKING:  # the grader takes a policy but never imports its module (schemas, jsonschema)
+    from ..policy import GradingPolicy
+
 RULE_SELECTION = "final_answer_selection"
 RULE_GATE = "truncation_gate"
 
-# One cached entry per policy object: (policy, contract id, static provenance). Identity is checked
-# first (the common case: one policy for a whole run); equal policies share a contract id anyway.
-_cache: dict[Any, tuple[str, dict[str, Any]]] = {}
-# [(policy, (contract id, static provenance))]: one tuple, replaced whole, so threads never mix entries.
-_last: list[tuple[Any, tuple[str, dict[str, Any]] | None]] = [(None, None)]
 
-
-def _static(policy: Any, contract: str | None) -> tuple[str, dict[str, Any]]:
-    if contract is None:
-        last_policy, last_hit = _last[0]
-        if last_policy is policy and last_hit is not None:
-            return last_hit
-    key = policy if contract is None else (policy, contract)
-    try:
-        hit = _cache.get(key)
-    except TypeError:  # an unhashable policy-like object: compute every time
-        hit = None
-        key = None
-    if hit is None:
-        cid = contract if contract is not None else policy.contract_id()
-        comp = policy.component
-        static = {
-            "contract": cid,
-            "selector_version": SELECTOR_VERSION,
-            "final_answer_only": bool(policy.final_answer_only),
-            "reasoning_mode": policy.reasoning_mode,
-            "component": {
-                "objective": comp.objective,
-                "scope": policy.effective_scope,
-                "require_response": comp.require_response,
-                "gate": "truncated" if policy.zero_truncated else None,
-            },
-        }
-        hit = (cid, static)
-        if key is not None:
-            if len(_cache) > 64:
-                _cache.clear()
-            _cache[key] = hit
-    if contract is None:
-        _last[0] = (policy, hit)
-    return hit
+@functools.lru_cache(maxsize=64)
+def _static(policy: GradingPolicy, contract: str | None) -> tuple[str, dict[str, Any]]:
+    """(contract id, the part of the provenance that is the same for every row) of one policy."""
+    cid = contract if contract is not None else policy.contract_id()
+    comp = policy.component
+    static = {
+        "contract": cid,
+        "selector_version": SELECTOR_VERSION,
+        "final_answer_only": bool(policy.final_answer_only),
+        "reasoning_mode": policy.reasoning_mode,
+        "component": {
+            "objective": comp.objective,
+            "scope": policy.effective_scope,
+            "require_response": comp.require_response,
+            "gate": "truncated" if policy.zero_truncated else None,
+        },
+    }
+    return cid, static
 
 
 def provenance(selection: Selection | None, static: Mapping[str, Any], boundary: str | None = None) -> dict:
@@ -107,7 +89,7 @@ def provenance(selection: Selection | None, static: Mapping[str, Any], boundary:
 
 def grade_request(
     request: Any,
-    policy: Any,
+    policy: GradingPolicy,
     *,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
     contract: str | None = None,
@@ -187,7 +169,11 @@ def grade_request(
 
 
 def _verdict(
-    request: Mapping[str, Any], policy: Any, status: str, rule: str | None, message: str | None = None
+    request: Mapping[str, Any],
+    policy: GradingPolicy,
+    status: str,
+    rule: str | None,
+    message: str | None = None,
 ) -> GradeResult:
     """Reward 0 with a selection status, a gate or no_response: the mode is not run."""
     return GradeResult(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records import (
     STATUS_MISSING_FINAL_ANSWER,
@@ -22,6 +22,9 @@ from ..records import (
     STATUS_UNEXPECTED_REASONING,
     STATUS_UNFINISHED_REASONING,
 )
+
+if TYPE_CHECKING:  # typed, never imported at run time (the grader stays free of jsonschema)
+    from ..policy import GradingPolicy
 
 SELECTOR_VERSION = "1.0.0"
 
@@ -218,7 +221,7 @@ def _stripped(response: str | None, offset: int | None) -> tuple[str | None, int
 # ---- selection -----------------------------------------------------------------------------------
 
 
-def select(request: Mapping, policy: Any) -> Selection:
+def select(request: Mapping, policy: GradingPolicy) -> Selection:
     """Split the request's response into parts and decide what the grading mode reads.
 
     `policy` is a GradingPolicy (only its final_answer_only, reasoning_mode, zero_truncated,
@@ -317,7 +320,7 @@ def select(request: Mapping, policy: Any) -> Selection:
     return Selection(parts, status, gate, text, text_offset, boundary, source)
 
 
-def _status(boundary: str, policy: Any) -> str | None:
+def _status(boundary: str, policy: GradingPolicy) -> str | None:
     """The boundary verdict as a row status. A component that does not require a response (it reads
     the thinking or the full text) is not failed by a missing or unfinished response."""
     if boundary in (BOUNDARY_OK, BOUNDARY_NO_RESPONSE):
@@ -327,7 +330,7 @@ def _status(boundary: str, policy: Any) -> str | None:
     return boundary if policy.component.require_response else None
 
 
-def _scoped_text(parts: ResponseParts, policy: Any) -> tuple[str | None, int | None]:
+def _scoped_text(parts: ResponseParts, policy: GradingPolicy) -> tuple[str | None, int | None]:
     """What the component reads: the delivered response (scope 'response'), the thinking, or the whole
     cleaned text (offset 0 of the raw text)."""
     scope = policy.effective_scope

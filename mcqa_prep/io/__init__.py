@@ -1,6 +1,7 @@
-"""Streaming row readers and atomic writers (JSONL, Parquet, directories, stdin)."""
+"""Streaming row readers, the split rule, atomic writers and the file hasher."""
 
-from .readers import RowRecord, detect_split, expand_inputs, iter_rows
+from .paths import DATA_SUFFIXES, expand_inputs, split_of
+from .readers import iter_file, iter_rows
 from .writers import AtomicFile, dumps_row
 
-__all__ = ["RowRecord", "detect_split", "expand_inputs", "iter_rows", "AtomicFile", "dumps_row"]
+__all__ = ["DATA_SUFFIXES", "expand_inputs", "split_of", "iter_file", "iter_rows", "AtomicFile", "dumps_row"]

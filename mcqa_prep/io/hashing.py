@@ -1,4 +1,5 @@
-"""File hashing shared by prepare (inputs), verify (outputs) and their progress bars."""
+"""The one file hasher: sha256 (prepare's inputs, verify's outputs, LFS files on the hub) and git's blob sha1
+(small files on the hub), streamed, with an optional byte counter for progress bars and a line count."""
 
 from __future__ import annotations
 
@@ -7,21 +8,53 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import InputError
+
 BLOCK = 8 << 20
+HASH_SHA256 = "sha256"
+HASH_GIT_SHA1 = "git-blob-sha1"
+
+
+def _hasher(kind: str, size: int) -> Any:
+    if kind == HASH_SHA256:
+        return hashlib.sha256()
+    if kind == HASH_GIT_SHA1:
+        h = hashlib.sha1(usedforsecurity=False)
+        h.update(b"blob %d\0" % size)
+        return h
+    raise ValueError(f"unknown hash kind {kind!r}")
+
+
+def hash_file(
+    path: str | os.PathLike,
+    kind: str = HASH_SHA256,
+    on_bytes: Callable[[int], Any] | None = None,
+    *,
+    count_lines: bool = False,
+) -> tuple[str, int, int]:
+    """(hex digest, size in bytes, newline count when count_lines else 0), in one streaming pass."""
+    size = lines = 0
+    try:
+        with open(path, "rb") as fh:
+            h = _hasher(kind, os.fstat(fh.fileno()).st_size)
+            while chunk := fh.read(BLOCK):
+                h.update(chunk)
+                size += len(chunk)
+                if count_lines:
+                    lines += chunk.count(b"\n")
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file", reason="input_is_directory") from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", reason="missing_input", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}", reason="input_unreadable") from None
+    return h.hexdigest(), size, lines
 
 
 def sha256_file(
     path: str | os.PathLike, on_bytes: Callable[[int], Any] | None = None, *, count_lines: bool = False
 ) -> tuple[str, int, int]:
     """(sha256 hex, size in bytes, newline count when count_lines else 0), in one streaming pass."""
-    h = hashlib.sha256()
-    size = lines = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(BLOCK):
-            h.update(chunk)
-            size += len(chunk)
-            if count_lines:
-                lines += chunk.count(b"\n")
-            if on_bytes is not None:
-                on_bytes(len(chunk))
-    return h.hexdigest(), size, lines
+    return hash_file(path, HASH_SHA256, on_bytes, count_lines=count_lines)

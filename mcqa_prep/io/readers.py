@@ -1,210 +1,271 @@
-"""Row readers. Every input row comes out as a RowRecord: either parsed data or an error with its
-address, never silently dropped. Memory stays flat: JSONL is read line by line, Parquet batch by batch."""
+"""The one row reader, for every command: JSONL (files and stdin) and Parquet, streamed, as `records.Row`s.
+
+Every input row comes out: parsed data, or an error with its file and line. Never a silently dropped row:
+- JSONL is read as bytes, line by line (`\\n` ends a line, as JSONL says), and each line is decoded on its
+  own, so an invalid byte, a bad line or a value nested too deeply is a finding on that line and the next
+  line is read as usual. Blank lines are not rows. A UTF-8 byte-order mark on the first line is skipped.
+- Lines are parsed with orjson; a line orjson refuses is parsed again with Python's json, which also reads
+  what Python writes but JSON does not have (NaN, Infinity) and integers beyond 64 bits, exactly. Such
+  non-finite numbers are listed on the row (`Row.nonfinite`) so that validation can report them.
+- Parquet is read batch by batch. Arrow fills every struct with every key: the `options` elements carry
+  all letters (null for the absent ones) and a `template_metadata` struct carries every template key; the
+  reader drops those filled-in nulls (options column-wise, see _arrow_options), so a Parquet row reads
+  like the JSONL row it stands for.
+Memory stays flat: one line or one record batch at a time.
+"""
 
 from __future__ import annotations
 
 import json
-import re
+import math
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from itertools import repeat
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import orjson
 
 from ..errors import InputError
+from ..records import Row
+from .paths import STDIN, expand_inputs, split_of
 
-DATA_SUFFIXES = (".jsonl", ".parquet")
 PARQUET_BATCH_ROWS = 2048
-
-_SPLIT_RE = re.compile(r"(?:^|[/_.-])(train|validation|valid|val|test|dev)(?=[/_.-]|$)", re.IGNORECASE)
-_SPLIT_ALIASES = {"valid": "validation", "val": "validation", "dev": "validation"}
-# (option keys, option texts) of one row, as the Parquet reader built its options (see iter_file_hinted)
-OptionHint = tuple[list[str], list[str]]
-
-
-@dataclass(slots=True)
-class RowRecord:
-    """One input row. `line` is the 1-based JSONL line or 1-based Parquet record number; `index` is the
-    0-based row index within the file; exactly one of `data` and `error` is set."""
-
-    file: str
-    line: int
-    index: int
-    data: dict[str, Any] | None
-    error: str | None = None
-    split: str | None = None
+STDIN_NAME = "<stdin>"
+_BOM = b"\xef\xbb\xbf"
+# bytes -> b"0" for ASCII digits, b" " otherwise: a run of 20 digits may be an integer orjson cannot hold
+_DIGITS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
+_LONG_INT = b"0" * 20
 
 
-def detect_split(path: str | Path, default: str = "train") -> str:
-    """The split named in a file name (`train-00000-of-00004.parquet`, `validation.jsonl`), else default."""
-    name = Path(str(path)).name
-    m = _SPLIT_RE.search(name)
-    if not m:
-        return default
-    s = m.group(1).lower()
-    return _SPLIT_ALIASES.get(s, s)
+def iter_rows(paths: Iterable[str | Path], *, split: str | None = None) -> Iterator[Row]:
+    """Every row of every input (files, directories, '-'), streamed. `split` forces the split."""
+    for f in expand_inputs(paths, split=split):
+        yield from iter_file(f.path, split=f.split)
 
 
-def expand_inputs(paths: Iterable[str | Path]) -> list[Path | str]:
-    """Files to read, in a stable order: files as given, directories recursively (sorted), '-' for stdin.
-
-    Hidden files and directories (starting with '.') are skipped inside directories."""
-    out: list[Path | str] = []
-    for p in paths:
-        if str(p) == "-":
-            out.append("-")
-            continue
-        path = Path(p)
-        if path.is_dir():
-            found = sorted(
-                f
-                for f in path.rglob("*")
-                if f.is_file()
-                and f.suffix in DATA_SUFFIXES
-                and not any(part.startswith(".") for part in f.relative_to(path).parts)
-            )
-            if not found:
-                raise InputError(f"{path}: directory holds no .jsonl or .parquet files")
-            out.extend(found)
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise InputError(f"{path}: no such file or directory")
-    return out
-
-
-def iter_rows(paths: Iterable[str | Path], *, split: str | None = None) -> Iterator[RowRecord]:
-    """Every row of every input, streamed. `split` forces the split; otherwise it comes from file names."""
-    for f in expand_inputs(paths):
-        yield from iter_file(f, split=split)
-
-
-def iter_file(f: Path | str, *, split: str | None = None) -> Iterator[RowRecord]:
-    if f == "-":
-        yield from _iter_jsonl_stream(sys.stdin, "<stdin>", split or "train")
+def iter_file(f: Path | str, *, split: str | None = None) -> Iterator[Row]:
+    """The rows of one data file ('-' is stdin, JSONL); the split defaults to the one its name says.
+    Raises InputError when it cannot be opened at all."""
+    if str(f) == STDIN:
+        yield from read_jsonl(sys.stdin.buffer, STDIN_NAME, split or "train")
         return
     path = Path(f)
-    sp = split or detect_split(path)
+    sp = split or split_of(path.name)
     if path.suffix == ".parquet":
-        yield from _iter_parquet(path, sp)
-    else:
-        try:
-            fh = open(path, encoding="utf-8", newline="")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot open: {exc.strerror}") from None
-        with fh:
-            yield from _iter_jsonl_stream(fh, str(path), sp)
+        yield from read_parquet(path, sp)
+        return
+    try:
+        fh = open(path, "rb")
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a data file", reason="input_is_directory") from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", reason="missing_input", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
+    with fh:
+        yield from read_jsonl(fh, str(path), sp)
 
 
-def _iter_jsonl_stream(fh, name: str, split: str) -> Iterator[RowRecord]:
-    loads = json.loads
-    index = 0
-    lineno = 0
-    while True:
-        try:
-            line = fh.readline()
-        except UnicodeDecodeError as exc:
-            lineno += 1
-            yield RowRecord(name, lineno, index, None, f"not valid UTF-8: {exc.reason}", split)
-            index += 1
-            return  # the rest of a non-UTF-8 file cannot be trusted to split into lines
-        if not line:
-            return
+def read_jsonl(
+    lines: Iterable[bytes], name: str, split: str | None, *, first_line: int = 1, first_index: int = 0
+) -> Iterator[Row]:
+    """Rows of JSONL given as its lines (a binary file object, or block_lines(...)); `first_line` and
+    `first_index` number a part that starts mid-file."""
+    lineno = first_line - 1
+    index = first_index
+    loads = orjson.loads
+    for raw in _lines(lines, name):
         lineno += 1
-        if not line.strip():
+        if lineno == 1 and raw.startswith(_BOM):
+            raw = raw[3:]
+        if not raw.strip():
             continue
+        nonfinite: tuple[str, ...] = ()
         try:
-            data = loads(line)
-        except json.JSONDecodeError as exc:
-            yield RowRecord(
-                name, lineno, index, None, f"not valid JSON: {exc.msg} (column {exc.colno})", split
-            )
+            if raw.translate(_DIGITS).find(_LONG_INT) >= 0:
+                raise orjson.JSONDecodeError("long integer", "", 0)
+            data = loads(raw)
+        except orjson.JSONDecodeError:
+            data, error = parse_fallback(raw)
+            if error is not None:
+                yield Row(name, lineno, index, None, error, split)
+                index += 1
+                continue
+            nonfinite = tuple(nonfinite_paths(data))
+        if type(data) is dict:
+            row = Row(name, lineno, index, data, None, split)
+            if nonfinite:
+                row.nonfinite = nonfinite
+            yield row
         else:
-            if isinstance(data, dict):
-                yield RowRecord(name, lineno, index, data, None, split)
-            else:
-                yield RowRecord(
-                    name,
-                    lineno,
-                    index,
-                    None,
-                    f"a row must be a JSON object, got {type(data).__name__}",
-                    split,
-                )
+            kind = "array" if isinstance(data, list) else type(data).__name__
+            yield Row(
+                name, lineno, index, None, f"a row must be a JSON object, got {_json_kind(kind)}", split
+            )
         index += 1
 
 
-def iter_file_hinted(
-    f: Path | str, *, split: str | None = None
-) -> Iterator[tuple[RowRecord, OptionHint | None]]:
-    """iter_file's records, each with an option hint: for a Parquet row whose every option element became a
-    single-key {letter: text} dict, the (keys, texts) lists those dicts were built from (texts are str), so
-    a consumer that has not changed the row can skip re-deriving them; None for any other row."""
-    if f != "-" and Path(f).suffix == ".parquet":
-        path = Path(f)
-        sp = split or detect_split(path)
-        name = str(path)
-        index = 0
-        for rows, hints in _parquet_batches(path, hints=True):
-            for data, hint in zip(rows, hints or repeat(None), strict=False):
-                yield RowRecord(name, index + 1, index, data, None, sp), hint
-                index += 1
-    else:
-        for rec in iter_file(f, split=split):
-            yield rec, None
+def _json_kind(kind: str) -> str:
+    return {
+        "str": "a string",
+        "int": "a number",
+        "float": "a number",
+        "bool": "a boolean",
+        "NoneType": "null",
+    }.get(kind, "an array" if kind == "array" else kind)
 
 
-def _iter_parquet(path: Path, split: str) -> Iterator[RowRecord]:
-    index = 0
+def _lines(lines: Iterable[bytes], name: str) -> Iterator[bytes]:
+    try:
+        yield from lines
+    except OSError as exc:
+        raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
+
+
+def block_lines(fh: IO[bytes], on_block: Callable[[bytes], Any], block: int = 8 << 20) -> Iterator[bytes]:
+    """The lines of a binary file read in large blocks, each block shown to `on_block` first (to hash the
+    bytes while they are parsed: one pass over the file)."""
+    rest = b""
+    while chunk := fh.read(block):
+        on_block(chunk)
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def parse_fallback(raw: bytes) -> tuple[Any, str | None]:
+    """(value, None) or (None, why): Python's json on one line orjson refused (or may not read exactly)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, "not readable: the JSON value is nested too deeply"
+
+
+def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
+    """JSON paths of NaN / Infinity numbers inside a parsed value (JSON has none; Python's json writes them)."""
+    stack = [(value, path)]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is float:
+            if not math.isfinite(v):
+                yield p
+        elif type(v) is dict:
+            stack.extend((x, f"{p}.{k}") for k, x in reversed(v.items()))
+        elif type(v) is list:
+            stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
+
+
+# ---- Parquet --------------------------------------------------------------------------------------------
+
+
+def read_parquet(
+    path: Path, split: str | None, *, row_groups: list[int] | None = None, columns: list[str] | None = None
+) -> Iterator[Row]:
+    """Rows of a Parquet file (of some of its row groups; only some columns), numbered from 1 by record;
+    rows whose options the reader built carry hints."""
     name = str(path)
-    for rows, _ in _parquet_batches(path):
-        for data in rows:
-            yield RowRecord(name, index + 1, index, data, None, split)
-            index += 1
+    index = 0
+    if row_groups:
+        index = _rows_before(path, row_groups[0])
+    for rows, hints in _parquet_batches(path, row_groups, columns):
+        if hints is None:
+            for data in rows:
+                yield Row(name, index + 1, index, data, None, split)
+                index += 1
+        else:
+            for data, hint in zip(rows, hints, strict=True):
+                yield Row(name, index + 1, index, data, None, split, hint)
+                index += 1
 
 
-def _parquet_batches(path: Path, hints: bool = False) -> Iterator[tuple[list[Any], list[Any] | None]]:
-    """(rows, option hints or None) per record batch; each row as batch.to_pylist() gives it, except that
-    options are built column-wise (see _arrow_options) and their key comes last."""
+def _open_parquet(path: Path) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
-    for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-        built = _arrow_options(batch, hints)
-        row_hints = None
-        if built is not None:
-            batch = batch.drop_columns(["options"])
-        names = batch.schema.names
-        columns = [c.to_pylist() for c in batch.columns]
-        if built is not None:  # the options key comes last, as set on each row after to_pylist()
-            names.append("options")
-            columns.append(built[0])
-            row_hints = built[1]
-        if columns:
-            # batch.to_pylist() row for row (key order, and the last column of a repeated name wins), with
-            # one C-level zip per row instead of a dict comprehension indexing every column
-            rows = [dict(zip(names, values, strict=False)) for values in zip(*columns, strict=False)]
-        else:
-            rows = batch.to_pylist()
-        yield rows, row_hints
+        return pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", reason="missing_input", path=str(path)) from None
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {exc}", reason="unreadable_parquet") from None
 
 
-def _arrow_options(batch: Any, hints: bool = False) -> tuple[list[Any], list[Any] | None] | None:
-    """The `options` column of a record batch in the canonical shape, built column-wise.
+def _rows_before(path: Path, group: int) -> int:
+    md = _open_parquet(path).metadata
+    return sum(md.row_group(i).num_rows for i in range(group))
 
-    Arrow stores options as list<struct<A, B, ..., J>>: every element carries every letter, nulls for
-    the absent ones. Converting that to Python makes ten ten-key dicts per row, the dominant cost of
-    reading. Here each element whose struct has exactly one non-null field becomes {letter: text}
-    directly (the null keys would be dropped by every consumer anyway); any other element (no or several
-    non-null fields) is kept exactly as stored, so validation still sees and reports it. Row and element
-    positions are unchanged, so finding paths like $.options[2] stay exact. Returns (options per row,
-    option hints per row when `hints`: see iter_file_hinted), or None when the column is absent or not
-    list<struct<string...>>."""
+
+def parquet_num_rows(path: str | Path) -> int:
+    """Row count from the Parquet footer, without reading data."""
+    return _open_parquet(Path(path)).metadata.num_rows
+
+
+def _parquet_batches(
+    path: Path, row_groups: list[int] | None, columns: list[str] | None = None
+) -> Iterator[tuple[list[Any], list[Any] | None]]:
+    """(rows, option hints or None) per record batch; each row as batch.to_pylist() gives it, except that
+    options are built column-wise (see _arrow_options) with their key last, and filled nulls are dropped."""
+    import pyarrow as pa
+
+    pf = _open_parquet(path)
+    try:
+        for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns):
+            yield _batch_rows(batch)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path}: Parquet data cannot be read past this point: {exc}", reason="unreadable_parquet"
+        ) from None
+
+
+def _batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
+    built = _arrow_options(batch)
+    row_hints = None
+    if built is not None:
+        batch = batch.drop_columns(["options"])
+    names = batch.schema.names
+    columns = [c.to_pylist() for c in batch.columns]
+    if "template_metadata" in names:
+        k = names.index("template_metadata")
+        columns[k] = [_drop_nulls(tm) for tm in columns[k]]
+    if built is not None:  # the options key comes last, as set on each row after to_pylist()
+        names.append("options")
+        columns.append(built[0])
+        row_hints = built[1]
+    if columns:
+        # batch.to_pylist() row for row (key order, and the last column of a repeated name wins), with one
+        # C-level zip per row instead of a dict comprehension indexing every column
+        rows = [dict(zip(names, values, strict=False)) for values in zip(*columns, strict=False)]
+    else:
+        rows = batch.to_pylist()
+    return rows, row_hints
+
+
+def _drop_nulls(tm: Any) -> Any:
+    """A template_metadata struct from Parquet without the keys Arrow filled with null."""
+    if type(tm) is dict and None in tm.values():
+        return {k: v for k, v in tm.items() if v is not None}
+    return tm
+
+
+def _arrow_options(batch: Any) -> tuple[list[Any], list[Any]] | None:
+    """The `options` column of a record batch in the canonical shape, built column-wise, with option hints.
+
+    Arrow stores options as list<struct<A, B, ..., J>>: every element carries every letter, nulls for the
+    absent ones. Converting that to Python makes ten ten-key dicts per row, the dominant cost of reading.
+    Here each element whose struct has exactly one non-null field becomes {letter: text} directly; any other
+    element (no or several non-null fields) is kept exactly as stored, so validation still sees and reports
+    it at the same $.options[i]. Returns (options per row, hints per row: the (letters, texts) lists a row's
+    elements were built from, None for a row holding an element kept as stored), or None when the column is
+    absent or not list<struct<string...>>."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -219,23 +280,19 @@ def _arrow_options(batch: Any, hints: bool = False) -> tuple[list[Any], list[Any
     kinds = [st.field(i).type for i in range(st.num_fields)]
     if not kinds or not all(pa.types.is_string(k) or pa.types.is_null(k) for k in kinds):
         return None
-    import numpy as np
-
     names = [st.field(i).name for i in range(st.num_fields)]
     flat = col.flatten()  # StructArray of all elements (null list entries contribute nothing)
+    if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
+        return None
     # a letter that no row of the file offers is stored with the null type: cast it so coalesce can run
     fields = [
         f if pa.types.is_string(f.type) else f.cast(pa.string()) for f in map(flat.field, range(len(names)))
     ]
-    if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
-        return None
     n = len(flat)
     texts = pc.coalesce(*fields).to_pylist() if n else []
-    # non-null fields per element, from the validity bitmaps
     valid = np.stack([_validity(f, n) for f in fields]) if n else np.zeros((len(names), 0), bool)
     count = valid.sum(axis=0)
-    first = valid.argmax(axis=0)
-    letters = np.array(names, dtype=object)[first].tolist() if n else []
+    letters = np.array(names, dtype=object)[valid.argmax(axis=0)].tolist() if n else []
     elems: list[Any] = [{letter: text} for letter, text in zip(letters, texts, strict=True)]
     bad = np.nonzero(count != 1)[0]
     for j in bad.tolist():
@@ -246,19 +303,16 @@ def _arrow_options(batch: Any, hints: bool = False) -> tuple[list[Any], list[Any
         offsets = [o - base for o in offsets]
     slices = [*map(slice, offsets[:-1], offsets[1:])]
     out: list[Any] = [*map(elems.__getitem__, slices)]
-    row_hints: list[Any] | None = None
-    if hints:
-        row_hints = [*zip(map(letters.__getitem__, slices), map(texts.__getitem__, slices), strict=False)]
-        if len(bad):  # rows holding an element kept as stored get no hint
-            for r in set((np.searchsorted(offsets, bad, side="right") - 1).tolist()):
-                row_hints[r] = None
+    hints: list[Any] = [*zip(map(letters.__getitem__, slices), map(texts.__getitem__, slices), strict=True)]
+    if len(bad):  # rows holding an element kept as stored get no hint
+        for r in set((np.searchsorted(offsets, bad, side="right") - 1).tolist()):
+            hints[r] = None
     if col.null_count:
         for r, ok in enumerate(col.is_valid().to_pylist()):
             if not ok:
                 out[r] = None
-                if row_hints is not None:
-                    row_hints[r] = None
-    return out, row_hints
+                hints[r] = None
+    return out, hints
 
 
 def _validity(arr: Any, n: int) -> Any:
@@ -272,10 +326,3 @@ def _validity(arr: Any, n: int) -> Any:
     bitmap = arr.buffers()[0]
     bits = np.unpackbits(np.frombuffer(bitmap, np.uint8), bitorder="little")
     return bits[arr.offset : arr.offset + n].astype(bool)
-
-
-def parquet_num_rows(path: str | Path) -> int:
-    """Row count from the Parquet footer, without reading data."""
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(path).metadata.num_rows

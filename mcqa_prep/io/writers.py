@@ -1,13 +1,36 @@
-"""Atomic file writers: data goes to a temporary file beside the target, is fsynced, then renamed into
-place, so a reader never sees a half-written file under the final name."""
+"""The one atomic writer, and the one way a row becomes a JSONL line.
+
+`AtomicFile(path)`: data goes to a temporary file beside the target, is fsynced, renamed into place and the
+directory fsynced, so a reader never sees a half-written file under the final name and a crash never
+leaves one. The file gets the permissions the umask gives a new file (mkstemp's 0600 is for secrets, not
+data). `AtomicFile('-')` writes to stdout (nothing to make atomic). Temporary files carry the writer's pid:
+the next writer of the same target removes those of dead processes (a killed run leaves no garbage for long).
+Every OS failure becomes `OutputError` naming the path, after the temporary file is removed.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
+import re
+import secrets
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from ..errors import OutputError
+
+STDOUT = "-"
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_current_umask()
 
 
 def dumps_row(row: Any) -> str:
@@ -15,48 +38,143 @@ def dumps_row(row: Any) -> str:
     return json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
 
 
+def output_error(exc: OSError, path: str | os.PathLike, doing: str = "cannot write") -> OutputError:
+    """An OSError while writing `path`, as the library reports it (the CLI adds the fix)."""
+    what = exc.strerror or str(exc)
+    return OutputError(f"{path}: {doing}: {what}", reason=f"output_{_errno_reason(exc)}", path=str(path))
+
+
+def _errno_reason(exc: OSError) -> str:
+    import errno
+
+    return {
+        errno.ENOSPC: "disk_full",
+        errno.EDQUOT: "disk_full",
+        errno.EROFS: "read_only",
+        errno.EACCES: "permission",
+        errno.EPERM: "permission",
+        errno.ENOENT: "missing_directory",
+        errno.ENOTDIR: "missing_directory",
+        errno.EISDIR: "is_directory",
+    }.get(exc.errno or 0, "os")
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Make a rename inside `path` durable (best effort: some filesystems refuse a directory fsync)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _tmp_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(name)}\.(\d+)-[0-9a-f]+\.tmp$")
+
+
+def remove_dead_temporaries(path: Path) -> None:
+    """Remove `.NAME.<pid>-<hex>.tmp` files beside `path` whose writer is gone."""
+    pat = _tmp_pattern(path.name)
+    with contextlib.suppress(OSError):
+        for p in path.parent.iterdir():
+            m = pat.match(p.name)
+            if m and not pid_alive(int(m.group(1))):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+
+class _Guarded:
+    """The open temporary file, with write failures (a full disk) reported against the target's path."""
+
+    __slots__ = ("_fh", "_target")
+
+    def __init__(self, fh: IO[Any], target: Path) -> None:
+        self._fh = fh
+        self._target = target
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            raise output_error(exc, self._target) from None
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
+
+
 class AtomicFile:
-    """`with AtomicFile(path) as fh: fh.write(...)`: on success renamed into place, on error removed.
+    """`with AtomicFile(path) as fh: fh.write(...)`: on success renamed into place, on error removed."""
 
-    Writing to '-' goes to stdout unbuffered by this class (no atomicity possible)."""
-
-    def __init__(self, path: str | Path, mode: str = "w", encoding: str | None = "utf-8"):
+    def __init__(self, path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+        self.stdout = str(path) == STDOUT
         self.path = Path(path)
         self.mode = mode
         self.encoding = encoding if "b" not in mode else None
-        self._tmp: str | None = None
-        self._fh = None
+        self._tmp: Path | None = None
+        self._fh: IO[Any] | None = None
 
-    def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+    def __enter__(self) -> Any:
+        if self.stdout:
+            return sys.stdout.buffer if "b" in self.mode else sys.stdout
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            remove_dead_temporaries(self.path)
+            self._tmp = parent / f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
+        except OSError as exc:
+            raise output_error(exc, self.path) from None
         self._fh = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
-        return self._fh
+        return _Guarded(self._fh, self.path)
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self.stdout:
+            if exc_type is None:
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stdout.flush()
+            return False
         assert self._fh is not None and self._tmp is not None
         try:
-            if exc_type is None:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-            self._fh.close()
-            if exc_type is None:
-                os.replace(self._tmp, self.path)
-                _fsync_dir(self.path.parent)
+            try:
+                if exc_type is None:
+                    self._fh.flush()
+                    os.fsync(self._fh.fileno())
+                self._fh.close()
+                if exc_type is None:
+                    os.replace(self._tmp, self.path)
+                    fsync_dir(self.path.parent)
+            except OSError as err:
+                if exc_type is None:
+                    raise output_error(err, self.path) from None
         finally:
-            if os.path.exists(self._tmp):
-                os.unlink(self._tmp)
+            with contextlib.suppress(FileNotFoundError, OSError):
+                if self._tmp.exists():
+                    self._tmp.unlink()
         return False
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def write_atomic_text(path: str | os.PathLike, text: str) -> Path:
+    """Write a whole small file (a lock, a manifest, a table) atomically and durably."""
+    with AtomicFile(path) as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def write_atomic_json(path: str | os.PathLike, doc: Any) -> Path:
+    """`doc` as indented UTF-8 JSON (NaN refused), atomically and durably."""
+    return write_atomic_text(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -1,0 +1,150 @@
+"""The only place that knows exit codes, flags and fixes: library errors in, one line (or one JSON document)
+and an exit code out.
+
+Exit codes: 0 ok; 1 data, contract, cache or IO failure; 2 usage (bad option value, missing input path,
+output equal to an input). A library error's `reason` picks the hint that names the fix; the library's own
+message says what is wrong and where. An OS error that escaped the library (it should not) still becomes
+one line naming the path; any other exception is reported as an internal error in one line, never as a
+traceback (MCQA_PREP_DEBUG=1 shows it).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any
+
+import click
+
+from ..errors import McqaPrepError, UsageError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+DEBUG_ENV = "MCQA_PREP_DEBUG"
+
+_FRESH = "use a fresh output directory, or pass --overwrite to replace it"
+_PREPARE_AGAIN = "prepare again into a fresh output directory (or with --overwrite)"
+_OUTPUT_ELSEWHERE = "choose an output path you can write to (-o)"
+
+# reason -> how to fix it, in terms of this CLI's flags. {name} fields come from the error's details.
+HINTS: dict[str, str] = {
+    "stale_contract": _FRESH,
+    "stale_inputs": _FRESH,
+    "stale_settings": _FRESH,
+    "stale_cache": _FRESH,
+    "concurrent_preparation": "run one preparation per output directory at a time, then run again",
+    "foreign_directory": "choose another output directory (--overwrite only replaces a preparation)",
+    "incomplete_preparation": _PREPARE_AGAIN,
+    "contract_mismatch": _PREPARE_AGAIN + " under the grader or policy you train with",
+    "grader_version": _PREPARE_AGAIN + ": grading semantics changed since it was prepared",
+    "integrity": _PREPARE_AGAIN,
+    "locked_file_mismatch": "fetch the locked bytes again with `mcqa-prep pull --to {directory} --force-download`",
+    "lock_invalid": "delete the lock and pull again into this directory",
+    "invalid_rows": (
+        "fix the rows, or pass --on-invalid reject to write the valid rows and list the others in "
+        "rejects.jsonl"
+    ),
+    "no_rows": "check the input paths (an empty input is not a dataset)",
+    "contracts_mixed": "choose one with --contract ID (or rescore the files under one policy)",
+    "contract_not_found": "pass one of the contract ids listed",
+    "parquet_types": "use --output-format jsonl",
+    "bad_split_name": "pass --split NAME",
+    "output_is_input": "write the output to another path",
+    "output_inside_input": "write the output outside the input directory",
+    "output_read_only": _OUTPUT_ELSEWHERE,
+    "output_permission": _OUTPUT_ELSEWHERE,
+    "output_disk_full": "free disk space, or write to another filesystem (-o)",
+    "output_missing_directory": _OUTPUT_ELSEWHERE,
+    "hub_offline_env": "unset HF_HUB_OFFLINE, or use --offline with a pulled directory",
+    "hub_unreachable": "check the network and HF_ENDPOINT, or use --offline with a pulled directory",
+    "offline_no_lock": "pull once without --offline",
+    "offline_other_commit": "drop --offline (and pass --update) to move the lock",
+    "offline_other_revision": "drop --offline to resolve it",
+    "offline_split": "drop --offline to fetch it",
+    "offline_update": "drop --offline: --update needs the network",
+    "offline_force_download": "drop --offline: --force-download needs the network",
+    "other_repo": "pull into another directory with --to",
+    "upstream_moved": "pass --update to move the lock, or --revision {locked} to keep the locked commit",
+    "unknown_split": "pass one of the splits listed",
+    "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
+    "under the table's policy",
+}
+
+_OS_REASONS = {
+    errno.ENOSPC: "output_disk_full",
+    errno.EROFS: "output_read_only",
+    errno.EACCES: "output_permission",
+    errno.EPERM: "output_permission",
+}
+
+
+def exit_code(exc: BaseException) -> int:
+    if isinstance(exc, (UsageError, click.UsageError)):
+        return EXIT_USAGE
+    if isinstance(exc, click.ClickException):
+        return exc.exit_code
+    return EXIT_FAILURE
+
+
+def hint(exc: McqaPrepError) -> str | None:
+    template = HINTS.get(exc.reason)
+    if template is None:
+        return None
+    try:
+        return template.format(**exc.details)
+    except (KeyError, IndexError):
+        return template.split("{", 1)[0].rstrip(" `") or None
+
+
+def describe(exc: BaseException) -> dict[str, Any]:
+    """The error as the JSON failure document carries it: type, reason, message, hint, exit code, details."""
+    if isinstance(exc, McqaPrepError):
+        doc = exc.to_dict()
+        doc["hint"] = hint(exc)
+    elif isinstance(exc, click.ClickException):
+        doc = {"type": "UsageError" if isinstance(exc, click.UsageError) else "Failure", "reason": "usage"}
+        doc["message"] = exc.format_message()
+        doc["hint"] = None
+    elif isinstance(exc, OSError):
+        doc = {"type": "OSError", "reason": _OS_REASONS.get(exc.errno or 0, "os"), "message": os_message(exc)}
+        doc["hint"] = HINTS.get(doc["reason"])
+    else:
+        doc = {"type": "InternalError", "reason": "internal", "message": internal_message(exc), "hint": None}
+    doc["exit_code"] = exit_code(exc)
+    return doc
+
+
+def os_message(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "(unknown path)"
+    return f"{where}: {exc.strerror or exc}"
+
+
+def internal_message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "internal error: a value is nested too deeply to process"
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (a bug in mcqa-prep: please report it with the command "
+        f"line; {DEBUG_ENV}=1 shows the traceback)"
+    )
+
+
+def debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+class Failure(click.ClickException):
+    """A data/contract/cache/IO failure: its message on stderr, exit code 1."""
+
+    exit_code = EXIT_FAILURE
+
+
+def to_click(exc: BaseException) -> click.ClickException:
+    """Any error as the click exception that prints one line and exits with the contract's code."""
+    if isinstance(exc, click.ClickException):
+        return exc
+    doc = describe(exc)
+    message = doc["message"] + (f"; {doc['hint']}" if doc.get("hint") else "")
+    if doc["exit_code"] == EXIT_USAGE:
+        return click.UsageError(message)
+    return Failure(message)

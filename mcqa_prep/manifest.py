@@ -1,0 +1,317 @@
+"""The prepared-directory format, in one place: file names, the manifest (build, write, read), and the two
+decisions every reader and writer of a prepared directory takes from it:
+
+- `check_contract`: is this preparation valid for this grader (or for this policy)?
+- `decide`: is an existing output directory up to date for this preparation, or stale (and why)?
+
+A prepared directory holds `<split>-00000-of-0000N.jsonl|parquet` shards, `rejects.jsonl` and
+`manifest.json`, written last. A directory whose manifest is missing, of an unknown version, not valid
+against its schema, or not consistent with itself (counts, splits, file names) is not a preparation.
+Errors carry the facts (both contract ids, the fields that differ) and never a command-line flag.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import (
+    ContractMismatch,
+    Difference,
+    IncompletePreparation,
+    InputError,
+    IntegrityError,
+    StaleCache,
+)
+from .io.writers import write_atomic_json
+from .policy import GradingPolicy, contract_differences, contract_id
+from .schema import json_path, schema_version, validator
+
+MANIFEST_NAME = "manifest.json"
+REJECTS_NAME = "rejects.jsonl"
+MANIFEST_SCHEMA = schema_version("manifest")  # "manifest.v1"
+ROW_SCHEMA = schema_version("prepared_row")  # "prepared-row.v1"
+SUPPORTED_MANIFESTS = (MANIFEST_SCHEMA,)
+OUTPUT_FORMATS = ("jsonl", "parquet")
+SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")  # a split name that can name shard files
+_SHARD = re.compile(r"^(?P<split>\w+(?:\.\w+)*)-(?P<i>\d{5})-of-(?P<n>\d{5})\.(?P<fmt>jsonl|parquet)$")
+_OWN_FILE = re.compile(
+    rf"^(\w+(\.\w+)*-\d{{5}}-of-\d{{5}}\.(jsonl|parquet)|{re.escape(REJECTS_NAME)}|{re.escape(MANIFEST_NAME)})$"
+)
+DATA_FILE = re.compile(r"^.+\.(jsonl|parquet)$")
+
+
+def shard_name(split: str, index: int, count: int, fmt: str) -> str:
+    return f"{split}-{index:05d}-of-{count:05d}.{fmt}"
+
+
+def is_prepared_dir(path: str | os.PathLike) -> bool:
+    p = Path(path)
+    return p.is_dir() and (p / MANIFEST_NAME).is_file()
+
+
+def looks_prepared(directory: Path) -> bool:
+    """Whether `directory` holds only files a preparation writes (so a replacement never deletes foreign data)."""
+    return all(p.is_file() and _OWN_FILE.match(p.name) for p in directory.iterdir())
+
+
+# ---- building and writing -------------------------------------------------------------------------------
+
+
+def build(
+    *,
+    policy: GradingPolicy,
+    settings: Mapping[str, Any],
+    inputs: list[dict[str, Any]],
+    files: list[dict[str, Any]],
+    splits: Mapping[str, Mapping[str, int]],
+    counts: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The manifest of a finished preparation (checked against its schema and itself before it is written)."""
+    doc = {
+        "manifest_schema": MANIFEST_SCHEMA,
+        "tool": {"name": "mcqa-prep", "version": __version__},
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "contract_id": policy.contract_id(),
+        "contract": policy.contract(),
+        "row_schema": ROW_SCHEMA,
+        "settings": dict(settings),
+        "inputs": inputs,
+        "files": files,
+        "splits": {k: dict(v) for k, v in splits.items()},
+        "counts": dict(counts),
+        **(extra or {}),
+    }
+    _check_doc(doc, "manifest")
+    return doc
+
+
+def write(directory: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
+    return write_atomic_json(Path(directory) / MANIFEST_NAME, manifest)
+
+
+# ---- reading --------------------------------------------------------------------------------------------
+
+
+def read(directory: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a prepared directory: supported, schema-valid, its id the hash of its contract, and
+    consistent with itself. IncompletePreparation when there is none; IntegrityError when it was edited."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError(f"{d}: no such directory", reason="missing_input", path=str(d))
+    path = d / MANIFEST_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise IncompletePreparation(
+            f"{d}: no {MANIFEST_NAME}: not a complete preparation (interrupted, or not written by mcqa-prep)",
+            directory=str(d),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IncompletePreparation(f"{path}: cannot be read ({exc})", directory=str(d)) from None
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise IncompletePreparation(f"{path}: not valid JSON ({exc})", directory=str(d)) from None
+    version = doc.get("manifest_schema") if isinstance(doc, dict) else None
+    if version not in SUPPORTED_MANIFESTS:
+        raise IncompletePreparation(
+            f"{path}: manifest schema {json.dumps(version)} is not supported (this mcqa-prep reads "
+            f"{', '.join(SUPPORTED_MANIFESTS)})",
+            directory=str(d),
+        )
+    _check_doc(doc, str(path))
+    if contract_id(doc["contract"]) != doc["contract_id"]:
+        raise IntegrityError(
+            f"{path}: contract_id does not match the recorded contract (edited?)", directory=str(d)
+        )
+    check_consistency(doc, str(path))
+    return doc
+
+
+def _check_doc(doc: Any, where: str) -> None:
+    errors = sorted(validator("manifest").iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise IncompletePreparation(
+            f"{where}: {json_path(e.absolute_path)}: {e.message}{more} [{MANIFEST_SCHEMA}]"
+        )
+
+
+def check_consistency(doc: Mapping[str, Any], where: str) -> None:
+    """The manifest agrees with itself: shard names, splits and formats; rows per split; counts."""
+    problems: list[str] = []
+    fmt = doc["settings"]["output_format"]
+    names = [f["path"] for f in doc["files"]]
+    if len(set(names)) != len(names):
+        problems.append("$.files: a file is listed twice")
+    shards: dict[str, list[dict[str, Any]]] = {}
+    rejects = [f for f in doc["files"] if f["kind"] == "rejects"]
+    for f in doc["files"]:
+        if f["kind"] != "shard":
+            if f["path"] != REJECTS_NAME or f["split"] is not None:
+                problems.append(f"$.files: {f['path']!r} is not the rejects file {REJECTS_NAME}")
+            continue
+        m = _SHARD.match(f["path"])
+        if (
+            m is None
+            or m.group("split") != f["split"]
+            or m.group("fmt") != fmt
+            or f.get("format", fmt) != fmt
+        ):
+            problems.append(
+                f"$.files: shard {f['path']!r} does not name split {f['split']!r} and format {fmt}"
+            )
+            continue
+        shards.setdefault(f["split"], []).append(f)
+    for split, files in shards.items():
+        want = [shard_name(split, i, len(files), fmt) for i in range(len(files))]
+        if sorted(f["path"] for f in files) != want:
+            problems.append(f"$.files: the shards of split {split!r} are not {want[0]} ... {want[-1]}")
+    splits = doc["splits"]
+    if set(splits) != set(shards):
+        problems.append(f"$.splits: {sorted(splits)} but the shards are of {sorted(shards)}")
+    for split, v in splits.items():
+        files = shards.get(split, [])
+        if v["shards"] != len(files) or v["rows"] != sum(f["rows"] for f in files):
+            problems.append(
+                f"$.splits.{split}: {v} but its shards hold {sum(f['rows'] for f in files)} rows in {len(files)}"
+            )
+    c = doc["counts"]
+    written = sum(v["rows"] for v in splits.values())
+    if c["written"] != written:
+        problems.append(f"$.counts.written: {c['written']} but the splits hold {written} rows")
+    if c["read"] != c["written"] + c["rejected"] + sum(c.get("dropped_by_reason", {}).values()):
+        problems.append(f"$.counts: read {c['read']} is not written + rejected")
+    if len(rejects) != 1 or rejects[0]["rows"] != c["rejected"]:
+        problems.append(f"$.counts.rejected: {c['rejected']} but {REJECTS_NAME} is listed with other rows")
+    if sum(c["rejected_by_rule"].values()) < c["rejected"] and c["rejected"]:
+        problems.append("$.counts.rejected_by_rule: fewer rows than rejected")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise IntegrityError(f"{where}: {problems[0]}{more}: the manifest disagrees with itself (edited?)")
+
+
+# ---- decisions ------------------------------------------------------------------------------------------
+
+
+def check_contract(manifest: Mapping[str, Any], policy: GradingPolicy | None, where: str) -> None:
+    """Is the recorded contract the one this grader (policy None) or the given policy means?
+
+    Without a policy only the installation's part is compared (grader, selector, contract and schema
+    versions): a preparation made under any policy is valid for this grader. With a policy, everything."""
+    found = manifest["contract"]
+    mine = (policy or GradingPolicy()).contract()
+    recorded_id = manifest["contract_id"]
+    if found.get("grader_version") != mine["grader_version"]:
+        raise ContractMismatch(
+            f"{where}: prepared by grader version {found.get('grader_version')} (contract {recorded_id}); this "
+            f"is grader version {mine['grader_version']} (contract {contract_id(mine)})",
+            expected=contract_id(mine),
+            found=recorded_id,
+            differences=[Difference("grader_version", found.get("grader_version"), mine["grader_version"])],
+            reason="grader_version",
+            directory=where,
+        )
+    if policy is None:
+        mine = {k: v for k, v in mine.items() if k != "policy"}
+        found = {k: v for k, v in found.items() if k != "policy"}
+    diff = contract_differences(found, mine)
+    if diff:
+        want = policy.contract_id() if policy is not None else "this installation's contract"
+        raise ContractMismatch(
+            f"{where}: prepared under contract {recorded_id}, expected {want}; fields that differ: "
+            + "; ".join(d.render() for d in diff),
+            expected=policy.contract_id() if policy is not None else None,
+            found=recorded_id,
+            differences=diff,
+            directory=where,
+        )
+
+
+def input_identity(prov: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """What makes two input lists 'the same inputs': content hashes, names relative to the argument, splits;
+    not the absolute paths (the same data reached through another path is the same input)."""
+    out: list[Any] = []
+    for p in prov:
+        if p["kind"] == "file":
+            out.append(("file", p["name"], p["split"], p["sha256"], p["bytes"]))
+        else:
+            files = tuple((f["path"], f.get("split"), f["hash"], f["size"]) for f in p["files"])
+            out.append(("pulled", p["repo"], p["commit"], tuple(p["splits"] or ()), files))
+    return out
+
+
+def _input_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Difference]:
+    def key(p: Mapping[str, Any]) -> str:
+        return p["name"] if p["kind"] == "file" else f"{p['repo']}@{p['commit'][:12]}"
+
+    a = {key(p): i for i, p in zip(input_identity(old), old, strict=True)}
+    b = {key(p): i for i, p in zip(input_identity(new), new, strict=True)}
+    out = [Difference(f"inputs.{k}", "present", "absent") for k in a if k not in b]
+    out += [Difference(f"inputs.{k}", "absent", "present") for k in b if k not in a]
+    out += [Difference(f"inputs.{k}", "content", "other content") for k in a if k in b and a[k] != b[k]]
+    if not out:
+        out.append(Difference("inputs.order", [key(p) for p in old], [key(p) for p in new]))
+    return out
+
+
+def decide(
+    out_dir: Path, policy: GradingPolicy, inputs: list[dict[str, Any]], settings: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy and
+    settings; otherwise StaleCache (or IncompletePreparation) naming every difference."""
+    manifest = read(out_dir)
+    new_id = policy.contract_id()
+    if manifest["contract_id"] != new_id:
+        diff = contract_differences(manifest["contract"], policy.contract())
+        raise StaleCache(
+            f"{out_dir}: prepared under contract {manifest['contract_id']}, but this run asks for {new_id}; "
+            f"fields that differ: {'; '.join(d.render() for d in diff) or '(none: ids differ only)'}",
+            differences=diff,
+            reason="stale_contract",
+            recorded=manifest["contract_id"],
+            requested=new_id,
+            directory=str(out_dir),
+        )
+    if input_identity(manifest["inputs"]) != input_identity(inputs):
+        diff = _input_changes(manifest["inputs"], inputs)
+        raise StaleCache(
+            f"{out_dir}: prepared from other inputs ({'; '.join(_describe_input(d) for d in diff)})",
+            differences=diff,
+            reason="stale_inputs",
+            directory=str(out_dir),
+        )
+    if manifest["settings"] != dict(settings):
+        keys = sorted(set(manifest["settings"]) | set(settings))
+        diff = [
+            Difference(f"settings.{k}", manifest["settings"].get(k), settings.get(k))
+            for k in keys
+            if manifest["settings"].get(k) != settings.get(k)
+        ]
+        raise StaleCache(
+            f"{out_dir}: prepared with other settings ({'; '.join(d.render() for d in diff)})",
+            differences=diff,
+            reason="stale_settings",
+            directory=str(out_dir),
+        )
+    return manifest
+
+
+def _describe_input(d: Difference) -> str:
+    name = d.field.removeprefix("inputs.")
+    if d.recorded == "present":
+        return f"removed: {name}"
+    if d.recorded == "absent":
+        return f"added: {name}"
+    if d.recorded == "content":
+        return f"changed: {name}"
+    return "same files in another order"

@@ -1,0 +1,112 @@
+"""Input arguments -> the data files to read, the same way for every command.
+
+An argument is a JSONL or Parquet file, '-' (JSONL on stdin), a directory (its data files, recursively,
+hidden ones skipped), a directory written by `pull` (its locked data files, verified against the lock
+first unless the caller says not to), or a directory written by `prepare` (its shards, never its rejects,
+verified against its manifest first). Splits follow io.paths.split_of, or the lock's and the manifest's
+record; `split` forces one split on plain files and selects one split of a pulled or prepared directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, UsageError
+from .io.paths import STDIN, expand_inputs
+
+Progress = Callable[..., Any]
+
+KIND_FILE = "file"
+KIND_STDIN = "stdin"
+KIND_PULLED = "pulled"
+KIND_PREPARED = "prepared"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One data file to read. `name` is its path relative to the argument (the locked path for a pulled
+    file); `pulled` holds {repo, commit, path} when the bytes were verified against a pull lock."""
+
+    path: Path | str
+    name: str
+    split: str
+    arg: str
+    kind: str
+    pulled: dict[str, str] | None = None
+
+
+@dataclass
+class Inputs:
+    """What the arguments resolved to: the files in reading order, and what was found on the way."""
+
+    sources: list[Source] = field(default_factory=list)
+    locks: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # (arg, lock, verified)
+    manifests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (arg, manifest)
+
+    @property
+    def unverified(self) -> list[str]:
+        """Pulled directories whose files were not checked against their lock (verify=False)."""
+        return [arg for arg, _, verified in self.locks if not verified]
+
+
+def resolve(
+    args: Iterable[str | os.PathLike],
+    *,
+    split: str | None = None,
+    verify: bool = True,
+    progress: Progress | None = None,
+    allow_stdin: bool = True,
+) -> Inputs:
+    from . import lock as locks
+    from . import manifest as mf
+
+    out = Inputs()
+    for a in args:
+        arg = str(a)
+        if arg == STDIN:
+            if not allow_stdin:
+                raise UsageError("stdin ('-') cannot be read here: give a file", reason="no_stdin")
+            out.sources.append(Source(STDIN, STDIN, split or "train", arg, KIND_STDIN))
+        elif locks.is_pulled_dir(arg):
+            _pulled(out, arg, split, verify, progress)
+        elif mf.is_prepared_dir(arg):
+            _prepared(out, arg, split, progress)
+        else:
+            for f in expand_inputs([arg], split=split):
+                out.sources.append(Source(f.path, f.name, f.split, arg, KIND_FILE))
+    return out
+
+
+def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Progress | None) -> None:
+    from . import lock as locks
+
+    lock = locks.read_lock(arg)
+    if verify:
+        locks.verify_pulled_dir(arg, progress=progress)
+    chosen = locks.data_files(arg, lock, [split] if split else None)
+    if not chosen:
+        raise InputError(f"{arg}: the pull lock lists no data files", reason="no_data_files")
+    out.locks.append((arg, lock, verify))
+    for path, sp in chosen:
+        rel = Path(path).relative_to(arg).as_posix()
+        claim = {"repo": lock["repo"], "commit": lock["commit"], "path": rel} if verify else None
+        out.sources.append(Source(Path(path), rel, sp, arg, KIND_PULLED, claim))
+
+
+def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | None) -> None:
+    from .prepared import verify_prepared
+
+    report = verify_prepared(arg, None, progress=progress, contract=False)
+    shards = report.shards(split)
+    if split is not None and not shards:
+        raise UsageError(
+            f"{arg}: no split {split!r} in this preparation (splits: {', '.join(report.splits) or 'none'})",
+            reason="unknown_split",
+        )
+    out.manifests.append((arg, report.manifest))
+    for path, sp in shards:
+        out.sources.append(Source(path, path.name, sp, arg, KIND_PREPARED))
