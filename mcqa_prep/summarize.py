@@ -142,7 +142,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
 
     if lines_read == 0:
         where = f"; {malformed} malformed line(s), first: {malformed_lines[0]}" if malformed else ""
-        raise InputError(f"nothing could be read from {', '.join(files)}{where}")
+        raise InputError(f"nothing could be read from {', '.join(files)}{where}", reason="no_rows")
 
     found = {cid: p.rows for cid, p in sorted(pools.items(), key=lambda kv: (-kv[1].rows, kv[0]))}
     listing = ", ".join(f"{cid} ({n} row(s))" for cid, n in found.items())
@@ -151,13 +151,15 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
             raise ContractMismatch(
                 f"contract {contract} not found in the scored rows; found: {listing or 'none'}",
                 expected=contract,
+                reason="contract_not_found",
+                contracts=found,
             )
         chosen: str | None = contract
     elif len(pools) > 1:
         raise ContractMismatch(
-            f"refusing to pool rows graded under {len(pools)} different contracts: {listing}; "
-            "choose one with --contract ID (or rescore the files under one policy)",
-            fields=tuple(found),
+            f"refusing to pool rows graded under {len(pools)} different contracts: {listing}",
+            reason="contracts_mixed",
+            contracts=found,
         )
     else:
         chosen = next(iter(pools), None)
@@ -176,42 +178,3 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     report.update(pool.to_dict())
     del report["rows"]  # same as "scored"
     return report
-
-
-def render_text(report: Mapping[str, Any]) -> str:
-    """The report for people."""
-    out: list[str] = []
-    acc = report["accuracy"]
-    out.append(f"files: {', '.join(report['files'])}")
-    out.append(f"contract: {report['contract'] or 'none'}")
-    out.append(
-        f"rows: {report['lines_read']} read, {report['scored']} scored, {report['unscored']} unscored"
-        + (
-            f", {report['excluded_other_contracts']} under other contracts"
-            if report["excluded_other_contracts"]
-            else ""
-        )
-        + (f", {report['malformed']['count']} malformed line(s)" if report["malformed"]["count"] else "")
-    )
-    out.append(
-        "accuracy: " + ("n/a" if acc is None else f"{acc:.4f} ({report['reward_sum']:g}/{report['scored']})")
-    )
-    if report["statuses"]:
-        out.append("statuses: " + ", ".join(f"{k}={v}" for k, v in report["statuses"].items()))
-    if report["gates"]:
-        out.append("gates: " + ", ".join(f"{k}={v}" for k, v in report["gates"].items()))
-    if report["boundaries"]:
-        out.append("boundaries: " + ", ".join(f"{k}={v}" for k, v in report["boundaries"].items()))
-    if report["templates"]:
-        out.append("per template_id:")
-        width = max(len(t) for t in report["templates"])
-        for tid, t in report["templates"].items():
-            out.append(f"  {tid:<{width}}  {t['rows']:>8} row(s)  accuracy {t['accuracy']:.4f}")
-    pr = report["prompts"]
-    if pr["count"]:
-        d = pr["pass_rate"]
-        out.append(
-            f"prompts: {pr['count']}, mean pass rate {pr['mean_pass_rate']:.4f}; "
-            f"0%: {d['0%']}, partial: {d['partial']}, 100%: {d['100%']}"
-        )
-    return "\n".join(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,132 @@ def test_library_never_prints():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 offenders.append(f"{p.relative_to(PKG)}:{node.lineno}")
     assert offenders == []
+
+
+# ---- one home per concept --------------------------------------------------------------------------------
+
+REPO = PKG.parent
+# import name -> distribution name, where they differ
+_DISTRIBUTIONS = {"yaml": "pyyaml", "huggingface_hub": "huggingface-hub"}
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    stdlib = set(sys.stdlib_module_names)
+    found: dict[str, set[str]] = {}
+    for p in PKG.rglob("*.py"):
+        for n in _imports(p):
+            top = n.split(".")[0]
+            if n.startswith(".") or not top or top in stdlib or top == "mcqa_prep":
+                continue
+            found.setdefault(top, set()).add(str(p.relative_to(PKG)))
+    return found
+
+
+def test_every_directly_imported_dependency_is_declared():
+    import tomllib
+
+    declared = set()
+    for spec in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]:
+        declared.add(re.split(r"[<>=!~\[; ]", spec, maxsplit=1)[0].lower())
+    missing = {
+        top: sorted(where)
+        for top, where in _third_party_imports().items()
+        if _DISTRIBUTIONS.get(top, top).lower().replace("_", "-")
+        not in {d.replace("_", "-") for d in declared}
+    }
+    assert missing == {}
+
+
+def test_only_cli_imports_click():
+    offenders = [
+        str(p.relative_to(PKG))
+        for p in PKG.rglob("*.py")
+        if "cli" not in p.relative_to(PKG).parts and any(n.split(".")[0] == "click" for n in _imports(p))
+    ]
+    assert offenders == []
+
+
+def test_io_and_core_modules_import_no_workflow():
+    """Imports point downwards: io/ and the core modules never import a workflow module."""
+    workflows = {"prepare", "prepared", "rescore", "rescore_rows", "summarize", "validate", "pull", "hub",
+                 "sources", "manifest", "lock", "cli"}  # fmt: skip
+    lower = [
+        *(PKG / "io").rglob("*.py"),
+        *(PKG / n for n in ("errors.py", "records.py", "prompt.py", "schema.py")),
+    ]
+    offenders = []
+    for p in lower:
+        for n in _imports(p):
+            parts = n.lstrip(".").split(".")
+            if parts[0] in workflows or (n.startswith("mcqa_prep.") and parts[1] in workflows):
+                offenders.append(f"{p.relative_to(PKG)} imports {n}")
+    assert offenders == []
+
+
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+
+
+def test_library_errors_name_no_command_line_flag():
+    """Only the CLI knows flags: a load_prepared() caller has no --overwrite (cli/errors.py adds the fix)."""
+    offenders = []
+    for p in PKG.rglob("*.py"):
+        if "cli" in p.relative_to(PKG).parts:
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            for sub in ast.walk(node.exc):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _FLAG.search(sub.value):
+                    offenders.append(f"{p.relative_to(PKG)}:{sub.lineno}: {_FLAG.search(sub.value).group()}")
+    assert offenders == []
+
+
+def test_exceptions_carry_no_exit_codes():
+    from mcqa_prep import errors
+
+    classes = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, Exception)]
+    assert classes and not [c.__name__ for c in classes if hasattr(c, "exit_code")]
+
+
+def test_schema_enums_and_cli_choices_derive_from_the_mode_table():
+    import json
+
+    from mcqa_prep.grader.modes import MODES, OVERRIDE_MODES, ROW_MODES
+
+    schemas = REPO / "schemas"
+    policy = json.loads((schemas / "grading-policy.v1.schema.json").read_text())["properties"]
+    prepared = json.loads((schemas / "prepared-row.v1.schema.json").read_text())
+    assert policy["grading_mode_default"]["enum"] == list(ROW_MODES)
+    assert policy["grading_mode_override"]["enum"] == [None, *OVERRIDE_MODES] or set(
+        policy["grading_mode_override"]["enum"]
+    ) == {None, *OVERRIDE_MODES}
+    assert prepared["properties"]["grading_mode"]["enum"] == list(ROW_MODES)
+    assert set(OVERRIDE_MODES) == {m.name for m in MODES}
+
+    from mcqa_prep.cli import main
+
+    grade = main.get_command(None, "grade")
+    mode_opt = next(p for p in grade.params if p.name == "mode")
+    assert list(mode_opt.type.choices) == list(OVERRIDE_MODES)
+
+
+def test_command_table_help_lines_are_the_commands_own():
+    from mcqa_prep.cli import COMMANDS, main
+
+    for name, (_, _, line) in COMMANDS.items():
+        cmd = main.get_command(None, name)
+        assert cmd is not None and cmd.name == name
+        assert (cmd.help or "").strip().splitlines()[0] == line, name
+
+
+def test_top_level_help_imports_no_command_module():
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from mcqa_prep.cli import main\n"
+        "r = CliRunner().invoke(main, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(','.join(m for m in sys.modules if m.startswith('mcqa_prep.cli.') and m.endswith('_cmd')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""

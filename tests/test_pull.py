@@ -201,9 +201,9 @@ def test_offline_path_does_not_need_huggingface_hub(hub, tmp_path, pulled):
     """The lock-only path must work even where huggingface_hub cannot be imported at all."""
     code = (
         "import sys; sys.modules['huggingface_hub'] = None\n"
-        "from mcqa_prep import hub\n"
-        "r = hub.pull(to=sys.argv[1], offline=True); print(r.status)\n"
-        "r = hub.pull(to=sys.argv[1]); print(r.status)\n"
+        "from mcqa_prep import pull\n"
+        "r = pull.pull(to=sys.argv[1], offline=True); print(r.status)\n"
+        "r = pull.pull(to=sys.argv[1]); print(r.status)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "d")],

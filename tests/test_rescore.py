@@ -65,7 +65,9 @@ def test_rollouts_without_rows_are_invalid_with_the_fix(cli, tmp_path):
     assert rep["invalid_rows"]["count"] == 5
     row = read_jsonl(out)[0]
     assert row["metadata"]["grading"]["status"] == "invalid_row"
-    assert "--rows" in row["metadata"]["grading"]["message"]
+    assert "join them with their dataset rows" in row["metadata"]["grading"]["message"]
+    assert rep["invalid_rows"]["by_kind"] == {"no_options": 5}
+    assert "pass --rows DATASET" in res.stderr
 
 
 def test_bad_lines_become_invalid_rows_and_run_goes_on(cli, tmp_path):

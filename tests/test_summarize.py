@@ -105,7 +105,10 @@ def test_refuses_to_mix_contracts(tmp_path: Path) -> None:
     with pytest.raises(ContractMismatch) as err:
         summarize([f1, f2])
     msg = str(err.value)
-    assert f"{C1} (2 row(s))" in msg and f"{C2} (1 row(s))" in msg and "--contract" in msg
+    assert f"{C1} (2 row(s))" in msg and f"{C2} (1 row(s))" in msg
+    assert err.value.reason == "contracts_mixed" and err.value.details["contracts"] == {C1: 2, C2: 1}
+    res = CliRunner().invoke(main, ["summarize", str(f1), str(f2)])
+    assert res.exit_code == 1 and "choose one with --contract ID" in res.output
 
     rep = summarize([f1, f2], contract=C2)
     assert rep["contract"] == C2 and rep["scored"] == 1 and rep["excluded_other_contracts"] == 2
@@ -182,6 +185,6 @@ def test_cli_malformed_lines_on_stderr(tmp_path: Path) -> None:
     assert "1 malformed line(s)" in res.stdout
 
 
-def test_cli_missing_file_exit_1(tmp_path: Path) -> None:
+def test_cli_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["summarize", str(tmp_path / "none.jsonl")])
-    assert res.exit_code == 1 and "no such file" in res.output
+    assert res.exit_code == 2 and "does not exist" in res.output

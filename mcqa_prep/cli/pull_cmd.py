@@ -6,7 +6,7 @@ import functools
 
 import click
 
-from .. import hub
+from .. import hub, pull
 from ..lock import LOCK_NAME
 from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
 
@@ -24,7 +24,7 @@ def _rows(n: int | None) -> str:
     return "" if n is None else f"{n:,} rows"
 
 
-def render_text(report: hub.PullReport) -> None:
+def render_text(report: pull.PullReport) -> None:
     """People's view: what is on disk, at which commit, and whether the network was used."""
     doc = report.to_json()
     lk = report.lock
@@ -122,7 +122,7 @@ def pull_command(repo, revision, to, splits, offline, update, force_download, fm
       mcqa-prep pull --to data/mcqa --revision main --update   # follow main to its new commit
     """
     try:
-        report = hub.pull(
+        report = pull.pull(
             repo,
             revision=revision,
             to=to,
@@ -132,7 +132,7 @@ def pull_command(repo, revision, to, splits, offline, update, force_download, fm
             force_download=force_download,
             progress=functools.partial(progress, quiet=quiet),
         )
-    except hub.UpstreamMoved as exc:
+    except pull.UpstreamMoved as exc:
         what = "another commit asked for" if hub.is_commit(exc.revision) else "upstream moved"
         click.echo(f"{what}: {exc.revision!r} resolves to {exc.resolved}", err=True)
         click.echo(f"  {LOCK_NAME} has commit {exc.locked}", err=True)

@@ -12,7 +12,7 @@ from .policy_opts import policy_from_options, policy_options
 
 
 @click.command("rescore")
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -41,7 +41,13 @@ from .policy_opts import policy_from_options, policy_options
 @click.option(
     "--explain", is_flag=True, help="Add the deciding span and rejected candidates to metadata.grading."
 )
-@click.option("--examples", default=5, show_default=True, help="Example ids kept per summary bucket.")
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Example ids kept per summary bucket.",
+)
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
 @FORMAT_OPTION
 @QUIET_OPTION
@@ -84,14 +90,19 @@ def rescore_command(
         compare_mode=compare_mode,
         progress=lambda it: progress(it, desc="rescore", quiet=quiet),
     )
+    problem = None
+    if report.invalid.count:
+        problem = f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output"
+        if report.invalid_by_kind.get("no_options") and not rows_paths:
+            problem += "; rollouts do not repeat their options: pass --rows DATASET to join them by prompt"
+    elif fail_on_change and report.changed:
+        problem = f"{report.changed} recorded reward(s) changed (--fail-on-change)"
     if fmt == "json":
-        emit_json(report.to_dict())
+        emit_json(report.to_dict(), ok=problem is None)
     else:
         _render_text(report)
-    if report.invalid.count:
-        fail(f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output")
-    if fail_on_change and report.changed:
-        fail(f"{report.changed} recorded reward(s) changed (--fail-on-change)")
+    if problem is not None:
+        fail(problem)
 
 
 def _render_text(report) -> None:
@@ -99,7 +110,7 @@ def _render_text(report) -> None:
     e = lambda s="": click.echo(s, err=True)  # noqa: E731
     e(f"rescored {d['rows']} row(s) -> {d['output']}  (contract {d['contract'][:19]}…)")
     if d["mean_reward"] is not None:
-        e(f"mean reward: {d['mean_reward']:.4f}")
+        e(f"mean reward: {d['mean_reward']:.4f} over {d['graded']} graded row(s)")
     e("by status: " + ", ".join(f"{k}={v}" for k, v in d["by_status"].items()))
     e("by mode:   " + ", ".join(f"{k}={v}" for k, v in d["by_mode"].items()))
     j = d["join"]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from ..summarize import render_text, summarize
+from ..summarize import summarize
 from .common import FORMAT_OPTION, emit_json
 
 
 @click.command("summarize")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--contract",
     "contract",
@@ -40,3 +42,42 @@ def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) ->
     if report["malformed"]["count"] > shown:
         click.echo(f"... and {report['malformed']['count'] - shown} more malformed line(s)", err=True)
     click.echo(render_text(report))
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The report for people."""
+    out: list[str] = []
+    acc = report["accuracy"]
+    out.append(f"files: {', '.join(report['files'])}")
+    out.append(f"contract: {report['contract'] or 'none'}")
+    out.append(
+        f"rows: {report['lines_read']} read, {report['scored']} scored, {report['unscored']} unscored"
+        + (
+            f", {report['excluded_other_contracts']} under other contracts"
+            if report["excluded_other_contracts"]
+            else ""
+        )
+        + (f", {report['malformed']['count']} malformed line(s)" if report["malformed"]["count"] else "")
+    )
+    out.append(
+        "accuracy: " + ("n/a" if acc is None else f"{acc:.4f} ({report['reward_sum']:g}/{report['scored']})")
+    )
+    if report["statuses"]:
+        out.append("statuses: " + ", ".join(f"{k}={v}" for k, v in report["statuses"].items()))
+    if report["gates"]:
+        out.append("gates: " + ", ".join(f"{k}={v}" for k, v in report["gates"].items()))
+    if report["boundaries"]:
+        out.append("boundaries: " + ", ".join(f"{k}={v}" for k, v in report["boundaries"].items()))
+    if report["templates"]:
+        out.append("per template_id:")
+        width = max(len(t) for t in report["templates"])
+        for tid, t in report["templates"].items():
+            out.append(f"  {tid:<{width}}  {t['rows']:>8} row(s)  accuracy {t['accuracy']:.4f}")
+    pr = report["prompts"]
+    if pr["count"]:
+        d = pr["pass_rate"]
+        out.append(
+            f"prompts: {pr['count']}, mean pass rate {pr['mean_pass_rate']:.4f}; "
+            f"0%: {d['0%']}, partial: {d['partial']}, 100%: {d['100%']}"
+        )
+    return "\n".join(out)

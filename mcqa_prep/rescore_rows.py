@@ -1,0 +1,306 @@
+"""One verify request or rollout in, one rescored row and its outcome out: `rescore_row` is a pure function
+of the input row, the optional join index and the policies, so rows can be rescored anywhere (one process,
+a pool of workers, a Ray cluster) and the outcomes counted in input order.
+
+A row that cannot be graded at all (unreadable line, no response object, a response whose shape is not a
+Responses API object, options that are not a list, no dataset row to join with) is an `invalid_row`: reward
+0, a message naming the problem, and it is counted apart from grading disagreements. NaN/Infinity numbers
+in a row (Python's json writes them, JSON has none) are written as null and listed in the grading record;
+a non-finite recorded reward counts as no recorded reward.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .grader import GRADER_VERSION
+from .grader.request import grade_request
+from .policy import GradingPolicy
+from .prompt import prompt_key
+from .records import STATUS_INVALID_ROW, Row
+
+# Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
+JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every row is rescored with."""
+
+    policy: GradingPolicy
+    index: dict[bytes, dict[str, Any]] | None = None  # dataset rows by prompt key (--rows)
+    explain: bool = False
+    compare_policy: GradingPolicy | None = None
+    compare_mode_policy: GradingPolicy | None = None  # the primary policy with the mode overridden
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What the report needs to know of one row (the rescored row itself is written, not kept)."""
+
+    rid: str
+    status: str  # invalid_row when the row could not be graded
+    mode: str | None
+    reward: float
+    previous: float | None  # the recorded reward, when the row carried a readable one
+    joined: bool | None  # None: no join asked or needed; True: joined; False: no dataset row found
+    input_contract: str | None
+    compare: str | None  # "0->1" / "1->0" when the compare policy's reward differs, "same" otherwise
+    template: str | None
+    format_miss: bool | None
+    problem: str | None = None  # why an invalid row could not be graded: unreadable, response, options, gold
+
+
+def row_id(row: Mapping[str, Any] | None, file: str, line: int) -> str:
+    if row is not None:
+        for key in ("uuid", "id"):
+            v = row.get(key)
+            if isinstance(v, (str, int)) and not isinstance(v, bool):
+                return str(v)
+    return f"{file.rsplit('/', 1)[-1]}:{line}"
+
+
+def _reward_value(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _response_problem(response: Any) -> str | None:
+    """Why `response` is not a Responses API object the grader can read (NeMo Gym rejects these, 422)."""
+    if response is None:
+        return "row has no `response`: a verify request or rollout needs the model's Responses API response"
+    if not isinstance(response, Mapping):
+        return f"$.response: must be a Responses API object, got {_kind(response)}"
+    output = response.get("output")
+    if not isinstance(output, list):
+        return f"$.response.output: must be a list of output items, got {_kind(output)}"
+    for i, item in enumerate(output):
+        if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+            return f"$.response.output[{i}]: must be an output item object with a string `type`"
+        if item["type"] != "message":
+            continue
+        content = item.get("content")
+        if not isinstance(content, list):
+            return f"$.response.output[{i}].content: must be a list of content parts, got {_kind(content)}"
+        for j, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                return (
+                    f"$.response.output[{i}].content[{j}]: must be a content part object, got {_kind(part)}"
+                )
+            if part.get("type") == "output_text" and not isinstance(part.get("text"), str):
+                return f"$.response.output[{i}].content[{j}].text: must be a string, got {_kind(part.get('text'))}"
+    return None
+
+
+def _kind(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(v), "a number" if isinstance(v, (int, float)) else type(v).__name__
+    )
+
+
+def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str] | None:
+    """(kind, message) of why a row cannot be graded at all; None when it can."""
+    problem = _response_problem(row.get("response"))
+    if problem is not None:
+        return "response", problem
+    if "options" not in row:
+        if joined is False:
+            return "no_match", "row has no `options`, and no dataset row has the same prompt"
+        return "no_options", (
+            "row has no `options`: NeMo Gym rollouts do not repeat them; join them with their dataset rows"
+        )
+    if not isinstance(row["options"], list):
+        return (
+            "options",
+            f"$.options: must be a list of {{letter: text}} objects, got {_kind(row['options'])}",
+        )
+    ea = row.get("expected_answer")
+    if ea is not None and not isinstance(ea, str):  # a null gold is graded (reward 0), as NeMo Gym does
+        return "gold", f"$.expected_answer: must be a string letter, got {_kind(ea)}"
+    return None
+
+
+def _join(
+    row: Mapping[str, Any], index: dict[bytes, dict[str, Any]]
+) -> tuple[Mapping[str, Any], bool | None]:
+    """The row completed with its dataset row's grading fields (the rollout's own fields win)."""
+    key = prompt_key(row.get("responses_create_params"))
+    ds = index.get(key) if key else None
+    if ds is None:
+        return row, (None if "options" in row else False)
+    merged = dict(row)
+    for k, v in ds.items():
+        if k not in merged or merged[k] is None:
+            merged[k] = v
+    return merged, True
+
+
+def _template_id(row: Mapping[str, Any]) -> str | None:
+    tm = row.get("template_metadata")
+    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+    return tid if isinstance(tid, str) else None
+
+
+def _input_contract(row: Mapping[str, Any]) -> str | None:
+    meta = row.get("metadata")
+    old = meta.get("grading") if isinstance(meta, Mapping) else None
+    cid = old.get("contract") if isinstance(old, Mapping) else None
+    return cid if isinstance(cid, str) else None
+
+
+def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
+    out = dict(meta) if isinstance(meta, Mapping) else ({} if meta is None else {"original": meta})
+    out["grading"] = grading
+    return out
+
+
+def _finite(v: Any) -> Any:
+    """A copy of a value with every NaN/Infinity number replaced by null (JSON has no NaN)."""
+    if type(v) is float:
+        return v if math.isfinite(v) else None
+    if type(v) is dict:
+        return {k: _finite(x) for k, x in v.items()}
+    if type(v) is list:
+        return [_finite(x) for x in v]
+    return v
+
+
+def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) -> float | None:
+    prev = _reward_value(row.get("reward"))
+    if "reward" in row or "extracted_answer" in row:
+        grading["previous_reward"] = prev
+        grading["previous_extracted_answer"] = row.get("extracted_answer")
+        grading["changed"] = prev is not None and prev != reward
+    return prev
+
+
+def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
+    """The rescored JSONL line of one input row, and its outcome."""
+    row = rec.data
+    rid = row_id(row, rec.file, rec.line)
+    if row is None:
+        grading = _invalid_grading(s, f"{rec.file}:{rec.line}: {rec.error}")
+        grading["line"] = rec.line
+        out = {"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}
+        return _line(out), Outcome(
+            rid, STATUS_INVALID_ROW, None, 0.0, None, None, None, None, None, None, "unreadable"
+        )
+    if rec.nonfinite:
+        row = _finite(row)
+    graded, joined = _join(row, s.index) if s.index is not None else (row, None)
+    problem = _row_problem(graded, joined)
+    out_row = dict(row)
+    if problem is not None:
+        grading = _invalid_grading(s, problem[1])
+        prev = _previous(row, grading, 0.0)
+        out_row.update(reward=0.0, extracted_answer=None)
+        outcome = Outcome(
+            rid,
+            STATUS_INVALID_ROW,
+            None,
+            0.0,
+            prev,
+            joined,
+            _input_contract(row),
+            None,
+            None,
+            None,
+            problem[0],
+        )
+    else:
+        result, prov = grade_request(graded, s.policy)
+        grading = {
+            "status": result.status,
+            "mode": result.mode,
+            "rule": result.rule,
+            "grader_version": result.grader_version,
+        }
+        if result.message:
+            grading["message"] = result.message
+        if result.validity:
+            grading["validity"] = result.validity
+        template = _template_id(graded)
+        if template is not None:
+            grading["template_id"] = template
+        grading.update(prov)
+        if s.explain:
+            ex = result.to_dict(explain=True)
+            grading["explain"] = {"span": ex["span"], "candidates": ex["candidates"]}
+        prev = _previous(row, grading, result.reward)
+        compare = _compare(graded, result, s, grading)
+        miss = _format_miss(graded, result, s, grading)
+        out_row.update(
+            reward=result.reward,
+            extracted_answer=result.extracted_answer,
+            expected_answer=result.expected_answer,
+        )
+        outcome = Outcome(
+            rid,
+            result.status,
+            result.mode,
+            result.reward,
+            prev,
+            joined,
+            _input_contract(row),
+            compare,
+            template,
+            miss,
+        )
+    if rec.nonfinite:
+        grading["nonfinite_replaced"] = list(rec.nonfinite)
+    out_row["metadata"] = _with_grading(row.get("metadata"), grading)
+    return _line(out_row), outcome
+
+
+def _invalid_grading(s: Settings, message: str) -> dict[str, Any]:
+    return {
+        "status": STATUS_INVALID_ROW,
+        "mode": None,
+        "rule": None,
+        "grader_version": GRADER_VERSION,
+        "message": message,
+        "contract": s.policy.contract_id(),
+    }
+
+
+def _compare(row: Mapping[str, Any], primary: Any, s: Settings, grading: dict[str, Any]) -> str | None:
+    if s.compare_policy is None:
+        return None
+    other, prov = grade_request(row, s.compare_policy)
+    grading["compare_policy"] = {
+        "contract": prov.get("contract"),
+        "reward": other.reward,
+        "extracted_answer": other.extracted_answer,
+        "status": other.status,
+    }
+    return "same" if other.reward == primary.reward else f"{primary.reward:g}->{other.reward:g}"
+
+
+def _format_miss(row: Mapping[str, Any], primary: Any, s: Settings, grading: dict[str, Any]) -> bool | None:
+    """Reward 0 under the configured mode, but the comparison mode reads the gold letter."""
+    p = s.compare_mode_policy
+    if p is None:
+        return None
+    other, _ = grade_request(row, p)
+    miss = primary.reward == 0.0 and other.reward == 1.0
+    grading["compare_mode"] = {
+        "mode": p.grading_mode_override,
+        "extracted_answer": other.extracted_answer,
+        "status": other.status,
+        "format_miss": miss,
+    }
+    return miss
+
+
+def _line(row: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(row) + b"\n"
+    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: the stdlib writes it exactly
+        return (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
