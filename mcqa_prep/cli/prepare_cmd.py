@@ -8,7 +8,7 @@ import click
 
 from ..errors import InvalidRows
 from ..policy import canonical_json
-from ..prepare import DEFAULT_SHARD_ROWS, prepare
+from ..prepare import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared import verify_prepared
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 from .errors import describe
@@ -126,7 +126,11 @@ def prepare_command(
         raise
     if fmt == "json":
         emit_json(report.to_dict())
-        return
+    else:
+        _render_text(report, out_dir)
+
+
+def _render_text(report: PrepareReport, out_dir: str) -> None:
     c = report.counts
     if report.status == "up_to_date":
         click.echo(

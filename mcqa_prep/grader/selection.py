@@ -265,6 +265,39 @@ def select(request: Mapping, policy: GradingPolicy) -> Selection:
 
     cleaned = strip_terminal_markers(raw)
     closes = cleaned.count(CLOSE_MARKER)
+    thinking, delivered, offset, source, boundary = _final_answer(
+        cleaned, closes, structural, n_reasoning, n_message, prompt_state, policy.reasoning_mode
+    )
+    parts = ResponseParts(
+        raw_text=raw,
+        cleaned_text=cleaned,
+        thinking=thinking,
+        response=delivered,
+        response_offset=offset,
+        prompt_thinking=prompt_state,
+        prompt_thinking_source=prompt_source,
+        closing_markers=closes,
+        completion_status=completion,
+        response_present=True,
+        reasoning_items=n_reasoning,
+        message_items=n_message,
+    )
+    status = _status(boundary, policy)
+    text, text_offset = (None, None) if status else _scoped_text(parts, policy)
+    return Selection(parts, status, gate, text, text_offset, boundary, source)
+
+
+def _final_answer(
+    cleaned: str,
+    closes: int,
+    structural: str,
+    n_reasoning: int,
+    n_message: int,
+    prompt_state: str,
+    reasoning_mode: str,
+) -> tuple[str, str | None, int | None, str | None, str]:
+    """(thinking, delivered response, its offset, where the boundary came from, boundary verdict) of a
+    cleaned generated text under the final-answer selection rules (docs/final-answer.md)."""
     thinking = structural
     delivered: str | None = None
     offset: int | None = None
@@ -275,7 +308,7 @@ def select(request: Mapping, policy: GradingPolicy) -> Selection:
         # Nothing was generated at all: an empty response, not a reasoning failure.
         delivered, offset = (cleaned, 0) if n_message else (None, None)
         boundary = BOUNDARY_NO_RESPONSE
-    elif policy.reasoning_mode == "none":
+    elif reasoning_mode == "none":
         if n_reasoning or prompt_state == "open" or closes or OPEN_MARKER in cleaned:
             boundary = STATUS_UNEXPECTED_REASONING
         else:
@@ -300,24 +333,7 @@ def select(request: Mapping, policy: GradingPolicy) -> Selection:
             boundary = STATUS_MISSING_FINAL_ANSWER
         elif delivered.lstrip().startswith(OPEN_MARKER):
             boundary = STATUS_UNFINISHED_REASONING
-
-    parts = ResponseParts(
-        raw_text=raw,
-        cleaned_text=cleaned,
-        thinking=thinking,
-        response=delivered,
-        response_offset=offset,
-        prompt_thinking=prompt_state,
-        prompt_thinking_source=prompt_source,
-        closing_markers=closes,
-        completion_status=completion,
-        response_present=True,
-        reasoning_items=n_reasoning,
-        message_items=n_message,
-    )
-    status = _status(boundary, policy)
-    text, text_offset = (None, None) if status else _scoped_text(parts, policy)
-    return Selection(parts, status, gate, text, text_offset, boundary, source)
+    return thinking, delivered, offset, source, boundary
 
 
 def _status(boundary: str, policy: GradingPolicy) -> str | None:
