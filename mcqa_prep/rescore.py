@@ -8,6 +8,7 @@ number of rows (only the optional join index and bounded example lists are held)
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -17,7 +18,8 @@ from typing import Any
 
 from ._perf import streaming_gc
 from .errors import InputError, UsageError
-from .io import AtomicFile, iter_file, iter_rows
+from .io import AtomicFile, iter_file
+from .parallel import Chunk, check_workers, chunks, ordered_map
 from .policy import GradingPolicy
 from .prompt import prompt_key
 from .records import STATUS_INVALID_ROW
@@ -197,9 +199,14 @@ def rescore(
     explain: bool = False,
     compare_policy: GradingPolicy | None = None,
     compare_mode: str | None = None,
-    progress: Callable[[Iterable], Iterable] | None = None,
+    progress: Callable[..., Any] | None = None,
+    workers: int | None = 1,
 ) -> RescoreReport:
-    """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts."""
+    """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts.
+
+    `workers` processes grade chunks of the input (None: every core); the output is the same for any number.
+    `progress` is a bar factory (progress(total=, desc=, unit=) -> bar with update/close)."""
+    workers = check_workers(workers)
     if examples < 0:
         raise UsageError(f"examples must be 0 or more, got {examples}")
     if str(input_path) != "-" and str(output_path) != "-" and _same_path(input_path, output_path):
@@ -218,14 +225,30 @@ def rescore(
         report.index_rows, report.index_duplicates = len(index.rows), index.duplicates
     report.compare_contract = compare_policy.contract_id() if compare_policy is not None else None
     report.compare_mode = compare_mode
-    records = iter_rows([input_path])
-    if progress is not None:
-        records = progress(records)
-    with AtomicFile(output_path, "wb") as out, streaming_gc():
-        for rec in records:
-            line, outcome = rescore_row(rec, settings)
-            out.write(line)
-            report.add(outcome)
-        if report.rows == 0:  # nothing to rescore is not a success: the output is not written
-            raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
+    bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
+    try:
+        with AtomicFile(output_path, "wb") as out, streaming_gc():
+            work = functools.partial(_rescore_chunk, settings)
+            for _, (data, outcomes) in ordered_map(work, chunks(input_path, None), workers):
+                out.write(data)
+                for o in outcomes:
+                    report.add(o)
+                if bar is not None:
+                    bar.update(len(outcomes))
+            if report.rows == 0:  # nothing to rescore is not a success: the output is not written
+                raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
+    finally:
+        if bar is not None:
+            bar.close()
     return report
+
+
+def _rescore_chunk(settings: Settings, chunk: Chunk) -> tuple[bytes, list[Outcome]]:
+    """One chunk's rescored lines (joined) and outcomes: the work a worker does."""
+    lines: list[bytes] = []
+    outcomes: list[Outcome] = []
+    for rec in chunk.rows():
+        line, outcome = rescore_row(rec, settings)
+        lines.append(line)
+        outcomes.append(outcome)
+    return b"".join(lines), outcomes

@@ -16,6 +16,7 @@ from .errors import Failure
 __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
+    "WORKERS_OPTION",
     "Failure",
     "emit_json",
     "progress",
@@ -34,6 +35,15 @@ FORMAT_OPTION = click.option(
 )
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+
+WORKERS_OPTION = click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes [default: every core available]. The output is the same for every N.",
+)
 
 
 def emit_json(doc: dict[str, Any], *, ok: bool = True) -> None:

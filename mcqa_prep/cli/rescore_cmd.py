@@ -7,7 +7,7 @@ import click
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, fail, progress
+from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -49,6 +49,7 @@ from .policy_opts import policy_from_options, policy_options
     help="Example ids kept per summary bucket.",
 )
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
+@WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
 def rescore_command(
@@ -60,6 +61,7 @@ def rescore_command(
     explain,
     examples,
     fail_on_change,
+    workers,
     fmt,
     quiet,
     **policy_kw,
@@ -88,7 +90,8 @@ def rescore_command(
         explain=explain,
         compare_policy=other,
         compare_mode=compare_mode,
-        progress=lambda it: progress(it, desc="rescore", quiet=quiet),
+        progress=bar_factory(quiet),
+        workers=workers,
     )
     problem = None
     if report.invalid.count:

@@ -76,6 +76,8 @@ def read_jsonl(
     loads = orjson.loads
     for raw in _lines(lines, name):
         lineno += 1
+        if raw[-1:] == b"\n":  # the same bytes whether the lines came from a file or from a split block
+            raw = raw[:-1]
         if lineno == 1 and raw.startswith(_BOM):
             raw = raw[3:]
         if not raw.strip():
@@ -186,7 +188,7 @@ def read_parquet(
                 index += 1
 
 
-def _open_parquet(path: Path) -> Any:
+def open_parquet(path: Path) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -199,13 +201,13 @@ def _open_parquet(path: Path) -> Any:
 
 
 def _rows_before(path: Path, group: int) -> int:
-    md = _open_parquet(path).metadata
+    md = open_parquet(path).metadata
     return sum(md.row_group(i).num_rows for i in range(group))
 
 
 def parquet_num_rows(path: str | Path) -> int:
     """Row count from the Parquet footer, without reading data."""
-    return _open_parquet(Path(path)).metadata.num_rows
+    return open_parquet(Path(path)).metadata.num_rows
 
 
 def _parquet_batches(
@@ -215,17 +217,18 @@ def _parquet_batches(
     options are built column-wise (see _arrow_options) with their key last, and filled nulls are dropped."""
     import pyarrow as pa
 
-    pf = _open_parquet(path)
+    pf = open_parquet(path)
     try:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns):
-            yield _batch_rows(batch)
+            yield batch_rows(batch)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
             f"{path}: Parquet data cannot be read past this point: {exc}", reason="unreadable_parquet"
         ) from None
 
 
-def _batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
+def batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
+    """(rows, option hints or None) of one Arrow record batch, as the Parquet reader yields them."""
     built = _arrow_options(batch)
     row_hints = None
     if built is not None:

@@ -1,0 +1,185 @@
+"""Every core of one machine: inputs cut into chunks, chunks processed by a pool of worker processes, results
+handed back in input order, so the output of N workers is byte for byte the output of one.
+
+- A JSONL file (or stdin) is cut into blocks of whole lines by the parent, which counts their newlines, so
+  each chunk knows the number of its first line; a Parquet file is read as Arrow record batches, which travel
+  to the workers as Arrow buffers (cheap), and each knows its first record number. The parent does only this
+  cheap cutting; parsing, validating, grading and serialising happen in the workers.
+- Row indexes (0-based, blank lines not counted) are relative to the chunk in a worker; `Chunk.rows_before`
+  is filled in by the parent when results come back in order, for consumers that report indexes.
+- At most `window` chunks are in flight, so memory is bounded per worker whatever the input size.
+- Workers are forked: state prepared by the parent before the pool starts (a join index, a compiled policy)
+  is shared copy-on-write, never pickled. With one worker everything runs in-process through the same code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, McqaPrepError, UsageError
+from .io.paths import STDIN
+from .io.readers import STDIN_NAME, batch_rows, open_parquet, read_jsonl
+from .records import Row
+
+JSONL_CHUNK_BYTES = 2 << 20
+PARQUET_CHUNK_ROWS = 2048
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_workers(workers: int | None) -> int:
+    """The worker count to use: None means every core available to this process."""
+    if workers is None:
+        return available_cores()
+    if workers < 1:
+        raise UsageError(f"workers must be at least 1, got {workers}")
+    return workers
+
+
+@dataclass
+class Chunk:
+    """A piece of one input file: JSONL lines (`data` bytes) or a Parquet record batch (`batch`)."""
+
+    seq: int
+    file: str
+    split: str | None
+    first_line: int
+    data: bytes | None = None
+    batch: Any = None
+
+    def rows(self) -> Iterator[Row]:
+        """The chunk's rows; `index` counts from 0 within the chunk."""
+        if self.batch is None:
+            lines = self.data.split(b"\n") if self.data else []
+            if lines and lines[-1] == b"":
+                lines.pop()
+            yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
+            return
+        rows, hints = batch_rows(self.batch)
+        line = self.first_line
+        if hints is None:
+            for i, data in enumerate(rows):
+                yield Row(self.file, line + i, i, data, None, self.split)
+        else:
+            for i, (data, hint) in enumerate(zip(rows, hints, strict=True)):
+                yield Row(self.file, line + i, i, data, None, self.split, hint)
+
+
+def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:
+    """The chunks of one input file ('-' is stdin), in order."""
+    if str(path) == STDIN:
+        yield from _jsonl_chunks(sys.stdin.buffer, STDIN_NAME, split, seq_start)
+        return
+    p = Path(path)
+    if p.suffix == ".parquet":
+        yield from _parquet_chunks(p, split, seq_start)
+        return
+    try:
+        fh = open(p, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file", reason="missing_input", path=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
+    with fh:
+        yield from _jsonl_chunks(fh, str(p), split, seq_start)
+
+
+def _jsonl_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[Chunk]:
+    line = 1
+    rest = b""
+    try:
+        while True:
+            block = fh.read(JSONL_CHUNK_BYTES)
+            data = rest + block
+            if not block:
+                if data:
+                    yield Chunk(seq, name, split, line, data)
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            data, rest = data[:cut], data[cut:]
+            yield Chunk(seq, name, split, line, data)
+            seq += 1
+            line += data.count(b"\n")
+    except OSError as exc:
+        raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
+
+
+def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
+    import pyarrow as pa
+
+    pf = open_parquet(path)
+    line = 1
+    try:
+        for batch in pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS):
+            yield Chunk(seq, str(path), split, line, batch=batch)
+            seq += 1
+            line += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path}: Parquet data cannot be read past record {line}: {exc}", reason="unreadable_parquet"
+        ) from None
+
+
+# ---- the pool -------------------------------------------------------------------------------------------
+
+_STATE: dict[str, Any] = {}  # what the parent prepared for the workers (inherited by fork)
+
+
+def _call(key: str, chunk: Chunk) -> Any:
+    return _STATE[key](chunk)
+
+
+def ordered_map(
+    fn: Callable[[Chunk], Any], items: Iterable[Chunk], workers: int, *, window: int | None = None
+) -> Iterator[tuple[Chunk, Any]]:
+    """(chunk, fn(chunk)) for every chunk, in input order, computed by `workers` forked processes.
+
+    `fn` may be a closure over large state: the workers inherit it by fork. In a worker, an exception is
+    returned to the parent and raised there for the chunk that failed."""
+    items = iter(items)
+    head = [c for _, c in zip(range(2), items, strict=False)]
+    if workers <= 1 or len(head) < 2:  # one worker, or an input of one chunk: no pool to start
+        for chunk in itertools.chain(head, items):
+            yield chunk, fn(chunk)
+        return
+    items = itertools.chain(head, items)
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    key = f"fn-{id(fn)}"
+    _STATE[key] = fn
+    window = window or 3 * workers
+    try:
+        ctx = mp.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            pending: deque = deque()
+            for chunk in items:
+                pending.append((chunk, pool.submit(_call, key, chunk)))
+                if len(pending) >= window:
+                    c, fut = pending.popleft()
+                    yield c, fut.result()
+            while pending:
+                c, fut = pending.popleft()
+                yield c, fut.result()
+    except BrokenProcessPool:
+        raise McqaPrepError(
+            "a worker process died (killed, or out of memory); nothing was written", reason="worker_died"
+        ) from None
+    finally:
+        _STATE.pop(key, None)
