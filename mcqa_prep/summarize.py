@@ -164,7 +164,13 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     else:
         chosen = next(iter(pools), None)
 
-    pool = pools.get(chosen, _Pool()) if chosen is not None else _Pool()
+    if chosen is None:  # nothing was graded: a summary of nothing is not a success
+        raise InputError(
+            f"no scored rows in {', '.join(files)}: {unscored} row(s) carry no metadata.grading",
+            reason="no_scored_rows",
+            unscored=unscored,
+        )
+    pool = pools[chosen]
     report: dict[str, Any] = {
         "files": files,
         "contract": chosen,

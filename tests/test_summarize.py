@@ -126,10 +126,10 @@ def test_rows_without_contract_are_their_own_pool(tmp_path: Path) -> None:
     assert summarize([f], contract="(none)")["scored"] == 1
 
 
-def test_only_unscored_rows(tmp_path: Path) -> None:
-    rep = summarize([write(tmp_path / "a.jsonl", [row("q1", 1.0, graded=False)])])
-    assert rep["contract"] is None and rep["scored"] == 0 and rep["unscored"] == 1
-    assert rep["accuracy"] is None and rep["prompts"]["count"] == 0
+def test_only_unscored_rows_is_not_a_summary(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        summarize([write(tmp_path / "a.jsonl", [row("q1", 1.0, graded=False)])])
+    assert err.value.reason == "no_scored_rows" and err.value.details["unscored"] == 1
 
 
 def test_malformed_lines_are_counted_with_their_address(tmp_path: Path) -> None:

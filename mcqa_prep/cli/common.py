@@ -17,8 +17,10 @@ __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
     "WORKERS_OPTION",
+    "regex_timeout_option",
     "Failure",
     "emit_json",
+    "report_error",
     "progress",
     "bar_factory",
     "fail",
@@ -36,6 +38,19 @@ FORMAT_OPTION = click.option(
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 
+
+def regex_timeout_option(default: float | None):
+    """--regex-timeout, the same range in every command (a zero or negative bound is a usage error)."""
+    return click.option(
+        "--regex-timeout",
+        type=click.FloatRange(min=0.01),
+        default=default,
+        show_default=default is not None,
+        metavar="SECONDS",
+        help="Seconds a custom output_regex may run on one text before it counts as catastrophic.",
+    )
+
+
 WORKERS_OPTION = click.option(
     "--workers",
     "-j",
@@ -46,12 +61,21 @@ WORKERS_OPTION = click.option(
 )
 
 
-def emit_json(doc: dict[str, Any], *, ok: bool = True) -> None:
-    """Print the command's one JSON document, with "ok" first; later failures then print no second one."""
+def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> None:
+    """Print the command's one JSON document, "ok" first and, for a report of a failed run, "error" (the
+    same shape as the failure document); later failures then print no second document."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.find_root().meta["mcqa_prep.json_emitted"] = True
-    click.echo(json.dumps({"ok": ok, **doc}, ensure_ascii=False, indent=2, sort_keys=False))
+    head: dict[str, Any] = {"ok": error is None}
+    if error is not None:
+        head["error"] = error
+    click.echo(json.dumps({**head, **doc}, ensure_ascii=False, indent=2, sort_keys=False))
+
+
+def report_error(reason: str, message: str) -> dict[str, Any]:
+    """The "error" of a report whose run finished but failed (exit 1): rows invalid, rewards changed."""
+    return {"type": "Failure", "reason": reason, "message": message, "hint": None, "exit_code": 1}
 
 
 def fail(message: str) -> None:

@@ -7,10 +7,11 @@ import json
 import click
 
 from ..errors import InvalidRows
+from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared import verify_prepared
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, regex_timeout_option
 from .errors import describe
 from .policy_opts import policy_from_options, policy_options
 
@@ -54,9 +55,7 @@ from .policy_opts import policy_from_options, policy_options
     help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (warns); the manifest "
     "then records the files' own sha256s, not the hub commit.",
 )
-@click.option(
-    "--regex-timeout", type=float, default=None, help="Seconds per custom regex check while validating."
-)
+@regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @FORMAT_OPTION
 @QUIET_OPTION
 def prepare_command(
@@ -119,9 +118,8 @@ def prepare_command(
                     "status": "failed",
                     "counts": exc.counts,
                     "rejected": [f.to_dict() for f in exc.findings],
-                    "error": describe(exc),
                 },
-                ok=False,
+                error=describe(exc),
             )
         raise
     if fmt == "json":

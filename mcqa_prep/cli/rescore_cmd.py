@@ -7,7 +7,7 @@ import click
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail
+from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail, report_error
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -95,17 +95,24 @@ def rescore_command(
     )
     problem = None
     if report.invalid.count:
-        problem = f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output"
+        problem = report_error(
+            "invalid_rows",
+            f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output",
+        )
         if report.invalid_by_kind.get("no_options") and not rows_paths:
-            problem += "; rollouts do not repeat their options: pass --rows DATASET to join them by prompt"
+            problem["hint"] = (
+                "rollouts do not repeat their options: pass --rows DATASET to join them by prompt"
+            )
     elif fail_on_change and report.changed:
-        problem = f"{report.changed} recorded reward(s) changed (--fail-on-change)"
+        problem = report_error(
+            "rewards_changed", f"{report.changed} recorded reward(s) changed (--fail-on-change)"
+        )
     if fmt == "json":
-        emit_json(report.to_dict(), ok=problem is None)
+        emit_json(report.to_dict(), error=problem)
     else:
         _render_text(report)
     if problem is not None:
-        fail(problem)
+        fail(problem["message"] + (f"; {problem['hint']}" if problem["hint"] else ""))
 
 
 def _render_text(report) -> None:

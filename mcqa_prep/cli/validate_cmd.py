@@ -8,7 +8,7 @@ import click
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..validate import ValidateReport, validate_paths
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, report_error
 
 
 def render_text(report: ValidateReport) -> list[str]:
@@ -112,7 +112,13 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt,
                 err=True,
             )
     if fmt == "json":
-        emit_json(report.to_dict(), ok=report.ok)
+        s = report.summary
+        error = (
+            None
+            if report.ok
+            else report_error("invalid_rows", f"{s['errors']} error(s) in {s['rows_with_errors']} row(s)")
+        )
+        emit_json(report.to_dict(), error=error)
     else:
         for line in render_text(report):
             click.echo(line)
