@@ -69,6 +69,13 @@ HINTS: dict[str, str] = {
     "unknown_split": "pass one of the splits listed",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
+    "invalid_rollouts": "pass --rows DATASET when rollouts lack their options, or --on-invalid skip to leave "
+    "them out (counted in the table)",
+    "rollouts_without_contract": "grade them first with `mcqa-prep rescore`, or pass --rescore to grade them here",
+    "rollout_model_unknown": "pass --model NAME for the rollouts that name no model",
+    "rollouts_contract": "pass the policy the rollouts were graded under (--policy FILE or policy flags), or "
+    "--rescore to grade them under this one",
+    "contract_with_rescore": "drop --contract: with --rescore every rollout is graded under the given policy",
 }
 
 _OS_REASONS = {
