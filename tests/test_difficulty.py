@@ -1,0 +1,623 @@
+"""`prepare` with pass rates: filtering by measured difficulty, refusing foreign evidence, cache rules,
+stamping reward_profiles, and upstream profiles as legacy evidence. End to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO, need, read_jsonl, write_jsonl
+from passrate_helpers import DESIGN, M1_RATE, QUESTIONS, dataset, read_table_lines, rollouts
+from prep_helpers import make_row, mtimes
+
+from mcqa_prep import manifest as mf
+from mcqa_prep.difficulty import DifficultyRequest, PassRateFilter
+from mcqa_prep.errors import IntegrityError, StaleCache
+from mcqa_prep.policy import GradingPolicy
+from mcqa_prep.prepare import prepare
+
+DEFAULT = GradingPolicy()
+FAO = GradingPolicy(final_answer_only=True)
+
+
+@pytest.fixture
+def setup(cli, tmp_path):
+    """A 10-question dataset and a table of DESIGN's rollouts (m1 on q0..q6, m2 on q2 and q4)."""
+    ds = dataset(tmp_path)
+    table = tmp_path / "t.passrates.jsonl"
+    res = cli("passrates", rollouts(tmp_path), "--rescore", "-o", table)
+    assert res.exit_code == 0, res.output
+    return ds, table
+
+
+def _kept(out: Path) -> set[int]:
+    rows = [r for p in sorted(out.glob("train-*.jsonl")) for r in read_jsonl(p)]
+    return {int(r["uuid"].removeprefix("row-")) for r in rows}
+
+
+def _json(res) -> dict:
+    assert res.stdout.count('"ok"') == 1, res.stdout
+    return json.loads(res.stdout)
+
+
+# ---- filtering keeps exactly the right rows ------------------------------------------------------------------
+
+CASES = [
+    (["--drop-solved"], {"solved": {4, 5}}),
+    (["--drop-unsolved"], {"unsolved": {0, 6}}),
+    (["--drop-solved", "--drop-unsolved"], {"solved": {4, 5}, "unsolved": {0, 6}}),
+    (["--keep-pass-rate", "0.25:0.75"], {"pass_rate_below": {0, 6}, "pass_rate_above": {4, 5}}),
+    (["--keep-pass-rate", "0.5:"], {"pass_rate_below": {0, 1, 6}}),
+    (["--keep-pass-rate", ":0.5"], {"pass_rate_above": {3, 4, 5}}),
+    (["--drop-solved", "--no-evidence", "drop"], {"solved": {4, 5}, "no_evidence": {7, 8, 9}}),
+    (["--no-evidence", "drop"], {"no_evidence": {7, 8, 9}}),
+    (["--drop-solved", "--model", "m2"], {"solved": {2}}),
+    (
+        ["--drop-unsolved", "--model", "m2", "--no-evidence", "drop"],
+        {"unsolved": {4}, "no_evidence": {0, 1, 3, 5, 6, 7, 8, 9}},
+    ),
+]
+
+
+@pytest.mark.parametrize("args, dropped", CASES)
+def test_filter_keeps_exactly_the_right_rows(cli, tmp_path, setup, args, dropped):
+    ds, table = setup
+    out = tmp_path / "out"
+    model = [] if "--model" in args else ["--model", "m1"]
+    res = cli("prepare", ds, "-o", out, "--pass-rates", table, *model, *args, "--format", "json")
+    assert res.exit_code == 0, res.output
+    gone = set().union(*dropped.values())
+    assert _kept(out) == set(range(QUESTIONS)) - gone
+    counts = _json(res)["counts"]
+    assert counts["dropped_by_reason"] == {r: len(q) for r, q in sorted(dropped.items())}
+    assert counts["read"] == counts["written"] + counts["rejected"] + counts["dropped"] == QUESTIONS
+    m = mf.read(out)  # schema-valid and self-consistent: read = written + rejected + dropped
+    assert m["counts"]["dropped"] == len(gone)
+    assert cli("verify", out).exit_code == 0
+
+
+def test_manifest_records_table_contract_settings_and_evidence(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    res = cli(
+        "prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0.25:0.75"
+    )
+    assert res.exit_code == 0, res.output
+    assert "dropped 4 (pass_rate_above: 2, pass_rate_below: 2)" in res.output
+    d = mf.read(out)["difficulty"]
+    header, _ = read_table_lines(table)
+    assert d["settings"]["table"] == {
+        "table_schema": "passrates.v1",
+        "content_sha256": header["content_sha256"],
+        "contract_id": DEFAULT.contract_id(),
+        "key_by": "uuid",
+    }
+    assert d["settings"]["filter"] == {
+        "evidence": "table",
+        "evidence_contract_id": DEFAULT.contract_id(),
+        "legacy_evidence": False,
+        "model": "m1",
+        "keep_pass_rate": [0.25, 0.75],
+        "drop_solved": False,
+        "drop_unsolved": False,
+        "no_evidence": "keep",
+    }
+    assert d["table_path"] == str(table)
+    assert d["evidence"]["rows_with_evidence"] == len(DESIGN) and d["evidence"]["rows_without_evidence"] == 3
+    assert d["evidence"]["table_questions_matched"] == len(DESIGN)
+
+
+def test_prompt_keyed_evidence_matches_rows_by_their_prompt(cli, tmp_path):
+    ds = dataset(tmp_path)
+    for extra in ([], ["--key-by", "prompt"]):
+        table = tmp_path / f"t{len(extra)}.jsonl"
+        src = rollouts(tmp_path, uuid=False)  # rollouts that name no uuid: keyed by prompt
+        assert cli("passrates", src, "--rescore", "-o", table, *extra).exit_code == 0
+        out = tmp_path / f"out{len(extra)}"
+        res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved")
+        assert res.exit_code == 0, res.output
+        assert _kept(out) == set(range(QUESTIONS)) - {4, 5}
+        assert mf.read(out)["difficulty"]["evidence"]["by_source"] == {"prompt": len(DESIGN)}
+
+
+def test_every_row_dropped_is_not_a_preparation(cli, tmp_path, setup):
+    ds, table = setup
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        tmp_path / "out",
+        "--pass-rates",
+        table,
+        "--model",
+        "m1",
+        "--keep-pass-rate",
+        "0.1:0.2",
+        "--no-evidence",
+        "drop",
+    )
+    assert res.exit_code == 1 and "dropped by pass rate" in res.output
+    assert not (tmp_path / "out").exists()
+
+
+# ---- refusing foreign or damaged evidence -------------------------------------------------------------------
+
+
+def test_table_of_another_contract_refused_naming_both(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        out,
+        "--pass-rates",
+        table,
+        "--model",
+        "m1",
+        "--drop-solved",
+        "--final-answer-only",
+    )
+    assert res.exit_code == 1 and not out.exists()
+    assert DEFAULT.contract_id() in res.output and FAO.contract_id() in res.output
+    assert "policy.final_answer_only" in res.output
+    err = _json(
+        cli(
+            "prepare",
+            ds,
+            "-o",
+            out,
+            "--pass-rates",
+            table,
+            "--model",
+            "m1",
+            "--drop-solved",
+            "--final-answer-only",
+            "--format",
+            "json",
+        )
+    )["error"]
+    assert err["reason"] == "table_contract" and err["exit_code"] == 1
+    assert (err["found"], err["expected"]) == (DEFAULT.contract_id(), FAO.contract_id())
+    assert {"field": "policy.final_answer_only", "recorded": False, "requested": True} in err["differences"]
+    # and the other way round: measured under final-answer-only, prepared under the default policy
+    fao_table = tmp_path / "fao.jsonl"
+    assert (
+        cli(
+            "passrates", rollouts(tmp_path, "r2.jsonl"), "--rescore", "--final-answer-only", "-o", fao_table
+        ).exit_code
+        == 0
+    )
+    res = cli("prepare", ds, "-o", out, "--stamp-reward-profiles", fao_table)
+    assert res.exit_code == 1 and DEFAULT.contract_id() in res.output and FAO.contract_id() in res.output
+    assert (
+        cli("prepare", ds, "-o", out, "--stamp-reward-profiles", fao_table, "--final-answer-only").exit_code
+        == 0
+    )
+
+
+def test_table_recording_only_its_contract_id(cli, tmp_path):
+    ds = dataset(tmp_path)
+    rescored = tmp_path / "rescored.jsonl"
+    cli("rescore", rollouts(tmp_path), "-o", rescored, "--final-answer-only")
+    table = tmp_path / "t.jsonl"
+    assert cli("passrates", rescored, "-o", table).exit_code == 0  # contract id only
+    res = cli("prepare", ds, "-o", tmp_path / "a", "--pass-rates", table, "--model", "m1", "--drop-solved")
+    assert res.exit_code == 1 and "records only its contract id" in res.output
+    assert FAO.contract_id() in res.output and DEFAULT.contract_id() in res.output
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        tmp_path / "b",
+        "--pass-rates",
+        table,
+        "--model",
+        "m1",
+        "--drop-solved",
+        "--final-answer-only",
+    )
+    assert res.exit_code == 0, res.output
+
+
+def test_table_edited_after_it_was_written_refused(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    args = ("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved")
+    assert cli(*args).exit_code == 0
+    header, lines = read_table_lines(table)
+    # make q4 look unsolved: consistent numbers, but not the bytes that were hashed
+    i = next(i for i, line in enumerate(lines) if b"row-000004" in line and b'"m1"' in line)
+    lines[i] = lines[i].replace(b'"passes":4', b'"passes":0').replace(b"1.0", b"0.0")
+    table.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines))
+    before = mtimes(out)
+    res = cli(*args)
+    assert res.exit_code == 1 and "edited after it was written" in res.output and "content hash" in res.output
+    assert mtimes(out) == before  # refused before anything: the preparation is untouched
+    res = cli(*args[:3], tmp_path / "other", *args[4:], "--format", "json")
+    assert _json(res)["error"]["reason"] == "table_edited"
+
+
+def test_unknown_table_schema_refused(cli, tmp_path, setup):
+    from passrate_helpers import forge_table
+
+    ds, table = setup
+    header, lines = read_table_lines(table)
+    forge_table(table, {**header, "table_schema": "passrates.v9"}, lines)
+    res = cli("prepare", ds, "-o", tmp_path / "out", "--pass-rates", table, "--drop-solved", "--model", "m1")
+    assert res.exit_code == 1 and "'passrates.v9' is not supported" in res.output
+
+
+def test_table_for_rows_that_do_not_exist_refused(cli, tmp_path, setup):
+    _, table = setup
+    other = dataset(tmp_path, "other.jsonl", range(100, 105))
+    res = cli(
+        "prepare",
+        other,
+        "-o",
+        tmp_path / "out",
+        "--pass-rates",
+        table,
+        "--model",
+        "m1",
+        "--drop-solved",
+        "--format",
+        "json",
+    )
+    assert res.exit_code == 1 and not (tmp_path / "out").exists()
+    err = _json(res)["error"]
+    assert err["reason"] == "table_matches_no_rows" and "none of its 7 question(s)" in err["message"]
+
+
+def test_models_missing_or_ambiguous(cli, tmp_path, setup):
+    ds, table = setup
+    res = cli("prepare", ds, "-o", tmp_path / "out", "--pass-rates", table, "--drop-solved", "--model", "m3")
+    assert (
+        res.exit_code == 1
+        and "no pass rates for model 'm3'" in res.output
+        and "m1 (7 question(s))" in res.output
+    )
+    res = cli("prepare", ds, "-o", tmp_path / "out", "--pass-rates", table, "--drop-solved")
+    assert res.exit_code == 2 and "--model" in res.output and "m2 (2 question(s))" in res.output
+
+
+def test_single_model_table_needs_no_model(cli, tmp_path):
+    ds = dataset(tmp_path)
+    table = tmp_path / "t.jsonl"
+    cli(
+        "passrates",
+        rollouts(tmp_path, design={q: {"m1": v["m1"]} for q, v in DESIGN.items()}),
+        "--rescore",
+        "-o",
+        table,
+    )
+    res = cli("prepare", ds, "-o", tmp_path / "out", "--pass-rates", table, "--drop-unsolved")
+    assert res.exit_code == 0, res.output
+    assert _kept(tmp_path / "out") == set(range(QUESTIONS)) - {0, 6}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--drop-solved"],
+        ["--model", "m1"],
+        ["--pass-rates", "{table}"],
+        ["--pass-rates", "{table}", "--upstream-pass-rates", "--drop-solved"],
+        ["--pass-rates", "{table}", "--keep-pass-rate", "0.9:0.1"],
+        ["--pass-rates", "{table}", "--keep-pass-rate", "half"],
+        ["--pass-rates", "{table}", "--keep-pass-rate", "0:1"],
+        ["--pass-rates", "{table}", "--drop-solved", "--stamp-reward-profiles", "{other}"],
+        ["--upstream-pass-rates", "--drop-solved"],
+    ],
+)
+def test_meaningless_option_combinations_are_usage_errors(cli, tmp_path, setup, args):
+    ds, table = setup
+    other = tmp_path / "copy.jsonl"
+    other.write_bytes(table.read_bytes())
+    args = [a.format(table=table, other=other) for a in args]
+    res = cli("prepare", ds, "-o", tmp_path / "out", *args)
+    assert res.exit_code == 2, res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_table_inside_an_input_directory_refused(cli, tmp_path, setup):
+    ds, table = setup
+    res = cli(
+        "prepare",
+        tmp_path,
+        "-o",
+        tmp_path.parent / f"{tmp_path.name}-out",
+        "--pass-rates",
+        table,
+        "--drop-solved",
+        "--model",
+        "m1",
+    )
+    assert res.exit_code == 2 and "also an input" in res.output
+
+
+# ---- cache rules ----------------------------------------------------------------------------------------------
+
+
+def test_same_table_and_thresholds_up_to_date_other_ones_stale(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    base = ("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1")
+    assert cli(*base, "--keep-pass-rate", "0.25:0.75").exit_code == 0
+    before = mtimes(out)
+    res = cli(*base, "--keep-pass-rate", "0.25:0.75")
+    assert res.exit_code == 0 and "up to date" in res.output and "dropped 4" in res.output
+    # the same rollouts (same name, bytes) measured again elsewhere: another file, the same table
+    (tmp_path / "elsewhere").mkdir()
+    again = tmp_path / "again.jsonl"
+    assert cli("passrates", rollouts(tmp_path / "elsewhere"), "--rescore", "-o", again).exit_code == 0
+    assert read_table_lines(again)[0]["content_sha256"] == read_table_lines(table)[0]["content_sha256"]
+    assert (
+        "up to date"
+        in cli(
+            "prepare", ds, "-o", out, "--pass-rates", again, "--model", "m1", "--keep-pass-rate", "0.25:0.75"
+        ).output
+    )
+    assert mtimes(out) == before
+
+    res = cli(*base, "--keep-pass-rate", "0.5:1", "--format", "json")
+    assert res.exit_code == 1
+    err = _json(res)["error"]
+    assert err["reason"] == "stale_difficulty" and "--overwrite" in err["hint"]
+    assert err["differences"] == [
+        {"field": "difficulty.filter.keep_pass_rate", "recorded": [0.25, 0.75], "requested": [0.5, 1.0]}
+    ]
+    res = cli(*base, "--keep-pass-rate", "0.25:0.75", "--no-evidence", "drop")
+    assert res.exit_code == 1 and "difficulty.filter.no_evidence" in res.output
+    res = cli("prepare", ds, "-o", out)  # no filter at all is another preparation too
+    assert res.exit_code == 1 and "difficulty.filter" in res.output
+    assert mtimes(out) == before
+    assert cli(*base, "--keep-pass-rate", "0.5:1", "--overwrite").exit_code == 0
+    assert _kept(out) == {2, 3, 4, 5, 7, 8, 9}
+
+
+def test_another_table_is_another_preparation(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    assert (
+        cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved").exit_code == 0
+    )
+    other = tmp_path / "other.jsonl"
+    cli("passrates", rollouts(tmp_path, "r2.jsonl", design={4: {"m1": [False]}}), "--rescore", "-o", other)
+    res = cli(
+        "prepare", ds, "-o", out, "--pass-rates", other, "--model", "m1", "--drop-solved", "--format", "json"
+    )
+    assert res.exit_code == 1
+    fields = [d["field"] for d in _json(res)["error"]["differences"]]
+    assert fields == ["difficulty.table.content_sha256"]
+
+
+def test_decide_returns_structured_differences(tmp_path):
+    ds = dataset(tmp_path)
+    table = tmp_path / "t.jsonl"
+    from mcqa_prep.passrates import measure
+
+    measure([rollouts(tmp_path)], table, rescore=True)
+    request = DifficultyRequest(table, PassRateFilter(model="m1", drop_solved=True))
+    prepare([ds], tmp_path / "out", difficulty=request)
+    assert prepare([ds], tmp_path / "out", difficulty=request).status == "up_to_date"
+    with pytest.raises(StaleCache) as exc:
+        prepare(
+            [ds],
+            tmp_path / "out",
+            difficulty=DifficultyRequest(table, PassRateFilter(model="m2", drop_solved=True)),
+        )
+    assert exc.value.reason == "stale_difficulty"
+    assert [(d.field, d.recorded, d.requested) for d in exc.value.differences] == [
+        ("difficulty.filter.model", "m1", "m2")
+    ]
+    with pytest.raises(StaleCache) as exc:
+        prepare([ds], tmp_path / "out", difficulty=DifficultyRequest(table, None, stamp=True))
+    assert {d.field for d in exc.value.differences} == {
+        "difficulty.filter",
+        "difficulty.stamp_reward_profiles",
+    }
+
+
+def test_manifest_consistency_counts_dropped_rows(tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    prepare([ds], out, difficulty=DifficultyRequest(table, PassRateFilter(model="m1", drop_solved=True)))
+    doc = mf.read(out)
+    mf.check_consistency(doc, "m")
+    for change in (
+        lambda c: c["dropped_by_reason"].update(solved=1),
+        lambda c: c.update(dropped=5),
+        lambda c: c.update(read=c["read"] + 1),
+    ):
+        bad = json.loads(json.dumps(doc))
+        change(bad["counts"])
+        with pytest.raises(IntegrityError):
+            mf.check_consistency(bad, "m")
+    bad = json.loads(json.dumps(doc))
+    bad["difficulty"]["settings"]["table"]["contract_id"] = FAO.contract_id()
+    with pytest.raises(IntegrityError, match="not the preparation's contract"):
+        mf.check_consistency(bad, "m")
+
+
+def test_old_manifest_without_difficulty_still_reads(tmp_path):
+    ds = dataset(tmp_path)
+    prepare([ds], tmp_path / "out")
+    doc = mf.read(tmp_path / "out")
+    assert "difficulty" not in doc and "dropped" not in doc["counts"]
+    assert prepare([ds], tmp_path / "out").status == "up_to_date"
+
+
+# ---- stamping reward_profiles -------------------------------------------------------------------------------
+
+
+def test_stamp_measured_profiles_and_mark_upstream_ones(cli, tmp_path, setup):
+    _, table = setup
+    upstream = [{"model_hf_path": "org/big", "num_generations": 8, "pass_rate": 0.5}]
+    rows = [
+        make_row(i, extra={"reward_profiles": upstream} if i in (2, 8) else None) for i in range(QUESTIONS)
+    ]
+    ds = write_jsonl(tmp_path / "train.jsonl", rows)
+    out = tmp_path / "out"
+    res = cli("prepare", ds, "-o", out, "--stamp-reward-profiles", table)
+    assert res.exit_code == 0, res.output
+    assert "reward_profiles stamped on 7 row(s)" in res.output
+    by_q = {int(r["uuid"][4:]): r for r in read_jsonl(out / "train-00000-of-00001.jsonl")}
+    cid = DEFAULT.contract_id()
+    assert by_q[2]["reward_profiles"] == [
+        {**upstream[0], "contract": None, "source": "upstream"},
+        {
+            "model_hf_path": "m1",
+            "num_generations": 4,
+            "pass_rate": 0.5,
+            "contract": cid,
+            "source": "mcqa-prep",
+        },
+        {
+            "model_hf_path": "m2",
+            "num_generations": 4,
+            "pass_rate": 1.0,
+            "contract": cid,
+            "source": "mcqa-prep",
+        },
+    ]
+    assert by_q[8]["reward_profiles"] == [{**upstream[0], "contract": None, "source": "upstream"}]
+    assert "reward_profiles" not in by_q[9]
+    assert by_q[0]["reward_profiles"] == [
+        {
+            "model_hf_path": "m1",
+            "num_generations": 4,
+            "pass_rate": 0.0,
+            "contract": cid,
+            "source": "mcqa-prep",
+        }
+    ]
+    assert len(by_q) == QUESTIONS  # stamping alone drops nothing
+    from mcqa_prep.schema import validator
+
+    assert [e.message for r in by_q.values() for e in validator("prepared_row").iter_errors(r)] == []
+    doc = mf.read(out)
+    assert doc["difficulty"]["settings"]["filter"] is None and "dropped" not in doc["counts"]
+    assert cli("verify", out).exit_code == 0
+    assert "up to date" in cli("prepare", ds, "-o", out, "--stamp-reward-profiles", table).output
+
+
+def test_stamp_and_filter_with_one_table_parquet_output(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        out,
+        "--pass-rates",
+        table,
+        "--stamp-reward-profiles",
+        table,
+        "--model",
+        "m1",
+        "--drop-unsolved",
+        "--output-format",
+        "parquet",
+    )
+    assert res.exit_code == 0, res.output
+    assert cli("verify", out).exit_code == 0
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(out / "train-00000-of-00001.parquet").to_pylist()
+    assert {int(r["uuid"][4:]) for r in rows} == set(range(QUESTIONS)) - {0, 6}
+    r3 = next(r for r in rows if r["uuid"] == "row-000003")
+    assert r3["reward_profiles"][0]["pass_rate"] == M1_RATE[3]
+
+
+# ---- upstream reward_profiles: legacy evidence, explicit opt-in --------------------------------------------
+
+
+def test_upstream_profiles_filter_records_unknown_contract(cli, tmp_path):
+    src = need(FIXTURES / "example_with_template_metadata.jsonl")
+    out = tmp_path / "out"
+    res = cli(
+        "prepare",
+        src,
+        "-o",
+        out,
+        "--upstream-pass-rates",
+        "--model",
+        "openai/gpt-oss-120b",
+        "--keep-pass-rate",
+        "0.5:0.8",
+    )
+    assert res.exit_code == 0, res.output
+    rates = [
+        next(p["pass_rate"] for p in r["reward_profiles"] if p["model_hf_path"] == "openai/gpt-oss-120b")
+        for r in read_jsonl(src)
+    ]
+    kept = {r["uuid"] for r in read_jsonl(out / "train-00000-of-00001.jsonl")}
+    assert kept == {r["uuid"] for r, rate in zip(read_jsonl(src), rates, strict=True) if 0.5 <= rate <= 0.8}
+    d = mf.read(out)["difficulty"]
+    assert d["settings"]["table"] is None
+    assert d["settings"]["filter"]["evidence"] == "upstream_reward_profiles"
+    assert (
+        d["settings"]["filter"]["evidence_contract_id"] is None
+        and d["settings"]["filter"]["legacy_evidence"] is True
+    )
+    assert "legacy: contract unknown" in res.output
+    res = cli(
+        "prepare", src, "-o", tmp_path / "o2", "--upstream-pass-rates", "--model", "nobody", "--drop-solved"
+    )
+    assert res.exit_code == 1 and "openai/gpt-oss-120b (5 row(s))" in res.output
+
+
+@pytest.mark.parametrize(
+    "profiles, message",
+    [
+        ([{"model_hf_path": "m", "pass_rate": float("nan")}], "is not a pass rate"),
+        ([{"model_hf_path": "m", "pass_rate": 1.5}], "is not a pass rate"),
+        (
+            [{"model_hf_path": "m", "pass_rate": 0.5}, {"model_hf_path": "m", "pass_rate": 0.25}],
+            "2 profiles for model 'm'",
+        ),
+    ],
+)
+def test_bad_upstream_profiles_reject_the_row(tmp_path, cli, profiles, message):
+    rows = [
+        make_row(0, extra={"reward_profiles": [{"model_hf_path": "m", "pass_rate": 0.5}]}),
+        make_row(1, extra={"reward_profiles": profiles}),
+    ]
+    src = tmp_path / "train.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")  # Python writes NaN
+    out = tmp_path / "out"
+    res = cli("prepare", src, "-o", out, "--upstream-pass-rates", "--model", "m", "--drop-solved")
+    assert res.exit_code == 1 and not out.exists()
+    res = cli(
+        "prepare",
+        src,
+        "-o",
+        out,
+        "--upstream-pass-rates",
+        "--model",
+        "m",
+        "--drop-solved",
+        "--on-invalid",
+        "reject",
+    )
+    assert res.exit_code == 0, res.output
+    rejects = read_jsonl(out / "rejects.jsonl")
+    assert len(rejects) == 1 and rejects[0]["source"]["row"] == 2
+    if "nan" not in repr(profiles):  # a NaN row is rejected by validation already
+        assert rejects[0]["findings"][0]["rule"] == "difficulty.reward_profiles"
+        assert message in rejects[0]["findings"][0]["message"]
+
+
+# ---- golden decisions ----------------------------------------------------------------------------------------
+
+
+def test_golden_filter_decisions():
+    cases = read_jsonl(REPO / "data" / "golden" / "difficulty_cases.jsonl")
+    assert len(cases) >= 10
+    for case in cases:
+        f = PassRateFilter(**case["filter"])
+        s, p = case["samples"], case["passes"]
+        got = f.reason(None, False, False) if s is None else f.reason(p / s, p == s, p == 0)
+        assert got == case["expect"], case["name"]
