@@ -189,12 +189,12 @@ def _echo_difficulty(d, counts) -> None:
     if f is not None:
         what = "upstream reward_profiles (legacy: contract unknown)" if f["legacy_evidence"] else "table"
         lo, hi = f["keep_pass_rate"]
+        rules = [f"keep {lo:g}..{hi:g}"] if (lo, hi) != (0, 1) else []
+        rules += ["drop solved"] * f["drop_solved"] + ["drop unsolved"] * f["drop_unsolved"]
+        rules.append(f"rows without evidence: {f['no_evidence']}")
         click.echo(
-            f"pass-rate filter on {what}, model {f['model']}: keep {lo:g}..{hi:g}"
-            + (", drop solved" if f["drop_solved"] else "")
-            + (", drop unsolved" if f["drop_unsolved"] else "")
-            + f", rows without evidence: {f['no_evidence']}; evidence for {ev['rows_with_evidence']} row(s), "
-            f"none for {ev['rows_without_evidence']}"
+            f"pass-rate filter on {what}, model {f['model']}: {', '.join(rules)}; "
+            f"evidence for {ev['rows_with_evidence']} row(s), none for {ev['rows_without_evidence']}"
         )
         by = ", ".join(f"{r}: {n}" for r, n in counts.get("dropped_by_reason", {}).items())
         click.echo(f"dropped {counts.get('dropped', 0)}" + (f" ({by})" if by else ""))
