@@ -132,6 +132,7 @@ class Difficulty:
         request: DifficultyRequest | None,
         policy: GradingPolicy,
         inputs: Iterable[str | os.PathLike] = (),
+        progress: Any = None,
     ) -> Difficulty | None:
         """Check the request and load its table (refusing a foreign, edited or unknown one) before any row."""
         if request is None or (request.filter is None and not request.stamp):
@@ -148,7 +149,7 @@ class Difficulty:
         table = None
         if request.table is not None:
             _check_not_an_input(request.table, inputs)
-            table = read_table(request.table)
+            table = read_table(request.table, progress)
             table.check_contract(policy)
         self = cls(request, policy, table)
         if f is not None and f.evidence == EVIDENCE_TABLE:

@@ -22,12 +22,11 @@ import hashlib
 import math
 import os
 import re
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -47,9 +46,8 @@ _KEY = re.compile(r"^(uuid:.+|prompt:[0-9a-f]{32})$", re.S)
 PROBLEMS_KEPT = 5
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """The evidence for one question and one model."""
+class Entry(NamedTuple):
+    """The evidence for one question and one model (a NamedTuple: a million of them are built per read)."""
 
     samples: int
     passes: int
@@ -259,15 +257,18 @@ def _entry_problem(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
 
 
 class _Reader:
-    """Entries in, index out, problems collected with their line numbers."""
+    """Entries in, index out, problems collected with their line numbers. The common case (a well-formed,
+    sorted entry) is checked inline; anything else goes through _entry_problem for a precise message."""
 
     def __init__(self) -> None:
         self.entries: dict[str, dict[str, Entry]] = {}
-        self.models: Counter[str] = Counter()
+        self.models: dict[str, int] = {}
         self.problems: list[str] = []
         self.count = 0
         self.n_problems = 0
-        self.prev: tuple[str, str] | None = None
+        self.prev_key = ""
+        self.prev_model = ""
+        self.by_model: dict[str, Entry] = {}
 
     def problem(self, line: int, message: str) -> None:
         self.n_problems += 1
@@ -276,25 +277,58 @@ class _Reader:
 
     def add(self, line: int, raw: bytes) -> None:
         self.count += 1
-        d, why = _entry_problem(raw)
-        if d is None:
-            self.problem(line, why or "invalid entry")
-            return
-        key, model = d["key"], d["model"]
-        by_model = self.entries.setdefault(key, {})
-        if model in by_model:
+        try:
+            d = orjson.loads(raw)
+            key, model = d["key"], d["model"]
+            s, p, r, mr = d["samples"], d["passes"], d["pass_rate"], d["mean_reward"]
+            ok = (
+                len(d) == 6
+                and type(key) is str
+                and type(model) is str
+                and model
+                and type(s) is int
+                and type(p) is int
+                and 0 <= p <= s
+                and type(r) is float
+                and r == p / s
+                and type(mr) is float
+                and 0.0 <= mr <= 1.0
+                and _KEY.match(key) is not None
+            )
+        except (orjson.JSONDecodeError, TypeError, KeyError):
+            ok = False
+        if not ok:
+            d, why = _entry_problem(raw)
+            if d is None:
+                self.problem(line, why or "invalid entry")
+                return
+            key, model, s, p, mr = d["key"], d["model"], d["samples"], d["passes"], float(d["mean_reward"])
+        self._index(line, key, model, Entry(s, p, mr))
+
+    def _index(self, line: int, key: str, model: str, e: Entry) -> None:
+        if key == self.prev_key:
+            if model == self.prev_model:
+                self.problem(line, f"duplicate entry for key {key!r} and model {model!r}")
+                return
+            if model < self.prev_model:
+                self.problem(line, "entries are not sorted by (key, model)")
+        else:
+            if key < self.prev_key:
+                self.problem(line, "entries are not sorted by (key, model)")
+            by_model = self.entries.get(key)
+            self.by_model = by_model if by_model is not None else self.entries.setdefault(key, {})
+        if model in self.by_model:  # only in an unsorted table: already a problem
             self.problem(line, f"duplicate entry for key {key!r} and model {model!r}")
             return
-        if self.prev is not None and (key, model) < self.prev:
-            self.problem(line, "entries are not sorted by (key, model)")
-        self.prev = (key, model)
-        by_model[model] = Entry(d["samples"], d["passes"], float(d["mean_reward"]))
-        self.models[model] += 1
+        self.prev_key, self.prev_model = key, model
+        self.by_model[model] = e
+        self.models[model] = self.models.get(model, 0) + 1
 
 
-def read_table(path: str | os.PathLike) -> PassRateTable:
+def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
     """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
-    version, invalid) or IntegrityError (edited: the content hash does not match)."""
+    version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
+    factory (progress(total=, desc=, unit=))."""
     p = Path(path)
     try:
         fh = open(p, "rb")
@@ -302,15 +336,23 @@ def read_table(path: str | os.PathLike) -> PassRateTable:
         raise InputError(f"{p}: no such file", reason="missing_input", path=str(p)) from None
     except OSError as exc:
         raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
+    bar = None
     with fh:
         try:
             header = _read_header(p, fh.readline())
             h = hashlib.sha256(_hashed_header(header))
+            on_block = h.update
+            if progress is not None:
+                bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
+                on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731
             reader = _Reader()
-            for i, raw in enumerate(block_lines(fh, h.update), start=2):
+            for i, raw in enumerate(block_lines(fh, on_block), start=2):
                 reader.add(i, raw)
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{p}: cannot read: {exc}", reason="input_unreadable") from None
+        finally:
+            if bar is not None:
+                bar.close()
     return _verified(p, header, reader, h.hexdigest())
 
 

@@ -491,7 +491,7 @@ def prepare(
     existing = _existing_output(out, overwrite)
     sources, prov = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
     _check_output_outside_inputs(out, sources)
-    judge = Difficulty.load(difficulty, policy, inputs)
+    judge = Difficulty.load(difficulty, policy, inputs, progress)
 
     if existing and not overwrite:
         from .prepared import verify_prepared
