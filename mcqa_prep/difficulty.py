@@ -201,22 +201,26 @@ class Difficulty:
 
     def apply(self, data: dict[str, Any], verdict: Verdict) -> None:
         """Stamp the table's profiles for the row's question (every model) into `reward_profiles`, after the
-        row's own profiles, which are kept and marked as upstream (contract unknown)."""
+        row's own profiles, which are kept and marked as upstream (contract unknown). A measured profile
+        already in the row for the same model and contract (a row prepared before) is replaced."""
         if not self.stamp or self.table is None:
             return
         own = data.get("reward_profiles")
         out = [_mark_upstream(p) for p in own] if isinstance(own, list) else []
         if verdict.key is not None:
-            for model, e in sorted(self.table.entries[verdict.key].items()):
-                out.append(
-                    {
-                        "model_hf_path": model,
-                        "num_generations": e.samples,
-                        "pass_rate": e.pass_rate,
-                        "contract": self.table.contract_id,
-                        "source": SOURCE_MEASURED,
-                    }
-                )
+            cid = self.table.contract_id
+            new = [
+                {
+                    "model_hf_path": model,
+                    "num_generations": e.samples,
+                    "pass_rate": e.pass_rate,
+                    "contract": cid,
+                    "source": SOURCE_MEASURED,
+                }
+                for model, e in sorted(self.table.entries[verdict.key].items())
+            ]
+            models = {p["model_hf_path"] for p in new}
+            out = [p for p in out if not _measured(p, cid, models)] + new
         if out or isinstance(own, list):
             data["reward_profiles"] = out
 
@@ -252,6 +256,15 @@ class Difficulty:
             "table_path": self.table.path if self.table is not None else None,
             "evidence": tally.to_dict(self),
         }
+
+
+def _measured(p: Any, contract: str, models: set[str]) -> bool:
+    return (
+        isinstance(p, dict)
+        and p.get("source") == SOURCE_MEASURED
+        and p.get("contract") == contract
+        and p.get("model_hf_path") in models
+    )
 
 
 def _mark_upstream(p: Any) -> Any:

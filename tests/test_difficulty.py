@@ -621,3 +621,87 @@ def test_golden_filter_decisions():
         s, p = case["samples"], case["passes"]
         got = f.reason(None, False, False) if s is None else f.reason(p / s, p == s, p == 0)
         assert got == case["expect"], case["name"]
+
+
+def test_stamping_prepared_rows_again_replaces_their_measured_profiles(cli, tmp_path, setup):
+    ds, table = setup
+    first = tmp_path / "first"
+    assert cli("prepare", ds, "-o", first, "--stamp-reward-profiles", table).exit_code == 0
+    again = tmp_path / "again"
+    res = cli("prepare", first, "-o", again, "--stamp-reward-profiles", table)
+    assert res.exit_code == 0, res.output
+    a = {r["uuid"]: r for r in read_jsonl(first / "train-00000-of-00001.jsonl")}
+    for r in read_jsonl(again / "train-00000-of-00001.jsonl"):
+        assert r.get("reward_profiles") == a[r["uuid"]].get("reward_profiles")
+
+
+def test_load_prepared_with_stamped_profiles(cli, tmp_path, setup):
+    from mcqa_prep import load_prepared
+
+    _, table = setup
+    upstream = [{"model_hf_path": "org/big", "num_generations": 8, "pass_rate": 0.5}]
+    rows = [make_row(i, extra={"reward_profiles": upstream} if i == 8 else None) for i in range(QUESTIONS)]
+    ds = write_jsonl(tmp_path / "train.jsonl", rows)
+    out = tmp_path / "out"
+    assert cli("prepare", ds, "-o", out, "--stamp-reward-profiles", table).exit_code == 0
+    train = load_prepared(out, split="train", cache_dir=tmp_path / "cache")
+    profiles = {r["uuid"]: r["reward_profiles"] for r in train}
+    assert profiles["row-000008"][0]["source"] == "upstream" and profiles["row-000008"][0]["contract"] is None
+    assert profiles["row-000004"][0]["contract"] == DEFAULT.contract_id()
+
+
+@pytest.mark.parametrize(
+    "lines, reason",
+    [
+        (
+            [
+                b'{"key":"uuid:row-000001","mean_reward":0.5,"model":"m1","pass_rate":NaN,"passes":1,"samples":2}\n'
+            ],
+            "table_invalid",
+        ),
+        (
+            [
+                b'{"key":"uuid:row-000001","mean_reward":0.5,"model":"m1","pass_rate":0.5,"passes":1,"samples":2}\n'
+            ]
+            * 2,
+            "table_invalid",
+        ),
+    ],
+)
+def test_forged_tables_refused_by_prepare(cli, tmp_path, setup, lines, reason):
+    from passrate_helpers import forge_table
+
+    ds, table = setup
+    header, _ = read_table_lines(table)
+    counts = {**header["counts"], "models": {"m1": len(lines)}}
+    forge_table(table, {**header, "entries": len(lines), "counts": counts}, lines)
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        tmp_path / "out",
+        "--pass-rates",
+        table,
+        "--drop-solved",
+        "--model",
+        "m1",
+        "--format",
+        "json",
+    )
+    assert res.exit_code == 1 and _json(res)["error"]["reason"] == reason
+    # the same lines without a matching hash: an edited table
+    table.write_bytes(json.dumps({**header, "entries": len(lines)}).encode() + b"\n" + b"".join(lines))
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        tmp_path / "out",
+        "--pass-rates",
+        table,
+        "--drop-solved",
+        "--model",
+        "m1",
+        "--format",
+        "json",
+    )
+    assert res.exit_code == 1 and _json(res)["error"]["reason"] == "table_edited"
