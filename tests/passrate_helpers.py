@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from conftest import read_jsonl
 from prep_helpers import LETTERS, make_row, write_rows
 
 from mcqa_prep.policy import canonical_json
@@ -97,3 +98,24 @@ def entry(key: str, model: str, samples: int, passes: int) -> bytes:
         "samples": samples,
     }
     return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+def make_setup(cli, tmp_path: Path) -> tuple[Path, Path]:
+    """A 10-question dataset and a table of DESIGN's rollouts (m1 on q0..q6, m2 on q2 and q4)."""
+    ds = dataset(tmp_path)
+    table = tmp_path / "t.passrates.jsonl"
+    res = cli("passrates", rollouts(tmp_path), "--rescore", "-o", table)
+    assert res.exit_code == 0, res.output
+    return ds, table
+
+
+def kept(out: Path) -> set[int]:
+    """Question numbers of the rows written to the train shards of a preparation."""
+    rows = [r for p in sorted(out.glob("train-*.jsonl")) for r in read_jsonl(p)]
+    return {int(r["uuid"].removeprefix("row-")) for r in rows}
+
+
+def json_doc(res) -> dict:
+    """The one JSON document a command printed on stdout."""
+    assert res.stdout.count('"ok"') == 1, res.stdout
+    return json.loads(res.stdout)
