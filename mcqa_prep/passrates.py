@@ -373,7 +373,7 @@ def _choose(run: _Run, contract: str | None, on_invalid: str) -> tuple[str, _Poo
 
 def _contract_of(
     cid: str, pool: _Pool, policy: GradingPolicy | None, rescore: bool
-) -> tuple[dict | None, str]:
+) -> tuple[dict | None, str | None]:
     """The full contract behind `cid` when a policy (given, or the built-in one) has it; else None."""
     if rescore or policy is not None:
         p = policy or GradingPolicy()
@@ -391,11 +391,6 @@ def _contract_of(
     if default.contract_id() == cid:
         c = default.contract()
         return c, c["grader_version"]
-    if pool.grader_version is None:
-        raise InputError(
-            f"the rollouts graded under contract {cid} record no grader_version (metadata.grading)",
-            reason="rollouts_without_contract",
-        )
     return None, pool.grader_version
 
 

@@ -374,3 +374,32 @@ def test_table_schema_registered_and_header_valid(table):
     assert SCHEMA_FILES["passrates"] == "passrates.v1.schema.json"
     header, _ = read_table_lines(table)
     assert list(validator("passrates").iter_errors(header)) == []
+
+
+def test_hand_made_rescored_rows_with_contract_ids_only(cli, tmp_path):
+    """Rows that carry only a contract id (no grader_version, no policy known): the table records the id."""
+    c1, c2 = "sha256:" + "1" * 64, "sha256:" + "2" * 64
+
+    def row(q: str, reward: float, contract: str) -> dict:
+        return {
+            "responses_create_params": {"input": [{"role": "user", "content": q}], "model": "m"},
+            "uuid": q,
+            "reward": reward,
+            "metadata": {"grading": {"status": "ok", "contract": contract}},
+        }
+
+    rows = [row("q1", 1.0, c1), row("q1", 0.0, c1), row("q2", 1.0, c1), row("q1", 1.0, c2)]
+    src = write_jsonl(tmp_path / "rescored.jsonl", rows)
+    out = tmp_path / "t.jsonl"
+    res = cli("passrates", src, "-o", out)
+    assert (
+        res.exit_code == 1 and f"{c1} (3 rollout(s))" in res.output and f"{c2} (1 rollout(s))" in res.output
+    )
+    res = cli("passrates", src, "-o", out, "--contract", c1)
+    assert res.exit_code == 0, res.output
+    t = read_table(out)
+    assert (t.contract_id, t.contract, t.header["grader_version"]) == (c1, None, None)
+    assert t.entries["uuid:q1"]["m"] == (2, 1, 0.5) and t.entries["uuid:q2"]["m"].pass_rate == 1.0
+    with pytest.raises(ContractMismatch) as exc:
+        t.check_contract(DEFAULT)
+    assert exc.value.found == c1 and exc.value.expected == DEFAULT.contract_id()

@@ -125,7 +125,7 @@ def _render_text(d: dict[str, Any]) -> None:
         f"keyed by {d['key_by']}"
     )
     click.echo(
-        f"contract {d['contract_id']} (grader {d['grader_version']}"
+        f"contract {d['contract_id']} (grader {d['grader_version'] or 'unknown'}"
         + ("" if d["contract_known"] else "; the table records only the id: give the policy to record it all")
         + ")"
     )
