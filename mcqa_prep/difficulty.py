@@ -63,13 +63,6 @@ class PassRateFilter:
             )
         if self.no_evidence not in NO_EVIDENCE:
             raise UsageError(f"no_evidence must be keep or drop, got {self.no_evidence!r}")
-        criterion = self.low > 0 or self.high < 1 or self.drop_solved or self.drop_unsolved
-        if not criterion and self.no_evidence == "keep":
-            raise UsageError(
-                "a pass-rate filter needs a criterion: a pass-rate range narrower than 0:1, dropping solved or "
-                "unsolved rows, or dropping rows without evidence",
-                reason="filter_without_criterion",
-            )
         if self.evidence == EVIDENCE_UPSTREAM and not self.model:
             raise UsageError(
                 "filtering on the rows' own reward_profiles needs the model whose profile to use",

@@ -292,7 +292,6 @@ def test_single_model_table_needs_no_model(cli, tmp_path):
         ["--pass-rates", "{table}", "--upstream-pass-rates", "--drop-solved"],
         ["--pass-rates", "{table}", "--keep-pass-rate", "0.9:0.1"],
         ["--pass-rates", "{table}", "--keep-pass-rate", "half"],
-        ["--pass-rates", "{table}", "--keep-pass-rate", "0:1"],
         ["--pass-rates", "{table}", "--drop-solved", "--stamp-reward-profiles", "{other}"],
         ["--upstream-pass-rates", "--drop-solved"],
     ],
@@ -503,3 +502,16 @@ def test_forged_tables_refused_by_prepare(cli, tmp_path, setup, lines, reason):
         "json",
     )
     assert res.exit_code == 1 and _json(res)["error"]["reason"] == "table_edited"
+
+
+def test_explicit_full_range_drops_nothing_but_checks_and_counts_the_evidence(cli, tmp_path, setup):
+    ds, table = setup
+    out = tmp_path / "out"
+    res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0:1")
+    assert res.exit_code == 0, res.output
+    assert _kept(out) == set(range(QUESTIONS))
+    m = mf.read(out)
+    assert m["counts"]["dropped"] == 0 and m["counts"]["dropped_by_reason"] == {}
+    assert m["difficulty"]["evidence"]["rows_with_evidence"] == len(DESIGN)
+    res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0.2:0.8")
+    assert res.exit_code == 1 and "difficulty.filter.keep_pass_rate: [0.0, 1.0] != [0.2, 0.8]" in res.output

@@ -122,6 +122,11 @@ def difficulty_from_options(
         )
     evidence = EVIDENCE_TABLE if pass_rates else EVIDENCE_UPSTREAM if upstream_pass_rates else None
     criteria = keep_pass_rate is not None or drop_solved or drop_unsolved or no_evidence is not None
+    if evidence is not None and not criteria:
+        raise click.UsageError(
+            "pass-rate evidence without a criterion filters nothing: add --keep-pass-rate LO:HI, --drop-solved, "
+            "--drop-unsolved or --no-evidence drop (or use --stamp-reward-profiles TABLE alone to stamp)"
+        )
     if evidence is None and (criteria or model is not None):
         raise click.UsageError(
             "--keep-pass-rate, --drop-solved, --drop-unsolved, --no-evidence and --model need evidence: "

@@ -81,7 +81,6 @@ HINTS: dict[str, str] = {
     "model_ambiguous": "pass --model NAME",
     "model_required": "pass --model NAME",
     "model_not_in_rows": "pass --model with one of the models listed",
-    "filter_without_criterion": "add --keep-pass-rate LO:HI, --drop-solved, --drop-unsolved or --no-evidence drop",
     "bad_range": "give --keep-pass-rate LO:HI with 0 <= LO <= HI <= 1",
     "invalid_rollouts": "pass --rows DATASET when rollouts lack their options, or --on-invalid skip to leave "
     "them out (counted in the table)",
