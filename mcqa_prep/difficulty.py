@@ -101,9 +101,8 @@ class Verdict:
     source: str | None  # where the filter's evidence came from: uuid / prompt / upstream; None: no evidence
     rate: float | None
     dropped: str | None  # a DROP_REASONS entry, or None: the row is kept
-    upstream_models: tuple[
-        str, ...
-    ] = ()  # models of the row's upstream profiles, when none was the chosen one
+    # models named by the row's upstream profiles when none is the chosen one (for the "model missing" refusal)
+    upstream_models: tuple[str, ...] = ()
 
 
 class Difficulty:

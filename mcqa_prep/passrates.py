@@ -107,7 +107,6 @@ class PassratesReport:
 class _Run:
     """Settings and state of one measurement."""
 
-    policy: GradingPolicy | None
     rescore: Any  # rescore_rows.Settings when rollouts are graded here, else None
     index: Any  # rescore.RowIndex or None
     default_model: str | None
@@ -260,7 +259,7 @@ def measure(
     files = expand_inputs(rollouts)
     inputs = _hash(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
-    run = _Run(policy, None, index, default_model, key_by)
+    run = _Run(None, index, default_model, key_by)
     if rescore:
         from .rescore_rows import Settings
 
