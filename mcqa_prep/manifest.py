@@ -189,8 +189,14 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     written = sum(v["rows"] for v in splits.values())
     if c["written"] != written:
         problems.append(f"$.counts.written: {c['written']} but the splits hold {written} rows")
-    if c["read"] != c["written"] + c["rejected"] + sum(c.get("dropped_by_reason", {}).values()):
-        problems.append(f"$.counts: read {c['read']} is not written + rejected")
+    dropped = sum(c.get("dropped_by_reason", {}).values())
+    if c["read"] != c["written"] + c["rejected"] + dropped:
+        problems.append(f"$.counts: read {c['read']} is not written + rejected + dropped")
+    if c.get("dropped", dropped) != dropped:
+        problems.append(f"$.counts.dropped: {c['dropped']} but dropped_by_reason sums to {dropped}")
+    table = ((doc.get("difficulty") or {}).get("settings") or {}).get("table")
+    if table is not None and table["contract_id"] != doc["contract_id"]:
+        problems.append("$.difficulty.settings.table.contract_id: not the preparation's contract")
     if len(rejects) != 1 or rejects[0]["rows"] != c["rejected"]:
         problems.append(f"$.counts.rejected: {c['rejected']} but {REJECTS_NAME} is listed with other rows")
     if sum(c["rejected_by_rule"].values()) < c["rejected"] and c["rejected"]:
@@ -265,10 +271,15 @@ def _input_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
 
 
 def decide(
-    out_dir: Path, policy: GradingPolicy, inputs: list[dict[str, Any]], settings: Mapping[str, Any]
+    out_dir: Path,
+    policy: GradingPolicy,
+    inputs: list[dict[str, Any]],
+    settings: Mapping[str, Any],
+    difficulty: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy and
-    settings; otherwise StaleCache (or IncompletePreparation) naming every difference."""
+    """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy,
+    settings and difficulty settings (pass-rate table identity, filter, stamping; None: none asked);
+    otherwise StaleCache (or IncompletePreparation) naming every difference."""
     manifest = read(out_dir)
     new_id = policy.contract_id()
     if manifest["contract_id"] != new_id:
@@ -303,7 +314,25 @@ def decide(
             reason="stale_settings",
             directory=str(out_dir),
         )
+    _decide_difficulty(out_dir, manifest, difficulty)
     return manifest
+
+
+def _decide_difficulty(
+    out_dir: Path, manifest: Mapping[str, Any], requested: Mapping[str, Any] | None
+) -> None:
+    """Another pass-rate table (content hash), another model, other thresholds or stamping: another
+    preparation. A directory prepared without any is stale for a run that asks for one, and vice versa."""
+    recorded = (manifest.get("difficulty") or {}).get("settings")
+    if recorded == (dict(requested) if requested is not None else None):
+        return
+    diff = contract_differences(recorded or {}, requested or {}, prefix="difficulty.")
+    raise StaleCache(
+        f"{out_dir}: prepared with other pass-rate settings ({'; '.join(d.render() for d in diff)})",
+        differences=diff,
+        reason="stale_difficulty",
+        directory=str(out_dir),
+    )
 
 
 def _describe_input(d: Difference) -> str:

@@ -24,6 +24,7 @@ import orjson
 
 from . import manifest as mf
 from ._perf import streaming_gc
+from .difficulty import PROFILE_RULE, Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
 from .grader.letters import normalize_gold
 from .grader.modes import ROW_MODES
@@ -59,9 +60,10 @@ class PrepareReport:
     warnings: list[Finding] = field(default_factory=list)
     rejected: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    difficulty: dict[str, Any] | None = None  # the manifest's difficulty section (pass-rate filter, stamping)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "out_dir": self.out_dir,
             "status": self.status,
             "contract_id": self.contract_id,
@@ -72,6 +74,9 @@ class PrepareReport:
             "rejected": [f.to_dict() for f in self.rejected],
             "seconds": round(self.seconds, 3),
         }
+        if self.difficulty is not None:
+            d["difficulty"] = self.difficulty
+        return d
 
 
 # ---- step 0: arguments and inputs -------------------------------------------------------------------------
@@ -247,19 +252,25 @@ class Stamper:
 
 @dataclass
 class Outcome:
-    """What became of one row: its JSONL line (None when rejected) and its findings."""
+    """What became of one row: its JSONL line (None when rejected or dropped), its findings, and what the
+    pass-rate evidence said of it (None without a difficulty request; `verdict.dropped` names why a row with
+    no line and no error was dropped)."""
 
     line: bytes | None
     errors: list[Finding]
     warnings: list[Finding]
+    verdict: Any = None
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
     return Finding(rec.file, rec.line, rec.index, "$", rule, "error", message)
 
 
-def process_row(rec: Row, validator: Any, stamper: Stamper, source: dict[str, Any]) -> Outcome:
-    """Validate one row, stamp it and serialise it (or say why not)."""
+def process_row(
+    rec: Row, validator: Any, stamper: Stamper, source: dict[str, Any], difficulty: Difficulty | None = None
+) -> Outcome:
+    """Validate one row, judge its difficulty (drop it, or stamp its measured profiles), stamp it and
+    serialise it (or say why not)."""
     findings = validator.check(rec)
     errors = [f for f in findings if f.severity == "error"]
     warnings = [f for f in findings if f.severity != "error"]
@@ -269,10 +280,18 @@ def process_row(rec: Row, validator: Any, stamper: Stamper, source: dict[str, An
         return Outcome(None, errors, warnings)
     if errors:
         return Outcome(None, errors, warnings)
+    verdict = None
+    if difficulty is not None:
+        verdict, problem = difficulty.judge(rec.data)
+        if verdict is None:
+            return Outcome(None, [_finding(rec, PROFILE_RULE, problem or "bad reward_profiles")], warnings)
+        if verdict.dropped is not None:
+            return Outcome(None, [], warnings, verdict)
+        difficulty.apply(rec.data, verdict)
     message = stamper.stamp(rec.data, {**source, "row": rec.line})
     if message is None:
         try:
-            return Outcome(orjson.dumps(rec.data) + b"\n", errors, warnings)
+            return Outcome(orjson.dumps(rec.data) + b"\n", errors, warnings, verdict)
         except (TypeError, orjson.JSONEncodeError) as exc:
             message = f"the row cannot be written as JSON: {exc}"
     return Outcome(None, [_finding(rec, "prepare.unwritable", message)], warnings)
@@ -284,9 +303,12 @@ def process_row(rec: Row, validator: Any, stamper: Stamper, source: dict[str, An
 class Router:
     """Sends each row's outcome to its split's shards or to the rejects file, and counts everything."""
 
-    def __init__(self, staging: Path, settings: dict[str, Any]):
+    def __init__(self, staging: Path, settings: dict[str, Any], difficulty: Difficulty | None = None):
         self.staging = staging
         self.settings = settings
+        self.difficulty = difficulty
+        self.evidence = EvidenceTally()
+        self.dropped: Counter[str] = Counter()
         self.fail_on_invalid = settings["on_invalid"] == "fail"
         self.writers: dict[str, SplitWriter] = {}
         self.rejects = HashingWriter(staging / mf.REJECTS_NAME)
@@ -308,6 +330,11 @@ class Router:
             self.warned += 1
             self.warn_rules.update({f.rule for f in outcome.warnings})
             _keep(self.warnings, outcome.warnings)
+        if outcome.verdict is not None:
+            self.evidence.add(outcome.verdict)
+            if outcome.verdict.dropped is not None:  # neither written nor rejected: counted by reason
+                self.dropped[outcome.verdict.dropped] += 1
+                return
         if outcome.line is None:
             self.rejected += 1
             self.rej_rules.update({f.rule for f in outcome.errors})
@@ -331,7 +358,7 @@ class Router:
         _keep(self.warnings, findings)
 
     def counts(self) -> dict[str, Any]:
-        return {
+        out = {
             "read": self.read,
             "written": self.written,
             "rejected": self.rejected,
@@ -339,6 +366,10 @@ class Router:
             "rejected_by_rule": dict(sorted(self.rej_rules.items())),
             "warnings_by_rule": dict(sorted(self.warn_rules.items())),
         }
+        if self.difficulty is not None and self.difficulty.filter is not None:
+            out["dropped"] = sum(self.dropped.values())
+            out["dropped_by_reason"] = dict(sorted(self.dropped.items()))
+        return out
 
 
 def _keep(kept: list[Finding], new: list[Finding]) -> None:
@@ -384,10 +415,14 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
         raise InvalidRows(_invalid_message(router.errors, counts), router.errors, counts)
+    extra = None
+    if router.difficulty is not None:
+        extra = {"difficulty": router.difficulty.section(router.evidence)}
     if router.written == 0:
+        dropped = f", {counts['dropped']} dropped by pass rate" if counts.get("dropped") else ""
         raise InputError(
-            f"no row was written ({router.read} read, {router.rejected} rejected): an empty preparation "
-            "is not a dataset",
+            f"no row was written ({router.read} read, {router.rejected} rejected{dropped}): an empty "
+            "preparation is not a dataset",
             reason="no_rows",
             counts=counts,
         )
@@ -411,7 +446,13 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     )
     crash_point("shards")
     doc = mf.build(
-        policy=policy, settings=router.settings, inputs=prov, files=files, splits=splits, counts=counts
+        policy=policy,
+        settings=router.settings,
+        inputs=prov,
+        files=files,
+        splits=splits,
+        counts=counts,
+        extra=extra,
     )
     mf.write(router.staging, doc)
     crash_point("manifest")
@@ -434,8 +475,12 @@ def prepare(
     regex_timeout: float | None = None,
     progress: Progress | None = None,
     verify: bool = True,
+    difficulty: DifficultyRequest | None = None,
 ) -> PrepareReport:
-    """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ..."""
+    """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
+
+    `difficulty` filters rows by measured pass rate and/or stamps measured reward_profiles (difficulty.py);
+    its table is checked (version, hash, contract = this preparation's) before any row is read."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
@@ -446,11 +491,12 @@ def prepare(
     existing = _existing_output(out, overwrite)
     sources, prov = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
     _check_output_outside_inputs(out, sources)
+    judge = Difficulty.load(difficulty, policy, inputs, progress)
 
     if existing and not overwrite:
         from .prepared import verify_prepared
 
-        manifest = mf.decide(out, policy, prov, settings)
+        manifest = mf.decide(out, policy, prov, settings, judge.settings() if judge is not None else None)
         verify_prepared(out, policy, progress=progress)
         return PrepareReport(
             str(out),
@@ -460,6 +506,7 @@ def prepare(
             manifest["splits"],
             [dict(f) for f in manifest["files"]],
             seconds=time.monotonic() - t0,
+            difficulty=manifest.get("difficulty"),
         )
 
     from .validate import RowValidator
@@ -468,7 +515,7 @@ def prepare(
     stamper = Stamper(policy, output_format)
     with staging_dir(out) as staging:
         crash_point("staging")
-        router = Router(staging, settings)
+        router = Router(staging, settings, judge)
         _run_rows(sources, validator, stamper, router, progress)
         router.add_warnings(validator.finish())
         doc = _finish(router, policy, prov)
@@ -483,6 +530,7 @@ def prepare(
         router.warnings,
         router.errors,
         time.monotonic() - t0,
+        doc.get("difficulty"),
     )
 
 
@@ -499,7 +547,7 @@ def _run_rows(
             for src in sources:
                 base = _source_of(src)
                 for rec in iter_file(src.path, split=src.split):
-                    router.route(rec, src, process_row(rec, validator, stamper, base))
+                    router.route(rec, src, process_row(rec, validator, stamper, base, router.difficulty))
                     if bar is not None:
                         bar.update(1)
     finally:

@@ -41,8 +41,13 @@ class RowIndex:
         verified as every reader verifies it)."""
         from .sources import resolve
 
+        return cls.from_sources(resolve(paths, progress=progress, allow_stdin=False).sources)
+
+    @classmethod
+    def from_sources(cls, sources: Iterable[Any]) -> RowIndex:
+        """Index the rows of already resolved sources (sources.Source: path and split)."""
         idx = cls()
-        for src in resolve(paths, progress=progress, allow_stdin=False).sources:
+        for src in sources:
             for rec in iter_file(src.path, split=src.split):
                 if rec.data is None or "options" not in rec.data:
                     continue  # a row without options (e.g. another rollout) cannot complete a join

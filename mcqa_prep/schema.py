@@ -20,6 +20,7 @@ SCHEMA_FILES = {
     "pull_lock": "pull-lock.v1.schema.json",
     "validate_report": "validate-report.v1.schema.json",
     "rescored_row": "rescored-row.v1.schema.json",
+    "passrates": "passrates.v1.schema.json",
 }
 
 

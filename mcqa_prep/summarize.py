@@ -1,4 +1,6 @@
-"""Aggregate rescored files: accuracy, statuses, per-template accuracy and per-prompt pass rates.
+"""Aggregate rescored files: accuracy, statuses, per-template accuracy and per-prompt pass rates, and the
+pass-rate distribution per model and per template (0 / partial / 100% buckets and a 10-bin histogram over
+prompts, evidence.distribution; the model as evidence.model_of says, "(unknown)" when a rollout names none).
 
 Rows are pooled only when they were graded under one contract (metadata.grading.contract): numbers from
 different grading semantics are not comparable, so mixing them is refused unless one contract is chosen.
@@ -15,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError
+from .evidence import PASS_THRESHOLD, distribution, model_of
 from .io.readers import iter_file
 from .prompt import prompt_key
 
 NO_TEMPLATE = "(none)"
 NO_CONTRACT = "(none)"
+NO_MODEL = "(unknown)"
 MAX_MALFORMED_REPORTED = 20
 
 
@@ -49,6 +53,9 @@ class _Pool:
     boundaries: Counter = field(default_factory=Counter)
     templates: dict[str, list[float]] = field(default_factory=dict)  # id -> [rows, reward sum]
     prompts: dict[bytes, list[int]] = field(default_factory=dict)  # key -> [rows, passes]
+    # model (template id) -> prompt key -> [rows, passes]
+    by_model: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
+    by_template: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
 
     def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
         reward = _reward(row, grading)
@@ -62,12 +69,20 @@ class _Pool:
         boundary = grading.get("boundary")
         if isinstance(boundary, str):
             self.boundaries[boundary] += 1
-        t = self.templates.setdefault(_template_id(row, grading), [0, 0.0])
+        tid = _template_id(row, grading)
+        t = self.templates.setdefault(tid, [0, 0.0])
         t[0] += 1
         t[1] += reward
-        p = self.prompts.setdefault(prompt_key(row.get("responses_create_params")) or b"", [0, 0])
-        p[0] += 1
-        p[1] += reward >= 1.0
+        key = prompt_key(row.get("responses_create_params")) or b""
+        ok = reward >= PASS_THRESHOLD
+        for counts in (
+            self.prompts,
+            self.by_model.setdefault(model_of(row) or NO_MODEL, {}),
+            self.by_template.setdefault(tid, {}),
+        ):
+            p = counts.setdefault(key, [0, 0])
+            p[0] += 1
+            p[1] += ok
 
     def to_dict(self) -> dict[str, Any]:
         zero = partial = full = 0
@@ -97,6 +112,14 @@ class _Pool:
                 "count": n_prompts,
                 "mean_pass_rate": rate_sum / n_prompts if n_prompts else None,
                 "pass_rate": {"0%": zero, "partial": partial, "100%": full},
+            },
+            "pass_rates": {
+                "by_model": {
+                    m: distribution(map(tuple, v.values())) for m, v in sorted(self.by_model.items())
+                },
+                "by_template": {
+                    t: distribution(map(tuple, v.values())) for t, v in sorted(self.by_template.items())
+                },
             },
         }
 

@@ -49,6 +49,7 @@ MISSING_INPUT = {
     "contract": lambda t: ["contract", "--policy", _missing(t)],
     "grade": lambda t: ["grade", "x", "--mode", "no-such-mode"],
     "pull": lambda t: ["pull", "not a repo id", "--to", t / "d", "--offline"],
+    "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
 }
 
 

@@ -70,6 +70,26 @@ HINTS: dict[str, str] = {
     "unknown_split": "pass one of the splits listed",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
+    "stale_difficulty": _FRESH,
+    "table_edited": "measure the table again with `mcqa-prep passrates` (a table is never edited by hand)",
+    "table_schema": "measure the table again with `mcqa-prep passrates`",
+    "table_invalid": "measure the table again with `mcqa-prep passrates`",
+    "table_is_input": "keep the table outside the input files and directories",
+    "table_required": "pass --pass-rates TABLE (or --stamp-reward-profiles TABLE)",
+    "table_matches_no_rows": "measure the table on rollouts of these rows (a --key-by prompt table matches only "
+    "the same rendered prompts; rollouts without uuid need passrates --rows DATASET)",
+    "model_not_in_table": "pass --model with one of the models listed",
+    "model_ambiguous": "pass --model NAME",
+    "model_required": "pass --model NAME",
+    "model_not_in_rows": "pass --model with one of the models listed",
+    "bad_range": "give --keep-pass-rate LO:HI with 0 <= LO <= HI <= 1",
+    "invalid_rollouts": "pass --rows DATASET when rollouts lack their options, or --on-invalid skip to leave "
+    "them out (counted in the table)",
+    "rollouts_without_contract": "grade them first with `mcqa-prep rescore`, or pass --rescore to grade them here",
+    "rollout_model_unknown": "pass --model NAME for the rollouts that name no model",
+    "rollouts_contract": "pass the policy the rollouts were graded under (--policy FILE or policy flags), or "
+    "--rescore to grade them under this one",
+    "contract_with_rescore": "drop --contract: with --rescore every rollout is graded under the given policy",
 }
 
 _OS_REASONS = {

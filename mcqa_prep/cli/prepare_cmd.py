@@ -12,6 +12,7 @@ from ..policy import canonical_json
 from ..prepare import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared import verify_prepared
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, regex_timeout_option
+from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
 from .errors import describe
 from .policy_opts import policy_from_options, policy_options
 
@@ -56,6 +57,7 @@ from .policy_opts import policy_from_options, policy_options
     "then records the files' own sha256s, not the hub commit.",
 )
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
+@difficulty_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def prepare_command(
@@ -84,11 +86,22 @@ def prepare_command(
     a directory without a valid manifest -> refused. --overwrite replaces atomically.
 
     \b
+    Difficulty (docs/passrates.md): --pass-rates TABLE (from `mcqa-prep passrates`, measured under this
+    preparation's contract, else refused) with --keep-pass-rate LO:HI, --drop-solved, --drop-unsolved
+    drops rows by pass rate; --no-evidence keep|drop decides for rows the table does not know. Dropped
+    rows are counted by reason in manifest.json; another table or threshold is another preparation.
+
+    \b
     Examples:
       mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/
       mcqa-prep prepare train.jsonl validation.jsonl -o prepared/ --on-invalid reject
       mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
+      mcqa-prep prepare train.jsonl -o prepared/ --pass-rates t.jsonl --drop-solved --drop-unsolved
+      mcqa-prep prepare train.jsonl -o prepared/ --pass-rates t.jsonl --keep-pass-rate 0.1:0.9 --model org/m
+      mcqa-prep prepare train.jsonl -o prepared/ --stamp-reward-profiles t.jsonl
+      mcqa-prep prepare rows/ -o p/ --upstream-pass-rates --model openai/gpt-oss-120b --drop-solved
     """
+    request = difficulty_from_options(**{k: policy_kw.pop(k) for k in DIFFICULTY_KWARGS})
     policy = policy_from_options(**policy_kw)
     if no_verify:
         click.echo(
@@ -109,6 +122,7 @@ def prepare_command(
             regex_timeout=regex_timeout,
             progress=bar_factory(quiet),
             verify=not no_verify,
+            difficulty=request,
         )
     except InvalidRows as exc:
         if fmt == "json":
@@ -134,6 +148,7 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
         click.echo(
             f"{out_dir}: up to date (contract {report.contract_id}; {c['written']} rows; hashes verified)"
         )
+        _echo_difficulty(report.difficulty, c)
         return
     for f in report.warnings:
         click.echo(f.render(), err=True)
@@ -154,6 +169,35 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
     if c["rows_with_warnings"]:
         line += f", {c['rows_with_warnings']} with warnings"
     click.echo(line)
+    _echo_difficulty(report.difficulty, c)
+
+
+def _echo_difficulty(d, counts) -> None:
+    """The pass-rate lines of the text report: evidence used, rows dropped by reason, rows stamped."""
+    if not d:
+        return
+    s, ev = d["settings"], d["evidence"]
+    if s["table"] is not None:
+        click.echo(
+            f"pass-rate table {d['table_path']} (sha256 {s['table']['content_sha256'][:16]}..., contract "
+            f"{s['table']['contract_id']}, keyed by {s['table']['key_by']}): "
+            f"{ev.get('table_questions_matched', 0)} of {ev.get('table_questions', 0)} question(s) matched"
+        )
+    f = s["filter"]
+    if f is not None:
+        what = "upstream reward_profiles (legacy: contract unknown)" if f["legacy_evidence"] else "table"
+        lo, hi = f["keep_pass_rate"]
+        rules = [f"keep {lo:g}..{hi:g}"] if (lo, hi) != (0, 1) else []
+        rules += ["drop solved"] * f["drop_solved"] + ["drop unsolved"] * f["drop_unsolved"]
+        rules.append(f"rows without evidence: {f['no_evidence']}")
+        click.echo(
+            f"pass-rate filter on {what}, model {f['model']}: {', '.join(rules)}; "
+            f"evidence for {ev['rows_with_evidence']} row(s), none for {ev['rows_without_evidence']}"
+        )
+        by = ", ".join(f"{r}: {n}" for r, n in counts.get("dropped_by_reason", {}).items())
+        click.echo(f"dropped {counts.get('dropped', 0)}" + (f" ({by})" if by else ""))
+    if s["stamp_reward_profiles"]:
+        click.echo(f"reward_profiles stamped on {ev.get('rows_stamped', 0)} row(s)")
 
 
 @click.command("verify")

@@ -23,8 +23,11 @@ from .common import FORMAT_OPTION, emit_json
 def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) -> None:
     """Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates.
 
-    Rows graded under different contracts (metadata.grading.contract) are never pooled: the command
-    exits 1 naming the contracts it found unless --contract selects one. Rows without metadata.grading
+    Per-prompt pass rates are also shown per model (responses_create_params.model, else response.model)
+    and per template_id: prompts never / sometimes / always solved, and a histogram.
+
+    Rows graded under different contracts (metadata.grading.contract) are never pooled: the command exits 1
+    naming the contracts it found unless --contract selects one. Rows without metadata.grading
     are counted as unscored. Malformed lines are reported as FILE:LINE and counted.
 
     \b
@@ -80,4 +83,23 @@ def render_text(report: dict[str, Any]) -> str:
             f"prompts: {pr['count']}, mean pass rate {pr['mean_pass_rate']:.4f}; "
             f"0%: {d['0%']}, partial: {d['partial']}, 100%: {d['100%']}"
         )
+    for title, groups in (
+        ("model", report["pass_rates"]["by_model"]),
+        ("template_id", report["pass_rates"]["by_template"]),
+    ):
+        if groups:
+            out.append(f"pass rates per {title} (prompts; histogram 0.0 .. 1.0 by 0.1):")
+            out.extend(_distribution_lines(groups))
     return "\n".join(out)
+
+
+def _distribution_lines(groups: dict[str, Any]) -> list[str]:
+    width = max(len(g) for g in groups)
+    lines = []
+    for name, d in groups.items():
+        b = d["pass_rate"]
+        lines.append(
+            f"  {name:<{width}}  {d['questions']:>6} prompt(s)  mean {d['mean_pass_rate']:.4f}  "
+            f"0%: {b['0%']}  partial: {b['partial']}  100%: {b['100%']}  |{' '.join(map(str, d['histogram']))}|"
+        )
+    return lines

@@ -1,0 +1,159 @@
+"""`mcqa-prep passrates`: per-question pass rates of graded rollouts, as a table that carries its contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..evidence import BUCKETS
+from ..passrates import measure
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, check_output_not_input, emit_json
+from .policy_opts import policy_from_options, policy_options
+
+
+@click.command("passrates")
+@click.argument("rollouts", metavar="ROLLOUTS...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The table: JSONL, a header line then one entry per question and model (written atomically).",
+)
+@click.option(
+    "--rescore",
+    is_flag=True,
+    help="Grade every rollout here under the policy options (default: the rollouts come from `rescore` and "
+    "carry their contract in metadata.grading).",
+)
+@click.option(
+    "--contract",
+    metavar="ID",
+    help="Count only the rollouts graded under this contract id (needed when they carry several).",
+)
+@click.option(
+    "--rows",
+    "rows_paths",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Dataset rows joined by prompt: their options grade rollouts with --rescore, their uuid keys "
+    "rollouts that name none.",
+)
+@policy_options
+@click.option(
+    "--model",
+    "default_model",
+    metavar="NAME",
+    help="Model of the rollouts that name none (responses_create_params.model, else response.model).",
+)
+@click.option(
+    "--key-by",
+    type=click.Choice(["uuid", "prompt"]),
+    default="uuid",
+    show_default=True,
+    help="uuid: one rate per question, every template variant pooled (prompt key where no uuid is known); "
+    "prompt: one rate per rendered prompt (question x template).",
+)
+@click.option(
+    "--on-invalid",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="fail: a rollout that cannot be graded -> exit 1, no table. skip: leave it out (counted in the table).",
+)
+@FORMAT_OPTION
+@QUIET_OPTION
+def passrates_command(
+    rollouts,
+    output,
+    rescore,
+    contract,
+    rows_paths,
+    default_model,
+    key_by,
+    on_invalid,
+    fmt,
+    quiet,
+    **policy_kw,
+):
+    """Measure per-question pass rates of graded ROLLOUTS, per model, into a table that carries its contract.
+
+    A pass is a reward of 1 under the grading contract the rollouts were graded under: rollouts come from
+    `mcqa-prep rescore` (metadata.grading.contract), or --rescore grades them here. Rollouts under several
+    contracts are refused (each contract named with its row count) unless --contract picks one; rollouts
+    without a contract or a model are refused. Without --rescore, policy options say which policy the
+    rollouts were graded under, so that the table records the full contract (its id must match).
+
+    \b
+    The table is used by `prepare --pass-rates TABLE` (filter by difficulty) and
+    `prepare --stamp-reward-profiles TABLE` (write the profiles into the rows); it is refused there when
+    its contract is not the preparation's, or when it was edited after it was written.
+
+    \b
+    Examples:
+      mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl
+      mcqa-prep passrates rescored.jsonl -o train.passrates.jsonl
+      mcqa-prep passrates rollouts.jsonl --rescore --rows train.jsonl -o train.passrates.jsonl --final-answer-only
+      mcqa-prep passrates a.jsonl b.jsonl --contract sha256:0f3c... -o t.jsonl --format json
+    """
+    check_output_not_input(output, list(rollouts) + list(rows_paths))
+    policy = policy_from_options(none_if_unset=not rescore, **policy_kw)
+    report = measure(
+        list(rollouts),
+        output,
+        policy,
+        rescore=rescore,
+        contract=contract,
+        rows_paths=list(rows_paths),
+        default_model=default_model,
+        key_by=key_by,
+        on_invalid=on_invalid,
+        progress=bar_factory(quiet),
+    )
+    d = report.to_dict()
+    if fmt == "json":
+        emit_json(d)
+        return
+    _render_text(d)
+
+
+def _render_text(d: dict[str, Any]) -> None:
+    c = d["counts"]
+    click.echo(
+        f"{d['output']}: {d['entries']} entries ({c['questions']} question(s), {len(c['models'])} model(s)), "
+        f"keyed by {d['key_by']}"
+    )
+    click.echo(
+        f"contract {d['contract_id']} (grader {d['grader_version'] or 'unknown'}"
+        + ("" if d["contract_known"] else "; the table records only the id: give the policy to record it all")
+        + ")"
+    )
+    left = []
+    if c["invalid"]:
+        left.append(f"{c['invalid']} could not be graded ({_kinds(d['invalid']['by_kind'])})")
+    if c["other_contracts"]:
+        left.append(f"{c['other_contracts']} under other contracts")
+    click.echo(
+        f"rollouts: {c['rollouts']} read, {c['used']} counted"
+        + (f", left out: {'; '.join(left)}" if left else "")
+    )
+    kinds = c["keys_by_kind"]
+    if d["key_by"] == "uuid" and kinds.get("prompt"):
+        click.echo(
+            f"note: {kinds['prompt']} question(s) keyed by prompt: their rollouts named no uuid "
+            "(--rows DATASET gives them their dataset row's uuid)",
+            err=True,
+        )
+    for model, dist in d["models"].items():
+        b = dist["pass_rate"]
+        click.echo(
+            f"  {model}: {dist['questions']} question(s), mean pass rate {dist['mean_pass_rate']:.4f}; "
+            + ", ".join(f"{k}: {b[k]}" for k in BUCKETS)
+        )
+        click.echo("    histogram (0.0 .. 1.0 by 0.1): " + " ".join(str(n) for n in dist["histogram"]))
+    click.echo(f"content sha256 {d['content_sha256']}")
+
+
+def _kinds(by_kind: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {n}" for k, n in by_kind.items())

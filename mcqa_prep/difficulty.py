@@ -1,0 +1,376 @@
+"""Difficulty in `prepare`: filter rows by measured pass rate, and stamp the measured profiles into rows.
+
+The evidence is a pass-rate table (passrate_table) measured under exactly the preparation's contract (anything
+else is refused before a row is read), or, by explicit opt-in, the rows' own upstream `reward_profiles`, whose
+grading contract is unknown (legacy evidence, recorded as such in the manifest). Per row, `Difficulty.judge`
+is a pure function of the row and the loaded evidence, so rows can be judged anywhere; `EvidenceTally` is the
+fold over the verdicts, in input order. A dropped row is neither written nor rejected: it is counted by
+reason (DROP_REASONS). The settings (`Difficulty.settings()`) are part of what makes a preparation: another
+table, model or threshold is another preparation (manifest.decide).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, UsageError
+from .evidence import key_kind
+from .passrate_table import PassRateTable, describe_models, read_table
+from .policy import GradingPolicy
+
+EVIDENCE_TABLE = "table"
+EVIDENCE_UPSTREAM = "upstream_reward_profiles"
+NO_EVIDENCE = ("keep", "drop")
+# Why a row was dropped, in the order they are tried (a row is dropped for the first that applies).
+DROP_REASONS = ("no_evidence", "unsolved", "solved", "pass_rate_below", "pass_rate_above")
+SOURCE_UPSTREAM = "upstream"  # reward_profiles[].source of a profile found in the input row
+SOURCE_MEASURED = "mcqa-prep"  # ... of a profile measured under a contract and stamped by prepare
+PROFILE_RULE = "difficulty.reward_profiles"
+
+
+@dataclass(frozen=True)
+class PassRateFilter:
+    """Which rows to keep: pass rate of `model` within [low, high], optionally neither 0 nor 1; rows without
+    evidence kept or dropped (`no_evidence`). `evidence` is EVIDENCE_TABLE or EVIDENCE_UPSTREAM."""
+
+    evidence: str = EVIDENCE_TABLE
+    model: str | None = None
+    low: float = 0.0
+    high: float = 1.0
+    drop_solved: bool = False
+    drop_unsolved: bool = False
+    no_evidence: str = "keep"
+
+    def check(self) -> None:
+        if self.evidence not in (EVIDENCE_TABLE, EVIDENCE_UPSTREAM):
+            raise UsageError(
+                f"evidence must be {EVIDENCE_TABLE} or {EVIDENCE_UPSTREAM}, got {self.evidence!r}"
+            )
+        for name, v in (("low", self.low), ("high", self.high)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise UsageError(
+                    f"pass-rate bound {name} must be a number in [0, 1], got {v!r}", reason="bad_range"
+                )
+        if self.low > self.high:
+            raise UsageError(
+                f"pass-rate range {self.low}:{self.high} is empty (low > high)", reason="bad_range"
+            )
+        if self.no_evidence not in NO_EVIDENCE:
+            raise UsageError(f"no_evidence must be keep or drop, got {self.no_evidence!r}")
+        if self.evidence == EVIDENCE_UPSTREAM and not self.model:
+            raise UsageError(
+                "filtering on the rows' own reward_profiles needs the model whose profile to use",
+                reason="model_required",
+            )
+
+    def reason(self, rate: float | None, solved: bool, unsolved: bool) -> str | None:
+        """Why a row with this evidence is dropped (DROP_REASONS), or None when it is kept."""
+        if rate is None:
+            return "no_evidence" if self.no_evidence == "drop" else None
+        if self.drop_unsolved and unsolved:
+            return "unsolved"
+        if self.drop_solved and solved:
+            return "solved"
+        if rate < self.low:
+            return "pass_rate_below"
+        if rate > self.high:
+            return "pass_rate_above"
+        return None
+
+
+@dataclass(frozen=True)
+class DifficultyRequest:
+    """What a preparation asks for: a table (the evidence to filter on and/or to stamp), a filter, stamping."""
+
+    table: str | os.PathLike | None = None
+    filter: PassRateFilter | None = None
+    stamp: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the evidence says of one valid row."""
+
+    key: str | None  # the table key the row was found under (None: not in the table, or no table)
+    source: str | None  # where the filter's evidence came from: uuid / prompt / upstream; None: no evidence
+    rate: float | None
+    dropped: str | None  # a DROP_REASONS entry, or None: the row is kept
+    # models named by the row's upstream profiles when none is the chosen one (for the "model missing" refusal)
+    upstream_models: tuple[str, ...] = ()
+
+
+class Difficulty:
+    """A checked request: the verified table (its contract is the preparation's), the model, the filter."""
+
+    def __init__(
+        self, request: DifficultyRequest, policy: GradingPolicy, table: PassRateTable | None
+    ) -> None:
+        self.request = request
+        self.filter = request.filter
+        self.stamp = request.stamp
+        self.table = table
+        self.contract_id = policy.contract_id()
+        self.model = self.filter.model if self.filter is not None else None
+
+    @classmethod
+    def load(
+        cls,
+        request: DifficultyRequest | None,
+        policy: GradingPolicy,
+        inputs: Iterable[str | os.PathLike] = (),
+        progress: Any = None,
+    ) -> Difficulty | None:
+        """Check the request and load its table (refusing a foreign, edited or unknown one) before any row."""
+        if request is None or (request.filter is None and not request.stamp):
+            return None
+        f = request.filter
+        if f is not None:
+            f.check()
+        wants_table = request.stamp or (f is not None and f.evidence == EVIDENCE_TABLE)
+        if wants_table and request.table is None:
+            raise UsageError(
+                "filtering on or stamping measured pass rates needs a pass-rate table",
+                reason="table_required",
+            )
+        table = None
+        if request.table is not None:
+            _check_not_an_input(request.table, inputs)
+            table = read_table(request.table, progress)
+            table.check_contract(policy)
+        self = cls(request, policy, table)
+        if f is not None and f.evidence == EVIDENCE_TABLE:
+            self.model = self._table_model(f.model)
+        return self
+
+    def _table_model(self, model: str | None) -> str:
+        assert self.table is not None
+        models = self.table.models
+        if model is None:
+            if len(models) == 1:
+                return next(iter(models))
+            raise UsageError(
+                f"{self.table.path}: holds pass rates of {len(models)} models ({describe_models(models)}): "
+                "name the model to filter on",
+                reason="model_ambiguous",
+                models=models,
+            )
+        if model not in models:
+            raise InputError(
+                f"{self.table.path}: no pass rates for model {model!r}; the table has: {describe_models(models)}",
+                reason="model_not_in_table",
+                models=models,
+            )
+        return model
+
+    # ---- per row (pure) ---------------------------------------------------------------------------------
+
+    def judge(self, row: Mapping[str, Any]) -> tuple[Verdict | None, str | None]:
+        """(verdict, None), or (None, why the row's upstream reward_profiles cannot be evidence)."""
+        found = self.table.find(row) if self.table is not None else None
+        key = found[0] if found is not None else None
+        f = self.filter
+        if f is None:  # stamping only
+            return Verdict(key, key_kind(key) if key is not None else None, None, None), None
+        if f.evidence == EVIDENCE_TABLE:
+            entry = found[1].get(self.model) if found is not None else None
+            if entry is None:
+                return Verdict(key, None, None, f.reason(None, False, False)), None
+            rate = entry.pass_rate
+            dropped = f.reason(rate, entry.passes == entry.samples, entry.passes == 0)
+            return Verdict(key, key_kind(key), rate, dropped), None
+        rate, others, problem = upstream_rate(row, self.model or "")
+        if problem is not None:
+            return None, problem
+        if rate is None:
+            return Verdict(key, None, None, f.reason(None, False, False), others), None
+        return Verdict(key, SOURCE_UPSTREAM, rate, f.reason(rate, rate >= 1.0, rate <= 0.0)), None
+
+    def apply(self, data: dict[str, Any], verdict: Verdict) -> None:
+        """Stamp the table's profiles for the row's question (every model) into `reward_profiles`, after the
+        row's own profiles, which are kept and marked as upstream (contract unknown). A measured profile
+        already in the row for the same model and contract (a row prepared before) is replaced."""
+        if not self.stamp or self.table is None:
+            return
+        own = data.get("reward_profiles")
+        out = [_mark_upstream(p) for p in own] if isinstance(own, list) else []
+        if verdict.key is not None:
+            cid = self.table.contract_id
+            new = [
+                {
+                    "model_hf_path": model,
+                    "num_generations": e.samples,
+                    "pass_rate": e.pass_rate,
+                    "contract": cid,
+                    "source": SOURCE_MEASURED,
+                }
+                for model, e in sorted(self.table.entries[verdict.key].items())
+            ]
+            models = {p["model_hf_path"] for p in new}
+            out = [p for p in out if not _measured(p, cid, models)] + new
+        if out or isinstance(own, list):
+            data["reward_profiles"] = out
+
+    # ---- the manifest --------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """What makes this part of a preparation (recorded in the manifest; compared by manifest.decide)."""
+        f = self.filter
+        flt = None
+        if f is not None:
+            upstream = f.evidence == EVIDENCE_UPSTREAM
+            flt = {
+                "evidence": f.evidence,
+                "evidence_contract_id": None if upstream or self.table is None else self.table.contract_id,
+                "legacy_evidence": upstream,
+                "model": self.model,
+                "keep_pass_rate": [float(f.low), float(f.high)],
+                "drop_solved": f.drop_solved,
+                "drop_unsolved": f.drop_unsolved,
+                "no_evidence": f.no_evidence,
+            }
+        return {
+            "table": self.table.identity() if self.table is not None else None,
+            "filter": flt,
+            "stamp_reward_profiles": self.stamp,
+        }
+
+    def section(self, tally: EvidenceTally) -> dict[str, Any]:
+        """The manifest's `difficulty` object: settings, where the table was read, what the evidence said."""
+        tally.check(self)
+        return {
+            "settings": self.settings(),
+            "table_path": self.table.path if self.table is not None else None,
+            "evidence": tally.to_dict(self),
+        }
+
+
+def _measured(p: Any, contract: str, models: set[str]) -> bool:
+    return (
+        isinstance(p, dict)
+        and p.get("source") == SOURCE_MEASURED
+        and p.get("contract") == contract
+        and p.get("model_hf_path") in models
+    )
+
+
+def _mark_upstream(p: Any) -> Any:
+    if isinstance(p, dict) and "source" not in p:
+        return {**p, "contract": None, "source": SOURCE_UPSTREAM}
+    return p
+
+
+def _check_not_an_input(table: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
+    t = Path(table).resolve()
+    for i in inputs:
+        p = Path(i).resolve()
+        if t == p or p in t.parents:
+            raise UsageError(
+                f"{table}: the pass-rate table is also an input (or inside one)", reason="table_is_input"
+            )
+
+
+def upstream_rate(row: Mapping[str, Any], model: str) -> tuple[float | None, tuple[str, ...], str | None]:
+    """(pass rate of `model` in the row's own upstream reward_profiles or None, the models those profiles
+    name when none is `model`, a problem). Profiles stamped with a contract are measurements, not upstream
+    evidence: they are skipped here (their table is the way to use them)."""
+    profiles = row.get("reward_profiles")
+    if profiles is None:
+        return None, (), None
+    if not isinstance(profiles, list):
+        return None, (), "$.reward_profiles: must be a list of profiles"
+    found: list[int] = []
+    others: list[str] = []
+    for i, p in enumerate(profiles):
+        if not isinstance(p, Mapping):
+            return None, (), f"$.reward_profiles[{i}]: must be an object"
+        if p.get("contract") is not None or p.get("source") == SOURCE_MEASURED:
+            continue
+        name = p.get("model_hf_path")
+        if name != model:
+            if isinstance(name, str):
+                others.append(name)
+            continue
+        rate = p.get("pass_rate")
+        if (
+            isinstance(rate, bool)
+            or not isinstance(rate, (int, float))
+            or not math.isfinite(rate)
+            or not 0 <= rate <= 1
+        ):
+            return None, (), f"$.reward_profiles[{i}].pass_rate: {rate!r} is not a pass rate in [0, 1]"
+        found.append(i)
+    if len(found) > 1:
+        return (
+            None,
+            (),
+            f"$.reward_profiles: {len(found)} profiles for model {model!r} (at {found}): which one is evidence?",
+        )
+    if not found:
+        return None, tuple(others), None
+    return float(profiles[found[0]]["pass_rate"]), (), None
+
+
+@dataclass
+class EvidenceTally:
+    """The fold over verdicts, in input order: which rows had evidence, which table keys were used."""
+
+    judged: int = 0
+    by_source: Counter = field(default_factory=Counter)
+    without: int = 0
+    in_table: int = 0  # rows found in the table
+    kept_in_table: int = 0  # ... and kept (their profiles are stamped when stamping)
+    matched: set = field(default_factory=set)
+    upstream_models: Counter = field(default_factory=Counter)
+
+    def add(self, v: Verdict) -> None:
+        self.judged += 1
+        if v.source is None:
+            self.without += 1
+            self.upstream_models.update(v.upstream_models)
+        else:
+            self.by_source[v.source] += 1
+        if v.key is not None:
+            self.in_table += 1
+            self.kept_in_table += v.dropped is None
+            self.matched.add(v.key)
+
+    def check(self, d: Difficulty) -> None:
+        """Refuse evidence that is about other rows: a table none of whose questions is in the inputs, or
+        upstream profiles of which none names the chosen model."""
+        if not self.judged:
+            return
+        if d.table is not None and not self.matched:
+            raise InputError(
+                f"{d.table.path}: none of its {len(d.table.entries)} question(s) is among the {self.judged} valid "
+                f"input row(s) (keyed by {d.table.key_by}): a table measured on other rows",
+                reason="table_matches_no_rows",
+                table=d.table.path,
+            )
+        f = d.filter
+        if f is not None and f.evidence == EVIDENCE_UPSTREAM and not self.by_source:
+            found = ", ".join(f"{m} ({n} row(s))" for m, n in self.upstream_models.most_common(10)) or "none"
+            raise InputError(
+                f"no input row has an upstream reward profile for model {d.model!r}; models found: {found}",
+                reason="model_not_in_rows",
+            )
+
+    def to_dict(self, d: Difficulty) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rows_judged": self.judged,
+            "rows_with_evidence": self.judged - self.without,
+            "rows_without_evidence": self.without,
+            "by_source": dict(sorted(self.by_source.items())),
+        }
+        if d.table is not None:
+            out["rows_in_table"] = self.in_table
+            out["table_questions"] = len(d.table.entries)
+            out["table_questions_matched"] = len(self.matched)
+        if d.stamp:
+            out["rows_stamped"] = self.kept_in_table
+        return out

@@ -1,0 +1,380 @@
+"""The pass-rate table format, in one place: writing it, reading it back with every check, and finding a row's
+evidence in it.
+
+A table is JSONL (schemas/passrates.v1.schema.json): line 1 a header (table schema version, the grading
+contract and its id, grader version, key kind, input hashes, counts, content hash), then one entry per
+(question key, model), sorted by (key, model), no repeat. Why JSONL and not one JSON document: a table for
+the whole dataset holds about a million entries; JSONL is written and checked line by line, every problem is
+reported with its line number, and a change shows up as a line in a diff.
+
+`content_sha256` covers the header (canonical JSON, without itself, `created_at` and `tool`) and the entry
+lines' bytes exactly as written: measuring the same rollouts again gives the same hash (a preparation made
+with the old table stays up to date), and any edit after writing is detected. It is an integrity check, not
+a signature. A reader refuses: an unknown or missing table_schema (no legacy reading of unversioned tables),
+a header or entry that does not follow the schema, a NaN, a repeated (key, model), unsorted entries, a hash
+that does not match, and (check_contract) a contract other than the caller's.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from . import __version__
+from .errors import ContractMismatch, Difference, InputError, IntegrityError
+from .evidence import row_keys
+from .io.readers import block_lines, nonfinite_paths, parse_fallback
+from .io.writers import AtomicFile
+from .policy import GradingPolicy, canonical_json, contract_differences, contract_id
+from .schema import json_path, load_schema, schema_version, validator
+
+TABLE_SCHEMA = schema_version("passrates")  # "passrates.v1"
+SUPPORTED_TABLES = (TABLE_SCHEMA,)
+UNHASHED = ("content_sha256", "created_at", "tool")
+ENTRY_FIELDS = frozenset(("key", "model", "samples", "passes", "pass_rate", "mean_reward"))
+_KEY = re.compile(r"^(uuid:.+|prompt:[0-9a-f]{32})$", re.S)
+PROBLEMS_KEPT = 5
+
+
+class Entry(NamedTuple):
+    """The evidence for one question and one model (a NamedTuple: a million of them are built per read)."""
+
+    samples: int
+    passes: int
+    mean_reward: float
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.samples
+
+
+def entry_line(key: str, model: str, samples: int, passes: int, reward_sum: float) -> bytes:
+    """One entry as written: canonical field order (sorted), compact, newline-terminated."""
+    doc = {
+        "key": key,
+        "model": model,
+        "samples": samples,
+        "passes": passes,
+        "pass_rate": passes / samples,
+        "mean_reward": reward_sum / samples,
+    }
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _hashed_header(header: Mapping[str, Any]) -> bytes:
+    return canonical_json({k: v for k, v in header.items() if k not in UNHASHED}) + b"\n"
+
+
+def write_table(
+    path: str | os.PathLike, header: Mapping[str, Any], entries: list[tuple[str, str, int, int, float]]
+) -> dict[str, Any]:
+    """Write a table atomically: `header` without its computed fields, `entries` as (key, model, samples,
+    passes, reward_sum). Returns the header as written."""
+    entries = sorted(entries, key=lambda e: (e[0], e[1]))
+    doc = {
+        "table_schema": TABLE_SCHEMA,
+        "tool": {"name": "mcqa-prep", "version": __version__},
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        **header,
+        "entries": len(entries),
+    }
+    h = hashlib.sha256(_hashed_header(doc))
+    for e in entries:  # serialised twice (hash, then write) rather than held twice in memory
+        h.update(entry_line(*e))
+    doc["content_sha256"] = h.hexdigest()
+    errors = list(validator("passrates").iter_errors(doc))
+    if errors:  # a bug here, not bad input: never write a table a reader would refuse
+        raise ValueError(
+            f"pass-rate table header invalid: {json_path(errors[0].absolute_path)}: {errors[0].message}"
+        )
+    with AtomicFile(path, "wb") as fh:
+        fh.write(canonical_json(doc) + b"\n")
+        for e in entries:
+            fh.write(entry_line(*e))
+    return doc
+
+
+# ---- reading ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PassRateTable:
+    """A verified table: its header and its entries by key, then model."""
+
+    path: str
+    header: dict[str, Any]
+    entries: dict[str, dict[str, Entry]]
+
+    @property
+    def contract_id(self) -> str:
+        return self.header["contract_id"]
+
+    @property
+    def contract(self) -> dict[str, Any] | None:
+        return self.header["contract"]
+
+    @property
+    def content_sha256(self) -> str:
+        return self.header["content_sha256"]
+
+    @property
+    def key_by(self) -> str:
+        return self.header["key_by"]
+
+    @property
+    def models(self) -> dict[str, int]:
+        """Entries per model, as the header counts them (checked against the entries on reading)."""
+        return dict(self.header["counts"]["models"])
+
+    def find(self, row: Mapping[str, Any]) -> tuple[str, dict[str, Entry]] | None:
+        """(key, entries by model) of a dataset row: by its uuid, else by its prompt; None without evidence."""
+        for key in row_keys(row, self.key_by):
+            found = self.entries.get(key)
+            if found is not None:
+                return key, found
+        return None
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two tables the same evidence (a preparation records it; its path is not part of it)."""
+        return {
+            "table_schema": self.header["table_schema"],
+            "content_sha256": self.content_sha256,
+            "contract_id": self.contract_id,
+            "key_by": self.key_by,
+        }
+
+    def check_contract(self, policy: GradingPolicy) -> None:
+        """ContractMismatch (naming both ids and the fields that differ) unless the table was measured under
+        exactly `policy`'s contract."""
+        mine = policy.contract_id()
+        if self.contract_id == mine:
+            return
+        if self.contract is not None:
+            diff = contract_differences(self.contract, policy.contract())
+            fields = "; ".join(d.render() for d in diff) or "(none: ids differ only)"
+        else:
+            diff = [Difference("contract_id", self.contract_id, mine)]
+            fields = "unknown (the table records only its contract id)"
+        raise ContractMismatch(
+            f"{self.path}: pass rates measured under contract {self.contract_id}, but this preparation grades "
+            f"under contract {mine}; evidence from another grading contract is not evidence here; fields that "
+            f"differ: {fields}",
+            expected=mine,
+            found=self.contract_id,
+            differences=diff,
+            reason="table_contract",
+            table=self.path,
+        )
+
+
+@functools.cache
+def _entry_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema("passrates")["$defs"]["entry"])
+
+
+def _invalid(path: Path, message: str, reason: str = "table_invalid") -> InputError:
+    return InputError(f"{path}: {message}", reason=reason, table=str(path))
+
+
+def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise _invalid(path, "empty: not a pass-rate table")
+    try:
+        header = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise _invalid(path, "line 1: not a JSON header: not a pass-rate table") from None
+    version = header.get("table_schema") if isinstance(header, dict) else None
+    if version not in SUPPORTED_TABLES:
+        what = "no table_schema (an unversioned table)" if version is None else f"table_schema {version!r}"
+        raise _invalid(
+            path,
+            f"{what} is not supported: this mcqa-prep reads {', '.join(SUPPORTED_TABLES)}; measure the pass "
+            "rates again with this version",
+            reason="table_schema",
+        )
+    errors = sorted(validator("passrates").iter_errors(header), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        raise _invalid(path, f"line 1: {json_path(e.absolute_path)}: {e.message} [{TABLE_SCHEMA}]")
+    contract = header["contract"]
+    if contract is not None and (
+        contract_id(contract) != header["contract_id"]
+        or contract["grader_version"] != header["grader_version"]
+    ):
+        raise IntegrityError(
+            f"{path}: line 1: contract_id or grader_version does not match the recorded contract (edited?)",
+            reason="table_edited",
+            table=str(path),
+        )
+    return header
+
+
+def _entry_problem(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(entry, None) or (None, what is wrong with this line)."""
+    if not raw.strip():
+        return None, "blank line"
+    try:
+        d = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        d, why = parse_fallback(raw)
+        if why is not None:
+            return None, why
+        bad = list(nonfinite_paths(d))
+        if bad:
+            return None, f"{bad[0]}: NaN/Infinity is not a number (not a pass rate)"
+    if (
+        type(d) is dict
+        and d.keys() == ENTRY_FIELDS
+        and type(d["key"]) is str
+        and _KEY.match(d["key"])
+        and type(d["model"]) is str
+        and d["model"]
+        and type(d["samples"]) is int
+        and type(d["passes"]) is int
+        and 0 <= d["passes"] <= d["samples"]
+    ):
+        r, mr = d["pass_rate"], d["mean_reward"]
+        if type(r) in (int, float) and type(mr) in (int, float) and 0 <= mr <= 1:
+            if math.isclose(r, d["passes"] / d["samples"], rel_tol=0, abs_tol=1e-12):
+                return d, None
+            return None, f"$.pass_rate: {r} is not passes / samples ({d['passes']}/{d['samples']})"
+    errors = sorted(_entry_validator().iter_errors(d), key=lambda e: list(e.absolute_path))
+    if errors:
+        return None, f"{json_path(errors[0].absolute_path)}: {errors[0].message}"
+    return None, f"$.passes: {d['passes']} passes out of {d['samples']} samples"
+
+
+class _Reader:
+    """Entries in, index out, problems collected with their line numbers. The common case (a well-formed,
+    sorted entry) is checked inline; anything else goes through _entry_problem for a precise message."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Entry]] = {}
+        self.models: dict[str, int] = {}
+        self.problems: list[str] = []
+        self.count = 0
+        self.n_problems = 0
+        self.prev_key = ""
+        self.prev_model = ""
+        self.by_model: dict[str, Entry] = {}
+
+    def problem(self, line: int, message: str) -> None:
+        self.n_problems += 1
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append(f"line {line}: {message}")
+
+    def add(self, line: int, raw: bytes) -> None:
+        self.count += 1
+        try:
+            d = orjson.loads(raw)
+            key, model = d["key"], d["model"]
+            s, p, r, mr = d["samples"], d["passes"], d["pass_rate"], d["mean_reward"]
+            ok = (
+                len(d) == 6
+                and type(key) is str
+                and type(model) is str
+                and model
+                and type(s) is int
+                and type(p) is int
+                and 0 <= p <= s
+                and type(r) is float
+                and r == p / s
+                and type(mr) is float
+                and 0.0 <= mr <= 1.0
+                and _KEY.match(key) is not None
+            )
+        except (orjson.JSONDecodeError, TypeError, KeyError):
+            ok = False
+        if not ok:
+            d, why = _entry_problem(raw)
+            if d is None:
+                self.problem(line, why or "invalid entry")
+                return
+            key, model, s, p, mr = d["key"], d["model"], d["samples"], d["passes"], float(d["mean_reward"])
+        self._index(line, key, model, Entry(s, p, mr))
+
+    def _index(self, line: int, key: str, model: str, e: Entry) -> None:
+        if key == self.prev_key:
+            if model == self.prev_model:
+                self.problem(line, f"duplicate entry for key {key!r} and model {model!r}")
+                return
+            if model < self.prev_model:
+                self.problem(line, "entries are not sorted by (key, model)")
+        else:
+            if key < self.prev_key:
+                self.problem(line, "entries are not sorted by (key, model)")
+            by_model = self.entries.get(key)
+            self.by_model = by_model if by_model is not None else self.entries.setdefault(key, {})
+        if model in self.by_model:  # only in an unsorted table: already a problem
+            self.problem(line, f"duplicate entry for key {key!r} and model {model!r}")
+            return
+        self.prev_key, self.prev_model = key, model
+        self.by_model[model] = e
+        self.models[model] = self.models.get(model, 0) + 1
+
+
+def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
+    """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
+    version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
+    factory (progress(total=, desc=, unit=))."""
+    p = Path(path)
+    try:
+        fh = open(p, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file", reason="missing_input", path=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
+    bar = None
+    with fh:
+        try:
+            header = _read_header(p, fh.readline())
+            h = hashlib.sha256(_hashed_header(header))
+            on_block = h.update
+            if progress is not None:
+                bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
+                on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731
+            reader = _Reader()
+            for i, raw in enumerate(block_lines(fh, on_block), start=2):
+                reader.add(i, raw)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{p}: cannot read: {exc}", reason="input_unreadable") from None
+        finally:
+            if bar is not None:
+                bar.close()
+    return _verified(p, header, reader, h.hexdigest())
+
+
+def _verified(p: Path, header: dict[str, Any], reader: _Reader, digest: str) -> PassRateTable:
+    first = f"; first problem: {reader.problems[0]}" if reader.problems else ""
+    if digest != header["content_sha256"]:
+        raise IntegrityError(
+            f"{p}: content hash {digest[:16]}... does not match the recorded {header['content_sha256'][:16]}...: "
+            f"the table was edited after it was written{first}",
+            reason="table_edited",
+            table=str(p),
+            recorded=header["content_sha256"],
+            found=digest,
+            problems=reader.problems,
+        )
+    if reader.n_problems:
+        more = f" (and {reader.n_problems - 1} more)" if reader.n_problems > 1 else ""
+        raise _invalid(p, f"{reader.problems[0]}{more}")
+    if reader.count != header["entries"] or dict(reader.models) != header["counts"]["models"]:
+        raise _invalid(p, f"the header counts {header['entries']} entries, the table holds {reader.count}")
+    return PassRateTable(str(p), header, reader.entries)
+
+
+def describe_models(models: Mapping[str, int]) -> str:
+    return ", ".join(f"{m} ({n} question(s))" for m, n in sorted(models.items())) or "none"
