@@ -1,0 +1,321 @@
+"""Rules on one row's prompt, options, gold and grading mode. Each reads the row's facts (facts.RowFacts);
+the engine calls it only when its guard bits are set for the row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..grader.modes import NOT_NEMO_GYM_MODES, OVERRIDE_ONLY_MODES, ROW_MODES
+from ..prompt import content_text
+from .facts import (
+    G_GOLD,
+    G_IN_PROMPT,
+    G_MARKERS,
+    G_MODE,
+    G_OPTIONS,
+    G_PROMPT,
+    G_TEXTS,
+    UNRENDERED_MARKERS,
+    RowFacts,
+    normalize_texts,
+)
+from .registry import ERROR, WARNING, Hit, quote, rule
+
+INPUT = ("responses_create_params", "input")
+PROMPT_PATH = (*INPUT, 0, "content")
+
+# -- prompt ---------------------------------------------------------------------------------------------
+
+
+@rule(
+    "prompt_messages",
+    ERROR,
+    "`responses_create_params.input` is not exactly one message with role `user` and non-empty content",
+    "put the whole prompt in one user message",
+    guard=G_PROMPT,
+)
+def prompt_messages(f: RowFacts) -> Iterator[Hit]:
+    rcp = f.d.get("responses_create_params")
+    inp = rcp.get("input") if isinstance(rcp, dict) else None
+    if not isinstance(inp, list):
+        return  # the schema finding says it
+    if len(inp) != 1:
+        roles = ", ".join(str(m.get("role")) for m in inp if isinstance(m, dict)) or "none"
+        yield (
+            INPUT,
+            (
+                f"expected exactly one user message, got {len(inp)} (roles: {roles}); put the whole prompt in one "
+                "user message (NeMo Gym's mcqa rows carry no system message)"
+            ),
+        )
+        return
+    m = inp[0]
+    if not isinstance(m, dict):
+        return
+    role = m.get("role")
+    if role != "user":
+        yield (*INPUT, 0, "role"), f"the message role is {role!r}, expected 'user'"
+    text = content_text(m.get("content"))
+    if text is None:
+        if "content" not in m:
+            yield (*INPUT, 0, "content"), "the message has no content; give the prompt text"
+    elif not text.strip():
+        yield (*INPUT, 0, "content"), "the prompt is empty; give the question and its options"
+
+
+@rule(
+    "template_unrendered",
+    WARNING,
+    "the prompt contains `{{`, `}}`, `{problem}`, `{question}`, `{options}` or `{choices}`",
+    "render the template (str.format turns `{{` into `{`)",
+    guard=G_MARKERS,
+)
+def template_unrendered(f: RowFacts) -> Iterator[Hit]:
+    text = f.prompt or ""
+    for marker in UNRENDERED_MARKERS:
+        at = text.find(marker)
+        if at >= 0:
+            yield (
+                PROMPT_PATH,
+                (
+                    f"the prompt contains {marker!r} at character {at} ({quote(text[max(0, at - 25) : at + 25], 70)}): "
+                    "the template was not rendered as intended (str.format turns '{{' into '{' and fills "
+                    "'{problem}'); render it again"
+                ),
+            )
+            return
+
+
+# -- options --------------------------------------------------------------------------------------------
+
+
+@rule(
+    "option_shape",
+    ERROR,
+    "an option element with no non-null letter (all-null Parquet element) or with several non-null letters",
+    "one letter with its text per element",
+    guard=G_OPTIONS,
+)
+def option_shape(f: RowFacts) -> Iterator[Hit]:
+    for i, present in f.walk().shapes:
+        if not present:
+            yield (
+                ("options", i),
+                "no letter with a text (every key is null); drop the element or give its text",
+            )
+        else:
+            keys = ", ".join(repr(k) for k, _ in present)
+            yield (
+                ("options", i),
+                (
+                    f"{len(present)} letters with a text ({keys}); each element holds exactly one letter, "
+                    'e.g. [{"A": "..."}, {"B": "..."}]'
+                ),
+            )
+
+
+@rule(
+    "option_letter",
+    ERROR,
+    "an option key that is not a single alphabetic character (`AA`, `1`)",
+    "use A, B, C, ...",
+    guard=G_OPTIONS,
+)
+def option_letter(f: RowFacts) -> Iterator[Hit]:
+    for i, k in f.walk().bad_keys:
+        yield (
+            ("options", i),
+            (f"option key {k!r} is not a single letter; use A, B, C, ... (a one-character alphabetic key)"),
+        )
+
+
+@rule(
+    "option_letter_duplicate",
+    ERROR,
+    "the same letter twice (case-insensitive: `b` and `B`)",
+    "give every option its own letter",
+    guard=G_OPTIONS,
+)
+def option_letter_duplicate(f: RowFacts) -> Iterator[Hit]:
+    for i, L, j in f.walk().duplicates:
+        yield (
+            ("options", i),
+            f"letter {L} is already used by $.options[{j}]; give every option its own letter",
+        )
+
+
+@rule(
+    "option_text_empty",
+    ERROR,
+    "an empty or whitespace-only option text",
+    "give the text or drop the option",
+    guard=G_TEXTS,
+)
+def option_text_empty(f: RowFacts) -> Iterator[Hit]:
+    for L, (i, k, t) in f.walk().letters.items():
+        if not t.strip():
+            yield ("options", i, k), f"option {L} has an empty text; give its text or remove the option"
+
+
+@rule(
+    "option_text_duplicate",
+    WARNING,
+    "two option texts equal after lower-casing and collapsing whitespace: modes that match option text "
+    "become ambiguous",
+    "make the texts distinct",
+    guard=G_TEXTS,
+)
+def option_text_duplicate(f: RowFacts) -> Iterator[Hit]:
+    seen: dict[str, str] = {}
+    for L, (i, k, t) in f.walk().letters.items():
+        if not t.strip():
+            continue
+        norm = normalize_texts([t])[0]
+        first = seen.setdefault(norm, L)
+        if first != L:
+            yield (
+                ("options", i, k),
+                (
+                    f"option {L} has the same text as option {first} ({quote(t)}): lenient modes that match "
+                    "option text cannot tell them apart; make the texts distinct"
+                ),
+            )
+
+
+@rule(
+    "options_count",
+    ERROR,
+    "fewer than two options with a letter and a non-empty text",
+    "give at least two options",
+    guard=G_OPTIONS | G_TEXTS,
+)
+def options_count(f: RowFacts) -> Iterator[Hit]:
+    if not isinstance(f.d.get("options"), list):
+        return  # the schema finding says it
+    n = sum(1 for _, _, t in f.walk().letters.values() if t.strip())
+    if n < 2:
+        yield (
+            ("options",),
+            (f"{n} option(s) with a letter and a text; a multiple-choice row needs at least two"),
+        )
+
+
+@rule(
+    "option_not_in_prompt",
+    WARNING,
+    "an option text that does not occur in the prompt (also after collapsing whitespace): the model never "
+    "sees it",
+    "render the option lines into the prompt",
+    guard=G_IN_PROMPT,
+)
+def option_not_in_prompt(f: RowFacts) -> Iterator[Hit]:
+    prompt = f.prompt
+    if prompt is None:
+        return
+    flat = " ".join(prompt.split())
+    for L, (i, k, t) in f.walk().letters.items():
+        if t.strip() and t not in prompt and " ".join(t.split()) not in flat:
+            yield (
+                ("options", i, k),
+                (
+                    f"the text of option {L} ({quote(t)}) does not appear in the prompt: the model never sees it; "
+                    "render the option lines into the prompt or fix the option text"
+                ),
+            )
+
+
+# -- gold -----------------------------------------------------------------------------------------------
+
+
+@rule(
+    "expected_answer_not_option",
+    ERROR,
+    "`expected_answer` (stripped, upper-cased, as NeMo Gym reads it) is empty or not a letter with a "
+    "non-null text",
+    "set it to the correct option's letter",
+    guard=G_GOLD,
+)
+def expected_answer_not_option(f: RowFacts) -> Iterator[Hit]:
+    gold = f.d.get("expected_answer")
+    opts = f.d.get("options")
+    if not isinstance(gold, str) or not isinstance(opts, list):
+        return  # the schema finding says it
+    g = gold.strip().upper()
+    letters = f.walk().letters
+    if g in letters and letters[g][2].strip():
+        return
+    offered = ", ".join(letters) or "none"
+    if not g:
+        msg = f"expected_answer is empty; set it to the gold letter (one of {offered})"
+    elif g in letters:
+        msg = f"expected_answer {g} names an option with an empty text; fix the option or the gold"
+    else:
+        msg = (
+            f"expected_answer {gold!r} is not one of the option letters ({offered}); set it to the letter of "
+            "the correct option"
+        )
+        if any(isinstance(o, dict) and o.get(g, 0) is None for o in opts):
+            msg += f" (option {g} is null here: the Parquet shape's absent letter)"
+    yield ("expected_answer",), msg
+
+
+# -- grading mode ---------------------------------------------------------------------------------------
+
+
+@rule(
+    "grading_mode_unknown",
+    ERROR,
+    "`grading_mode` is not a row-level mode (" + ", ".join(f"`{m}`" for m in ROW_MODES) + ")",
+    "use a row mode or leave it out (null = default)",
+    guard=G_MODE,
+)
+def grading_mode_unknown(f: RowFacts) -> Iterator[Hit]:
+    gm = f.d.get("grading_mode")
+    if isinstance(gm, str) and gm not in ROW_MODES and gm not in OVERRIDE_ONLY_MODES:
+        yield (
+            ("grading_mode",),
+            (
+                f"unknown grading_mode {gm!r}; use one of {', '.join(ROW_MODES)}, or leave it out for the default"
+            ),
+        )
+
+
+@rule(
+    "grading_mode_override_only",
+    ERROR,
+    "a server-level override mode (" + ", ".join(f"`{m}`" for m in OVERRIDE_ONLY_MODES) + ") on a row: "
+    "NeMo Gym rejects the row",
+    "use a row mode (`lenient_answer_colon`), or the policy override",
+    guard=G_MODE,
+)
+def grading_mode_override_only(f: RowFacts) -> Iterator[Hit]:
+    gm = f.d.get("grading_mode")
+    if gm in OVERRIDE_ONLY_MODES:
+        yield (
+            ("grading_mode",),
+            (
+                f"{gm} is a server-level override, not a row mode: NeMo Gym rejects the row; use "
+                "lenient_answer_colon on the row, or set the mode in the grading policy override"
+            ),
+        )
+
+
+@rule(
+    "grading_mode_not_nemo_gym",
+    WARNING,
+    "a row mode that is mcqa-prep's own ("
+    + ", ".join(f"`{m}`" for m in NOT_NEMO_GYM_MODES if m in ROW_MODES)
+    + "): NeMo Gym 0.7.0 does not know it",
+    "use a NeMo Gym mode for data trained there",
+    guard=G_MODE,
+)
+def grading_mode_not_nemo_gym(f: RowFacts) -> Iterator[Hit]:
+    gm = f.d.get("grading_mode")
+    if gm in NOT_NEMO_GYM_MODES and gm in ROW_MODES:
+        yield (
+            ("grading_mode",),
+            (
+                f"grading_mode {gm!r} is mcqa-prep's own mode: NeMo Gym 0.7.0 rejects this row; use a NeMo Gym "
+                "mode if the data is trained there"
+            ),
+        )
