@@ -27,7 +27,7 @@ from typing import Any
 import regex
 
 from ..grader import grade_text
-from .synth import _c, _children, _set_char, _Unsupported, parse, synthesize
+from .synth import _c, _children, _set_char, _Unsupported, model_pattern, parse, synthesize
 
 # Length of the adversarial runs. Exponential backtracking explodes at a few dozen characters; at 2000 a
 # merely quadratic pattern (e.g. two adjacent \s*, as in NVIDIA's mcqa_benchmark_002) still finishes in tens
@@ -233,6 +233,7 @@ class LetterControl:
     response: str | None
     got: str | None
     status: str | None
+    why: str = "this pattern's own format"  # what the response is, for the message
 
 
 @dataclass
@@ -246,9 +247,52 @@ class PatternControls:
 
 
 def _grades_to(text: str, letter: str, letters: Sequence[str], output_regex: Any, timeout: float):
+    """(ok, what the custom regex gave): ok when the custom regex itself grades `text` to `letter` (a letter
+    the grading mode reads after the regex gave none does not count)."""
     options = [{L: f"option {L}"} for L in letters]
     res = grade_text(text, options, letter, None, {"output_regex": output_regex}, regex_timeout=timeout)
-    return res.extracted_answer == letter and res.mode == "output_regex", res
+    if res.mode != "output_regex":
+        return False, LetterControl(False, text, None, "no match")
+    return res.extracted_answer == letter, LetterControl(False, text, res.extracted_answer, res.status)
+
+
+def required_samples(pattern: str, letter: str) -> list[tuple[str, str]]:
+    """Responses a model writes for this pattern that must score besides its literal format: the pattern as
+    the author meant it where a backslash was lost (synth.model_pattern: `\\boxed`, not a word boundary and
+    `oxed`), and the documented `\\boxed{X}` format when the pattern's own answer is a box."""
+    out: list[tuple[str, str]] = []
+    meant = model_pattern(pattern)
+    sample = synthesize(meant, letter) if meant != pattern else None
+    if sample is not None:
+        out.append((sample, "the pattern's format as a model writes it"))
+    own = sample or synthesize(pattern, letter) or ""
+    boxed = "\\boxed{" + letter + "}"
+    if "boxed" in pattern.lower() and "oxed" in own and boxed not in [r for r, _ in out]:
+        out.append((boxed, "the documented \\boxed{} format"))
+    return out
+
+
+def _letter_control(pattern: str, L: str, letters: Sequence[str], output_regex: Any, timeout: float):
+    """The positive control of one letter: some compliant format scores (the synthesised sample, else a
+    well-known format), and so does every required sample."""
+    tried: list[str] = []
+    sample = synthesize(pattern, L)
+    if sample is not None:
+        tried.append(sample)
+    tried.extend(f.format(L=L) for f in FALLBACK_FORMATS)
+    first = None
+    for text in tried:
+        ok_, lc = _grades_to(text, L, letters, output_regex, timeout)
+        first = first or lc
+        if ok_:
+            break
+    else:
+        return first or LetterControl(False, None, None, None)
+    for text, why in required_samples(pattern, L):
+        ok_, lc = _grades_to(text, L, letters, output_regex, timeout)
+        if not ok_:
+            return LetterControl(False, text, lc.got, lc.status, why)
+    return LetterControl(True, text, L, "ok")
 
 
 def positive_controls(
@@ -268,21 +312,7 @@ def positive_controls(
             continue
         pc = PatternControls()
         for L in letters:
-            tried: list[str] = []
-            sample = synthesize(pattern, L)
-            if sample is not None:
-                tried.append(sample)
-            tried.extend(f.format(L=L) for f in FALLBACK_FORMATS)
-            first = None
-            for text in tried:
-                ok_, res = _grades_to(text, L, letters, output_regex, timeout)
-                if first is None:
-                    first = LetterControl(False, text, res.extracted_answer, res.status)
-                if ok_:
-                    pc.letters[L] = LetterControl(True, text, L, res.status)
-                    break
-            else:
-                pc.letters[L] = first or LetterControl(False, None, None, None)
+            pc.letters[L] = _letter_control(pattern, L, letters, output_regex, timeout)
         out.append(pc)
     return out
 

@@ -20,6 +20,7 @@ from ..records import STATUS_REGEX_TIMEOUT
 from . import controls
 from .facts import G_REGEX, G_REGEX_LETTERS, G_REGEX_PROMPT, RowFacts
 from .registry import ERROR, WARNING, Hit, quote, rule
+from .synth import describe_char, explain_lost, lost_hint, odd_chars
 
 CACHE_MAX = 4096  # distinct patterns / (output_regex, letter set) pairs whose results are kept
 ORX = ("template_metadata", "output_regex")
@@ -70,6 +71,7 @@ class PatternInfo:
     error: str | None
     groups: int
     time: controls.TimeBound | None
+    odd: tuple[tuple[int, str], ...]  # characters no response holds (synth.odd_chars)
 
     @property
     def usable(self) -> bool:
@@ -78,7 +80,7 @@ class PatternInfo:
     @property
     def quiet(self) -> bool:
         """No pattern rule fires on it."""
-        return self.usable
+        return self.usable and not self.odd
 
 
 @functools.lru_cache(maxsize=CACHE_MAX)
@@ -87,7 +89,7 @@ def pattern_info(p: str, timeout: float) -> PatternInfo:
     time = None
     if compiled is not None and groups <= 1:
         time = controls.check_time_bound(p, compiled, timeout=timeout)
-    return PatternInfo(compiled, error, groups, time)
+    return PatternInfo(compiled, error, groups, time, odd_chars(p))
 
 
 @dataclass
@@ -223,6 +225,36 @@ def regex_time_bound(f: RowFacts) -> Iterator[Hit]:
         )
 
 
+@rule(
+    "regex_control_character",
+    ERROR,
+    "a pattern holding a character no response contains: a control character (almost always a lost "
+    "backslash: `\\b` in a JSON or non-raw Python string is a backspace), a tab before `ext` (the `\\t` of "
+    "`\\text`), an invisible format character, a non-ASCII space",
+    "restore the backslash (a raw string in Python, `\\\\` in JSON), remove the character, or use `\\s`",
+    guard=G_REGEX,
+)
+def regex_control_character(f: RowFacts) -> Iterator[Hit]:
+    for path, p, info in _patterns(f):
+        if info.odd:
+            at, ch = info.odd[0]
+            more = f" and {len(info.odd) - 1} more" if len(info.odd) > 1 else ""
+            why = lost_hint(p, at) or explain_lost(p)
+            if not why:
+                why = (
+                    " (a model writes a plain space: use ' ' or \\s)"
+                    if ch.isspace()
+                    else " (an invisible character, e.g. copied from a document)"
+                )
+            yield (
+                path,
+                (
+                    f"the pattern holds {describe_char(ch)} at character {at}{more}{why}: no response contains it, "
+                    "so this pattern never matches what a model writes; fix the pattern"
+                ),
+            )
+
+
 # -- controls ---------------------------------------------------------------------------------------------
 
 
@@ -233,19 +265,19 @@ def gold_hits(plan: RegexPlan, g: str) -> tuple[list[Hit], list[Hit]]:
         return hits
     pos: list[Hit] = []
     cov: list[Hit] = []
-    for pc, path in zip(plan.positive, plan.key.paths(), strict=True):
+    for pc, path, p in zip(plan.positive, plan.key.paths(), plan.key.patterns, strict=True):
         if pc is None:
             continue
         bad = pc.failing()
         if g in bad:
             lc = pc.letters[g]
-            got = f"as {lc.got}" if lc.got else f"to no letter ({lc.status})"
+            got = f"as {lc.got}" if lc.got else f"to no letter ({lc.status}) by the pattern"
+            fix = explain_lost(p).strip() or "make the capture group hold the option letter"
             pos.append(
                 (
                     path,
-                    f"a compliant answer {quote(lc.response or '')} (this pattern's own format, with the gold "
-                    f"{g}) is graded {got}: training can never reward this row; make the capture group hold "
-                    "the option letter",
+                    f"a compliant answer {quote(lc.response or '')} ({lc.why}, with the gold {g}) is graded "
+                    f"{got}: training can never reward this row; {fix}",
                 )
             )
         others = [L for L in bad if L != g]

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..grader.modes import NOT_NEMO_GYM_MODES, OVERRIDE_ONLY_MODES, ROW_MODES
 from ..prompt import content_text
 from .facts import (
+    G_CONTROL,
     G_GOLD,
     G_IN_PROMPT,
     G_MARKERS,
@@ -15,11 +16,13 @@ from .facts import (
     G_OPTIONS,
     G_PROMPT,
     G_TEXTS,
+    TEXT_CONTROL,
     UNRENDERED_MARKERS,
     RowFacts,
     normalize_texts,
 )
 from .registry import ERROR, WARNING, Hit, quote, rule
+from .synth import describe_char, lost_hint
 
 INPUT = ("responses_create_params", "input")
 PROMPT_PATH = (*INPUT, 0, "content")
@@ -84,6 +87,33 @@ def template_unrendered(f: RowFacts) -> Iterator[Hit]:
                 ),
             )
             return
+
+
+@rule(
+    "text_control_character",
+    WARNING,
+    "a control or invisible character in the prompt or an option text (C0/C1 controls but tab, newline and "
+    "carriage return; DEL; zero-width space, word joiner, BOM, bidi overrides): often a lost backslash "
+    "(`\\f` of `\\frac` in a non-raw string is a form feed); the model sees garbage and text matching misses",
+    "restore the backslash (a raw string in Python, `\\\\` in JSON) or remove the character",
+    guard=G_CONTROL,
+)
+def text_control_character(f: RowFacts) -> Iterator[Hit]:
+    texts = [(PROMPT_PATH, "the prompt", f.prompt or "")]
+    texts += [(("options", i, k), f"the text of option {L}", t) for L, (i, k, t) in f.walk().letters.items()]
+    for path, what, text in texts:
+        found = [m.start() for m in TEXT_CONTROL.finditer(text)]
+        if found:
+            at = found[0]
+            more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+            yield (
+                path,
+                (
+                    f"{what} holds {describe_char(text[at])} at character {at}{more} "
+                    f"({quote(text[max(0, at - 20) : at + 20], 50)}){lost_hint(text, at)}: the model sees a control "
+                    "character and text matching misses it; restore the escape or remove the character"
+                ),
+            )
 
 
 # -- options --------------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ and `model_pattern` spells them as the author meant, so the controls can try wha
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
+from typing import NamedTuple
 
 try:  # Python 3.11+: the parser of `re`, used to walk a pattern's structure
     from re import _constants as _c
@@ -229,3 +232,129 @@ def synthesize(pattern: str, letter: str) -> str | None:
     except (_Unsupported, RecursionError, ValueError, OverflowError):
         return None
     return out if out.strip() else None
+
+
+# --------------------------------------------------------------------------------------------- lost backslash
+
+# LaTeX commands that answer formats use and whose first letter is also an escape (\a \b \f \n \r \t \v):
+# written without a doubled backslash, the escape eats the backslash and the first letter.
+LATEX_COMMANDS = frozenset(
+    "boxed bf beta text textbf textit textrm texttt textsf times theta tau frac fbox fcolorbox neq nabla "
+    "newline not rm rho right rightarrow vec varepsilon alpha approx".split()
+)
+# control characters that a string escape turns these letters into (JSON and non-raw Python strings)
+ESCAPED_CHARS = {"\x07": "a", "\x08": "b", "\x0c": "f", "\n": "n", "\r": "r", "\t": "t", "\x0b": "v"}
+_WORD = re.compile(r"[A-Za-z]*")
+
+
+class LostBackslash(NamedTuple):
+    """One spot where a backslash was lost: at `pos`, `found` stands where `meant` (e.g. '\\boxed') was."""
+
+    pos: int
+    found: str  # 'the regex escape \\b' or 'a backspace (U+0008)'
+    meant: str
+    size: int  # characters of the pattern it spans before the rest of the command
+
+
+@functools.lru_cache(maxsize=4096)
+def lost_backslashes(pattern: str) -> tuple[LostBackslash, ...]:
+    """Regex escapes (`\\b` of `\\boxed`, `\\t` of `\\text`) and escaped control characters (a backspace
+    before `oxed`) that stand where a LaTeX command in LATEX_COMMANDS was meant."""
+    out: list[LostBackslash] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < n:
+            esc = pattern[i + 1]
+            word = esc + _WORD.match(pattern, i + 2).group(0)  # type: ignore[union-attr]
+            if esc in "abfnrtv" and word in LATEX_COMMANDS:
+                out.append(LostBackslash(i, f"the regex escape \\{esc}", "\\" + word, 2))
+            i += 2
+            continue
+        letter = ESCAPED_CHARS.get(ch)
+        if letter is not None:
+            word = letter + _WORD.match(pattern, i + 1).group(0)  # type: ignore[union-attr]
+            if word in LATEX_COMMANDS:
+                out.append(LostBackslash(i, f"the control character U+{ord(ch):04X}", "\\" + word, 1))
+        i += 1
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def model_pattern(pattern: str) -> str:
+    """The pattern with each lost backslash spelled as meant (a literal backslash and the letter)."""
+    out = pattern
+    for lb in reversed(lost_backslashes(pattern)):
+        out = out[: lb.pos] + "\\\\" + lb.meant[1] + out[lb.pos + lb.size :]
+    return out
+
+
+def explain_lost(pattern: str) -> str:
+    """A sentence on the first lost backslash of the pattern, or ''."""
+    lbs = lost_backslashes(pattern)
+    if not lbs:
+        return ""
+    lb = lbs[0]
+    meant = lb.meant
+    return (
+        f" {lb.found} at character {lb.pos} stands where {meant!r} was meant: "
+        + ("a regex escape (\\b is a word boundary, \\t a tab) " if lb.size == 2 else "a string escape ")
+        + f"ate the backslash; escape it (\\\\{meant[1:]} in the pattern: a raw string r'\\\\{meant[1:]}' in "
+        f'Python, "\\\\\\\\{meant[1:]}" in JSON)'
+    )
+
+
+# characters no model response holds: C0/C1 controls but tab/newline/carriage return, DEL, format characters
+# (zero-width, BOM, bidi), and spaces other than ' ' (Zs, line and paragraph separators)
+_CONTROL_NAMES = {
+    0x00: "NUL",
+    0x07: "BELL",
+    0x08: "BACKSPACE",
+    0x09: "TAB",
+    0x0A: "LINE FEED",
+    0x0B: "VERTICAL TAB",
+    0x0C: "FORM FEED",
+    0x0D: "CARRIAGE RETURN",
+    0x1B: "ESCAPE",
+    0x7F: "DELETE",
+}
+
+
+def describe_char(ch: str) -> str:
+    """'U+0008 (BACKSPACE)'."""
+    name = _CONTROL_NAMES.get(ord(ch)) or unicodedata.name(ch, "a control character")
+    return f"U+{ord(ch):04X} ({name})"
+
+
+def odd_char(ch: str) -> bool:
+    """A character no model response holds, so a pattern requiring it never matches."""
+    if ch in "\t\n\r ":
+        return False
+    cat = unicodedata.category(ch)
+    return cat in ("Cc", "Cf", "Zl", "Zp") or cat == "Zs"
+
+
+@functools.lru_cache(maxsize=4096)
+def odd_chars(pattern: str) -> tuple[tuple[int, str], ...]:
+    """(position, character) of each odd character in a pattern, and of each tab / newline / carriage
+    return that stands for the first letter of a LaTeX command (a TAB before 'ext': the \\t of \\text)."""
+    out = [(i, ch) for i, ch in enumerate(pattern) if odd_char(ch)]
+    out += [
+        (lb.pos, pattern[lb.pos])
+        for lb in lost_backslashes(pattern)
+        if lb.size == 1 and pattern[lb.pos] in "\t\n\r"
+    ]
+    return tuple(sorted(out))
+
+
+def lost_hint(text: str, pos: int) -> str:
+    """' (probably \\frac with a lost backslash: ...)' for an escaped control character at text[pos]."""
+    letter = ESCAPED_CHARS.get(text[pos])
+    if letter is None:
+        return ""
+    word = letter + _WORD.match(text, pos + 1).group(0)  # type: ignore[union-attr]
+    return (
+        f" (probably {chr(92) + word!r} with a lost backslash: '\\{letter}' in a JSON or non-raw Python string "
+        "is this control character)"
+    )
