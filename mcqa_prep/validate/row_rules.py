@@ -3,9 +3,11 @@ the engine calls it only when its guard bits are set for the row."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
-from ..grader.modes import NOT_NEMO_GYM_MODES, OVERRIDE_ONLY_MODES, ROW_MODES
+from ..grader import grade_text
+from ..grader.modes import MODES, NOT_NEMO_GYM_MODES, OVERRIDE_ONLY_MODES, ROW_MODES
 from ..prompt import content_text
 from .facts import (
     G_CONTROL,
@@ -159,6 +161,60 @@ def option_letter(f: RowFacts) -> Iterator[Hit]:
         )
 
 
+# A compliant answer per mode (docs/grading.md), to ask the real grader whether it can extract a letter.
+MODE_SAMPLES = {
+    "strict_single_letter_boxed": "\\boxed{%s}",
+    "lenient_boxed": "\\boxed{%s}",
+    "lenient_answer_colon": "Answer: %s",
+    "lenient_answer_colon_md": "Answer: %s",
+    "string_equals_mcqa": "%s",
+    "robust": "Answer: %s",
+}
+TYPICAL_REGEX = "Answer:\\s*([A-Z])"
+
+
+@functools.lru_cache(maxsize=256)
+def never_extracted(key: str) -> tuple[str, ...]:
+    """The graders that give no reward to a compliant answer naming option `key` when it is the gold: each
+    mode (docs/grading.md) and a typical output_regex with an [A-Z] class, asked through grade_text."""
+    other = "Q" if key.upper() != "Q" else "R"
+    options = [{key: "first option"}, {other: "second option"}]
+    out = []
+    for m in (mode.name for mode in MODES):
+        res = grade_text(MODE_SAMPLES[m] % key, options, key, override=m)
+        if res.reward != 1.0:
+            out.append(m)
+    res = grade_text(f"Answer: {key}", options, key, None, {"output_regex": TYPICAL_REGEX})
+    if res.reward != 1.0 or res.mode != "output_regex":
+        out.append(f"output_regex {TYPICAL_REGEX!r}")
+    return tuple(out)
+
+
+@rule(
+    "option_letter_unrewardable",
+    ERROR,
+    "an option letter that is not an ASCII letter once upper-cased (`Ä`, `ß` -> `SS`, full-width `Ａ`, the "
+    "Kelvin sign): the graders that read letters never extract it, so a row whose gold it is is never "
+    "rewarded; the message names them",
+    "use the ASCII letters A-Z",
+    guard=G_OPTIONS,
+)
+def option_letter_unrewardable(f: RowFacts) -> Iterator[Hit]:
+    for L, (i, k, _) in f.walk().letters.items():
+        if k.isascii() or not (modes := [m for m in never_extracted(k) if m not in OVERRIDE_ONLY_MODES]):
+            continue
+        what = f"upper-cases to {L!r}" if len(L) != 1 else "is not an ASCII letter"
+        graders = ", ".join(modes)
+        yield (
+            ("options", i),
+            (
+                f"option letter {k!r} {what}: {graders} never extract it from a compliant answer (e.g. "
+                f"{(MODE_SAMPLES['strict_single_letter_boxed'] % k)!r}), so a row whose gold is {k!r} is never "
+                "rewarded there; use the ASCII letters A-Z"
+            ),
+        )
+
+
 @rule(
     "option_letter_duplicate",
     ERROR,
@@ -286,6 +342,9 @@ def expected_answer_not_option(f: RowFacts) -> Iterator[Hit]:
         )
         if any(isinstance(o, dict) and o.get(g, 0) is None for o in opts):
             msg += f" (option {g} is null here: the Parquet shape's absent letter)"
+        odd = [c for c in g if not c.isprintable()]
+        if odd:  # strip() keeps zero-width and other format characters
+            msg += f" (it holds {describe_char(odd[0])}, an invisible character)"
     yield ("expected_answer",), msg
 
 
