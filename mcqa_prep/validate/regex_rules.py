@@ -29,7 +29,8 @@ ORX = ("template_metadata", "output_regex")
 @dataclass(frozen=True)
 class RegexKey:
     """A usable output_regex shape: its patterns in the order the grader tries them, and how they were given
-    ('str', 'list'). Hashable: the control caches are keyed on it."""
+    ('str', 'list', or 'dict': NeMo Gym 0.7.0 iterates an object's keys as the patterns). Hashable: the control
+    caches are keyed on it."""
 
     kind: str
     patterns: tuple[str, ...]
@@ -55,6 +56,8 @@ def regex_key(orx: Any) -> RegexKey | None:
         return _str_key(orx)
     if isinstance(orx, list) and orx and all(isinstance(p, str) for p in orx):
         return RegexKey("list", tuple(orx))
+    if isinstance(orx, dict) and all(isinstance(p, str) for p in orx):
+        return RegexKey("dict", tuple(orx))
     return None
 
 
@@ -113,7 +116,7 @@ class RegexPlan:
 
     @functools.cached_property
     def static_quiet(self) -> bool:
-        return all(i.quiet for i in self.infos) and self.refusal is None
+        return self.key.kind != "dict" and all(i.quiet for i in self.infos) and self.refusal is None
 
 
 @functools.lru_cache(maxsize=CACHE_MAX)
@@ -154,6 +157,27 @@ def regex_facts(f: RowFacts) -> int:
 def _patterns(f: RowFacts) -> Iterator[tuple[tuple[Any, ...], str, PatternInfo]]:
     if f.plan is not None:
         yield from zip(f.orx.paths(), f.orx.patterns, f.plan.infos, strict=True)
+
+
+@rule(
+    "regex_object",
+    WARNING,
+    "`output_regex` given as an object: NeMo Gym 0.7.0 iterates its keys as the patterns (values ignored), "
+    "an undocumented shape; the pattern rules run on its keys",
+    "give a list of patterns",
+    guard=G_REGEX,
+)
+def regex_object(f: RowFacts) -> Iterator[Hit]:
+    if f.orx is not None and f.orx.kind == "dict":
+        n = len(f.orx.patterns)
+        yield (
+            ORX,
+            (
+                f"output_regex is an object with {n} key(s): NeMo Gym 0.7.0 tries its keys as the patterns, in "
+                "order, and ignores the values; the shape is not documented (other trainers may reject it): give "
+                "the patterns as a list" + ("" if n else " (this one has none: no pattern is tried)")
+            ),
+        )
 
 
 @rule(

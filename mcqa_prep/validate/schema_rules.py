@@ -163,4 +163,7 @@ def _output_regex_hits(path: list, inst: Any) -> Iterator[Hit]:
                 yield (*path, k), f"a pattern must be a string, got {json_type(item)}; {hint}"
         return
     got = "an empty list" if inst == [] else json_type(inst)
-    yield tuple(path), f"must be a string or a non-empty list of strings, got {got}; {hint}"
+    yield (
+        tuple(path),
+        f"must be a string, a non-empty list of strings (or an object, whose keys NeMo Gym reads as the patterns), got {got}; {hint}",
+    )
