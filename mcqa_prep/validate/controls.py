@@ -259,15 +259,17 @@ def _grades_to(text: str, letter: str, letters: Sequence[str], output_regex: Any
 def required_samples(pattern: str, letter: str) -> list[tuple[str, str]]:
     """Responses a model writes for this pattern that must score besides its literal format: the pattern as
     the author meant it where a backslash was lost (synth.model_pattern: `\\boxed`, not a word boundary and
-    `oxed`), and the documented `\\boxed{X}` format when the pattern's own answer is a box."""
+    `oxed`), and the documented `\\boxed{X}` format when the pattern's own answer is a bare box (not, say,
+    `Answer: \\boxed{X}`, whose plain box only the grading mode reads)."""
     out: list[tuple[str, str]] = []
     meant = model_pattern(pattern)
     sample = synthesize(meant, letter) if meant != pattern else None
     if sample is not None:
         out.append((sample, "the pattern's format as a model writes it"))
-    own = sample or synthesize(pattern, letter) or ""
+    own = (sample or synthesize(pattern, letter) or "").lstrip()
     boxed = "\\boxed{" + letter + "}"
-    if "boxed" in pattern.lower() and "oxed" in own and boxed not in [r for r, _ in out]:
+    # the pattern's answer is a bare box (what strict_single_letter_boxed documents): \boxed{X} must score
+    if own.startswith(("\\boxed{", "oxed{")) and boxed not in [r for r, _ in out]:
         out.append((boxed, "the documented \\boxed{} format"))
     return out
 
