@@ -1,9 +1,10 @@
 """Cross-row state and its rules: duplicates, the gold-letter histogram and position bias.
 
-The per-row work (checker.RowChecker) hands each row's small facts here as `RowKeys`, in input order. A
-worker process can compute RowKeys: they hold stable digests (prompt.key_of_text / prompt_key, blake2b of
-the uuid), never Python's salted hash(). Per row the duplicate index keeps two dict entries of small ints
-(uuid -> first location and prompt; prompt -> first location), never the row.
+The per-row work (engine.RowChecker) hands each row's small facts here as `RowKeys`, in input order. A
+worker process can compute RowKeys: the prompt travels as 64 bits of its stable digest (prompt.key_of_text /
+prompt_key), never Python's salted hash(); the uuid travels as itself and is hashed only here, in the one
+process that owns the index. Per row the duplicate index keeps two dict entries of small ints (uuid -> first
+location and prompt; prompt -> first location), never the row.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def row_keys(f: RowFacts) -> RowKeys:
 
 
 def _stable64(s: str) -> int:
-    """64 bits of blake2b of a string: stable across processes, unlike hash()."""
+    """64 bits of blake2b of a string: stable across processes, unlike hash() (for the patterns count)."""
     return _int64(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest())
 
 
@@ -103,7 +104,8 @@ class CrossRow:
         pk = keys.prompt
         loc = -1
         if keys.uuid is not None:
-            u = _stable64(keys.uuid)
+            # hashed here, in the process that owns the index (the uuid itself is what crosses processes)
+            u = hash(keys.uuid)
             first = self._uuids.get(u)
             if first is None:
                 loc = self._where(row)

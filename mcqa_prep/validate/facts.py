@@ -218,10 +218,16 @@ def _schema_validator() -> Any:
 def schema_quiet(d: Any) -> bool:
     """True when mcqa-row.v1 has no error for `d`, by jsonschema-rs (compiled from the same schema file);
     any doubt (a value it cannot read, e.g. NaN or a Parquet timestamp) is False: the schema rule runs."""
+    global _IS_VALID
     try:
-        return _schema_validator().is_valid(d)
+        if _IS_VALID is None:
+            _IS_VALID = _schema_validator().is_valid
+        return _IS_VALID(d)
     except Exception:  # noqa: BLE001 - a guard may only say "cannot prove"
         return False
+
+
+_IS_VALID: Any = None
 
 
 def no_markers(prompt: str) -> bool:
