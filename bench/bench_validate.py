@@ -116,15 +116,21 @@ def generate(directory: Path, rows: int, seed: int = 1234) -> list[Path]:
 def run(rows: int = 100_000, repeat: int = 3) -> dict[str, Any]:
     """Generate the dataset in a temp dir, time validate_paths over it `repeat` times, return the numbers
     (best and median of the runs; the findings are those of the last run)."""
+    from mcqa_prep.io.readers import iter_rows
     from mcqa_prep.validate import validate_paths
 
     walls: list[float] = []
     cpus: list[float] = []
+    reads: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-validate-") as tmp:
         t0 = time.perf_counter()
         generate(Path(tmp), rows)
         gen_s = time.perf_counter() - t0
         for _ in range(max(1, repeat)):
+            c0 = time.process_time()
+            for _row in iter_rows([tmp]):
+                pass
+            reads.append(time.process_time() - c0)
             t0 = time.perf_counter()
             c0 = time.process_time()
             report = validate_paths([tmp], max_findings=50)
@@ -141,6 +147,8 @@ def run(rows: int = 100_000, repeat: int = 3) -> dict[str, Any]:
         "cpu_seconds": round(min(cpus), 3),
         "rows_per_cpu_s": round(n / min(cpus), 1),
         "rows_per_cpu_s_median": round(n / statistics.median(cpus), 1),
+        "read_cpu_us_per_row": round(1e6 * min(reads) / n, 2),
+        "validator_cpu_us_per_row": round(1e6 * (min(cpus) - min(reads)) / n, 2),
         "generate_seconds": round(gen_s, 3),
         "errors": s["errors"],
         "warnings": s["warnings"],
@@ -158,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         f"validate: {r['rows']} rows, best of {r['repeat']}: {r['seconds']}s = {r['rows_per_s']:.0f} rows/s "
         f"({r['rows_per_cpu_s']:.0f} rows per CPU second); medians {r['rows_per_s_median']:.0f} rows/s, "
         f"{r['rows_per_cpu_s_median']:.0f} rows per CPU second"
+    )
+    print(
+        f"  CPU per row: reading {r['read_cpu_us_per_row']} us, validating {r['validator_cpu_us_per_row']} us "
+        "(the rest of the best run)"
     )
     print(f"  errors {r['errors']}, warnings {r['warnings']}, by rule {r['findings_by_rule']}")
     return 0

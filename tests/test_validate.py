@@ -13,31 +13,23 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, need, write_jsonl
 
-from mcqa_prep import controls, lock, schema
+from mcqa_prep import lock, schema
+from mcqa_prep.io.readers import read_jsonl
 from mcqa_prep.records import Row as RowRecord
-from mcqa_prep.validate import (
-    RULES,
-    RowValidator,
-    _RowCheck,
-    fast_schema_ok,
-    normalize_texts,
-    validate_paths,
-)
+from mcqa_prep.validate import RULES, RowValidator, controls, normalize_texts, rules_markdown, validate_paths
+from mcqa_prep.validate.engine import RowChecker
+from mcqa_prep.validate.facts import Config, schema_quiet
+from mcqa_prep.validate.registry import ROW
 
 CASES_FILE = REPO / "data" / "golden" / "validate_cases.jsonl"
 CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _record(case: dict, file: str = "cases.jsonl", line: int = 9) -> RowRecord:
-    if "line" in case:
-        try:
-            data = json.loads(case["line"])
-        except json.JSONDecodeError as exc:
-            return RowRecord(file, line, line - 1, None, f"not valid JSON: {exc.msg}")
-        if not isinstance(data, dict):
-            return RowRecord(file, line, line - 1, None, "a row must be a JSON object")
-        return RowRecord(file, line, line - 1, data)
-    return RowRecord(file, line, line - 1, copy.deepcopy(case["row"]))
+    """The case's row as the reader makes it (a "line" is read as JSONL text: NaN, bad JSON, ...)."""
+    text = case["line"] if "line" in case else json.dumps(case["row"], ensure_ascii=False)
+    [rec] = read_jsonl([text.encode()], file, None, first_line=line, first_index=line - 1)
+    return rec
 
 
 def _triples(findings) -> list[tuple[str, str, str]]:
@@ -61,19 +53,30 @@ def test_golden_case(case):
     for f in findings:
         assert f.file == "cases.jsonl" and f.line == 9 and f.row == 8
         assert f.message and f.rule in RULES
-        assert f.severity == RULES[f.rule][0]
+        assert f.severity == RULES[f.rule].severity
 
 
 def test_golden_cases_cover_every_row_rule():
     covered = {w["rule"] for c in CASES for w in c["want"]}
-    row_rules = set(RULES) - {"unreadable_file", "answer_position_bias"}
+    row_rules = {name for name, r in RULES.items() if r.scope == ROW or name.startswith("duplicate_")}
     assert row_rules <= covered, sorted(row_rules - covered)
 
 
-def test_every_rule_is_documented():
+def test_rule_table_in_docs_is_the_registry():
+    """docs/validate.md's rule table is generated from the registry (regenerate it with
+    mcqa_prep.validate.rules_markdown() when a rule changes)."""
     doc = (REPO / "docs" / "validate.md").read_text(encoding="utf-8")
-    for rule, (severity, _) in RULES.items():
-        assert re.search(rf"\|\s*`{rule}`\s*\|\s*{severity}\s*\|", doc), rule
+    table = doc.split("<!-- rules:begin", 1)[1].split("-->", 1)[1].split("<!-- rules:end -->", 1)[0]
+    assert table.strip() == rules_markdown().strip()
+
+
+def test_report_schema_names_every_rule():
+    """The validate-report schema's rule enum is the registry's rule list."""
+    doc = schema.load_schema("validate_report")
+    assert doc["$defs"]["rule"]["enum"] == list(RULES)
+    for r in RULES.values():
+        assert r.severity in doc["$defs"]["finding"]["properties"]["severity"]["enum"]
+        assert r.description and r.fix and r.check is not None
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
@@ -263,7 +266,7 @@ def test_controls_are_cached_per_pattern_and_letter_set(monkeypatch):
     real = controls.positive_controls
     monkeypatch.setattr(controls, "positive_controls", lambda *a, **k: calls.append(1) or real(*a, **k))
     v = RowValidator()
-    row = CASES[0]["row"] | {"template_metadata": {"output_regex": r"Final Choice:\s*([A-Za-z])"}}
+    row = CASES[0]["row"] | {"template_metadata": {"output_regex": r"Cached Choice:\s*([A-Za-z])"}}
     for i in range(50):
         r = copy.deepcopy(row) | {"uuid": f"u{i}"}
         r["responses_create_params"]["input"][0]["content"] += f" #{i}"
@@ -333,28 +336,55 @@ def _mutations():
             yield c["row"]
 
 
-def test_fast_schema_check_agrees_with_jsonschema():
+def test_schema_guard_agrees_with_jsonschema():
+    """jsonschema-rs (the guard) accepts a row exactly when jsonschema (the definition) finds nothing."""
     val = schema.validator("row")
     n = 0
     for row in _mutations():
         n += 1
-        assert fast_schema_ok(row) == (not list(val.iter_errors(row))), json.dumps(row)[:300]
+        assert schema_quiet(row) == (not list(val.iter_errors(row))), json.dumps(row)[:300]
     assert n > 500
 
 
-def test_fast_row_path_implies_no_detailed_findings():
-    v = RowValidator()
-    fast_hits = 0
+def _guarded_out(checker: RowChecker, rec: RowRecord) -> tuple[object, list]:
+    """The row's facts, and every row rule the guards skipped together with what it finds unguarded."""
+    f = checker.facts(rec)
+    skipped = []
+    for r in RULES.values():
+        if r.scope == ROW and r.name != "malformed_row" and r.guard and not (r.guard & f.may):
+            skipped.append((r.name, list(r.check(f))))
+    return f, skipped
+
+
+def test_guards_only_skip_rules_that_cannot_fire():
+    """Every rule a guard skipped finds nothing when run anyway, on every mutated row; and the offered letters,
+    texts and gold the cheap facts give are those of the option walk (the definition)."""
+    checker = RowChecker(Config(0.5))
+    skips = 0
     for i, row in enumerate(_mutations()):
-        rec = RowRecord("x.jsonl", i + 1, i, copy.deepcopy(row))
-        fast = _RowCheck(v, rec)
-        if fast.fast():
-            fast_hits += 1
-            slow = _RowCheck(v, RowRecord("x.jsonl", i + 1, i, copy.deepcopy(row)))
-            slow.detailed()
-            assert slow.out == [], [f.render() for f in slow.out]
-            assert (slow.prompt, slow.texts, slow.gold) == (fast.prompt, fast.texts, fast.gold)
-    assert fast_hits > 20
+        for hint in (False, True):
+            rec = RowRecord("x.jsonl", i + 1, i, copy.deepcopy(row))
+            if hint:  # as the Parquet reader vouches for single-key options
+                pairs = (
+                    [next(iter(o.items())) for o in row["options"] if isinstance(o, dict) and len(o) == 1]
+                    if isinstance(row.get("options"), list)
+                    else []
+                )
+                if (
+                    not pairs
+                    or len(pairs) != len(row["options"])
+                    or not all(isinstance(t, str) for _, t in pairs)
+                ):
+                    continue
+                rec.hint = ([k for k, _ in pairs], [t for _, t in pairs])
+            f, skipped = _guarded_out(checker, rec)
+            for name, hits in skipped:
+                assert hits == [], (name, json.dumps(row)[:300])
+                skips += 1
+            walk = f.walk()
+            usable = [(L, t) for L, (_, _, t) in walk.letters.items() if t.strip()]
+            assert list(f.letters) == [L for L, _ in usable] and f.texts == [t for _, t in usable]
+    assert skips > 5000
 
 
 @pytest.mark.parametrize(

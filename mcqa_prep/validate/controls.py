@@ -26,14 +26,8 @@ from typing import Any
 
 import regex
 
-from .grader import grade_text
-
-try:  # Python 3.11+: the parser of `re`, used to walk a pattern's structure
-    from re import _constants as _c
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+from ..grader import grade_text
+from .synth import _c, _children, _set_char, _Unsupported, model_pattern, parse, synthesize
 
 # Length of the adversarial runs. Exponential backtracking explodes at a few dozen characters; at 2000 a
 # merely quadratic pattern (e.g. two adjacent \s*, as in NVIDIA's mcqa_benchmark_002) still finishes in tens
@@ -59,217 +53,6 @@ FALLBACK_FORMATS = (
     "({L})",
     "{L}",
 )
-
-
-class _Unsupported(Exception):
-    """The pattern uses a construct the synthesiser does not model (backreference to an unset group...)."""
-
-
-# --------------------------------------------------------------------------------------------- synthesis
-
-
-def parse(pattern: str):
-    """The `re` parse tree of a pattern, or None when `re` cannot parse it."""
-    try:
-        return _sre_parse.parse(pattern, re.IGNORECASE)
-    except (re.error, OverflowError, RecursionError, ValueError, TypeError):
-        return None
-
-
-_CATEGORY_CHARS = {
-    _c.CATEGORY_DIGIT: "0",
-    _c.CATEGORY_NOT_DIGIT: "a",
-    _c.CATEGORY_SPACE: " ",
-    _c.CATEGORY_NOT_SPACE: "a",
-    _c.CATEGORY_WORD: "a",
-    _c.CATEGORY_NOT_WORD: " ",
-    _c.CATEGORY_LINEBREAK: "\n",
-    _c.CATEGORY_NOT_LINEBREAK: "a",
-}
-_CATEGORY_TEST = {
-    _c.CATEGORY_DIGIT: str.isdigit,
-    _c.CATEGORY_NOT_DIGIT: lambda ch: not ch.isdigit(),
-    _c.CATEGORY_SPACE: str.isspace,
-    _c.CATEGORY_NOT_SPACE: lambda ch: not ch.isspace(),
-    _c.CATEGORY_WORD: lambda ch: ch.isalnum() or ch == "_",
-    _c.CATEGORY_NOT_WORD: lambda ch: not (ch.isalnum() or ch == "_"),
-    _c.CATEGORY_LINEBREAK: lambda ch: ch == "\n",
-    _c.CATEGORY_NOT_LINEBREAK: lambda ch: ch != "\n",
-}
-_NEGATED_CANDIDATES = " x.:a0\n-A"
-
-
-def _in_set(items, ch: str) -> bool:
-    """Whether `ch` is matched by an IN node's items (case-insensitively, as the grader matches)."""
-    negate = False
-    hit = False
-    for op, av in items:
-        if op is _c.NEGATE:
-            negate = True
-        elif op is _c.LITERAL:
-            hit |= chr(av).lower() == ch.lower()
-        elif op is _c.RANGE:
-            lo, hi = av
-            hit |= any(lo <= ord(x) <= hi for x in {ch, ch.lower(), ch.upper()})
-        elif op is _c.CATEGORY:
-            test = _CATEGORY_TEST.get(av)
-            hit |= bool(test and test(ch))
-    return hit != negate
-
-
-def _set_char(items) -> str:
-    """A readable character an IN node accepts."""
-    if items and items[0][0] is _c.NEGATE:
-        for ch in _NEGATED_CANDIDATES:
-            if _in_set(items, ch):
-                return ch
-        raise _Unsupported("negated set")
-    for op, av in items:
-        if op is _c.LITERAL:
-            return chr(av)
-        if op is _c.RANGE:
-            return chr(av[0])
-        if op is _c.CATEGORY and av in _CATEGORY_CHARS:
-            return _CATEGORY_CHARS[av]
-    raise _Unsupported("empty set")
-
-
-def _contains_group(sub) -> bool:
-    for op, av in sub:
-        if op is _c.SUBPATTERN and av[0] is not None:
-            return True
-        for child in _children(op, av):
-            if _contains_group(child):
-                return True
-    return False
-
-
-def _children(op, av) -> list:
-    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
-        return [av[2]]
-    if op is _c.SUBPATTERN:
-        return [av[3]]
-    if op is _c.BRANCH:
-        return list(av[1])
-    if op in (_c.ASSERT, _c.ASSERT_NOT):
-        return [av[1]]
-    if op is getattr(_c, "ATOMIC_GROUP", None):
-        return [av]
-    if op is _c.GROUPREF_EXISTS:
-        return [x for x in av[1:] if x is not None]
-    return []
-
-
-def _is_space_only(sub) -> bool:
-    return len(sub) == 1 and sub[0][0] is _c.IN and _in_set(sub[0][1], " ") and not _in_set(sub[0][1], "a")
-
-
-def _next_is_punct(node) -> bool:
-    op, av = node
-    try:
-        ch = chr(av) if op is _c.LITERAL else _set_char(av) if op is _c.IN else "a"
-    except _Unsupported:
-        return False
-    return not ch.isalnum()
-
-
-class _Synth:
-    """Walks a parse tree and writes one string the pattern matches, with `letter` as the answer."""
-
-    def __init__(self, letter: str, groups: int):
-        self.letter = letter
-        self.groups = groups
-        self.slot_used = False
-        self.captured: dict[int, str] = {}
-
-    def run(self, sub) -> str:
-        out: list[str] = []
-        items = list(sub)
-        for i, (op, av) in enumerate(items):
-            if self._optional_space(op, av):
-                # one space where it reads naturally ("Answer: C", "ANSWER IS C"), none before punctuation
-                nxt = items[i + 1] if i + 1 < len(items) else None
-                last = "".join(out)[-1:]
-                space = nxt is not None and not _next_is_punct(nxt) and (last.isalnum() or last in ":=)*")
-                out.append(" " if space else "")
-                continue
-            out.append(self.node(op, av))
-        return "".join(out)
-
-    @staticmethod
-    def _optional_space(op, av) -> bool:
-        return op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] == 0 and _is_space_only(av[2])
-
-    def node(self, op, av) -> str:
-        if op is _c.LITERAL:
-            return chr(av)
-        if op is _c.NOT_LITERAL:
-            return " " if chr(av) != " " else "x"
-        if op is _c.ANY:
-            return "x"
-        if op is _c.IN:
-            if self.groups == 0 and not self.slot_used and _in_set(av, self.letter):
-                self.slot_used = True
-                return self.letter
-            return _set_char(av)
-        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
-            lo, _hi, sub = av
-            n = lo
-            if n == 0 and _contains_group(sub):
-                n = 1
-            if n > 50:
-                raise _Unsupported("long repeat")
-            return "".join(self.run(sub) for _ in range(n))
-        if op is _c.SUBPATTERN:
-            group, _add, _del, sub = av
-            if group is not None and group == 1 and not self.slot_used:
-                self.slot_used = True
-                text = self.letter
-            else:
-                text = self.run(sub)
-            if group is not None:
-                self.captured[group] = text
-            return text
-        if op is _c.BRANCH:
-            alts = av[1]
-            pick = next((a for a in alts if _contains_group(a)), alts[0])
-            if self.groups == 0:
-                pick = next((a for a in alts if self._accepts_letter(a)), pick)
-            return self.run(pick)
-        if op is _c.AT:
-            return ""
-        if op is _c.ASSERT:
-            direction, sub = av
-            # a lookbehind names text that must come before: write it; a lookahead is left to what follows
-            return self.run(sub) if direction < 0 else ""
-        if op is _c.ASSERT_NOT:
-            return ""
-        if op is getattr(_c, "ATOMIC_GROUP", None):
-            return self.run(av)
-        if op is _c.GROUPREF:
-            if av not in self.captured:
-                raise _Unsupported("backreference")
-            return self.captured[av]
-        raise _Unsupported(str(op))
-
-    def _accepts_letter(self, sub) -> bool:
-        return any(op is _c.IN and _in_set(av, self.letter) for op, av in sub)
-
-
-def synthesize(pattern: str, letter: str) -> str | None:
-    """A string written in the pattern's own format with `letter` as the answer, or None if the pattern's
-    structure is beyond this walker. The result is a candidate only: the grader decides whether it scores."""
-    tree = parse(pattern)
-    if tree is None:
-        return None
-    groups = tree.state.groups - 1
-    if groups > 1:
-        return None
-    try:
-        out = _Synth(letter, groups).run(tree)
-    except (_Unsupported, RecursionError, ValueError, OverflowError):
-        return None
-    return out if out.strip() else None
 
 
 # --------------------------------------------------------------------------------------------- time bound
@@ -450,6 +233,7 @@ class LetterControl:
     response: str | None
     got: str | None
     status: str | None
+    why: str = "this pattern's own format"  # what the response is, for the message
 
 
 @dataclass
@@ -463,9 +247,54 @@ class PatternControls:
 
 
 def _grades_to(text: str, letter: str, letters: Sequence[str], output_regex: Any, timeout: float):
+    """(ok, what the custom regex gave): ok when the custom regex itself grades `text` to `letter` (a letter
+    the grading mode reads after the regex gave none does not count)."""
     options = [{L: f"option {L}"} for L in letters]
     res = grade_text(text, options, letter, None, {"output_regex": output_regex}, regex_timeout=timeout)
-    return res.extracted_answer == letter and res.mode == "output_regex", res
+    if res.mode != "output_regex":
+        return False, LetterControl(False, text, None, "no match")
+    return res.extracted_answer == letter, LetterControl(False, text, res.extracted_answer, res.status)
+
+
+def required_samples(pattern: str, letter: str) -> list[tuple[str, str]]:
+    """Responses a model writes for this pattern that must score besides its literal format: the pattern as
+    the author meant it where a backslash was lost (synth.model_pattern: `\\boxed`, not a word boundary and
+    `oxed`), and the documented `\\boxed{X}` format when the pattern's own answer is a bare box (not, say,
+    `Answer: \\boxed{X}`, whose plain box only the grading mode reads)."""
+    out: list[tuple[str, str]] = []
+    meant = model_pattern(pattern)
+    sample = synthesize(meant, letter) if meant != pattern else None
+    if sample is not None:
+        out.append((sample, "the pattern's format as a model writes it"))
+    own = (sample or synthesize(pattern, letter) or "").lstrip()
+    boxed = "\\boxed{" + letter + "}"
+    # the pattern's answer is a bare box (what strict_single_letter_boxed documents): \boxed{X} must score
+    if own.startswith(("\\boxed{", "oxed{")) and boxed not in [r for r, _ in out]:
+        out.append((boxed, "the documented \\boxed{} format"))
+    return out
+
+
+def _letter_control(pattern: str, L: str, letters: Sequence[str], output_regex: Any, timeout: float):
+    """The positive control of one letter: some compliant format scores (the synthesised sample, else a
+    well-known format), and so does every required sample."""
+    tried: list[str] = []
+    sample = synthesize(pattern, L)
+    if sample is not None:
+        tried.append(sample)
+    tried.extend(f.format(L=L) for f in FALLBACK_FORMATS)
+    first = None
+    for text in tried:
+        ok_, lc = _grades_to(text, L, letters, output_regex, timeout)
+        first = first or lc
+        if ok_:
+            break
+    else:
+        return first or LetterControl(False, None, None, None)
+    for text, why in required_samples(pattern, L):
+        ok_, lc = _grades_to(text, L, letters, output_regex, timeout)
+        if not ok_:
+            return LetterControl(False, text, lc.got, lc.status, why)
+    return LetterControl(True, text, L, "ok")
 
 
 def positive_controls(
@@ -485,21 +314,7 @@ def positive_controls(
             continue
         pc = PatternControls()
         for L in letters:
-            tried: list[str] = []
-            sample = synthesize(pattern, L)
-            if sample is not None:
-                tried.append(sample)
-            tried.extend(f.format(L=L) for f in FALLBACK_FORMATS)
-            first = None
-            for text in tried:
-                ok_, res = _grades_to(text, L, letters, output_regex, timeout)
-                if first is None:
-                    first = LetterControl(False, text, res.extracted_answer, res.status)
-                if ok_:
-                    pc.letters[L] = LetterControl(True, text, L, res.status)
-                    break
-            else:
-                pc.letters[L] = first or LetterControl(False, None, None, None)
+            pc.letters[L] = _letter_control(pattern, L, letters, output_regex, timeout)
         out.append(pc)
     return out
 

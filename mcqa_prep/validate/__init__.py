@@ -1,0 +1,44 @@
+"""Row validation: every defect of every row, with its address, a stable rule name and a fix.
+
+A package of rules (see registry.py): each rule is a function registered with its name, severity,
+description and fix; docs/validate.md's rule table is generated from the registry.
+
+    registry.py      the registry: Rule, RULES, @rule, paths, the docs table
+    facts.py         per-row facts and the guard bits that let the engine skip rules that cannot fire
+    schema_rules.py  files, rows as documents, NaN/Infinity, mcqa-row.v1 (jsonschema-rs guard, jsonschema)
+    row_rules.py     prompt, options, gold, grading mode
+    regex_rules.py   custom output_regex: compile, groups, time bound, controls (cached per pattern)
+    controls.py      positive / negative controls and time bound of one pattern
+    synth.py         compliant answers synthesised from a pattern's parse tree
+    crossrow.py      duplicates, gold histogram, position bias (state fed in input order)
+    engine.py        RowChecker: a row -> its row findings and the small keys the cross-row rules need
+    validator.py     RowValidator: check() row by row, finish(), summary()
+    driver.py        validate_paths over files, directories, stdin and pulled snapshots
+
+`RowValidator.check(rec)` is what `prepare` calls row by row; `validate_paths` is the `validate` command.
+"""
+
+from __future__ import annotations
+
+# isort: off
+# the rule modules register their rules on import, in this order: the docs' and each row's finding order
+from . import schema_rules, row_rules, regex_rules, crossrow  # noqa: F401
+
+# isort: on
+from .driver import REPORT_VERSION, ValidateReport, validate_paths
+from .facts import normalize_texts
+from .registry import ERROR, RULES, WARNING, Rule, rules_markdown
+from .validator import RowValidator
+
+__all__ = [
+    "ERROR",
+    "REPORT_VERSION",
+    "RULES",
+    "WARNING",
+    "Rule",
+    "RowValidator",
+    "ValidateReport",
+    "normalize_texts",
+    "rules_markdown",
+    "validate_paths",
+]

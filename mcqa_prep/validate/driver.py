@@ -1,0 +1,207 @@
+"""validate_paths: the `validate` command's driver over files, directories, stdin and pulled snapshots."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, schema
+from .._perf import streaming_gc
+from ..errors import InputError, UsageError
+from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..io.readers import iter_file, parquet_num_rows
+from ..records import Finding
+from .registry import ERROR, RULES, WARNING
+from .validator import SUMMARY_FILE, RowValidator, check_timeout
+
+REPORT_VERSION = schema.schema_version("validate_report")
+PROGRESS_EVERY = 1024
+
+Progress = Callable[..., Any]
+
+
+@dataclass
+class ValidateReport:
+    """The result of validate_paths: the shown findings (capped) and the summary."""
+
+    summary: dict[str, Any]
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.summary["ok"])
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    @property
+    def more(self) -> int:
+        return self.summary["findings_total"] - self.summary["findings_shown"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "findings": [f.to_dict() for f in self.findings]}
+
+
+@dataclass
+class _Source:
+    file: Path | str
+    split: str | None
+    entry: dict[str, Any]
+
+
+def _entry(src: Any, locks: dict[str, Any]) -> dict[str, Any]:
+    from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN
+
+    if src.kind == KIND_PULLED:
+        lock, verified = locks[src.arg]
+        return {
+            "path": src.arg,
+            "kind": "pulled",
+            "rows": 0,
+            "repo": lock["repo"],
+            "repo_type": lock["repo_type"],
+            "commit": lock["commit"],
+            "verified": verified,
+        }
+    if src.kind == KIND_PREPARED:
+        return {"path": src.arg, "kind": "prepared", "rows": 0}
+    if src.kind == KIND_STDIN:
+        return {"path": "-", "kind": "stdin", "rows": 0, "split": None}
+    kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
+    return {"path": str(src.path), "kind": kind, "rows": 0}
+
+
+def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress | None) -> list[_Source]:
+    """The files to read (sources.resolve) with the summary entry each one's rows are counted in."""
+    from ..sources import KIND_PREPARED, KIND_PULLED, resolve
+
+    found = resolve(paths, verify=verify, progress=progress)
+    locks = {arg: (lock, verified) for arg, lock, verified in found.locks}
+    entries: dict[str, dict[str, Any]] = {}
+    out: list[_Source] = []
+    for src in found.sources:
+        key = src.arg if src.kind in (KIND_PULLED, KIND_PREPARED) else str(src.path)
+        entry = entries.get(key)
+        if entry is None:
+            entry = entries[key] = _entry(src, locks)
+        out.append(_Source(src.path, src.split, entry))
+    return out
+
+
+class _Keeper:
+    """Counts every finding and keeps the first `cap` (0: all); `strict` turns warnings into errors."""
+
+    def __init__(self, cap: int, strict: bool) -> None:
+        self.cap = cap
+        self.strict = strict
+        self.total = 0
+        self.kept: list[Finding] = []
+
+    def __call__(self, fs: list[Finding]) -> None:
+        for f in fs:
+            self.total += 1
+            if self.strict and f.severity == WARNING:
+                f = Finding(f.file, f.line, f.row, f.path, f.rule, ERROR, f.message, f.uuid)
+            if self.cap <= 0 or len(self.kept) < self.cap:
+                self.kept.append(f)
+
+
+def _total_rows(sources: list[_Source]) -> int | None:
+    if sources and all(isinstance(s.file, Path) and s.file.suffix == ".parquet" for s in sources):
+        try:
+            return sum(parquet_num_rows(s.file) for s in sources)
+        except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
+            return None
+    return None
+
+
+def _read_all(sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None) -> None:
+    bar = progress(total=_total_rows(sources), desc="validate", unit="row") if progress is not None else None
+    unreadable = RULES["unreadable_file"]
+    try:
+        pending = 0
+        check = v.check
+        with streaming_gc():
+            for src in sources:
+                try:
+                    for rec in iter_file(src.file, split=src.split):
+                        src.entry["rows"] += 1
+                        fs = check(rec)
+                        if fs:
+                            keep(fs)
+                        pending += 1
+                        if pending == PROGRESS_EVERY and bar is not None:
+                            bar.update(pending)
+                            pending = 0
+                except InputError as exc:
+                    fs = [
+                        Finding(str(src.file), None, None, "$", unreadable.name, unreadable.severity, msg)
+                        for _, msg in unreadable.check(exc)
+                    ]
+                    v.add(fs)
+                    keep(fs)
+        if bar is not None and pending:
+            bar.update(pending)
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+
+
+def validate_paths(
+    paths: Iterable[str | os.PathLike],
+    *,
+    max_findings: int = 50,
+    strict: bool = False,
+    verify: bool = True,
+    progress: Progress | None = None,
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+) -> ValidateReport:
+    """Validate every row of every input. `max_findings` caps the findings kept (0 keeps all; the summary
+    counts all); `strict` turns warnings into errors; `verify=False` skips the pulled-directory hash check;
+    `progress` is a bar factory like cli.common.progress (progress(total=, desc=, unit=) -> bar.update).
+    Raises UsageError for a negative max_findings or a regex_timeout that is not a number > 0."""
+    if isinstance(max_findings, bool) or not isinstance(max_findings, int) or max_findings < 0:
+        raise UsageError(
+            f"max_findings must be an integer >= 0 (0 keeps all), got {max_findings!r}",
+            reason="invalid_max_findings",
+            value=max_findings,
+        )
+    check_timeout(regex_timeout)
+    sources = _plan(paths, verify, progress)
+    v = RowValidator(regex_timeout=regex_timeout)
+    keep = _Keeper(max_findings, strict)
+    _read_all(sources, v, keep, progress)
+    keep(v.finish())
+    no_rows = RULES["no_rows"]
+    empty = [
+        Finding(SUMMARY_FILE, None, None, "$", no_rows.name, no_rows.severity, msg)
+        for _, msg in no_rows.check(v.rows)
+    ]
+    v.add(empty)
+    keep(empty)
+
+    summ = v.summary()
+    if strict:
+        summ["errors"] += summ["warnings"]
+        summ["warnings"] = 0
+        summ["rows_with_errors"] += summ["rows_with_warnings"]
+        summ["rows_with_warnings"] = 0
+    inputs: list[dict[str, Any]] = []
+    for src in sources:
+        if not any(e is src.entry for e in inputs):
+            inputs.append(src.entry)
+    summary = {
+        "report_version": REPORT_VERSION,
+        "tool_version": __version__,
+        "ok": summ["errors"] == 0,
+        "strict": strict,
+        **summ,
+        "findings_total": keep.total,
+        "findings_shown": len(keep.kept),
+        "inputs": inputs,
+    }
+    return ValidateReport(summary, keep.kept)

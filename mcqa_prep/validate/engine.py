@@ -1,0 +1,63 @@
+"""The engine: runs the registered rules on rows.
+
+Two halves, so that a later pool of worker processes can run the first and the parent the second, in input
+order, with the same output as one process:
+- `RowChecker.check(row)`: pure per-row work, a row -> (its row findings, its RowKeys). Its only state is
+  caches of pure functions (patterns, controls) and the set of output_regex keys that timed out on a prompt.
+- `RowValidator` (validator.py) feeds the RowKeys to crossrow.CrossRow and counts the findings.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..records import Finding, Row
+from .crossrow import RowKeys, row_keys
+from .facts import Config, RowFacts
+from .regex_rules import regex_facts
+from .registry import ROW, RULES, Rule, render_path
+
+_MALFORMED = RULES["malformed_row"]
+
+
+@functools.lru_cache(maxsize=1024)
+def rules_for(may: int) -> tuple[Rule, ...]:
+    """The row rules that may fire given a row's guard bits, in registry order."""
+    return tuple(
+        r
+        for r in RULES.values()
+        if r.scope == ROW and r is not _MALFORMED and (r.guard == 0 or r.guard & may)
+    )
+
+
+def findings_of(row: Row, r: Rule, hits, uuid: str | None) -> list[Finding]:
+    return [
+        Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid)
+        for path, msg in hits
+    ]
+
+
+class RowChecker:
+    """Runs the row rules on one row at a time (see the module docstring)."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+
+    def facts(self, row: Row) -> RowFacts:
+        f = RowFacts.of(row, self.cfg)
+        f.may |= regex_facts(f)
+        return f
+
+    def check(self, row: Row) -> tuple[list[Finding], RowKeys | None]:
+        if row.data is None or type(row.data) is not dict:
+            return findings_of(row, _MALFORMED, _MALFORMED.check(row), None), None
+        f = self.facts(row)
+        out: list[Finding] = []
+        if f.may:
+            u = f.d.get("uuid")
+            uuid = None if u is None else str(u)
+            for r in rules_for(f.may):
+                hits = list(r.check(f))
+                if hits:
+                    out.extend(findings_of(row, r, hits, uuid))
+        return out, row_keys(f)

@@ -1,0 +1,105 @@
+"""RowValidator: the row-by-row API that `prepare` and `validate_paths` use (per-row rules, then the
+cross-row rules in input order, then the whole-input rules at `finish()`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import UsageError
+from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..records import Finding, Row
+from .crossrow import CrossRow
+from .engine import RowChecker, findings_of
+from .facts import Config, positive_finite
+from .registry import CROSS, ERROR, RULES, WARNING
+
+SUMMARY_FILE = "<inputs>"
+_CROSS_RULES = [r for r in RULES.values() if r.scope == CROSS]
+
+
+def check_timeout(regex_timeout: Any) -> float:
+    """The regex timeout, or UsageError: it must be a finite number of seconds > 0 (the regex engine reads 0
+    as no bound at all, and validation must never run a user pattern without one)."""
+    if not positive_finite(regex_timeout):
+        raise UsageError(
+            f"the regex timeout must be a number of seconds > 0, got {regex_timeout!r}",
+            reason="invalid_regex_timeout",
+            value=regex_timeout,
+        )
+    return float(regex_timeout)
+
+
+class RowValidator:
+    """Checks rows one at a time and remembers only what cross-row rules need (small ints, counts)."""
+
+    def __init__(self, *, regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> None:
+        self.regex_timeout = check_timeout(regex_timeout)
+        self.checker = RowChecker(Config(self.regex_timeout))
+        self.cross = CrossRow()
+        self.rows = 0
+        self.rows_with_errors = 0
+        self.rows_with_warnings = 0
+        self.by_rule: Counter[str] = Counter()
+        self.by_severity: Counter[str] = Counter()
+
+    def check(self, rec: Row) -> list[Finding]:
+        """Every finding of one row, including duplicates of rows checked before by this validator."""
+        self.rows += 1
+        out, keys = self.checker.check(rec)
+        if keys is not None:
+            seen = self.cross.observe(rec, keys)
+            if seen is not None:
+                for r in _CROSS_RULES:
+                    out.extend(findings_of(rec, r, r.check(seen), keys.uuid))
+        if out:
+            self._count(out)
+        return out
+
+    def add(self, findings: Iterable[Finding]) -> None:
+        """Count findings made outside check() (an unreadable file) in the summary."""
+        for f in findings:
+            self.by_rule[f.rule] += 1
+            self.by_severity[f.severity] += 1
+
+    def finish(self) -> list[Finding]:
+        """Whole-input findings, due once every row was checked (position bias)."""
+        r = RULES["answer_position_bias"]
+        out = [
+            Finding(SUMMARY_FILE, None, None, "$.expected_answer", r.name, r.severity, msg)
+            for _, msg in r.check(self.cross)
+        ]
+        self.add(out)
+        return out
+
+    def position_bias(self) -> dict[str, Any]:
+        return self.cross.position_bias()
+
+    @property
+    def gold_hist(self) -> Counter[str]:
+        return self.cross.gold_hist
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows_read": self.rows,
+            "rows_with_errors": self.rows_with_errors,
+            "rows_with_warnings": self.rows_with_warnings,
+            "errors": self.by_severity[ERROR],
+            "warnings": self.by_severity[WARNING],
+            "findings_by_rule": dict(sorted(self.by_rule.items())),
+            "expected_answer_histogram": dict(sorted(self.cross.gold_hist.items())),
+            "position_bias": self.position_bias(),
+            "patterns_checked": self.cross.patterns_checked,
+        }
+
+    def _count(self, findings: list[Finding]) -> None:
+        err = False
+        for f in findings:
+            self.by_rule[f.rule] += 1
+            self.by_severity[f.severity] += 1
+            err = err or f.severity == ERROR
+        if err:
+            self.rows_with_errors += 1
+        else:
+            self.rows_with_warnings += 1
