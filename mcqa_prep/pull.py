@@ -291,25 +291,8 @@ def _pull_online(
             (dest / path).unlink(missing_ok=True)
             removed.append(path)
 
-    entries = []
-    for f in wanted:
-        prev = old.get(f.path)
-        rows = prev["rows"] if prev is not None and prev["hash"] == f.hash else parquet_rows(dest / f.path)
-        entries.append(f.entry(rows))
-    lic = readme_license(dest / README) if any(f.path == README for f in wanted) else None
-    new_lock = {
-        "lock_version": locks.LOCK_VERSION,
-        "tool": {"name": "mcqa-prep", "version": __version__},
-        "repo": repo,
-        "repo_type": REPO_TYPE,
-        "requested_revision": asked,
-        "commit": commit,
-        "endpoint": endpoint,
-        "license": lic or card_license,
-        "splits": selection,
-        "created_at": _now(),
-        "files": entries,
-    }
+    new_lock = _new_lock(dest, repo, asked, commit, endpoint, card_license, selection, wanted, old)
+    entries = new_lock["files"]
     written = lock is None or not _same_lock(lock, new_lock)
     if written:
         locks.write_lock(dest, new_lock)
@@ -335,6 +318,29 @@ def _pull_online(
         changes=changes if status == "updated" else None,
         notes=[f"downloaded again: {len(to_download)} file(s)"] if force_download else [],
     )
+
+
+def _new_lock(dest, repo, asked, commit, endpoint, card_license, selection, wanted, old) -> dict[str, Any]:
+    """The lock of the files now on disk: their hashes as the hub vouches for them, rows of Parquet files."""
+    entries = []
+    for f in wanted:
+        prev = old.get(f.path)
+        rows = prev["rows"] if prev is not None and prev["hash"] == f.hash else parquet_rows(dest / f.path)
+        entries.append(f.entry(rows))
+    lic = readme_license(dest / README) if any(f.path == README for f in wanted) else None
+    return {
+        "lock_version": locks.LOCK_VERSION,
+        "tool": {"name": "mcqa-prep", "version": __version__},
+        "repo": repo,
+        "repo_type": REPO_TYPE,
+        "requested_revision": asked,
+        "commit": commit,
+        "endpoint": endpoint,
+        "license": lic or card_license,
+        "splits": selection,
+        "created_at": _now(),
+        "files": entries,
+    }
 
 
 def _plan(dest, wanted, old, commit, force_download, progress):
