@@ -19,7 +19,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Chunk:
     first_line: int
     data: bytes | None = None
     batch: Any = None
+    _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
 
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
@@ -75,6 +76,20 @@ class Chunk:
         else:
             for i, (data, hint) in enumerate(zip(rows, hints, strict=True)):
                 yield Row(self.file, line + i, i, data, None, self.split, hint)
+
+    def row_at(self, line: int) -> Row:
+        """The row at `line` (a JSONL line or Parquet record number within this chunk), read again as it was
+        (the worker's copy may have been changed): for reject records the parent writes."""
+        if self.batch is None:
+            if self._lines is None:  # split once: a chunk may hold many rejected rows
+                self._lines = self.data.split(b"\n") if self.data else []
+            raw = self._lines[line - self.first_line]
+            return next(
+                read_jsonl([raw], self.file, self.split, first_line=line), Row(self.file, line, 0, None)
+            )
+        i = line - self.first_line
+        rows, _ = batch_rows(self.batch.slice(i, 1))
+        return Row(self.file, line, i, rows[0], None, self.split)
 
 
 def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:

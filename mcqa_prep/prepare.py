@@ -12,6 +12,7 @@ Why this shape (docs/prepare.md has the full story):
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import Counter
@@ -24,18 +25,21 @@ import orjson
 
 from . import manifest as mf
 from ._perf import streaming_gc
-from .difficulty import PROFILE_RULE, Difficulty, DifficultyRequest, EvidenceTally
+from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
-from .grader.letters import normalize_gold
-from .grader.modes import ROW_MODES
 from .io.hashing import sha256_file
 from .io.paths import DATA_SUFFIXES
-from .io.readers import iter_file, parquet_num_rows
+from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
+from .parallel import check_workers, chunks, ordered_map
 from .policy import GradingPolicy
+from .prepare_rows import Outcome, RowWork, Stamper, normalise_options, prepare_chunk, settle
 from .records import Finding, Row
 from .sources import KIND_PULLED, Source, resolve
+from .validate.driver import at_index
+
+__all__ = ["prepare", "PrepareReport", "normalise_options", "DEFAULT_SHARD_ROWS"]
 
 DEFAULT_SHARD_ROWS = 100_000
 ON_INVALID = ("fail", "reject")
@@ -192,109 +196,6 @@ def _check_output_outside_inputs(out: Path, sources: Sequence[Source]) -> None:
             raise UsageError(
                 f"{out}: the output lies inside the input directory {s.arg}", reason="output_inside_input"
             )
-
-
-# ---- steps 1-3: read, validate, stamp ---------------------------------------------------------------------
-
-
-def normalise_options(options: Any) -> Any:
-    """Drop null-valued keys (the Parquet all-letters shape), keep letter order; other shapes pass through
-    unchanged (validate reports them)."""
-    if not isinstance(options, list):
-        return options
-    out = []
-    for opt in options:
-        if isinstance(opt, dict):
-            kept = {k: v for k, v in opt.items() if v is not None}
-            if kept:
-                out.append(kept)
-        else:
-            out.append(opt)
-    return out
-
-
-class Stamper:
-    """Turns a valid input row into a prepared row in place (key order kept, every other field kept)."""
-
-    def __init__(self, policy: GradingPolicy, output_format: str):
-        self.override = policy.grading_mode_override
-        self.default = policy.grading_mode_default
-        self.contract = policy.contract_id()
-        # Parquet has one type per column: a pattern list grades exactly like the one pattern it holds
-        self.regex_as_list = output_format == "parquet"
-
-    def stamp(self, data: dict[str, Any], source: dict[str, Any]) -> str | None:
-        """Rewrite `data`; return why it cannot carry the stamp, or None."""
-        md = data.get("metadata")
-        if md is not None and not isinstance(md, dict):
-            return f"metadata must be an object to carry the preparation stamp, got {type(md).__name__}"
-        data["options"] = normalise_options(data.get("options"))
-        if "expected_answer" in data:
-            data["expected_answer"] = normalize_gold(data["expected_answer"])
-        row_mode = data.get("grading_mode") or self.default
-        effective = self.override or row_mode
-        # An override-only mode (lenient_answer_colon_md) is not a valid row mode: the row keeps its own,
-        # and the stamp records the mode that grades it.
-        data["grading_mode"] = effective if effective in ROW_MODES else row_mode
-        tm = data.get("template_metadata")
-        if self.regex_as_list and isinstance(tm, dict) and isinstance(tm.get("output_regex"), str):
-            data["template_metadata"] = {**tm, "output_regex": [tm["output_regex"]]}
-        md = dict(md) if md else {}
-        md["mcqa_prep"] = {
-            "contract": self.contract,
-            "row_schema": mf.ROW_SCHEMA,
-            "grading_mode": effective,
-            "source": source,
-        }
-        data["metadata"] = md
-        return None
-
-
-@dataclass
-class Outcome:
-    """What became of one row: its JSONL line (None when rejected or dropped), its findings, and what the
-    pass-rate evidence said of it (None without a difficulty request; `verdict.dropped` names why a row with
-    no line and no error was dropped)."""
-
-    line: bytes | None
-    errors: list[Finding]
-    warnings: list[Finding]
-    verdict: Any = None
-
-
-def _finding(rec: Row, rule: str, message: str) -> Finding:
-    return Finding(rec.file, rec.line, rec.index, "$", rule, "error", message)
-
-
-def process_row(
-    rec: Row, validator: Any, stamper: Stamper, source: dict[str, Any], difficulty: Difficulty | None = None
-) -> Outcome:
-    """Validate one row, judge its difficulty (drop it, or stamp its measured profiles), stamp it and
-    serialise it (or say why not)."""
-    findings = validator.check(rec)
-    errors = [f for f in findings if f.severity == "error"]
-    warnings = [f for f in findings if f.severity != "error"]
-    if rec.data is None:
-        if not errors:  # a row that could not be parsed is never written, whatever the validator says
-            errors.append(_finding(rec, "row.parse", rec.error or "row could not be read"))
-        return Outcome(None, errors, warnings)
-    if errors:
-        return Outcome(None, errors, warnings)
-    verdict = None
-    if difficulty is not None:
-        verdict, problem = difficulty.judge(rec.data)
-        if verdict is None:
-            return Outcome(None, [_finding(rec, PROFILE_RULE, problem or "bad reward_profiles")], warnings)
-        if verdict.dropped is not None:
-            return Outcome(None, [], warnings, verdict)
-        difficulty.apply(rec.data, verdict)
-    message = stamper.stamp(rec.data, {**source, "row": rec.line})
-    if message is None:
-        try:
-            return Outcome(orjson.dumps(rec.data) + b"\n", errors, warnings, verdict)
-        except (TypeError, orjson.JSONEncodeError) as exc:
-            message = f"the row cannot be written as JSON: {exc}"
-    return Outcome(None, [_finding(rec, "prepare.unwritable", message)], warnings)
 
 
 # ---- step 4: route --------------------------------------------------------------------------------------
@@ -476,11 +377,14 @@ def prepare(
     progress: Progress | None = None,
     verify: bool = True,
     difficulty: DifficultyRequest | None = None,
+    workers: int | None = 1,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
     `difficulty` filters rows by measured pass rate and/or stamps measured reward_profiles (difficulty.py);
-    its table is checked (version, hash, contract = this preparation's) before any row is read."""
+    its table is checked (version, hash, contract = this preparation's) before any row is read. `workers`
+    processes validate and serialise chunks of the input (None: every core); the output is the same for
+    any number."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
@@ -512,11 +416,11 @@ def prepare(
     from .validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    stamper = Stamper(policy, output_format)
+    work = RowWork(validator.checker, Stamper(policy, output_format), judge)
     with staging_dir(out) as staging:
         crash_point("staging")
         router = Router(staging, settings, judge)
-        _run_rows(sources, validator, stamper, router, progress)
+        _run_rows(sources, validator, work, router, progress, check_workers(workers))
         router.add_warnings(validator.finish())
         doc = _finish(router, policy, prov)
         commit(staging, out, replace=existing)
@@ -535,9 +439,15 @@ def prepare(
 
 
 def _run_rows(
-    sources: list[Source], validator: Any, stamper: Stamper, router: Router, progress: Progress | None
+    sources: list[Source],
+    validator: Any,
+    work: RowWork,
+    router: Router,
+    progress: Progress | None,
+    workers: int,
 ) -> None:
-    """Steps 1-4 for every row of every input, in input order."""
+    """Steps 1-3 for the rows of each chunk (in workers), then, in input order, the cross-row checks and
+    step 4 (in this process)."""
     total = None
     if all(Path(s.path).suffix == ".parquet" for s in sources):
         total = sum(parquet_num_rows(s.path) for s in sources)
@@ -545,11 +455,20 @@ def _run_rows(
     try:
         with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
             for src in sources:
-                base = _source_of(src)
-                for rec in iter_file(src.path, split=src.split):
-                    router.route(rec, src, process_row(rec, validator, stamper, base, router.difficulty))
+                base = 0
+                fn = functools.partial(prepare_chunk, work, _source_of(src))
+                for chunk, results in ordered_map(fn, chunks(src.path, src.split), workers):
+                    for line, rel, findings, keys, outcome in results:
+                        stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
+                        found = validator.absorb(
+                            stub, at_index(findings, base + rel) if base else findings, keys
+                        )
+                        final = settle(outcome, found)
+                        rec = chunk.row_at(line) if final.line is None and final.errors else stub
+                        router.route(rec, src, final)
+                    base += len(results)
                     if bar is not None:
-                        bar.update(1)
+                        bar.update(len(results))
     finally:
         if bar is not None:
             bar.close()

@@ -89,3 +89,66 @@ def test_worker_count_must_be_positive(tmp_path):
     with pytest.raises(UsageError):
         parallel.check_workers(0)
     assert parallel.check_workers(None) >= 1
+
+
+def _dataset(tmp_path, n: int = 300):
+    """JSONL and Parquet rows with duplicates across chunks, invalid rows and a biased gold."""
+    import sys
+
+    sys.path.insert(0, str(tmp_path.parent))
+    from prep_helpers import make_row
+
+    rows = [make_row(i, 4 + i % 7, template=i % 3 == 0) for i in range(n)]
+    rows += [rows[5], rows[250]]  # repeated rows, far from their first occurrence
+    rows[17]["expected_answer"] = "Z"  # not an option
+    rows[40]["options"] = "nope"
+    lines = [json.dumps(r) for r in rows] + ["{broken"]
+    jl = tmp_path / "train.jsonl"
+    jl.write_text("\n".join(lines) + "\n")
+    pqf = tmp_path / "validation.parquet"
+    pq.write_table(pa.Table.from_pylist([make_row(i, 10) for i in range(1000, 1120)]), pqf)
+    return jl, pqf
+
+
+def test_validate_report_is_identical_for_any_worker_count(tmp_path, small_chunks):
+    from mcqa_prep.validate import validate_paths
+
+    jl, pqf = _dataset(tmp_path)
+    one = validate_paths([jl, pqf], max_findings=0, workers=1).to_dict()
+    two = validate_paths([jl, pqf], max_findings=0, workers=2).to_dict()
+    assert one == two
+    rules = one["summary"]["findings_by_rule"]
+    assert rules["duplicate_row"] >= 2 and rules["malformed_row"] == 1
+    rows = [f["row"] for f in one["findings"] if f["rule"] == "duplicate_row" and f["file"] == str(jl)]
+    assert rows == [300, 301]  # 0-based indexes across chunks, fixed up by the parent
+
+
+@pytest.mark.parametrize("on_invalid", ["reject", "fail"])
+def test_prepare_output_is_byte_identical_for_any_worker_count(tmp_path, small_chunks, on_invalid):
+    from mcqa_prep.errors import InvalidRows
+    from mcqa_prep.prepare import prepare
+
+    jl, pqf = _dataset(tmp_path)
+    outs = {}
+    for w in (1, 2):
+        out = tmp_path / f"out{w}"
+        try:
+            prepare([jl, pqf], out, on_invalid=on_invalid, shard_rows=50, workers=w)
+        except InvalidRows as exc:
+            outs[w] = (exc.counts, [f.to_dict() for f in exc.findings])
+            assert not out.exists()
+            continue
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.name != "manifest.json"}
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest.pop("created_at")
+        outs[w] = (files, manifest)
+    assert outs[1] == outs[2]
+    if on_invalid == "reject":
+        files, manifest = outs[1]
+        assert (
+            manifest["counts"]["rejected"] == 5
+            and manifest["counts"]["rejected_by_rule"]["duplicate_row"] == 2
+        )
+        rejects = [json.loads(x) for x in files["rejects.jsonl"].splitlines()]
+        dup = [r for r in rejects if r["findings"][0]["rule"] == "duplicate_row"]
+        assert [r["row"]["uuid"] for r in dup] == ["row-000005", "row-000250"]  # the raw rows, as read

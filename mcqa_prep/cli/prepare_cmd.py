@@ -11,7 +11,7 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared import verify_prepared
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, regex_timeout_option
+from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, regex_timeout_option
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
 from .errors import describe
 from .policy_opts import policy_from_options, policy_options
@@ -58,6 +58,7 @@ from .policy_opts import policy_from_options, policy_options
 )
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @difficulty_options
+@WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
 def prepare_command(
@@ -70,6 +71,7 @@ def prepare_command(
     overwrite,
     no_verify,
     regex_timeout,
+    workers,
     fmt,
     quiet,
     **policy_kw,
@@ -120,6 +122,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
+            workers=workers,
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,

@@ -8,7 +8,15 @@ import click
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..validate import ValidateReport, validate_paths
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, report_error
+from .common import (
+    FORMAT_OPTION,
+    QUIET_OPTION,
+    WORKERS_OPTION,
+    bar_factory,
+    emit_json,
+    regex_timeout_option,
+    report_error,
+)
 
 
 def render_text(report: ValidateReport) -> list[str]:
@@ -72,16 +80,11 @@ def render_text(report: ValidateReport) -> list[str]:
     is_flag=True,
     help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
 )
-@click.option(
-    "--regex-timeout",
-    type=click.FloatRange(min=0.01),
-    default=DEFAULT_REGEX_TIMEOUT,
-    show_default=True,
-    help="Seconds a custom output_regex may take on one input before it counts as catastrophic.",
-)
+@regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
+@WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
-def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt, quiet):
+def validate_command(paths, max_findings, strict, no_verify, regex_timeout, workers, fmt, quiet):
     """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
 
     PATH is a JSONL or Parquet file, a directory (searched recursively), a directory written by
@@ -103,6 +106,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, fmt,
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
+        workers=workers,
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:

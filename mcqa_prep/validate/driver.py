@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -12,8 +14,11 @@ from .. import __version__, schema
 from .._perf import streaming_gc
 from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from ..io.readers import iter_file, parquet_num_rows
-from ..records import Finding
+from ..io.readers import parquet_num_rows
+from ..parallel import Chunk, check_workers, chunks, ordered_map
+from ..records import Finding, Row
+from .crossrow import RowKeys
+from .engine import RowChecker
 from .registry import ERROR, RULES, WARNING
 from .validator import SUMMARY_FILE, RowValidator, check_timeout
 
@@ -119,24 +124,45 @@ def _total_rows(sources: list[_Source]) -> int | None:
     return None
 
 
-def _read_all(sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None) -> None:
+def check_chunk(checker: RowChecker, chunk: Chunk) -> list[tuple[int, int, list[Finding], RowKeys | None]]:
+    """(line, index within the chunk, row findings, RowKeys) of every row of a chunk: a worker's share."""
+    out = []
+    for row in chunk.rows():
+        findings, keys = checker.check(row)
+        out.append((row.line, row.index, findings, keys))
+    return out
+
+
+def at_index(findings: list[Finding], index: int) -> list[Finding]:
+    """Findings made in a worker (which counts rows from the chunk's start) at the row's index in its file."""
+    return [f if f.row == index else dataclasses.replace(f, row=index) for f in findings]
+
+
+def _read_one(src: _Source, v: RowValidator, keep: _Keeper, workers: int, bar: Any) -> None:
+    work = functools.partial(check_chunk, v.checker)
+    base = 0
+    for chunk, results in ordered_map(work, chunks(src.file, src.split), workers):
+        for line, rel, findings, keys in results:
+            stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
+            fs = v.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
+            if fs:
+                keep(fs)
+        base += len(results)
+        src.entry["rows"] += len(results)
+        if bar is not None:
+            bar.update(len(results))
+
+
+def _read_all(
+    sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, workers: int
+) -> None:
     bar = progress(total=_total_rows(sources), desc="validate", unit="row") if progress is not None else None
     unreadable = RULES["unreadable_file"]
     try:
-        pending = 0
-        check = v.check
         with streaming_gc():
             for src in sources:
                 try:
-                    for rec in iter_file(src.file, split=src.split):
-                        src.entry["rows"] += 1
-                        fs = check(rec)
-                        if fs:
-                            keep(fs)
-                        pending += 1
-                        if pending == PROGRESS_EVERY and bar is not None:
-                            bar.update(pending)
-                            pending = 0
+                    _read_one(src, v, keep, workers, bar)
                 except InputError as exc:
                     fs = [
                         Finding(str(src.file), None, None, "$", unreadable.name, unreadable.severity, msg)
@@ -144,8 +170,6 @@ def _read_all(sources: list[_Source], v: RowValidator, keep: _Keeper, progress: 
                     ]
                     v.add(fs)
                     keep(fs)
-        if bar is not None and pending:
-            bar.update(pending)
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
@@ -159,10 +183,12 @@ def validate_paths(
     verify: bool = True,
     progress: Progress | None = None,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+    workers: int | None = 1,
 ) -> ValidateReport:
     """Validate every row of every input. `max_findings` caps the findings kept (0 keeps all; the summary
     counts all); `strict` turns warnings into errors; `verify=False` skips the pulled-directory hash check;
-    `progress` is a bar factory like cli.common.progress (progress(total=, desc=, unit=) -> bar.update).
+    `progress` is a bar factory like cli.common.progress (progress(total=, desc=, unit=) -> bar.update);
+    `workers` processes check chunks of the input (None: every core), with the same report for any number.
     Raises UsageError for a negative max_findings or a regex_timeout that is not a number > 0."""
     if isinstance(max_findings, bool) or not isinstance(max_findings, int) or max_findings < 0:
         raise UsageError(
@@ -174,7 +200,7 @@ def validate_paths(
     sources = _plan(paths, verify, progress)
     v = RowValidator(regex_timeout=regex_timeout)
     keep = _Keeper(max_findings, strict)
-    _read_all(sources, v, keep, progress)
+    _read_all(sources, v, keep, progress, check_workers(workers))
     keep(v.finish())
     no_rows = RULES["no_rows"]
     empty = [

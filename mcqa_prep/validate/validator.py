@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..records import Finding, Row
-from .crossrow import CrossRow
+from .crossrow import CrossRow, RowKeys
 from .engine import RowChecker, findings_of
 from .facts import Config, positive_finite
 from .registry import CROSS, ERROR, RULES, WARNING
@@ -46,8 +46,14 @@ class RowValidator:
 
     def check(self, rec: Row) -> list[Finding]:
         """Every finding of one row, including duplicates of rows checked before by this validator."""
-        self.rows += 1
         out, keys = self.checker.check(rec)
+        return self.absorb(rec, out, keys)
+
+    def absorb(self, rec: Row, out: list[Finding], keys: RowKeys | None) -> list[Finding]:
+        """The cross-row half of check(): `out` and `keys` are what RowChecker.check gave for `rec` (maybe in
+        another process); adds the cross-row findings and counts them all. Rows must come in input order.
+        `rec` needs only its address (file, line, index, split), not its data."""
+        self.rows += 1
         if keys is not None:
             seen = self.cross.observe(rec, keys)
             if seen is not None:
