@@ -70,7 +70,7 @@ def probe_row(t: Template, n: int) -> dict[str, Any]:
     prompt = t.render(
         render_variables(
             "Which of the following is the probe's correct choice?",
-            opts,
+            [text for _, text in opts],
             context=None,
             subject="probing",
             row={},

@@ -20,7 +20,7 @@ import uuid as uuidlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from hashlib import blake2b
+from hashlib import blake2b, sha1
 from pathlib import Path
 from typing import Any
 
@@ -96,15 +96,16 @@ def _dumps(row: dict[str, Any]) -> bytes:
 
 
 _NS_BYTES = NAMESPACE.bytes
+# the variant bits of an RFC 4122 uuid: the first hex digit of the fourth group is 8, 9, a or b
+_VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
 
 
 def row_uuid(name: str) -> tuple[str, bytes]:
     """(uuid5(NAMESPACE, name) as text, its 16 bytes), without building a UUID object (a third of the cost)."""
-    b = bytearray(hashlib.sha1(_NS_BYTES + name.encode("utf-8"), usedforsecurity=False).digest()[:16])
-    b[6] = (b[6] & 0x0F) | 0x50
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}", bytes(b)
+    d = sha1(_NS_BYTES + name.encode("utf-8")).digest()
+    h = d[:16].hex()
+    v = _VARIANT[h[16]]
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{v}{h[17:20]}-{h[20:32]}", d[:16]
 
 
 _ANSWER_COLON = re.compile(r"answer\s*:", re.IGNORECASE)
@@ -379,7 +380,7 @@ def convert(
     by_reason: Counter[str] = Counter()
     tpl_rows: Counter[str] = Counter()
     n_rows: Counter[int] = Counter()
-    pin_stats: Counter[str] = Counter()
+    n_pinned = n_gold_pinned = 0
     shown: list[dict[str, Any]] = []
     src_docs: list[dict[str, Any]] = []
     tms = {t.id: t.template_metadata() for t in tmpls}
@@ -419,8 +420,11 @@ def convert(
             ident = src.identity()
             prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
             meta_convert = {**meta_convert_base, "preset": pname}
+            extract = ext.extract
+            pick = mix.pick
+            n_read = n_written = n_rejected = 0
             for index, line, data, error in src.rows(proj):
-                sdoc["read"] += 1
+                n_read += 1
                 pending += 1
                 if pending >= 1024 and bar is not None:
                     bar.update(pending)
@@ -428,72 +432,78 @@ def convert(
                 try:
                     if error is not None:
                         raise RowReject("malformed_row", error)
-                    item = ext.extract(data)
+                    item = extract(data)
                     u, ub = row_uuid(prefix + str(index))
                     h = blake2b(ub, digest_size=32, key=seed_key).digest()
-                    t = mix.pick(int.from_bytes(h[:8], "big"))
-                    n = len(item.choices)
-                    checker.ensure(t, n)
+                    t = pick(int.from_bytes(h[:8], "big"))
+                    choices = item.choices
+                    n = len(choices)
+                    if (t.id, n) not in checker.done:
+                        checker.ensure(t, n)
                     gold = item.gold
                     if shuffle:
                         rng = RowRandom(int.from_bytes(h[8:], "big"))
-                        pinned = pinned_positions(item.choices, user_pins)
+                        pinned = pinned_positions(choices, user_pins)
                         if gold in pinned:
                             target = gold
-                            pin_stats["gold_pinned"] += 1
+                            n_gold_pinned += 1
                         elif pinned:
                             target = balancer.choose(key, n, [p for p in range(n) if p not in pinned], rng)
                         else:
                             target = balancer.choose(key, n, None, rng)
                         if pinned:
-                            pin_stats["rows_with_pins"] += 1
+                            n_pinned += 1
                         perm = arrange(n, gold, pinned, target, rng)
+                        texts = [*map(choices.__getitem__, perm)]
                     else:
                         target = gold
-                        perm = list(range(n))
-                    choices = item.choices
-                    pairs = [(LETTERS[p], choices[perm[p]]) for p in range(n)]
+                        perm = None
+                        texts = choices
+                    letters = LETTERS[:n]
                     prompt = t.render(
                         render_variables(
                             item.question,
-                            pairs,
+                            texts,
                             context=item.context,
                             subject=item.subject,
                             row=data,
                             used=t.variables_used(),
                         )
                     )
-                    if not prompt.strip():
-                        raise UsageError(f"template {t.id!r} rendered an empty prompt")
-                    options = [{L: txt} for L, txt in pairs]
-                    gold_letter = LETTERS[target]
-                    tm = tms[t.id]
+                    options = [{L: x} for L, x in zip(letters, texts)]  # noqa: B905 - equal lengths
+                    gold_letter = letters[target]
                     selfcheck[t.id].check(prompt, options, gold_letter)
-                    src_meta: dict[str, Any] = {**ident, "row": index}
+                    src_meta = {**ident, "row": index}
                     if item.id is not None:
                         src_meta["id"] = item.id
-                    mc: dict[str, Any] = {
-                        **meta_convert,
-                        "option_source_index": [item.source_index[p] for p in perm],
-                        "gold_source_index": item.source_index[gold],
+                    sidx = item.source_index
+                    meta = {
+                        "source": src_meta,
+                        "convert": {
+                            **meta_convert,
+                            "option_source_index": [*map(sidx.__getitem__, perm)]
+                            if perm is not None
+                            else sidx,
+                            "gold_source_index": sidx[gold],
+                        },
                     }
-                    meta: dict[str, Any] = {"source": src_meta, "convert": mc}
                     if item.subject is not None:
                         meta["subject"] = item.subject
                     if item.kept:
                         meta["source_fields"] = item.kept
-                    row = {
-                        "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
-                        "options": options,
-                        "expected_answer": gold_letter,
-                        "grading_mode": t.grading_mode,
-                        "template_metadata": tm,
-                        "uuid": u,
-                        "metadata": meta,
-                    }
-                    line_out = _dumps(row)
+                    line_out = _dumps(
+                        {
+                            "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
+                            "options": options,
+                            "expected_answer": gold_letter,
+                            "grading_mode": t.grading_mode,
+                            "template_metadata": tms[t.id],
+                            "uuid": u,
+                            "metadata": meta,
+                        }
+                    )
                 except RowReject as r:
-                    sdoc["rejected"] += 1
+                    n_rejected += 1
                     by_reason[r.reason] += 1
                     rec = {
                         "reason": r.reason,
@@ -509,10 +519,13 @@ def convert(
                 if fh is None:
                     fh = outputs.handle(key)
                 fh.write(line_out)
-                outputs.rows[key] += 1
-                sdoc["written"] += 1
+                n_written += 1
                 tpl_rows[t.id] += 1
                 n_rows[n] += 1
+            sdoc["read"] += n_read
+            sdoc["written"] += n_written
+            sdoc["rejected"] += n_rejected
+            outputs.rows[key] += n_written
         if bar is not None and pending:
             bar.update(pending)
 
@@ -555,8 +568,8 @@ def convert(
                 "enabled": shuffle,
                 "seed": seed if shuffle else None,
                 "pins": sorted(user_pins),
-                "rows_with_pins": pin_stats["rows_with_pins"],
-                "gold_pinned": pin_stats["gold_pinned"],
+                "rows_with_pins": n_pinned,
+                "gold_pinned": n_gold_pinned,
             },
             "option_counts": {str(n): c for n, c in sorted(n_rows.items())},
             "gold_histogram": {

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
@@ -246,7 +245,6 @@ def _norm(s: str) -> str:
 
 
 _STR_ONLY = {str}
-_IRREGULAR = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
 
 
 _TEXT_KEYS = ("text", "atext", "content", "option", "choice", "value", "answer")
@@ -499,6 +497,7 @@ class Extractor:
             )
         self.drop = {_norm(d) for d in cmap.drop}
         self.answer_type = cmap.answer_type
+        self._int_index = cmap.answer_type in ("index", "auto")
         self.shape = cmap.shape
 
     def _get(self, c: _Col, row: dict[str, Any]) -> Any:
@@ -511,13 +510,19 @@ class Extractor:
         if type(row) is not dict:
             raise RowReject("malformed_row", f"a row must be an object, got {type(row).__name__}")
         get = self._get
-        q = get(self.question, row)  # type: ignore[arg-type]
+        qc = self.question
+        q = row.get(qc.key, _ABSENT) if not qc.path else qc.get(row)  # type: ignore[union-attr]
+        if q is _ABSENT:
+            raise RowReject("missing_field", f"the row has no field {qc.name!r}")  # type: ignore[union-attr]
         q = q.strip() if type(q) is str else _text(q)
         if not q:
             raise RowReject("no_question", "the question is missing or empty")
         labels: list[str] | None = None
         if self.shape == "choices":
-            value = get(self.choices, row)  # type: ignore[arg-type]
+            cc = self.choices
+            value = row.get(cc.key, _ABSENT) if not cc.path else cc.get(row)  # type: ignore[union-attr]
+            if value is _ABSENT:
+                raise RowReject("missing_field", f"the row has no field {cc.name!r}")  # type: ignore[union-attr]
             if type(value) is list and (not value or type(value[0]) is not dict):
                 raw: list[Any] = value
             else:
@@ -526,7 +531,11 @@ class Extractor:
                 texts: list[Any] = [*map(str.strip, raw)]
             else:
                 texts = [v.strip() if type(v) is str else _text(v) for v in raw]
-            gold = resolve_answer(get(self.answer, row), texts, labels, self.answer_type)  # type: ignore[arg-type]
+            a = get(self.answer, row)  # type: ignore[arg-type]
+            if type(a) is int and self._int_index and 0 <= a < len(texts):
+                gold = a
+            else:
+                gold = resolve_answer(a, texts, labels, self.answer_type)
         elif self.shape == "options":
             texts = [_text(get(c, row)) for c in self.options]  # type: ignore[arg-type]
             while texts and texts[-1] is None:  # absent trailing options (a 5-column layout with 4 used)
@@ -547,9 +556,10 @@ class Extractor:
             i = next(i for i, t in enumerate(texts) if not t)
             raise RowReject("empty_choice", f"choice {i} is empty or null")
         low = [*map(str.lower, texts)]
-        joined = "\x01".join(low)
-        # _norm(t) is just t.lower() for ASCII texts (stripped) with single spaces and no other whitespace
-        if not (joined.isascii() and "  " not in joined and not _IRREGULAR.search(joined)):
+        joined = "|".join(low)
+        # _norm(t) is just t.lower() for ASCII texts (stripped) with single spaces and no other whitespace (in
+        # ASCII, every whitespace character but the space is unprintable)
+        if not (joined.isascii() and joined.isprintable() and "  " not in joined):
             low = [_norm(t) for t in texts]
         index = [*range(len(texts))]
         if self.drop and not self.drop.isdisjoint(low):
