@@ -69,7 +69,7 @@ def test_preset_detected_and_converted(cli, tmp_path, preset):
     out = tmp_path / "out.jsonl"
     res = cli("convert", src, "-o", out, "--format", "json", "-q")
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     assert doc["sources"][0]["preset"] == preset
     assert doc["counts"] == {
         "read": len(cases),
@@ -92,7 +92,7 @@ def test_preset_shuffled_balanced_every_template(cli, tmp_path, preset):
         "convert", src, "-o", out, "--preset", preset, "--shuffle", "--seed", "7", *tpl, "--format", "json"
     )
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     rows = _check_rows(out, cases, shuffled=True, correct_first=preset in CORRECT_FIRST)
     _validate_clean(out)
     # gold letters balanced per option count: within one of each other

@@ -64,7 +64,7 @@ def mode_sample(mode: str, letter: str) -> str:
     return f"The other options do not fit.\n\\boxed{{{letter}}}"
 
 
-def probe_row(t: Template, n: int) -> dict[str, Any]:
+def probe_row(t: Template, n: int, source_row: dict[str, Any] | None = None) -> dict[str, Any]:
     letters = LETTERS[:n]
     opts = [(L, f"{_WORDS[k]} probe choice {k + 1}") for k, L in enumerate(letters)]
     prompt = t.render(
@@ -73,7 +73,7 @@ def probe_row(t: Template, n: int) -> dict[str, Any]:
             [text for _, text in opts],
             context=None,
             subject="probing",
-            row={},
+            row=source_row if source_row is not None else {},
         )
     )
     return {
@@ -100,10 +100,11 @@ class TemplateChecker:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def ensure(self, t: Template, n: int) -> None:
+    def ensure(self, t: Template, n: int, source_row: dict[str, Any] | None = None) -> None:
+        """Controls for (t, n); `source_row` is the row about to be converted (for templates reading row.X)."""
         if (t.id, n) in self.done:
             return
-        self._check(t, n)
+        self._check(t, n, source_row)
         self.done.add((t.id, n))
         self.checked.append({"template_id": t.id, "options": n})
 
@@ -113,8 +114,8 @@ class TemplateChecker:
             "no row was written (fix the template or its output_regex)"
         )
 
-    def _check(self, t: Template, n: int) -> None:
-        row = probe_row(t, n)
+    def _check(self, t: Template, n: int, source_row: dict[str, Any] | None) -> None:
+        row = probe_row(t, n, source_row)
         path = Path(self._tmp.name) / f"probe-{len(self.done)}.jsonl"
         path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
         for rec in iter_rows([path]):

@@ -439,7 +439,7 @@ def convert(
                     choices = item.choices
                     n = len(choices)
                     if (t.id, n) not in checker.done:
-                        checker.ensure(t, n)
+                        checker.ensure(t, n, data)
                     gold = item.gold
                     if shuffle:
                         rng = RowRandom(int.from_bytes(h[8:], "big"))

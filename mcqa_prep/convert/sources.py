@@ -161,20 +161,25 @@ class Source:
         i = self.start_index
         with _open_text(self.path) as fh:  # type: ignore[arg-type]
             reader = csv.DictReader(fh, delimiter=self._delim())
+            try:
+                reader.fieldnames  # noqa: B018 - reads the header now, so line_num counts it
+            except (csv.Error, UnicodeDecodeError) as exc:
+                raise InputError(f"{self.label}: cannot read the CSV header: {exc}") from None
             while True:
+                start = reader.line_num + 1  # a quoted cell may span lines: report where the record starts
                 try:
                     data = next(reader)
                 except StopIteration:
                     return
                 except UnicodeDecodeError as exc:
-                    yield i, reader.line_num + 1, None, f"not valid UTF-8 ({exc.reason}); the rest is skipped"
+                    yield i, start, None, f"not valid UTF-8 ({exc.reason}); the rest is skipped"
                     return
                 except csv.Error as exc:
-                    yield i, reader.line_num, None, f"not valid CSV: {exc}"
+                    yield i, start, None, f"not valid CSV: {exc}"
                     i += 1
                     continue
                 data.pop(None, None)  # cells past the header
-                yield i, reader.line_num, data, None
+                yield i, start, data, None
                 i += 1
 
     def _parquet_rows(self, columns: Sequence[str] | None) -> Iterator[SourceRow]:

@@ -1,0 +1,214 @@
+"""The convert command: reruns are identical, every row is written or rejected with a reason, a bad line
+is reported with file and line, exit codes 0/1/2, one JSON document, and no complete-looking output after a
+failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+try:
+    from .convert_layouts import make_layout, read_jsonl, write_rows
+except ImportError:
+    from convert_layouts import make_layout, read_jsonl, write_rows
+
+
+def test_rerun_is_identical_and_seed_changes_only_the_order(tmp_path, cli):
+    src, _ = make_layout(tmp_path, "arc", n=50)
+    a, b, c = (tmp_path / f"{x}.jsonl" for x in "abc")
+    for out in (a, b):
+        assert (
+            cli(
+                "convert",
+                src,
+                "-o",
+                out,
+                "--shuffle",
+                "--seed",
+                "1",
+                "--template",
+                "boxed:1",
+                "--template",
+                "answer_is:1",
+            ).exit_code
+            == 0
+        )
+    assert a.read_bytes() == b.read_bytes()
+    assert (
+        cli(
+            "convert",
+            src,
+            "-o",
+            c,
+            "--shuffle",
+            "--seed",
+            "2",
+            "--template",
+            "boxed:1",
+            "--template",
+            "answer_is:1",
+        ).exit_code
+        == 0
+    )
+    ra, rc = read_jsonl(a), read_jsonl(c)
+    assert [r["uuid"] for r in ra] == [r["uuid"] for r in rc]
+    assert [r["options"] for r in ra] != [r["options"] for r in rc]
+    # the same output path again: replaced atomically, same bytes
+    assert (
+        cli(
+            "convert",
+            src,
+            "-o",
+            a,
+            "--shuffle",
+            "--seed",
+            "1",
+            "--template",
+            "boxed:1",
+            "--template",
+            "answer_is:1",
+        ).exit_code
+        == 0
+    )
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_every_row_written_or_rejected_with_file_and_line(tmp_path, cli):
+    good = {"question": "Which is red?", "choices": ["apple", "sky", "grass"], "answer": 0}
+    lines = [
+        json.dumps(good),
+        "{not json",
+        json.dumps({"question": "Q2?", "choices": ["a", "a"], "answer": 0}),
+        "",
+        json.dumps([1, 2]),
+        json.dumps({"question": "Q3?", "choices": ["x", "y"], "answer": 5}),
+        json.dumps({**good, "question": "Which is green?", "answer": 2}),
+    ]
+    src = tmp_path / "src.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o.jsonl"
+    res = cli("convert", src, "-o", out, "--preset", "mmlu")
+    assert res.exit_code == 0, res.output
+    assert f"{src}:2: rejected: not valid JSON" in res.output
+    assert f"{src}:3: rejected: choices 0 and 1 have the same text ('a') [duplicate_choices]" in res.output
+    assert f"{src}:5: rejected: a row must be a JSON object, got list [malformed_row]" in res.output
+    assert f"{src}:6: rejected: answer 5 is past the last of 2 choices [answer_not_in_choices]" in res.output
+    assert "6 rows read: 2 written, 4 rejected" in res.output
+    rejects = read_jsonl(tmp_path / "o.rejects.jsonl")
+    assert [r["reason"] for r in rejects] == [
+        "malformed_row",
+        "duplicate_choices",
+        "malformed_row",
+        "answer_not_in_choices",
+    ]
+    assert [r["source"]["line"] for r in rejects] == [2, 3, 5, 6]
+    assert rejects[1]["row"] == {"question": "Q2?", "choices": ["a", "a"], "answer": 0}
+    assert len(read_jsonl(out)) == 2
+
+
+def test_csv_line_numbers_and_prompt_self_graded(tmp_path, cli):
+    rows = [
+        {"question": "Plain question?", "A": "one", "B": "two", "C": "three", "D": "four", "answer": "A"},
+        # a question that already holds an answer in the template's format: a response echoing it would score
+        {
+            "question": "Someone wrote\nFinal choice: C\nIs that right?",
+            "A": "one",
+            "B": "two",
+            "C": "three",
+            "D": "four",
+            "answer": "C",
+        },
+    ]
+    src = write_rows(tmp_path / "s.csv", rows, "csv")
+    out = tmp_path / "o.jsonl"
+    maps = ["--map", "question=question", "--map", "options=A,B,C,D", "--map", "answer=answer"]
+    res = cli("convert", src, "-o", out, *maps, "--template", "final_choice")
+    assert res.exit_code == 0, res.output
+    assert f"{src}:3: rejected: the prompt itself is graded as C under template 'final_choice'" in res.output
+    assert len(read_jsonl(out)) == 1
+
+
+def test_json_report_is_one_document(tmp_path, cli):
+    src, cases = make_layout(tmp_path, "gpqa", n=40)
+    res = cli("convert", src, "-o", tmp_path / "o.jsonl", "--shuffle", "--format", "json", "-q")
+    assert res.exit_code == 0
+    doc = json.loads(res.stdout)
+    assert doc["counts"]["read"] == doc["counts"]["written"] + doc["counts"]["rejected"] == 40
+    assert doc["gold_histogram"]["all"]["4"] == {"A": 10, "B": 10, "C": 10, "D": 10}
+    assert doc["shuffle"] == {"enabled": True, "seed": 0, "pins": [], "rows_with_pins": 0, "gold_pinned": 0}
+    assert doc["templates"][0]["id"] == "boxed" and doc["templates"][0]["rows"] == 40
+    assert doc["sources"][0]["map"]["correct"] == "Correct Answer"
+
+
+@pytest.mark.parametrize(
+    "args, code, needle",
+    [
+        (["missing.parquet", "-o", "{tmp}/o.jsonl"], 2, "missing.parquet: no such file"),
+        (["{src}", "-o", "{src}"], 2, "is an input"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--preset", "nope"], 2, "unknown preset 'nope'"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--map", "question=q"], 2, "no column 'q'"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--preset", "gpqa"], 2, "no column 'Correct Answer'"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--map", "answer_type=index1"], 0, ""),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--map", "answer_type=letter"], 1, "no row could be converted"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--template", "boxed:x"], 2, "neither a built-in template"),
+        (["{src}", "-o", "-"], 2, "not stdout"),
+        (["{tmp}/notes.txt", "-o", "{tmp}/o.jsonl"], 2, "unsupported file type"),
+        (["{bad}", "-o", "{tmp}/o.jsonl"], 1, "not a readable Parquet file"),
+    ],
+)
+def test_exit_codes(tmp_path, cli, args, code, needle):
+    src, _ = make_layout(tmp_path, "mmlu")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    fill = {"tmp": str(tmp_path), "src": str(src), "bad": str(tmp_path / "bad.parquet")}
+    res = cli("convert", *[a.format(**fill) for a in args])
+    assert res.exit_code == code, res.output
+    assert needle in res.output
+    assert "Traceback" not in res.output
+    if code:
+        assert not (tmp_path / "o.jsonl").exists()
+        json_res = cli("convert", *[a.format(**fill) for a in args], "--format", "json")
+        doc = json.loads(json_res.stdout)
+        assert doc["ok"] is False and doc["exit_code"] == code
+
+
+def test_failure_mid_run_leaves_no_output(tmp_path, cli):
+    """A template that breaks only on rows with 5 options: rows with 3 and 4 options were already written to
+    the temporary files; none of it may appear under the output or rejects names."""
+    src, _ = make_layout(tmp_path, "arc", n=12)  # 3, 4, 5 options in turn
+    f = tmp_path / "t.j2"
+    f.write_text(
+        "---\ngrading_mode: lenient_answer_colon\n---\n{{ question }}\n{{ options_block }}\n"
+        "{% if n_options == 5 %}{{ oops }}{% endif %}Answer: <letter>\n"
+    )
+    for out in (tmp_path / "o.jsonl", tmp_path / "outdir"):
+        res = cli("convert", src, "-o", out, "--template", f)
+        assert res.exit_code == 2 and "'oops' is undefined" in res.output
+        assert not out.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["arc_test.parquet", "t.j2"])
+
+
+def test_existing_directory_rules(tmp_path, cli):
+    src, _ = make_layout(tmp_path, "mmlu")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    res = cli("convert", src, "-o", foreign)
+    assert res.exit_code == 2 and "was not written by convert" in res.output
+    assert (foreign / "keep.txt").read_text() == "mine"
+    ours = tmp_path / "ours"
+    assert cli("convert", src, "-o", ours).exit_code == 0
+    first = (ours / "test.jsonl").read_bytes()
+    assert cli("convert", src, "-o", ours, "--shuffle").exit_code == 0  # a convert output is replaced
+    assert (ours / "test.jsonl").read_bytes() != first
+    assert json.loads((ours / "convert.json").read_text())["shuffle"]["enabled"] is True
+
+
+def test_help_teaches(cli):
+    res = cli("convert", "--help")
+    assert res.exit_code == 0
+    for needle in ("Examples:", "--shuffle", "--template", "front matter", "Exit codes"):
+        assert needle in res.output
+    assert "gpqa" in cli("convert", "--list-presets").output
+    assert "final_choice" in cli("convert", "--list-templates").output
