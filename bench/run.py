@@ -26,6 +26,7 @@ BENCHES = [
     ("bench_robust", 50_000, "robust mode, rows/s (target >= 20,000)"),
     ("bench_validate", 100_000, "validate, rows/s (target >= 20,000)"),
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
+    ("bench_convert", 100_000, "convert (Parquet in) vs read+serialise baseline, rows/s (target >= 20,000)"),
 ]
 
 
@@ -115,6 +116,14 @@ def summary_table(results: dict) -> str:
         lines.append(
             f"{'prepare (Parquet in, JSONL out)':44} {rate:>10,.0f} {base:>10,.0f} {base / rate:>6.2f}x  "
             "read-parse-serialise floor (time ratio, target <= 3x)"
+        )
+    cv = results.get("bench_convert") or {}
+    if "convert_rows_per_s" in cv:
+        rate = cv["convert_rows_per_s"]
+        lines.append(
+            f"{'convert (Parquet in, 4-10 options, shuffle)':44} {rate:>10,.0f} {cv['baseline_rows_per_s']:>10,.0f} "
+            f"{rate / cv['baseline_rows_per_s']:>6.2f}x  read + orjson of the same file (floor {cv['floor_rows_per_s']:,}"
+            f": {rate / cv['floor_rows_per_s']:.2f}x; {cv['convert_rows_per_cpu_s']:,} rows per CPU second)"
         )
     mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
     lines.append(

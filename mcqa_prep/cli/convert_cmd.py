@@ -76,11 +76,13 @@ def render_text(report: ConvertReport) -> list[str]:
         )
     )
     for s in d["sources"]:
-        where = s.get("file") or s["dataset"]
         commit = f"@{s['commit'][:12]}" if s.get("commit") else ""
+        where = f"{s['dataset']}{commit}" + (f" config {s['config']}" if s.get("config") else "")
+        if s.get("file") and s["file"] != s["dataset"]:
+            where += f" file {s['file']}"
         lines.append(
-            f"source {s['dataset']}{commit} {s.get('config') or ''}/{s['split']} ({where}): preset "
-            f"{s.get('preset') or '(--map)'}, {s['read']} read, {s['written']} written, {s['rejected']} rejected"
+            f"source {where}, split {s['split']}: preset {s.get('preset') or '(--map)'}, "
+            f"{s['read']} read, {s['written']} written, {s['rejected']} rejected"
         )
     mix = ", ".join(f"{t['id']} {t['rows']}" for t in d["templates"])
     lines.append(f"templates: {mix}")
