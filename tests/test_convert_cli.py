@@ -212,3 +212,16 @@ def test_help_teaches(cli):
         assert needle in res.output
     assert "gpqa" in cli("convert", "--list-presets").output
     assert "final_choice" in cli("convert", "--list-templates").output
+
+
+def test_uuid_is_uuid5_of_the_documented_identity(tmp_path, cli):
+    import uuid
+
+    src, _ = make_layout(tmp_path, "mmlu", n=5)
+    out = tmp_path / "o.jsonl"
+    assert cli("convert", src, "-o", out).exit_code == 0
+    ns = uuid.uuid5(uuid.NAMESPACE_URL, "mcqa-prep/convert")
+    for r in read_jsonl(out):
+        s = r["metadata"]["source"]
+        name = "\x1f".join([s["dataset"], s["config"] or "", s["split"], s["file"], str(s["row"])])
+        assert r["uuid"] == str(uuid.uuid5(ns, name))

@@ -230,3 +230,20 @@ def test_template_spec_errors():
         load_templates(["boxed:0"])
     with pytest.raises(UsageError, match="given twice"):
         load_templates(["boxed:1", "boxed:2"])
+
+
+def test_boxed_template_prompts_never_grade_to_a_letter():
+    """The built-in boxed template ends with an empty \\boxed{}: the boxed modes read only the last box, so
+    the per-row self-check is skipped for it. Whatever the question holds, the prompt yields no letter."""
+    from mcqa_prep.convert.core import _SelfCheck
+    from mcqa_prep.grader import grade_text
+
+    t = BUILTIN["boxed"]
+    assert _SelfCheck(t).never
+    for q in ("Is \\boxed{C} right?", "\\boxed{A} \\boxed{B}", "Answer: \\boxed{D: x}", "\\boxed{"):
+        texts = ["x", "y", "z", "w"]
+        prompt = t.render(render_variables(q, texts, None, None, None, t.variables_used()))
+        opts = [{L: x} for L, x in zip("ABCD", texts, strict=True)]
+        for mode in ("strict_single_letter_boxed", "lenient_boxed"):
+            assert grade_text(prompt, opts, "C", mode, t.template_metadata()).extracted_answer is None
+    assert not _SelfCheck(BUILTIN["final_choice"]).never

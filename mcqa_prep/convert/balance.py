@@ -7,18 +7,20 @@ position is free this deals each position once per round of n rows, in a random 
 counts never differ by more than one; a pinned row takes the least-used position it can, and the free
 rows after it fill the gap.
 
-Randomness comes from a keyed hash of the row's uuid (see RowRandom): the same on every Python version and
+Randomness comes from a seeded hash of the row's identity (see RowRandom): the same on every Python version and
 platform, and independent of other rows.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 
 
 class RowRandom:
-    """A row's random choices, drawn from one big integer (a keyed BLAKE2b digest of the row's uuid) by
+    """A row's random choices, drawn from one big integer (a BLAKE2b digest of the row's identity, salted with
+    the seed) by
     repeated divmod: the same on every Python version and platform (random.Random's shuffle is not promised
     to be), independent of every other row, and far cheaper than seeding a generator per row. 192 bits cover
     a tie-break and a shuffle of 25 options (about 89 bits) with a bias below 2**-100."""
@@ -148,6 +150,19 @@ def pinned_positions(choices: Sequence[str], user_pins: frozenset[str] = frozens
 
 # ------------------------------------------------------------------------------------------------ balance
 
+PERM_TABLE_MAX = 7  # up to 7! = 5040 orders per size are kept as a table (at most ~0.6 MB in all)
+_PERMS: dict[int, list[tuple[int, ...]]] = {}
+
+
+def _perm_table(m: int) -> list[tuple[int, ...]] | None:
+    """Every order of range(m) (lexicographic, as itertools.permutations yields them) for small m, else None."""
+    if m > PERM_TABLE_MAX:
+        return None
+    t = _PERMS.get(m)
+    if t is None:
+        t = _PERMS[m] = list(itertools.permutations(range(m)))
+    return t
+
 
 class Balancer:
     """Gold counts per (output key, option count, position); see the module docstring."""
@@ -167,6 +182,33 @@ class Balancer:
             m = min(c[p] for p in allowed)
             cands = [p for p in allowed if c[p] == m]
         return cands[rng.below(len(cands))] if len(cands) > 1 else cands[0]
+
+    def place_free(self, key: str, n: int, gold: int, rng: RowRandom) -> tuple[int, list[int]]:
+        """choose() and arrange() for a row without pinned options, in one call: (target, order)."""
+        c = self.counts.get((key, n))
+        if c is None:
+            c = self.counts[(key, n)] = [0] * n
+        m = min(c)
+        cands = [p for p, x in enumerate(c) if x == m]
+        r = rng.r
+        if len(cands) > 1:
+            r, j = divmod(r, len(cands))
+            target = cands[j]
+        else:
+            target = cands[0]
+        src = [*range(n)]
+        del src[gold]
+        table = _perm_table(n - 1)
+        if table is not None:  # one draw among all orders of the distractors (itertools order, documented)
+            r, j = divmod(r, len(table))
+            src = [*map(src.__getitem__, table[j])]
+        else:
+            for i in range(n - 2, 0, -1):
+                r, j = divmod(r, i + 1)
+                src[i], src[j] = src[j], src[i]
+        rng.r = r
+        src.insert(target, gold)
+        return target, src
 
     def commit(self, key: str, n: int, pos: int) -> None:
         c = self.counts.get((key, n))

@@ -100,12 +100,10 @@ _NS_BYTES = NAMESPACE.bytes
 _VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
 
 
-def row_uuid(name: str) -> tuple[str, bytes]:
-    """(uuid5(NAMESPACE, name) as text, its 16 bytes), without building a UUID object (a third of the cost)."""
-    d = sha1(_NS_BYTES + name.encode("utf-8")).digest()
-    h = d[:16].hex()
-    v = _VARIANT[h[16]]
-    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{v}{h[17:20]}-{h[20:32]}", d[:16]
+def row_uuid(name: bytes) -> str:
+    """uuid5(NAMESPACE, name) as text, without building a UUID object (a third of the cost)."""
+    h = sha1(_NS_BYTES + name).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
 _ANSWER_COLON = re.compile(r"answer\s*:", re.IGNORECASE)
@@ -129,6 +127,16 @@ class _SelfCheck:
                 self.patterns = None  # type: ignore[assignment]
                 break
         self.tm = t.template_metadata()
+        t.compile()
+        plan = t._plan
+        tail = plan[-1] if plan and type(plan[-1]) is str else ""
+        i = tail.rfind("\\boxed{")
+        # A boxed-mode template without output_regex whose fixed closing text holds an empty \boxed{}: that
+        # box is the last one of every prompt it renders, and the boxed modes read only the last box, so no
+        # prompt can yield a letter (the built-in `boxed` template)
+        self.never = (
+            not pats and t.grading_mode in _BOXED_MODES and i >= 0 and tail.startswith("\\boxed{}", i)
+        )
 
     def possible(self, prompt: str) -> bool:
         if self.patterns is None:
@@ -145,8 +153,7 @@ class _SelfCheck:
         return True
 
     def check(self, prompt: str, options: list[dict[str, str]], gold: str) -> None:
-        if not self.possible(prompt):
-            return
+        """Raise RowReject when the prompt is graded to a letter (call when possible(prompt))."""
         res = grade_text(prompt, options, gold, self.t.grading_mode, self.tm)
         if res.extracted_answer is not None or res.status == "regex_timeout":
             got = res.extracted_answer or "a timeout"
@@ -376,7 +383,8 @@ def convert(
     checker = TemplateChecker()
     outputs = _Outputs(out_p)
     balancer = Balancer()
-    seed_key = hashlib.sha256(b"mcqa-prep/convert seed %d" % seed).digest()[:32]
+    # BLAKE2b's salt (16 bytes) is part of its parameter block: keying by the seed costs nothing per row
+    seed_salt = hashlib.sha256(b"mcqa-prep/convert seed %d" % seed).digest()[:16]
     by_reason: Counter[str] = Counter()
     tpl_rows: Counter[str] = Counter()
     n_rows: Counter[int] = Counter()
@@ -384,7 +392,12 @@ def convert(
     shown: list[dict[str, Any]] = []
     src_docs: list[dict[str, Any]] = []
     tms = {t.id: t.template_metadata() for t in tmpls}
-    selfcheck = {t.id: _SelfCheck(t) for t in tmpls}
+    slots = []
+    for t in tmpls:
+        sc = _SelfCheck(t)
+        t.compile()
+        possible = (lambda _prompt: False) if sc.never else sc.possible
+        slots.append((t.id, t.render, t.grading_mode, tms[t.id], t.variables_used(), possible, sc.check))
     meta_convert_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
     total = None
@@ -421,7 +434,11 @@ def convert(
             prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
             meta_convert = {**meta_convert_base, "preset": pname}
             extract = ext.extract
-            pick = mix.pick
+            pick = mix.pick_index
+            checked = checker.done
+            counts = balancer.counts
+            choose = balancer.choose
+            place_free = balancer.place_free
             n_read = n_written = n_rejected = 0
             for index, line, data, error in src.rows(proj):
                 n_read += 1
@@ -433,71 +450,62 @@ def convert(
                     if error is not None:
                         raise RowReject("malformed_row", error)
                     item = extract(data)
-                    u, ub = row_uuid(prefix + str(index))
-                    h = blake2b(ub, digest_size=32, key=seed_key).digest()
-                    t = pick(int.from_bytes(h[:8], "big"))
-                    choices = item.choices
+                    name = (prefix + str(index)).encode()
+                    u = row_uuid(name)
+                    h = blake2b(name, digest_size=32, salt=seed_salt).digest()
+                    k = pick(int.from_bytes(h[:8], "big"))
+                    tid, render, mode, tm, used, possible, check = slots[k]
+                    question, choices, gold, sidx, context, ident_col, subject, kept = item
                     n = len(choices)
-                    if (t.id, n) not in checker.done:
-                        checker.ensure(t, n, data)
-                    gold = item.gold
+                    if (tid, n) not in checked:
+                        checker.ensure(mix.templates[k], n, data)
                     if shuffle:
                         rng = RowRandom(int.from_bytes(h[8:], "big"))
                         pinned = pinned_positions(choices, user_pins)
-                        if gold in pinned:
-                            target = gold
-                            n_gold_pinned += 1
-                        elif pinned:
-                            target = balancer.choose(key, n, [p for p in range(n) if p not in pinned], rng)
+                        if not pinned:
+                            target, perm = place_free(key, n, gold, rng)
                         else:
-                            target = balancer.choose(key, n, None, rng)
-                        if pinned:
                             n_pinned += 1
-                        perm = arrange(n, gold, pinned, target, rng)
+                            if gold in pinned:
+                                target = gold
+                                n_gold_pinned += 1
+                            else:
+                                target = choose(key, n, [p for p in range(n) if p not in pinned], rng)
+                            perm = arrange(n, gold, pinned, target, rng)
                         texts = [*map(choices.__getitem__, perm)]
+                        osi = [*map(sidx.__getitem__, perm)]
                     else:
                         target = gold
-                        perm = None
                         texts = choices
+                        osi = sidx
                     letters = LETTERS[:n]
-                    prompt = t.render(
-                        render_variables(
-                            item.question,
-                            texts,
-                            context=item.context,
-                            subject=item.subject,
-                            row=data,
-                            used=t.variables_used(),
-                        )
-                    )
+                    prompt = render(render_variables(question, texts, context, subject, data, used))
                     options = [{L: x} for L, x in zip(letters, texts)]  # noqa: B905 - equal lengths
                     gold_letter = letters[target]
-                    selfcheck[t.id].check(prompt, options, gold_letter)
+                    if possible(prompt):
+                        check(prompt, options, gold_letter)
                     src_meta = {**ident, "row": index}
-                    if item.id is not None:
-                        src_meta["id"] = item.id
-                    sidx = item.source_index
+                    if ident_col is not None:
+                        src_meta["id"] = ident_col
                     meta = {
                         "source": src_meta,
                         "convert": {
                             **meta_convert,
-                            "option_source_index": [*map(sidx.__getitem__, perm)]
-                            if perm is not None
-                            else sidx,
+                            "option_source_index": osi,
                             "gold_source_index": sidx[gold],
                         },
                     }
-                    if item.subject is not None:
-                        meta["subject"] = item.subject
-                    if item.kept:
-                        meta["source_fields"] = item.kept
+                    if subject is not None:
+                        meta["subject"] = subject
+                    if kept:
+                        meta["source_fields"] = kept
                     line_out = _dumps(
                         {
                             "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
                             "options": options,
                             "expected_answer": gold_letter,
-                            "grading_mode": t.grading_mode,
-                            "template_metadata": tms[t.id],
+                            "grading_mode": mode,
+                            "template_metadata": tm,
                             "uuid": u,
                             "metadata": meta,
                         }
@@ -515,12 +523,15 @@ def convert(
                     if len(shown) < max_shown:
                         shown.append(rec)
                     continue
-                balancer.commit(key, n, target)
+                c = counts.get((key, n))
+                if c is None:
+                    c = counts[(key, n)] = [0] * n
+                c[target] += 1
                 if fh is None:
                     fh = outputs.handle(key)
                 fh.write(line_out)
                 n_written += 1
-                tpl_rows[t.id] += 1
+                tpl_rows[tid] += 1
                 n_rows[n] += 1
             sdoc["read"] += n_read
             sdoc["written"] += n_written

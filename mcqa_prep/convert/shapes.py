@@ -245,6 +245,15 @@ def _norm(s: str) -> str:
 
 
 _STR_ONLY = {str}
+_RANGES: dict[int, list[int]] = {}
+
+
+def _range_list(n: int) -> list[int]:
+    """list(range(n)), shared per n: callers only read it (it becomes metadata.convert.option_source_index)."""
+    r = _RANGES.get(n)
+    if r is None:
+        r = _RANGES[n] = list(range(n))
+    return r
 
 
 _TEXT_KEYS = ("text", "atext", "content", "option", "choice", "value", "answer")
@@ -555,13 +564,13 @@ class Extractor:
         if None in texts or "" in texts:
             i = next(i for i, t in enumerate(texts) if not t)
             raise RowReject("empty_choice", f"choice {i} is empty or null")
-        low = [*map(str.lower, texts)]
-        joined = "|".join(low)
+        joined = "|".join(texts)
         # _norm(t) is just t.lower() for ASCII texts (stripped) with single spaces and no other whitespace (in
-        # ASCII, every whitespace character but the space is unprintable)
-        if not (joined.isascii() and joined.isprintable() and "  " not in joined):
+        # ASCII, every whitespace character but the space is unprintable); one lower() and split() for all
+        low = joined.lower().split("|")
+        if not (len(low) == len(texts) and joined.isascii() and joined.isprintable() and "  " not in joined):
             low = [_norm(t) for t in texts]
-        index = [*range(len(texts))]
+        index = _range_list(len(texts))
         if self.drop and not self.drop.isdisjoint(low):
             keep = [i for i, k in enumerate(low) if i == gold or k not in self.drop]
             gold = keep.index(gold)
