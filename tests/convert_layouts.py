@@ -326,6 +326,73 @@ def mmmlu(cases):
     ]
 
 
+def ai2_raw(cases):
+    """ARC / OpenBookQA / CommonsenseQA as AI2 distributes the JSONL: the question object holds the stem."""
+    return [
+        {
+            "id": f"Mercury_{i}",
+            "question": {
+                "stem": c.question,
+                "choices": [{"text": t, "label": LETTERS[j]} for j, t in enumerate(c.choices)],
+            },
+            "answerKey": LETTERS[c.gold],
+        }
+        for i, c in enumerate(cases)
+    ]
+
+
+def logiqa(cases):
+    return [
+        {"context": f"Passage {i}.", "query": c.question, "options": c.choices, "correct_option": c.gold}
+        for i, c in enumerate(cases)
+    ]
+
+
+def aqua_rat(cases):
+    return [
+        {
+            "question": c.question,
+            "options": [f"{LETTERS[j]}){t}" for j, t in enumerate(c.choices)],
+            "rationale": "Work it out.",
+            "correct": LETTERS[c.gold],
+        }
+        for c in cases
+    ]
+
+
+def global_mmlu(cases):
+    return [
+        {
+            "sample_id": f"abstract_algebra/test/{i}",
+            "subject": "abstract_algebra",
+            "subject_category": "STEM",
+            "question": c.question,
+            "option_a": c.choices[0],
+            "option_b": c.choices[1],
+            "option_c": c.choices[2],
+            "option_d": c.choices[3],
+            "answer": LETTERS[c.gold],
+            "required_knowledge": "[]",
+            "time_sensitive": "No",
+        }
+        for i, c in enumerate(cases)
+    ]
+
+
+def lukaemon_mmlu(cases):
+    return [
+        {
+            "input": c.question,
+            "A": c.choices[0],
+            "B": c.choices[1],
+            "C": c.choices[2],
+            "D": c.choices[3],
+            "target": LETTERS[c.gold],
+        }
+        for c in cases
+    ]
+
+
 # preset -> (row builder, option count per question, file format)
 LAYOUTS: dict[str, tuple[Callable, Any, str]] = {
     "gpqa": (gpqa, 4, "csv"),
@@ -346,6 +413,11 @@ LAYOUTS: dict[str, tuple[Callable, Any, str]] = {
     "winogrande": (winogrande, 2, "csv"),
     "truthfulqa_mc1": (truthfulqa_mc1, lambda i: 2 + i % 6, "parquet"),
     "mmmlu": (mmmlu, 4, "csv"),
+    "ai2_raw": (ai2_raw, lambda i: 3 + i % 3, "jsonl"),
+    "logiqa": (logiqa, 4, "parquet"),
+    "aqua_rat": (aqua_rat, 5, "jsonl"),
+    "global_mmlu": (global_mmlu, 4, "parquet"),
+    "lukaemon_mmlu": (lukaemon_mmlu, 4, "csv"),
 }
 
 

@@ -450,7 +450,7 @@ def convert(
                     if error is not None:
                         raise RowReject("malformed_row", error)
                     item = extract(data)
-                    name = (prefix + str(index)).encode()
+                    name = (prefix + str(index)).encode("utf-8", "surrogatepass")
                     u = row_uuid(name)
                     h = blake2b(name, digest_size=32, salt=seed_salt).digest()
                     k = pick(int.from_bytes(h[:8], "big"))
@@ -480,6 +480,10 @@ def convert(
                         osi = sidx
                     letters = LETTERS[:n]
                     prompt = render(render_variables(question, texts, context, subject, data, used))
+                    if not prompt or prompt.isspace():
+                        raise UsageError(
+                            f"template {tid!r} rendered an empty prompt for {src.label} row {index}"
+                        )
                     options = [{L: x} for L, x in zip(letters, texts)]  # noqa: B905 - equal lengths
                     gold_letter = letters[target]
                     if possible(prompt):

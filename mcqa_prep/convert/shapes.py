@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
@@ -245,6 +246,27 @@ def _norm(s: str) -> str:
 
 
 _STR_ONLY = {str}
+_LABEL_START = frozenset("Aa(")
+_OWN_LABEL = re.compile(r"\(?([A-Za-z])\s*[).:]\s*")
+
+
+def _strip_own_labels(texts: list[Any]) -> list[Any]:
+    """['A)21', 'B)21.5', ...] -> ['21', '21.5', ...] when every choice starts with its own positional
+    letter and ')' '.' or ':' (AQuA-RAT, some exports): the letters would be wrong once options are
+    shuffled or relabelled. Anything less consistent is kept as it is."""
+    out = []
+    for i, t in enumerate(texts):
+        if type(t) is not str:
+            return texts
+        m = _OWN_LABEL.match(t)
+        if m is None or m.group(1).upper() != LETTERS[i] or m.end() == len(t):
+            return texts
+        if t.startswith("(") and ")" not in t[: m.end()]:
+            return texts
+        out.append(t[m.end() :])
+    return out
+
+
 _RANGES: dict[int, list[int]] = {}
 
 
@@ -561,6 +583,8 @@ class Extractor:
             if texts[0] is None or texts[0] == "":
                 raise RowReject("no_answer", "the correct-answer column is empty")
             gold = 0
+        if texts and texts[0] is not None and texts[0][:1] in _LABEL_START:
+            texts = _strip_own_labels(texts)
         if None in texts or "" in texts:
             i = next(i for i, t in enumerate(texts) if not t)
             raise RowReject("empty_choice", f"choice {i} is empty or null")

@@ -198,8 +198,12 @@ class Source:
                 for r in rows:
                     yield i, i - self.start_index + 1, r, None
                     i += 1
-        except OSError as exc:  # pyarrow raises OSError subclasses for corrupt pages
-            raise InputError(f"{self.label}: not a readable Parquet file: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises OSError and ArrowException kinds for bad pages
+            import pyarrow as pa
+
+            if isinstance(exc, (OSError, pa.ArrowException)):
+                raise InputError(f"{self.label}: not a readable Parquet file: {exc}") from None
+            raise
 
     def _hub_rows(self) -> Iterator[SourceRow]:
         i = self.start_index
@@ -322,7 +326,7 @@ def plan_sources(
             out.append(
                 Source(_kind(p), spec, dataset or p.name, split or split_of(p.name), file=p.name, path=p)
             )
-        elif _HUB_ID.match(spec):
+        elif _HUB_ID.match(spec) and p.suffix.lower() not in SUFFIXES:
             repo = _HUB_ID.match(spec).group(1)  # type: ignore[union-attr]
             out.extend(open_hub(repo, revision=revision, config=config, split=split, dataset=dataset))
         else:
