@@ -225,3 +225,17 @@ def test_uuid_is_uuid5_of_the_documented_identity(tmp_path, cli):
         s = r["metadata"]["source"]
         name = "\x1f".join([s["dataset"], s["config"] or "", s["split"], s["file"], str(s["row"])])
         assert r["uuid"] == str(uuid.uuid5(ns, name))
+
+
+def test_same_identity_twice_is_refused(tmp_path, cli):
+    src, _ = make_layout(tmp_path, "mmlu")
+    other = tmp_path / "copy"
+    other.mkdir()
+    (other / src.name).write_bytes(src.read_bytes())
+    for args in ([src, src], [src, other / src.name]):
+        res = cli("convert", *args, "-o", tmp_path / "o.jsonl")
+        assert res.exit_code == 2 and "would get the same uuids" in res.output
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert cli("convert", src, "-o", a, "--dataset", "mmlu-a").exit_code == 0
+    assert cli("convert", other / src.name, "-o", b, "--dataset", "mmlu-b").exit_code == 0
+    assert {r["uuid"] for r in read_jsonl(a)}.isdisjoint(r["uuid"] for r in read_jsonl(b))

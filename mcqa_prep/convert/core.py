@@ -196,6 +196,16 @@ def _check_paths(out: Path, rejects: Path, sources: Sequence[Source]) -> None:
                 raise UsageError(f"{what} {target} is an input ({src.path}): choose another output path")
     if _same(out, rejects):
         raise UsageError(f"-o and --rejects are the same path ({out})")
+    seen: dict[tuple[Any, ...], Source] = {}
+    for src in sources:
+        key = (src.dataset, src.config, src.split, src.file)
+        if key in seen:
+            raise UsageError(
+                f"{seen[key].label} and {src.label} have the same identity (dataset {src.dataset!r}, split "
+                f"{src.split!r}, file {src.file!r}): their rows would get the same uuids; give the input once, or "
+                "convert them separately with --dataset NAME"
+            )
+        seen[key] = src
     if out.suffix != ".jsonl" and out.exists():
         if not out.is_dir():
             raise UsageError(f"-o {out}: exists and is not a directory (a file output must end in .jsonl)")
