@@ -117,7 +117,8 @@ def render_text(report: ConvertReport) -> list[str]:
     multiple=True,
     metavar="KEY=COLUMN",
     help="Column map entry (repeatable): question, choices, options, correct, incorrect, answer, "
-    "answer_type, context, id, subject, keep, drop; list values comma-separated.",
+    "answer_type (auto, index, index1, letter, label, text, flags), context, id, subject, keep, drop; "
+    "list values comma-separated.",
 )
 @click.option(
     "--template",
