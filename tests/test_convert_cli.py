@@ -239,3 +239,41 @@ def test_same_identity_twice_is_refused(tmp_path, cli):
     assert cli("convert", src, "-o", a, "--dataset", "mmlu-a").exit_code == 0
     assert cli("convert", other / src.name, "-o", b, "--dataset", "mmlu-b").exit_code == 0
     assert {r["uuid"] for r in read_jsonl(a)}.isdisjoint(r["uuid"] for r in read_jsonl(b))
+
+
+def test_twenty_six_options_every_template(tmp_path, cli):
+    """Up to 26 options: every built-in template passes its controls for letters A-Z and validates."""
+    rows = [
+        {
+            "question": f"Q{i}: which one?",
+            "choices": [f"item {i}-{k}" for k in range(2 + i % 25)],
+            "answer": i % (2 + i % 25),
+        }
+        for i in range(75)
+    ]
+    src = write_rows(tmp_path / "wide.jsonl", rows, "jsonl")
+    out = tmp_path / "o.jsonl"
+    tpl = [
+        "--template",
+        "boxed:1",
+        "--template",
+        "answer_colon:1",
+        "--template",
+        "final_choice:1",
+        "--template",
+        "answer_is:1",
+    ]
+    res = cli("convert", src, "-o", out, "--preset", "mmlu", "--shuffle", *tpl, "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["option_counts"]["26"] == 3 and doc["counts"]["written"] == 75
+    controlled = {(c["template_id"], c["options"]) for c in doc["template_controls"]}
+    used = {(r["template_metadata"]["template_id"], len(r["options"])) for r in read_jsonl(out)}
+    assert used == controlled  # controls ran for exactly the (template, option count) pairs written
+    v = cli("validate", out, "--format", "json")
+    assert v.exit_code == 0 and json.loads(v.stdout)["summary"]["errors"] == 0
+    for r in read_jsonl(out):
+        assert (
+            r["options"][ord(r["expected_answer"]) - 65][r["expected_answer"]]
+            == rows[r["metadata"]["source"]["row"]]["choices"][rows[r["metadata"]["source"]["row"]]["answer"]]
+        )
