@@ -277,3 +277,18 @@ def test_twenty_six_options_every_template(tmp_path, cli):
             r["options"][ord(r["expected_answer"]) - 65][r["expected_answer"]]
             == rows[r["metadata"]["source"]["row"]]["choices"][rows[r["metadata"]["source"]["row"]]["answer"]]
         )
+
+
+def test_unwritable_output_is_a_failure_not_a_crash(tmp_path, cli):
+    src, _ = make_layout(tmp_path, "mmlu")
+    blocker = tmp_path / "afile"
+    blocker.write_text("a file where a directory should be")
+    for out in (blocker / "o.jsonl", blocker / "outdir"):
+        res = cli("convert", src, "-o", out)
+        assert res.exit_code == 1, res.output
+        assert (
+            "I/O error" in res.output
+            and "nothing was written" in res.output
+            and "Traceback" not in res.output
+        )
+    assert blocker.read_text() == "a file where a directory should be"

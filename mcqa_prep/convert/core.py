@@ -262,8 +262,9 @@ class _Outputs:
                 shutil.rmtree(self.staging)
             self.staging.mkdir()
         else:
-            self._atomic = AtomicFile(self.out, "wb")
-            self.files[""] = self._atomic.__enter__()
+            atomic = AtomicFile(self.out, "wb")
+            self.files[""] = atomic.__enter__()
+            self._atomic = atomic  # only once entered: abort() exits it
 
     def handle(self, key: str):
         fh = self.files.get(key)
@@ -616,6 +617,9 @@ def convert(
         if rj is not None:
             rejects_atomic.__exit__(type(exc), exc, exc.__traceback__)
         outputs.abort(exc)
+        if isinstance(exc, OSError):  # a full disk, a read-only directory: a failure, not a crash
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise ConvertError(f"I/O error{where}: {exc.strerror or exc}; nothing was written") from exc
         raise
     finally:
         checker.close()
