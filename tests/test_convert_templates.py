@@ -31,7 +31,8 @@ def _jinja(t: Template, v: dict) -> str:
 
 
 PLAIN = """{% if context %}Context: {{ context }}
-{% endif %}{{ question }}
+{% endif %}{{ question }} {{ letters }} {{ row }}
+{% if options %}{{ options }}{% endif %}
 {% if subject %}({{ subject }}){% else %}(no subject){% endif %}
 {{ options_block }}
 {{ n_options }} options, {{ first_letter }}-{{ last_letter }}: {{ letters_slash }} / {{ letters_comma }}"""
@@ -42,16 +43,17 @@ def test_fast_path_renders_what_jinja_renders(tid):
     t = BUILTIN[tid] if tid != "plain" else Template("plain", PLAIN, "strict_single_letter_boxed")
     t.compile()
     rnd = random.Random(tid)
+    row_render = t.row_renderer()
     for _ in range(50):
         n = rnd.randint(2, 26)
         texts = [f"choice {k} {'x' * rnd.randint(0, 5)}" for k in range(n)]
-        v = render_variables(
-            f"Q {rnd.random()}?{' {{ not a tag }}' if rnd.random() < 0.3 else ''}",
-            texts,
-            context=rnd.choice([None, "", "Some passage."]),
-            subject=rnd.choice([None, "college_physics"]),
-        )
-        assert t.render(v) == _jinja(t, v)
+        q = f"Q {rnd.random()}?{' {{ not a tag }}' if rnd.random() < 0.3 else ''}"
+        ctx = rnd.choice([None, "", "Some passage."])
+        subj = rnd.choice([None, "college_physics"])
+        v = render_variables(q, texts, context=ctx, subject=subj)
+        expected = _jinja(t, v)
+        assert t.render(v) == expected
+        assert row_render(q, texts, ctx, subj, None) == expected
     if tid in ("boxed", "answer_colon", "final_choice", "plain"):
         assert t._plan is not None  # these take the fast path
     else:

@@ -35,7 +35,7 @@ from .balance import Balancer, RowRandom, arrange, norm_pin, pinned_positions
 from .checks import TemplateChecker
 from .shapes import LETTERS, REJECT_REASONS, ColumnMap, Extractor, RowReject
 from .sources import Source, plan_sources
-from .templates import Template, TemplateMix, load_templates, render_variables
+from .templates import Template, TemplateMix, load_templates
 
 REPORT_VERSION = 1
 REPORT_NAME = "convert.json"
@@ -198,7 +198,7 @@ def _check_paths(out: Path, rejects: Path, sources: Sequence[Source]) -> None:
         raise UsageError(f"-o and --rejects are the same path ({out})")
     seen: dict[tuple[Any, ...], Source] = {}
     for src in sources:
-        key = (src.dataset, src.config, src.split, src.file)
+        key = (src.dataset, src.config, src.split, src.file, src.start_index)  # shards continue a numbering
         if key in seen:
             raise UsageError(
                 f"{seen[key].label} and {src.label} have the same identity (dataset {src.dataset!r}, split "
@@ -408,7 +408,7 @@ def convert(
         sc = _SelfCheck(t)
         t.compile()
         possible = (lambda _prompt: False) if sc.never else sc.possible
-        slots.append((t.id, t.render, t.grading_mode, tms[t.id], t.variables_used(), possible, sc.check))
+        slots.append((t.id, t.row_renderer(), t.grading_mode, tms[t.id], possible, sc.check))
     meta_convert_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
     total = None
@@ -465,7 +465,7 @@ def convert(
                     u = row_uuid(name)
                     h = blake2b(name, digest_size=32, salt=seed_salt).digest()
                     k = pick(int.from_bytes(h[:8], "big"))
-                    tid, render, mode, tm, used, possible, check = slots[k]
+                    tid, render, mode, tm, possible, check = slots[k]
                     question, choices, gold, sidx, context, ident_col, subject, kept = item
                     n = len(choices)
                     if (tid, n) not in checked:
@@ -490,7 +490,7 @@ def convert(
                         texts = choices
                         osi = sidx
                     letters = LETTERS[:n]
-                    prompt = render(render_variables(question, texts, context, subject, data, used))
+                    prompt = render(question, texts, context, subject, data)
                     if not prompt or prompt.isspace():
                         raise UsageError(
                             f"template {tid!r} rendered an empty prompt for {src.label} row {index}"

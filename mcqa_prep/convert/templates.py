@@ -67,6 +67,7 @@ class Template:
     _used: frozenset[str] | None = field(default=None, repr=False)
     _plan: list[Any] | None = field(default=None, repr=False)
     _fast: Any = field(default=None, repr=False)
+    _fast_row: Any = field(default=None, repr=False)
 
     def template_metadata(self) -> dict[str, Any]:
         tm: dict[str, Any] = {"template_id": self.id}
@@ -86,6 +87,7 @@ class Template:
             self._globals = dict(self._compiled.globals)
             self._plan = _make_plan(_env().parse(self.source).body)
             self._fast = _plan_function(self._plan) if self._plan is not None else None
+            self._fast_row = _plan_row_function(self._plan) if self._plan is not None else None
 
     def render(self, variables: dict[str, Any]) -> str:
         """The prompt for one row; UsageError naming the template and the undefined variable."""
@@ -110,6 +112,20 @@ class Template:
             raise UsageError(f"template {self.id!r} ({self.origin}): {exc}") from None
         except (TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
             raise UsageError(f"template {self.id!r} ({self.origin}): rendering failed: {exc}") from None
+
+    def row_renderer(self):
+        """f(question, texts, context, subject, row) -> prompt: the compiled plan when there is one, else
+        render(render_variables(...)). Same text either way (tests compare)."""
+        self.compile()
+        if self._fast_row is not None:
+            return self._fast_row
+        used = self.variables_used()
+        render = self.render
+
+        def slow(q: str, texts: list[str], ctx: Any, subj: Any, row: Any) -> str:
+            return render(render_variables(q, texts, ctx, subj, row, used))
+
+        return slow
 
     def variables_used(self) -> frozenset[str]:
         """Names the template reads (render_variables builds only those)."""
@@ -202,23 +218,56 @@ def _str(x: Any) -> str:
     return x if type(x) is str else str(x)
 
 
-def _plan_expr(plan: list[Any]) -> str:
+def _plan_expr(plan: list[Any], var) -> str:
     parts = []
     for op in plan:
         if type(op) is str:
             parts.append(repr(op))
         elif type(op) is _Var:
-            parts.append(f"_str(v[{str(op)!r}])")
+            parts.append(f"_str({var(str(op))})")
         else:
             name, yes, no = op
-            parts.append(f"({_plan_expr(yes)} if v[{name!r}] else {_plan_expr(no)})")
+            parts.append(f"({_plan_expr(yes, var)} if {var(name)} else {_plan_expr(no, var)})")
     return '"".join((' + ", ".join(parts) + ",))" if parts else '""'
 
 
+# How the row-level renderer computes each variable from (q, texts, ctx, subj, row) and L = _letters(n)
+_DIRECT = {
+    "question": "q",
+    "context": "ctx",
+    "subject": "subj",
+    "options_block": '"\\n".join(map(_add, L[1], texts))',
+    "letters_slash": "L[2]",
+    "letters_comma": "L[3]",
+    "first_letter": "L[0][0]",
+    "last_letter": "L[0][-1]",
+    "n_options": "len(texts)",
+    "letters": "list(L[0])",
+    "options": '[{"letter": a, "text": b} for a, b in zip(L[0], texts)]',
+    "row": "(row if row is not None else {})",
+}
+_PLAN_GLOBALS = {
+    "_str": None,  # set below
+    "_add": str.__add__,
+    "map": map,
+    "zip": zip,
+    "len": len,
+    "list": list,
+    "__builtins__": {},
+}
+
+
 def _plan_function(plan: list[Any]):
-    """The plan as one Python function of the variables: a single join, no per-piece dispatch. Built from
-    string literals (repr) and variable names checked against VARIABLES, nothing else."""
-    return eval(f"lambda v: {_plan_expr(plan)}", {"_str": _str, "__builtins__": {}})  # noqa: S307
+    """The plan as one Python function of the variables dict: a single join, no per-piece dispatch. Built
+    from string literals (repr) and variable names checked against VARIABLES, nothing else."""
+    return eval(f"lambda v: {_plan_expr(plan, lambda n: f'v[{n!r}]')}", dict(_PLAN_GLOBALS))  # noqa: S307
+
+
+def _plan_row_function(plan: list[Any]):
+    """The plan as one function of (question, texts, context, subject, row): the variables it reads are
+    computed inline, no variables dict is built (the per-row path of convert)."""
+    body = _plan_expr(plan, _DIRECT.__getitem__)
+    return eval(f"lambda q, texts, ctx, subj, row: (lambda L: {body})(_LET(len(texts)))", dict(_PLAN_GLOBALS))  # noqa: S307
 
 
 # --------------------------------------------------------------------------------------------- built-ins
@@ -446,3 +495,7 @@ def render_variables(
     if "row" in want:
         v["row"] = row if row is not None else {}
     return v
+
+
+_PLAN_GLOBALS["_str"] = _str
+_PLAN_GLOBALS["_LET"] = _letters
