@@ -562,7 +562,10 @@ class Extractor:
                 texts: list[Any] = [*map(str.strip, raw)]
             else:
                 texts = [v.strip() if type(v) is str else _text(v) for v in raw]
-            a = get(self.answer, row)  # type: ignore[arg-type]
+            ac = self.answer
+            a = row.get(ac.key, _ABSENT) if not ac.path else ac.get(row)  # type: ignore[union-attr]
+            if a is _ABSENT:
+                raise RowReject("missing_field", f"the row has no field {ac.name!r}")  # type: ignore[union-attr]
             if type(a) is int and self._int_index and 0 <= a < len(texts):
                 gold = a
             else:
@@ -616,8 +619,14 @@ class Extractor:
                     )
                 seen[k] = i
         context = _text(self.context.get(row)) or None if self.context else None
-        ident = self.id.get(row) if self.id else None
-        subject = _text(self.subject.get(row)) or None if self.subject else None
+        ic = self.id
+        ident = (row.get(ic.key) if not ic.path else ic.get(row)) if ic else None
+        sc = self.subject
+        if sc:
+            subject = row.get(sc.key) if not sc.path else sc.get(row)
+            subject = (subject.strip() or None) if type(subject) is str else (_text(subject) or None)
+        else:
+            subject = None
         kept = None
         if self.keep:
             kept = {}

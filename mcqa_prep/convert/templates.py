@@ -224,12 +224,17 @@ def _plan_expr(plan: list[Any], var) -> str:
         if type(op) is str:
             parts.append(repr(op))
         elif type(op) is _Var:
-            parts.append(f"_str({var(str(op))})")
+            # these are always str (the question is decoded to str): no conversion call
+            parts.append(var(str(op)) if str(op) in _ALWAYS_STR else f"_str({var(str(op))})")
         else:
             name, yes, no = op
             parts.append(f"({_plan_expr(yes, var)} if {var(name)} else {_plan_expr(no, var)})")
     return '"".join((' + ", ".join(parts) + ",))" if parts else '""'
 
+
+_ALWAYS_STR = frozenset(
+    {"question", "options_block", "letters_slash", "letters_comma", "first_letter", "last_letter"}
+)
 
 # How the row-level renderer computes each variable from (q, texts, ctx, subj, row) and L = _letters(n)
 _DIRECT = {
