@@ -292,3 +292,66 @@ def test_unwritable_output_is_a_failure_not_a_crash(tmp_path, cli):
             and "Traceback" not in res.output
         )
     assert blocker.read_text() == "a file where a directory should be"
+
+
+def test_rerun_in_fresh_processes_is_byte_identical(tmp_path):
+    """Nothing depends on Python's per-process hash seed (set order, dict of sets...)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src, _ = make_layout(tmp_path, "medmcqa", n=40)
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"o{seed}.jsonl"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcqa_prep",
+                "convert",
+                str(src),
+                "-o",
+                str(out),
+                "--shuffle",
+                "-q",
+                "--template",
+                "boxed:1",
+                "--template",
+                "final_choice:1",
+                "--pin",
+                "x",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_placeholder_duplicates_hint_at_drop_choice(tmp_path, cli):
+    rows = [
+        {"question": "Q?", "choices": ["a", "b", "N/A", "N/A"], "answer": 0},
+        {"question": "Q2?", "choices": ["a", "b"], "answer": 1},
+    ]
+    src = write_rows(tmp_path / "s.jsonl", rows, "jsonl")
+    res = cli("convert", src, "-o", tmp_path / "o.jsonl", "--preset", "mmlu")
+    assert "remove it with --drop-choice 'N/A'" in res.output
+    res = cli(
+        "convert",
+        src,
+        "-o",
+        tmp_path / "o.jsonl",
+        "--preset",
+        "mmlu",
+        "--drop-choice",
+        "N/A",
+        "--format",
+        "json",
+    )
+    assert json.loads(res.stdout)["counts"]["written"] == 2

@@ -246,6 +246,9 @@ def _norm(s: str) -> str:
 
 
 _STR_ONLY = {str}
+_PLACEHOLDERS = frozenset(
+    {"n/a", "na", "n.a.", "nan", "null", "none", "tbd", "-", "--", "?", "blank", "empty"}
+)
 _LABEL_START = frozenset("Aa(")
 _OWN_LABEL = re.compile(r"\(?([A-Za-z])\s*[).:]\s*")
 
@@ -613,9 +616,12 @@ class Extractor:
             seen: dict[str, int] = {}
             for i, k in enumerate(low):
                 if k in seen:
+                    hint = ""
+                    if k in _PLACEHOLDERS or not any(ch.isalnum() for ch in k):
+                        hint = f"; if it is a placeholder, remove it with --drop-choice {texts[i]!r}"
                     raise RowReject(
                         "duplicate_choices",
-                        f"choices {seen[k]} and {i} have the same text ({texts[i][:60]!r})",
+                        f"choices {seen[k]} and {i} have the same text ({texts[i][:60]!r}){hint}",
                     )
                 seen[k] = i
         context = _text(self.context.get(row)) or None if self.context else None
