@@ -355,3 +355,16 @@ def test_placeholder_duplicates_hint_at_drop_choice(tmp_path, cli):
         "json",
     )
     assert json.loads(res.stdout)["counts"]["written"] == 2
+
+
+def test_keep_columns_and_values_json_cannot_hold_natively(tmp_path, cli):
+    rows = [
+        {"question": "Q?", "choices": ["a", "b"], "answer": 1, "big": 2**70, "tags": ["x", {"y": None}]},
+        {"question": "Q2?", "choices": ["c", "d"], "answer": 0, "tags": []},
+    ]
+    src = write_rows(tmp_path / "s.jsonl", rows, "jsonl")
+    out = tmp_path / "o.jsonl"
+    res = cli("convert", src, "-o", out, "--preset", "mmlu", "--map", "keep=big,tags")
+    assert res.exit_code == 0, res.output
+    got = [r["metadata"]["source_fields"] for r in read_jsonl(out)]
+    assert got == [{"big": str(2**70), "tags": ["x", {"y": None}]}, {"big": None, "tags": []}]

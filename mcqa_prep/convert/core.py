@@ -69,8 +69,10 @@ class ConvertReport:
 def _jsonable(v: Any) -> Any:
     """Source values that JSON cannot hold as such (NaN, dates, bytes, decimals) made representable; only
     for metadata copied from the source, never for grading fields."""
-    if v is None or isinstance(v, (str, bool, int)):
+    if v is None or isinstance(v, (str, bool)):
         return v
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**64 else str(v)  # orjson holds 64-bit integers only
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, dict):
