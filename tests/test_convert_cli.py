@@ -368,3 +368,22 @@ def test_keep_columns_and_values_json_cannot_hold_natively(tmp_path, cli):
     assert res.exit_code == 0, res.output
     got = [r["metadata"]["source_fields"] for r in read_jsonl(out)]
     assert got == [{"big": str(2**70), "tags": ["x", {"y": None}]}, {"big": None, "tags": []}]
+
+
+def test_split_selects_in_a_directory_and_names_a_file(tmp_path, cli):
+    d = tmp_path / "src"
+    d.mkdir()
+    make_layout(d, "mmlu", split="test", n=5)
+    make_layout(d, "mmlu", split="validation", n=3, seed=2)
+    out = tmp_path / "o.jsonl"
+    res = cli("convert", d, "-o", out, "--split", "validation", "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["counts"]["read"] == 3
+    res = cli("convert", d, "-o", out, "--split", "train")
+    assert (
+        res.exit_code == 2
+        and "no file of split 'train' (splits by file name: test, validation)" in res.output
+    )
+    res = cli("convert", d / "mmlu_test.parquet", "-o", out, "--split", "dev")
+    assert res.exit_code == 0
+    assert {r["metadata"]["source"]["split"] for r in read_jsonl(out)} == {"dev"}

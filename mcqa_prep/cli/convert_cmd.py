@@ -141,7 +141,10 @@ def render_text(report: ConvertReport) -> list[str]:
 )
 @click.option("--revision", help="Hub revision (branch, tag or commit) of a hub dataset SOURCE.")
 @click.option("--config", help="Hub dataset config (subset), or the config directory of a pulled dataset.")
-@click.option("--split", help="Only this split (hub, pulled); for local files: the split to record.")
+@click.option(
+    "--split",
+    help="Only this split (hub, pulled and local directories); for a single file: its split to record.",
+)
 @click.option("--dataset", help="Name recorded for local sources (default: the file or directory name).")
 @click.option("--rejects", help="Rejects file (default: OUT.rejects.jsonl beside the output).")
 @click.option("--no-verify", is_flag=True, help="Pulled directories: skip the hash check against the lock.")

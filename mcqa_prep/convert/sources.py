@@ -315,9 +315,16 @@ def plan_sources(
             if not files:
                 raise UsageError(f"{spec}: the directory holds no {', '.join(SUFFIXES)} files")
             name = dataset or p.resolve().name
-            for f in files:
-                rel = f.relative_to(p).as_posix()
-                out.append(Source(_kind(f), str(f), name, split or split_of(rel), file=rel, path=f))
+            found = [(f, f.relative_to(p).as_posix()) for f in files]
+            if split is not None:  # a directory: --split selects the files of that split
+                splits = sorted({split_of(rel) for _, rel in found})
+                found = [(f, rel) for f, rel in found if split_of(rel) == split]
+                if not found:
+                    raise UsageError(
+                        f"{spec}: no file of split {split!r} (splits by file name: {', '.join(splits)})"
+                    )
+            for f, rel in found:
+                out.append(Source(_kind(f), str(f), name, split_of(rel), file=rel, path=f))
         elif p.is_file():
             if p.suffix.lower() not in SUFFIXES:
                 raise UsageError(
