@@ -153,6 +153,7 @@ def test_json_report_is_one_document(tmp_path, cli):
         (["{src}", "-o", "{tmp}/o.jsonl", "--map", "answer_type=letter"], 1, "no row could be converted"),
         (["{src}", "-o", "{tmp}/o.jsonl", "--template", "boxed:x"], 2, "neither a built-in template"),
         (["{src}", "-o", "-"], 2, "not stdout"),
+        (["-", "-o", "{tmp}/o.jsonl"], 2, "not stdin"),
         (["{tmp}/notes.txt", "-o", "{tmp}/o.jsonl"], 2, "unsupported file type"),
         (["{bad}", "-o", "{tmp}/o.jsonl"], 1, "not a readable Parquet file"),
     ],

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -111,7 +110,7 @@ class Source:
         return self._json_rows()
 
     def _json_rows(self) -> Iterator[SourceRow]:
-        fh = _open_text(self.path) if self.path is not None else sys.stdin
+        fh = _open_text(self.path)  # type: ignore[arg-type]
         i = self.start_index
         loads = json.loads
         with fh:
@@ -307,8 +306,10 @@ def plan_sources(
     for spec in specs:
         p = Path(spec)
         if spec == "-":
-            out.append(Source("jsonl", "<stdin>", dataset or "stdin", split or "train", file="<stdin>"))
-        elif p.is_dir() and lockmod.is_pulled_dir(p):
+            raise UsageError(
+                "-: convert reads files, directories or hub datasets, not stdin; save the rows to a file"
+            )
+        if p.is_dir() and lockmod.is_pulled_dir(p):
             out.extend(_pulled(p, lockmod, config=config, split=split, verify=verify, progress=progress))
         elif p.is_dir():
             files = _local_files(p)
