@@ -154,6 +154,8 @@ def test_json_report_is_one_document(tmp_path, cli):
         (["{src}", "-o", "{tmp}/o.jsonl", "--template", "boxed:x"], 2, "neither a built-in template"),
         (["{src}", "-o", "-"], 2, "not stdout"),
         (["-", "-o", "{tmp}/o.jsonl"], 2, "not stdin"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--revision", "main"], 2, "--revision applies to hub datasets"),
+        (["{src}", "-o", "{tmp}/o.jsonl", "--config", "all"], 2, "--config applies to hub datasets"),
         (["{tmp}/notes.txt", "-o", "{tmp}/o.jsonl"], 2, "unsupported file type"),
         (["{bad}", "-o", "{tmp}/o.jsonl"], 1, "not a readable Parquet file"),
     ],

@@ -390,6 +390,10 @@ def convert(
         progress=progress,
     )
     _check_paths(out_p, rejects_p, srcs)
+    if revision is not None and not any(s.kind == "hub" for s in srcs):
+        raise UsageError("--revision applies to hub datasets (owner/name); no SOURCE is one")
+    if config is not None and not any(s.kind == "hub" or s.commit is not None for s in srcs):
+        raise UsageError("--config applies to hub datasets and pulled directories; no SOURCE is one")
     user_pins = frozenset(norm_pin(p) for p in pins if p.strip())
     uses_row = any(t.uses_row() for t in tmpls)
 
