@@ -50,6 +50,7 @@ MISSING_INPUT = {
     "grade": lambda t: ["grade", "x", "--mode", "no-such-mode"],
     "pull": lambda t: ["pull", "not a repo id", "--to", t / "d", "--offline"],
     "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
+    "convert": lambda t: ["convert", _missing(t), "-o", t / "out.jsonl"],
 }
 
 

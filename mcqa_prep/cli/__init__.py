@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "contract": ("prepare_cmd", "contract_command", "Print the effective grading contract and its id (what `prepare` stamps and `verify` compares)."),
     "grade": ("grade_cmd", "grade_command", "Grade one RESPONSE text (or stdin when omitted or '-') against the given options."),
     "rescore": ("rescore_cmd", "rescore_command", "Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader."),
+    "convert": ("convert_cmd", "convert_command", "Convert multiple-choice datasets into NeMo Gym mcqa rows that pass `mcqa-prep validate`."),
     "summarize": ("summarize_cmd", "summarize_command", "Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates."),
     "passrates": ("passrates_cmd", "passrates_command", "Measure per-question pass rates of graded ROLLOUTS, per model, into a table that carries its contract."),
 }  # fmt: skip
@@ -77,10 +78,7 @@ class _Group(click.Group):
                 doc = {"ok": False, "error": describe(exc)}
                 sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
                 sys.stdout.flush()
-            err = to_click(exc)
-            if isinstance(err, click.UsageError) and err.ctx is None:
-                err.ctx = click.get_current_context(silent=True)
-            raise err from None
+            raise to_click(exc) from None
 
 
 @click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)

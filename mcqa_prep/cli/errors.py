@@ -67,7 +67,19 @@ HINTS: dict[str, str] = {
     "offline_force_download": "drop --offline: --force-download needs the network",
     "other_repo": "pull into another directory with --to",
     "upstream_moved": "pass --update to move the lock, or --revision {locked} to keep the locked commit",
-    "unknown_split": "pass one of the splits listed",
+    "unknown_split": "pass one of the splits listed with --split NAME",
+    "output_is_rejects": "give -o and --rejects different paths",
+    "same_source_identity": "give the input once, or convert them separately with --dataset NAME",
+    "no_preset": "pass --preset NAME or a column map such as --map question=COL --map choices=COL --map answer=COL "
+    "(see --list-presets)",
+    "nothing_converted": "check the preset or --map",
+    "bad_column_map": "write --map KEY=COLUMN",
+    "map_no_question": "pass --map question=COLUMN",
+    "map_no_answer": "pass --map answer=COLUMN",
+    "map_missing_column": "fix --map or choose another --preset",
+    "template_file": "give --template a readable template file, or a built-in name (--list-templates)",
+    "template_spec": "write --template NAME[:WEIGHT] with a built-in name (--list-templates) or a file, and a "
+    "positive weight",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
     "stale_difficulty": _FRESH,

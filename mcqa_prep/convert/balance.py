@@ -1,0 +1,247 @@
+"""Option order: balanced gold positions in one streaming pass, pinned options, a portable PRNG.
+
+Balancing (per output file and option count n): keep a count of gold answers per position; a row's gold
+goes to a least-used position among those it may take (unpinned), ties broken by the row's own seeded
+random stream; the other unpinned options are shuffled into the remaining unpinned positions. When every
+position is free this deals each position once per round of n rows, in a random order per round, so the
+counts never differ by more than one; a pinned row takes the least-used position it can, and the free
+rows after it fill the gap.
+
+Randomness comes from a seeded hash of the row's identity (see RowRandom): the same on every Python version and
+platform, and independent of other rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+
+
+class RowRandom:
+    """A row's random choices, drawn from one big integer (a BLAKE2b digest of the row's identity, salted with
+    the seed) by
+    repeated divmod: the same on every Python version and platform (random.Random's shuffle is not promised
+    to be), independent of every other row, and far cheaper than seeding a generator per row. 192 bits cover
+    a tie-break and a shuffle of 25 options (about 89 bits) with a bias below 2**-100."""
+
+    __slots__ = ("r",)
+
+    def __init__(self, r: int):
+        self.r = r
+
+    def below(self, n: int) -> int:
+        self.r, x = divmod(self.r, n)
+        return x
+
+    def shuffle(self, xs: list) -> None:
+        """Fisher-Yates."""
+        r = self.r
+        for i in range(len(xs) - 1, 0, -1):
+            r, j = divmod(r, i + 1)
+            xs[i], xs[j] = xs[j], xs[i]
+        self.r = r
+
+
+# ------------------------------------------------------------------------------------------------ pins
+
+_SPACE = re.compile(r"\s+")
+# "All of the above", "None of these", "Both of the above", "Neither", "All are correct", ...
+_POSITIONAL = re.compile(
+    r"(?:all|none|any|both|neither|either)"
+    r"(?:(?: of)?(?: the)? (?:above|these|those|them|previous|preceding|listed|mentioned|given|foregoing"
+    r"|(?:other )?(?:options|choices|answers|statements|alternatives))(?: \w+){0,3}"
+    r"| (?:are|is) (?:correct|true|right|incorrect|false|wrong))?"
+)
+_ABOVE = re.compile(r"\b(?:of the above|the above|above options|above choices|above answers)\b")
+# an option that names other options by letter: "Both A and B", "A and C", "Only B", "A, B and C are correct"
+_L = r"(?:\([A-Za-z]\)|[A-Z])"
+_KW = r"(?i:both|either|neither|only|options?|choices?|answers?|statements?|all of|none of|all but)"
+_CONN = r"\s*(?:,|;|&|\+|/|(?i:and|or|nor|as well as|but not))\s*"
+_OPTWORD = r"(?:(?i:options?|choices?)\s+)?"
+_REF = re.compile(
+    rf"(?:{_KW}\s+)?{_OPTWORD}{_L}(?:{_CONN}{_OPTWORD}{_L})*(?:\s+(?i:only|both))?"
+    r"(?:\s+(?i:are|is)\s+(?i:correct|true|right|incorrect|false|wrong))?\s*[.!]?"
+)
+_REF_LETTER = re.compile(r"\(([A-Za-z])\)|\b([A-Z])\b")
+_HAS_KW = re.compile(r"(?i:\b(?:both|either|neither|only|options?|choices?|answers?|statements?|all|none)\b)")
+
+
+def norm_pin(text: str) -> str:
+    return _SPACE.sub(" ", text.strip().lower()).rstrip(".!")
+
+
+def letter_refs(text: str) -> list[str] | None:
+    """The option letters an option text refers to ("Both A and B" -> [A, B]), or None when it is not such a
+    reference. A bare letter is not a reference ("C" may be an answer in its own right, e.g. a vitamin)."""
+    s = text.strip()
+    if len(s) > 60 or not _REF.fullmatch(s):
+        return None
+    letters = [(a or b).upper() for a, b in _REF_LETTER.findall(s)]
+    if len(letters) >= 2 or (letters and _HAS_KW.search(s)):
+        return letters
+    return None
+
+
+def is_positional(text: str) -> bool:
+    """'All of the above', 'None of these', 'Neither', ...: meaningful only in its place."""
+    t = norm_pin(text)
+    return bool(_POSITIONAL.fullmatch(t) or _ABOVE.search(t))
+
+
+# A text can be pinned only if it starts with a keyword, "(" or a capital letter on its own: one search over
+# the joined texts settles most rows (the pattern's literal "\n" prefix keeps it fast on long options).
+_MAYBE = re.compile(
+    r"\n(?:(?i:all|none|any|both|neither|either|only|options?|choices?|answers?|statements?|the above)"
+    r"|\(|[A-Z](?![A-Za-z]))"
+)
+_POS_START = ("all", "none", "any", "both", "neither", "either", "the above")
+_REF_START = (
+    "both",
+    "either",
+    "neither",
+    "only",
+    "option",
+    "choice",
+    "answer",
+    "statement",
+    "all of",
+    "none of",
+)
+_NONE: frozenset[int] = frozenset()
+
+
+def pinned_positions(choices: Sequence[str], user_pins: frozenset[str] = frozenset()) -> frozenset[int]:
+    """Positions that keep their place: positional options, user --pin texts, and options that name other
+    options by letter together with the options they name."""
+    if not user_pins and not _MAYBE.search("\n" + "\n".join(choices)):
+        return _NONE
+    out: set[int] | None = None
+    n = len(choices)
+    for i, t in enumerate(choices):
+        if user_pins and norm_pin(t) in user_pins:
+            out = out or set()
+            out.add(i)
+            continue
+        tl = t.lower()
+        if tl.startswith(_POS_START) and is_positional(t):
+            out = out or set()
+            out.add(i)
+            continue
+        if len(t) > 60:
+            continue
+        c0 = t[0]
+        if not (
+            c0 == "("
+            or ("A" <= c0 <= "Z" and (len(t) == 1 or not t[1].isalpha()))
+            or tl.startswith(_REF_START)
+        ):
+            continue
+        refs = letter_refs(t)
+        if refs is not None:
+            out = out or set()
+            out.add(i)
+            for L in refs:
+                j = ord(L) - 65
+                if 0 <= j < n:
+                    out.add(j)
+    return frozenset(out) if out else _NONE
+
+
+# ------------------------------------------------------------------------------------------------ balance
+
+PERM_TABLE_MAX = 7  # up to 7! = 5040 orders per size are kept as a table (at most ~0.6 MB in all)
+_PERMS: dict[int, list[tuple[int, ...]]] = {}
+
+
+def _perm_table(m: int) -> list[tuple[int, ...]] | None:
+    """Every order of range(m) (lexicographic, as itertools.permutations yields them) for small m, else None."""
+    if m > PERM_TABLE_MAX:
+        return None
+    t = _PERMS.get(m)
+    if t is None:
+        t = _PERMS[m] = list(itertools.permutations(range(m)))
+    return t
+
+
+class Balancer:
+    """Gold counts per (output key, option count, position); see the module docstring."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int], list[int]] = {}
+
+    def choose(self, key: str, n: int, allowed: Sequence[int] | None, rng: RowRandom) -> int:
+        """A least-used position among `allowed` (None: all n), ties broken by `rng`."""
+        c = self.counts.get((key, n))
+        if c is None:
+            c = self.counts[(key, n)] = [0] * n
+        if allowed is None:
+            m = min(c)
+            cands = [p for p, x in enumerate(c) if x == m]
+        else:
+            m = min(c[p] for p in allowed)
+            cands = [p for p in allowed if c[p] == m]
+        return cands[rng.below(len(cands))] if len(cands) > 1 else cands[0]
+
+    def place_free(self, key: str, n: int, gold: int, rng: RowRandom) -> tuple[int, list[int]]:
+        """choose() and arrange() for a row without pinned options, in one call: (target, order)."""
+        c = self.counts.get((key, n))
+        if c is None:
+            c = self.counts[(key, n)] = [0] * n
+        m = min(c)
+        cands = [p for p, x in enumerate(c) if x == m]
+        r = rng.r
+        if len(cands) > 1:
+            r, j = divmod(r, len(cands))
+            target = cands[j]
+        else:
+            target = cands[0]
+        src = [*range(n)]
+        del src[gold]
+        table = _perm_table(n - 1)
+        if table is not None:  # one draw among all orders of the distractors (itertools order, documented)
+            r, j = divmod(r, len(table))
+            src = [*map(src.__getitem__, table[j])]
+        else:
+            for i in range(n - 2, 0, -1):
+                r, j = divmod(r, i + 1)
+                src[i], src[j] = src[j], src[i]
+        rng.r = r
+        src.insert(target, gold)
+        return target, src
+
+    def commit(self, key: str, n: int, pos: int) -> None:
+        c = self.counts.get((key, n))
+        if c is None:
+            c = self.counts[(key, n)] = [0] * n
+        c[pos] += 1
+
+    def spread(self) -> dict[str, dict[int, int]]:
+        """max - min gold count over positions, per output key and option count."""
+        out: dict[str, dict[int, int]] = {}
+        for (key, n), c in sorted(self.counts.items()):
+            out.setdefault(key, {})[n] = max(c) - min(c)
+        return out
+
+
+def arrange(n: int, gold: int, pinned: Iterable[int], target: int, rng: RowRandom) -> list[int]:
+    """The new order as source positions: result[p] is the source choice shown at position p. The gold goes
+    to `target`, pinned choices stay, the other choices are shuffled into the remaining positions."""
+    if not pinned:
+        src = [*range(n)]
+        del src[gold]
+        rng.shuffle(src)
+        src.insert(target, gold)
+        return src
+    pins = set(pinned)
+    perm = [-1] * n
+    for p in pins:
+        perm[p] = p
+    perm[target] = gold
+    src = [i for i in range(n) if i not in pins and i != gold]
+    rng.shuffle(src)
+    it = iter(src)
+    for p in range(n):
+        if perm[p] < 0:
+            perm[p] = next(it)
+    return perm

@@ -1,0 +1,147 @@
+"""Template controls, run before the first row with a given option count is written.
+
+For each (template, option count) a probe row is rendered exactly as real rows are and checked by the
+validator that `mcqa-prep validate` uses (RowValidator): the output_regex compiles, has one group, cannot
+hang, a compliant answer with each letter is graded to it (positive control), neither the prompt nor a
+refusal is graded to a letter (negative controls), and every option text appears in the prompt. Templates
+graded by a mode alone get the same controls through the grader: a canonical answer in the mode's format
+must score each letter, a refusal and the prompt must score none. Any finding fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..grader import grade_text
+from ..io import iter_rows
+from ..validate import RowValidator
+from .shapes import LETTERS
+from .templates import Template, render_variables
+
+# Rules that concern the set of rows, not one row; a probe row is alone by construction.
+_CROSS_ROW = {"duplicate_row", "duplicate_uuid", "duplicate_prompt", "answer_position_bias"}
+_REFUSAL = "I'm sorry, but I cannot determine the answer to this question."
+_WORDS = (
+    "amber",
+    "basalt",
+    "cobalt",
+    "dune",
+    "ember",
+    "fjord",
+    "granite",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kelp",
+    "lichen",
+    "marble",
+    "nectar",
+    "obsidian",
+    "pumice",
+    "quartz",
+    "resin",
+    "slate",
+    "tundra",
+    "umber",
+    "vellum",
+    "willow",
+    "xylem",
+    "yarrow",
+    "zircon",
+)
+
+
+def mode_sample(mode: str, letter: str) -> str:
+    """A compliant response in a grading mode's own format."""
+    if mode == "lenient_answer_colon":
+        return f"The other options do not fit.\nAnswer: {letter}"
+    if mode == "string_equals_mcqa":
+        return letter
+    return f"The other options do not fit.\n\\boxed{{{letter}}}"
+
+
+def probe_row(t: Template, n: int, source_row: dict[str, Any] | None = None) -> dict[str, Any]:
+    letters = LETTERS[:n]
+    opts = [(L, f"{_WORDS[k]} probe choice {k + 1}") for k, L in enumerate(letters)]
+    prompt = t.render(
+        render_variables(
+            "Which of the following is the probe's correct choice?",
+            [text for _, text in opts],
+            context=None,
+            subject="probing",
+            row=source_row if source_row is not None else {},
+        )
+    )
+    return {
+        "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
+        "options": [{L: text} for L, text in opts],
+        "expected_answer": letters[n // 2],
+        "grading_mode": t.grading_mode,
+        "template_metadata": t.template_metadata(),
+        "uuid": f"probe-{t.id}-{n}",
+    }
+
+
+class TemplateChecker:
+    """Runs the controls once per (template, option count) and raises UsageError on the first failure."""
+
+    def __init__(self, regex_timeout: float | None = None) -> None:
+        self.validator = (
+            RowValidator() if regex_timeout is None else RowValidator(regex_timeout=regex_timeout)
+        )
+        self.done: set[tuple[str, int]] = set()
+        self._tmp = tempfile.TemporaryDirectory(prefix="mcqa-prep-convert-")
+        self.checked: list[dict[str, Any]] = []
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def ensure(self, t: Template, n: int, source_row: dict[str, Any] | None = None) -> None:
+        """Controls for (t, n); `source_row` is the row about to be converted (for templates reading row.X)."""
+        if (t.id, n) in self.done:
+            return
+        self._check(t, n, source_row)
+        self.done.add((t.id, n))
+        self.checked.append({"template_id": t.id, "options": n})
+
+    def _fail(self, t: Template, n: int, what: str) -> UsageError:
+        return UsageError(
+            f"template {t.id!r} ({t.origin}) fails its controls with {n} options: {what}; "
+            "no row was written (fix the template or its output_regex)"
+        )
+
+    def _check(self, t: Template, n: int, source_row: dict[str, Any] | None) -> None:
+        row = probe_row(t, n, source_row)
+        path = Path(self._tmp.name) / f"probe-{len(self.done)}.jsonl"
+        path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+        for rec in iter_rows([path]):
+            found = [f for f in self.validator.check(rec) if f.rule not in _CROSS_ROW]
+            if found:  # every finding, not only the first: one run shows everything to fix
+                raise self._fail(t, n, " | ".join(f"{f.path}: {f.message} [{f.rule}]" for f in found))
+        options = row["options"]
+        tm = row["template_metadata"]
+        prompt = row["responses_create_params"]["input"][0]["content"]
+        letters = LETTERS[:n]
+        if t.output_regex is None:
+            for L in letters:
+                res = grade_text(mode_sample(t.grading_mode, L), options, L, t.grading_mode, tm)
+                if res.extracted_answer != L:
+                    raise self._fail(
+                        t,
+                        n,
+                        f"a compliant {t.grading_mode} answer with {L} is graded as "
+                        f"{res.extracted_answer or 'no letter'} ({res.status})",
+                    )
+        for text, what in ((_REFUSAL, "a refusal"), (prompt, "the prompt itself")):
+            res = grade_text(text, options, letters[0], t.grading_mode, tm)
+            if res.extracted_answer is not None:
+                raise self._fail(
+                    t,
+                    n,
+                    f"{what} is graded as option {res.extracted_answer} (rule {res.rule or res.mode}): "
+                    "write the answer format with a placeholder that is not a letter, e.g. <letter>",
+                )

@@ -1,0 +1,250 @@
+"""Templates: the plain-text fast path renders exactly what Jinja renders, StrictUndefined names the variable,
+the sandbox holds, front matter declares the grading, and every template passes validate's controls before
+a row is written (or the run fails, with nothing written)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from mcqa_prep.convert.templates import (
+    BUILTIN,
+    Template,
+    _make_plan,
+    load_templates,
+    parse_template_file,
+    render_variables,
+)
+from mcqa_prep.errors import UsageError
+
+try:
+    from .convert_layouts import make_layout, read_jsonl
+except ImportError:
+    from convert_layouts import make_layout, read_jsonl
+
+
+def _jinja(t: Template, v: dict) -> str:
+    t.compile()
+    return t._compiled.render(v)
+
+
+PLAIN = """{% if context %}Context: {{ context }}
+{% endif %}{{ question }} {{ letters }} {{ row }}
+{% if options %}{{ options }}{% endif %}
+{% if subject %}({{ subject }}){% else %}(no subject){% endif %}
+{{ options_block }}
+{{ n_options }} options, {{ first_letter }}-{{ last_letter }}: {{ letters_slash }} / {{ letters_comma }}"""
+
+
+@pytest.mark.parametrize("tid", [*BUILTIN, "plain"])
+def test_fast_path_renders_what_jinja_renders(tid):
+    t = BUILTIN[tid] if tid != "plain" else Template("plain", PLAIN, "strict_single_letter_boxed")
+    t.compile()
+    rnd = random.Random(tid)
+    row_render = t.row_renderer()
+    for _ in range(50):
+        n = rnd.randint(2, 26)
+        texts = [f"choice {k} {'x' * rnd.randint(0, 5)}" for k in range(n)]
+        q = f"Q {rnd.random()}?{' {{ not a tag }}' if rnd.random() < 0.3 else ''}"
+        ctx = rnd.choice([None, "", "Some passage."])
+        subj = rnd.choice([None, "college_physics"])
+        v = render_variables(q, texts, context=ctx, subject=subj)
+        expected = _jinja(t, v)
+        assert t.render(v) == expected
+        assert row_render(q, texts, ctx, subj, None) == expected
+    if tid in ("boxed", "answer_colon", "final_choice", "plain"):
+        assert t._plan is not None  # these take the fast path
+    else:
+        assert t._plan is None  # answer_is uses a filter: Jinja renders it
+
+
+def test_plan_refuses_anything_but_names_and_tests():
+    env_parse = BUILTIN["boxed"]
+    env_parse.compile()
+    from mcqa_prep.convert.templates import _env
+
+    for src in (
+        "{{ question | upper }}",
+        "{% for o in options %}{{ o.text }}{% endfor %}",
+        "{{ row.q }}",
+        "{{ typo }}",
+    ):
+        assert _make_plan(_env().parse(src).body) is None, src
+
+
+def test_undefined_variable_is_named(tmp_path, cli):
+    f = tmp_path / "t.j2"
+    f.write_text(
+        "---\ngrading_mode: lenient_answer_colon\n---\n{{ qustion }}\n{{ options_block }}\nAnswer: <letter>\n"
+    )
+    src, _ = make_layout(tmp_path, "mmlu")
+    res = cli("convert", src, "-o", tmp_path / "o.jsonl", "--template", f)
+    assert res.exit_code == 2
+    assert "'qustion' is undefined" in res.output and "the variables are question, context" in res.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_sandbox_blocks_python_internals(tmp_path, cli):
+    f = tmp_path / "t.j2"
+    f.write_text(
+        "---\ngrading_mode: strict_single_letter_boxed\n---\n{{ question.__class__.__mro__ }}\n{{ options_block }}\n"
+    )
+    src, _ = make_layout(tmp_path, "mmlu")
+    res = cli("convert", src, "-o", tmp_path / "o.jsonl", "--template", f)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_loops_and_row_columns_in_user_templates(tmp_path, cli):
+    f = tmp_path / "verdict.j2"
+    f.write_text(
+        "---\n"
+        "id: verdict_v1\n"
+        "output_regex: Verdict:\\s*\\(?([A-Z])\\)?(?![A-Za-z0-9])\n"
+        "description: one option per line, subject from the source row\n"
+        "---\n"
+        "[{{ row.subject }}] {{ question }}\n"
+        "{% for o in options %}({{ o.letter }}) {{ o.text }}\n{% endfor %}"
+        'End with "Verdict: <letter>" where <letter> is {{ letters | join(", ") }}.\n'
+    )
+    src, cases = make_layout(tmp_path, "mmlu")
+    out = tmp_path / "o.jsonl"
+    res = cli("convert", src, "-o", out, "--template", f, "--shuffle")
+    assert res.exit_code == 0, res.output
+    rows = read_jsonl(out)
+    assert rows[0]["template_metadata"] == {
+        "template_id": "verdict_v1",
+        "output_regex": r"Verdict:\s*\(?([A-Z])\)?(?![A-Za-z0-9])",
+    }
+    assert rows[0]["grading_mode"] == "strict_single_letter_boxed"
+    prompt = rows[0]["responses_create_params"]["input"][0]["content"]
+    assert prompt.startswith("[college_physics] Question 0:") and "\n(A) " in prompt
+    assert cli("validate", out).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "header, needle",
+    [
+        ("", "does not say how its answer is graded"),
+        ("---\ngrading_mode: robust\n---\n", "grading_mode 'robust'"),
+        ("---\ngrading_mode: lenient_answer_colon\nfoo: bar\n---\n", ":3: front matter line 'foo: bar'"),
+        ("---\nid: a\nid: b\ngrading_mode: lenient_boxed\n---\n", ":3: id given twice"),
+        ("---\ngrading_mode: lenient_boxed\n", "never closed"),
+    ],
+)
+def test_front_matter_errors(tmp_path, header, needle):
+    f = tmp_path / "t.j2"
+    f.write_text(header + "{{ question }}\n{{ options_block }}\n")
+    with pytest.raises(UsageError) as info:
+        parse_template_file(f)
+    assert needle in str(info.value)
+
+
+def test_front_matter_list_of_patterns(tmp_path):
+    f = tmp_path / "t.j2"
+    f.write_text(
+        "---\noutput_regex: Verdict:\\s*([A-Z])\\b\noutput_regex: \\\\boxed\\{([A-Z])\\}\n---\n{{ question }}\n"
+    )
+    t = parse_template_file(f)
+    assert t.output_regex == [r"Verdict:\s*([A-Z])\b", r"\\boxed\{([A-Z])\}"]
+    assert t.id == "t" and t.grading_mode == "strict_single_letter_boxed"
+
+
+@pytest.mark.parametrize(
+    "front, body, needle",
+    [
+        # reads any letter anywhere: a refusal is graded as an option
+        ("output_regex: ([A-D])", "{{ question }}\n{{ options_block }}", "a refusal"),
+        # the prompt shows the answer format with a real letter: the prompt itself scores
+        (
+            "output_regex: Verdict:\\s*([A-Z])",
+            "{{ question }}\n{{ options_block }}\nE.g. Verdict: A",
+            "[regex_negative_control]",
+        ),
+        # a mode template whose prompt ends with a filled-in box
+        (
+            "grading_mode: strict_single_letter_boxed",
+            "{{ question }}\n{{ options_block }}\nlike \\boxed{B}",
+            "the prompt itself",
+        ),
+        # the letter class misses E: a compliant answer with E never scores (rows with 5 options)
+        (
+            "output_regex: Verdict:\\s*([A-D])\\b",
+            "{{ question }}\n{{ options_block }}\nVerdict: <letter>",
+            "with 5 options",
+        ),
+        # two capture groups: NeMo Gym crashes on it
+        ("output_regex: (Verdict):\\s*([A-Z])", "{{ question }}\n{{ options_block }}", "[regex_groups]"),
+        # an option text missing from the prompt
+        ("grading_mode: lenient_answer_colon", "{{ question }} {{ first_letter }}", "[option_not_in_prompt]"),
+    ],
+)
+def test_templates_failing_controls_write_nothing(tmp_path, cli, front, body, needle):
+    f = tmp_path / "bad.j2"
+    f.write_text(f"---\n{front}\n---\n{body}\n")
+    src, _ = make_layout(tmp_path, "commonsense_qa")  # 5 options
+    out = tmp_path / "o.jsonl"
+    res = cli("convert", src, "-o", out, "--template", f, "--format", "json")
+    assert res.exit_code == 2, res.output
+    doc = json.loads(res.stdout)
+    message = doc["error"]["message"]
+    assert doc["ok"] is False and "fails its controls" in message and needle in message, message
+    assert not out.exists() and not (tmp_path / "o.rejects.jsonl").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_weighted_mix_is_deterministic_per_row(tmp_path, cli):
+    src, cases = make_layout(tmp_path, "mmlu", n=400)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    args = ["--template", "boxed:0.7", "--template", "answer_colon:0.3"]
+    assert cli("convert", src, "-o", a, *args).exit_code == 0
+    assert cli("convert", src, "-o", b, *args).exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    rows = read_jsonl(a)
+    share = sum(r["template_metadata"]["template_id"] == "boxed" for r in rows) / len(rows)
+    assert 0.6 < share < 0.8
+    modes = {r["template_metadata"]["template_id"]: r["grading_mode"] for r in rows}
+    assert modes == {"boxed": "strict_single_letter_boxed", "answer_colon": "lenient_answer_colon"}
+
+
+def test_one_question_two_templates_one_uuid(tmp_path, cli):
+    src, _ = make_layout(tmp_path, "mmlu")
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert cli("convert", src, "-o", a, "--template", "boxed").exit_code == 0
+    assert cli("convert", src, "-o", b, "--template", "final_choice").exit_code == 0
+    ra, rb = read_jsonl(a), read_jsonl(b)
+    assert [r["uuid"] for r in ra] == [r["uuid"] for r in rb]
+    assert {r["template_metadata"]["template_id"] for r in rb} == {"final_choice"}
+    # both together validate: a reused uuid with another prompt is a warning only, never an error
+    res = cli("validate", a, b, "--format", "json")
+    assert res.exit_code == 0
+    assert json.loads(res.stdout)["summary"]["errors"] == 0
+
+
+def test_template_spec_errors():
+    with pytest.raises(UsageError, match="neither a built-in template"):
+        load_templates(["nope"])
+    with pytest.raises(UsageError, match="positive number"):
+        load_templates(["boxed:0"])
+    with pytest.raises(UsageError, match="given twice"):
+        load_templates(["boxed:1", "boxed:2"])
+
+
+def test_boxed_template_prompts_never_grade_to_a_letter():
+    """The built-in boxed template ends with an empty \\boxed{}: the boxed modes read only the last box, so
+    the per-row self-check is skipped for it. Whatever the question holds, the prompt yields no letter."""
+    from mcqa_prep.convert.core import _SelfCheck
+    from mcqa_prep.grader import grade_text
+
+    t = BUILTIN["boxed"]
+    assert _SelfCheck(t).never
+    for q in ("Is \\boxed{C} right?", "\\boxed{A} \\boxed{B}", "Answer: \\boxed{D: x}", "\\boxed{"):
+        texts = ["x", "y", "z", "w"]
+        prompt = t.render(render_variables(q, texts, None, None, None, t.variables_used()))
+        opts = [{L: x} for L, x in zip("ABCD", texts, strict=True)]
+        for mode in ("strict_single_letter_boxed", "lenient_boxed"):
+            assert grade_text(prompt, opts, "C", mode, t.template_metadata()).extracted_answer is None
+    assert not _SelfCheck(BUILTIN["final_choice"]).never
