@@ -9,24 +9,15 @@ typed status, without raising.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-from conftest import report
+from conftest import CONFORMANCE, report
 
 from mcqa_prep.grader import grade_text, response_text
 from mcqa_prep.grader.letters import allowed_letters
 from mcqa_prep.records import STATUS_OUT_OF_RANGE, STATUSES
 
-
-def _conformance_dir() -> Path:
-    env = os.environ.get("MCQA_PREP_SHARED")
-    base = Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
-    return base / "conformance"
-
-
-PARITY = _conformance_dir() / "nemo_gym_parity_dev.jsonl"
+PARITY = CONFORMANCE / "nemo_gym_parity_dev.jsonl"
 
 
 def _load() -> list[dict]:

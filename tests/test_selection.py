@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import CONFORMANCE
 
 from mcqa_prep.grader import request as request_mod
 from mcqa_prep.grader import response_text
@@ -22,7 +23,6 @@ from mcqa_prep.records import STATUSES, GradeResult
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "data" / "golden" / "selection_cases.jsonl"
-CONFORMANCE = Path("/work/shared/conformance")
 
 CASES = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines() if line.strip()]
 SELECTION_FIELDS = ("status", "gate", "text", "text_offset", "boundary", "boundary_source")
