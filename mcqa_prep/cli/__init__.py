@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "grade": ("grade_cmd", "grade_command", "Grade one RESPONSE text (or stdin when omitted or '-') against the given options."),
     "rescore": ("rescore_cmd", "rescore_command", "Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader."),
     "summarize": ("summarize_cmd", "summarize_command", "Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates."),
+    "report": ("report_cmd", "report_command", "Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers."),
 }  # fmt: skip
 
 
