@@ -228,13 +228,16 @@ def _matrix(fig: Any, plot: dict[str, Any]) -> float:
     ax = fig.subplots()
     ax.grid(False)
     top_value = max((v for r in values for v in r), default=0) or 1
-    ax.imshow(values if values else [[0]], cmap="Blues", vmin=0, vmax=top_value, aspect="auto")
+    # vector cells (pcolormesh), not imshow: an image would be a data: URL, which the page's policy forbids
+    ax.pcolormesh(values if values else [[0]], cmap="Blues", vmin=0, vmax=top_value, edgecolors="white")
     for i, r in enumerate(values):
         for j, v in enumerate(r):
             color = "white" if v > 0.6 * top_value else "#222222"
-            ax.text(j, i, _num(v), ha="center", va="center", color=color)
-    ax.set_xticks(range(len(cols)), cols)
-    ax.set_yticks(range(len(rows)), rows)
+            ax.text(j + 0.5, i + 0.5, _num(v), ha="center", va="center", color=color)
+    ax.set_xticks([j + 0.5 for j in range(len(cols))], cols)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
+    ax.invert_yaxis()
+    ax.tick_params(length=0)
     ax.set_xlabel(plot["x_label"])
     ax.set_ylabel(plot["y_label"])
     for side in ("left", "bottom"):
