@@ -26,6 +26,7 @@ BENCHES = [
     ("bench_robust", 50_000, "robust mode, rows/s (target >= 20,000)"),
     ("bench_validate", 100_000, "validate, rows/s (target >= 20,000)"),
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
+    ("bench_report", 100_000, "report (one pass + page) vs validate on the same data, peak memory"),
 ]
 
 
@@ -115,6 +116,13 @@ def summary_table(results: dict) -> str:
         lines.append(
             f"{'prepare (Parquet in, JSONL out)':44} {rate:>10,.0f} {base:>10,.0f} {base / rate:>6.2f}x  "
             "read-parse-serialise floor (time ratio, target <= 3x)"
+        )
+    r = results.get("bench_report") or {}
+    if "report_rows_per_s" in r:
+        lines.append(
+            f"{'report (Parquet, one pass + HTML page)':44} {r['report_rows_per_s']:>10,} "
+            f"{r['validate_rows_per_s']:>10,} {r['ratio']:>6.2f}x  validate on the same data, same run "
+            f"(time ratio; page {r['page_bytes'] / 1024:,.0f} KB)"
         )
     mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
     lines.append(

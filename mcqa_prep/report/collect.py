@@ -104,8 +104,11 @@ class _Reader:
         self.entry = entry
         self.tick = tick
         self.kind: str | None = DATASET if src.kind in (KIND_PULLED, KIND_PREPARED) else None
-        self.contract = state.manifest_contracts.get(src.arg) if src.kind == KIND_PREPARED else None
+        self.prepared = src.kind == KIND_PREPARED
+        self.contract = state.manifest_contracts.get(src.arg) if self.prepared else None
         self.name = entry["path"]
+        self._tally: DatasetTally | None = None  # the section the previous row went to, and its contract
+        self._tally_key: str | None = None
 
     def run(self) -> None:
         pending: list[Row] = []
@@ -135,9 +138,13 @@ class _Reader:
             e["malformed"] += 1
         if self.kind == DATASET:
             contract = self.contract
-            if contract is None and self.src.kind != KIND_PREPARED and d is not None:
-                contract = _stamp(d)
-            self.state.dataset(contract, self.name).add(rec)
+            if contract is None and d is not None and not self.prepared:
+                meta = d.get("metadata")
+                if type(meta) is dict and "mcqa_prep" in meta:
+                    contract = _stamp(d)
+            if self._tally is None or contract != self._tally_key:
+                self._tally, self._tally_key = self.state.dataset(contract, self.name), contract
+            self._tally.add(rec)
             return
         g = _grading(d)
         if g is None:

@@ -17,6 +17,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
@@ -46,6 +47,8 @@ MODEL_CAP = 50
 SPLIT_CAP = 64
 LETTER_SET_FLUSH = 512  # distinct (n, letter set) pairs kept before folding them into per-letter floats
 _INDEXED = re.compile(r"output_regex\[(\d+)\]$")
+_DICT_ONLY = {dict}
+_ONE_ONLY = {1}
 
 
 class TemplateTally:
@@ -97,22 +100,27 @@ class DatasetTally:
     def add(self, rec: Row) -> None:
         findings = self.validator.check(rec)
         self.rows += 1
-        self.splits.add(rec.split or "(none)")
+        split = rec.split or "(none)"
+        counts = self.splits.counts
+        if split in counts:
+            counts[split] += 1
+        else:
+            self.splits.add(split)
         d = rec.data
-        template = self._row(d) if d is not None else None
+        template = self._row(d, rec.hint) if d is not None else None
         if findings:
             self._findings(findings, d, template)
 
-    def _row(self, d: dict[str, Any]) -> TemplateTally:
+    def _row(self, d: dict[str, Any], hint: Any) -> TemplateTally:
         opts = d.get("options")
         if type(opts) is list:
-            letters = [k for o in opts if type(o) is dict for k, v in o.items() if v is not None]
+            letters = hint[0] if hint is not None else _letters(opts)
             n = len(letters)
-            self.option_counts[min(n, MAX_OPTIONS_BIN + 1)] += 1
+            self.option_counts[n if n <= MAX_OPTIONS_BIN else MAX_OPTIONS_BIN + 1] += 1
             gold = d.get("expected_answer")
             if type(gold) is str:
                 g = gold.strip().upper()
-                offered = "".join(map(str, letters)).upper()
+                offered = "".join(letters).upper()
                 if len(g) == 1 and g in offered:
                     self.gold_by_n[(n, g)] += 1
                     self._letter_sets[(n, offered)] += 1
@@ -124,20 +132,37 @@ class DatasetTally:
         if type(tm) is dict:
             t = tm.get("template_id")
             if t is not None and t != "":
-                tid = str(t)
+                tid = t if type(t) is str else str(t)
             orx = tm.get("output_regex")
-        t = self._template(tid)
+        t = self.templates.get(tid) or self._template(tid)
         t.rows += 1
+        modes = self.modes.counts
         if orx is not None and orx != "" and orx != []:
             self.custom_rows += 1
             t.custom += 1
-            self.modes.add(CUSTOM_MODE)
-            for p in _patterns(orx):
+            mode = CUSTOM_MODE
+            for p in [orx] if type(orx) is str else _patterns(orx):
                 self._pattern_row(p, tid)
         else:
             gm = d.get("grading_mode")
-            self.modes.add(gm if type(gm) is str and gm else UNSET_MODE)
-        self._prompt(d.get("responses_create_params"))
+            mode = gm if type(gm) is str and gm else UNSET_MODE
+        if mode in modes:
+            modes[mode] += 1
+        else:
+            self.modes.add(mode)
+        rcp = d.get("responses_create_params")
+        text = None
+        if type(rcp) is dict:
+            inp = rcp.get("input")
+            if type(inp) is list and len(inp) == 1 and type(inp[0]) is dict:
+                c = inp[0].get("content")
+                if type(c) is str:
+                    text = c
+            if text is None:
+                text = user_prompt(rcp)
+        if text is not None:
+            n = len(text)
+            self.prompt_chars.add(length_bin(n), n)
         rp = d.get("reward_profiles")
         if type(rp) is list and rp:
             self._profiles(rp)
@@ -156,7 +181,7 @@ class DatasetTally:
     def _pattern_row(self, p: str, tid: str) -> None:
         pt = self.patterns.get(p)
         if pt is None:
-            if len(self.patterns) >= PATTERN_CAP:
+            if len(self.patterns) >= PATTERN_CAP:  # bounded: the rest is pooled
                 p = "(other patterns)"
                 pt = self.patterns.get(p)
             if pt is None:
@@ -164,19 +189,6 @@ class DatasetTally:
         pt.rows += 1
         if len(pt.templates) < 3 and tid not in pt.templates:
             pt.templates.append(tid)
-
-    def _prompt(self, rcp: Any) -> None:
-        text = None
-        if type(rcp) is dict:
-            inp = rcp.get("input")
-            if type(inp) is list and len(inp) == 1 and type(inp[0]) is dict:
-                c = inp[0].get("content")
-                text = c if type(c) is str else None
-            if text is None:
-                text = user_prompt(rcp)
-        if text is not None:
-            n = len(text)
-            self.prompt_chars.add(length_bin(n), n)
 
     def _profiles(self, rp: list) -> None:
         for p in rp:
@@ -252,6 +264,14 @@ class DatasetTally:
         """Gold rows expected per (option count, letter) if each row's gold were uniform over its letters."""
         self._fold_letter_sets()
         return dict(self._expected_folded)
+
+
+def _letters(opts: list) -> list[str]:
+    """The option letters of a row: the keys with a non-null value (C-level maps for single-key dicts)."""
+    if set(map(type, opts)) == _DICT_ONLY and set(map(len, opts)) == _ONE_ONLY:
+        if None not in [*chain.from_iterable(map(dict.values, opts))]:
+            return [*chain.from_iterable(opts)]
+    return [str(k) for o in opts if type(o) is dict for k, v in o.items() if v is not None]
 
 
 def _patterns(orx: Any) -> list[str]:
