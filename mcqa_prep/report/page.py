@@ -42,7 +42,8 @@ figcaption strong { color: var(--fg); }
 .table-wrap.long { max-height: 460px; overflow-y: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-td { overflow-wrap: anywhere; min-width: 4.5em; max-width: 520px; white-space: pre-line; }
+td { overflow-wrap: anywhere; min-width: 6em; max-width: 520px; white-space: pre-line; }
+td:first-child { min-width: 9em; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 thead th { position: sticky; top: 0; background: #eef0f3; cursor: pointer; user-select: none; }
 thead th:hover, thead th:focus { background: #e1e5ea; }
