@@ -36,7 +36,10 @@ def draw_svg(plot: dict[str, Any]) -> str:
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({**RC, "svg.hashsalt": plot["id"]}):
+    # matplotlib's defaults, whatever a user's matplotlibrc says; the caller's settings are restored after
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})
         fig = Figure()
         if plot["kind"] == "matrix":
             height = _matrix(fig, plot)
