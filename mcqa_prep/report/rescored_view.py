@@ -18,7 +18,7 @@ _EXTRA_COLORS = ("#8172b3", "#937860", "#da8bc3", "#ccb974", "#64b5cd", "#4c72b0
 def section(sid: str, contract: str | None, t: RescoredTally) -> dict[str, Any]:
     agreement = {f"{r}->{c}": ex.to_dict() for (r, c), ex in sorted(t.agreement.items())}
     rates = t.pass_rates()
-    changed = sum(ex.count for (r, c), ex in t.agreement.items() if r in ("0", "1") and r != c)
+    changed = sum(ex.count for (r, c), ex in t.agreement.items() if _changed(r, c))
     summary = {
         "rows": t.rows,
         "graded": t.graded,
@@ -53,6 +53,11 @@ def section(sid: str, contract: str | None, t: RescoredTally) -> dict[str, Any]:
         "alerts": alerts(t, summary),
         "blocks": blocks,
     }
+
+
+def _changed(recorded: str, rescored: str) -> bool:
+    """A recorded reward (0 or 1) that this grader changed."""
+    return recorded in ("0", "1") and recorded != rescored
 
 
 def alerts(t: RescoredTally, s: dict[str, Any]) -> list[dict[str, str]]:
@@ -202,7 +207,7 @@ def agreement_blocks(p: str, t: RescoredTally) -> list[dict[str, Any]]:
     values = [[t.agreement[(r, c)].count if (r, c) in t.agreement else 0 for c in RESCORED] for r in rows]
     table_rows = [
         [f"{r} -> {c}", ex.count, ", ".join(ex.items)]
-        for (r, c), ex in sorted(t.agreement.items(), key=lambda kv: (kv[0][0] == kv[0][1], kv[0]))
+        for (r, c), ex in sorted(t.agreement.items(), key=lambda kv: (not _changed(*kv[0]), kv[0]))
     ]
     return [
         spec.matrix(
