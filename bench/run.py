@@ -27,6 +27,7 @@ BENCHES = [
     ("bench_validate", 100_000, "validate, rows/s (target >= 20,000)"),
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
     ("bench_convert", 100_000, "convert (Parquet in) vs read+serialise baseline, rows/s (target >= 20,000)"),
+    ("bench_report", 100_000, "report (one pass + page) vs validate on the same data, peak memory"),
 ]
 
 
@@ -130,6 +131,13 @@ def summary_table(results: dict) -> str:
             f"{label:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  read + orjson of the same file, "
             f"rows per CPU second (floor {cv['floor_rows_per_s']:,}: {rate / cv['floor_rows_per_s']:.2f}x; "
             f"wall {x['convert_rows_per_s']:,} vs {x['baseline_rows_per_s']:,} rows/s)"
+        )
+    r = results.get("bench_report") or {}
+    if "report_rows_per_s" in r:
+        lines.append(
+            f"{'report (Parquet, one pass + HTML page)':44} {r['report_rows_per_s']:>10,} "
+            f"{r['validate_rows_per_s']:>10,} {r['ratio']:>6.2f}x  validate on the same data, same run "
+            f"(time ratio; page {r['page_bytes'] / 1024:,.0f} KB)"
         )
     mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
     lines.append(

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job end to end on the embedded sample (data/sample): validate -> prepare -> verify -> rescore.
+# The main job end to end on the embedded sample (data/sample): validate -> prepare -> verify -> rescore
+# -> summarize -> report.
 # Usage: bash scripts/demo.sh [VENV_BIN]   (make demo passes .venv/bin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,5 +26,7 @@ echo "\$ $CLI rescore data/sample/rollouts.jsonl --rows $OUT/prepared -o $OUT/re
 "$CLI" rescore data/sample/rollouts.jsonl --rows "$OUT/prepared" -o "$OUT/rescored.jsonl" --compare-mode robust
 step "6. summarize the rescored rows (accuracy, statuses, per template; never pools two contracts)" \
   "$CLI" summarize "$OUT/rescored.jsonl"
+step "7. report: one offline HTML page with plots of the preparation and the rescoring" \
+  "$CLI" report "$OUT/prepared" "$OUT/rescored.jsonl" -o "$OUT/report.html"
 echo
-echo "Done. Prepared shards: $OUT/prepared  Rescored rows: $OUT/rescored.jsonl"
+echo "Done. Prepared shards: $OUT/prepared  Rescored rows: $OUT/rescored.jsonl  Report: $OUT/report.html"

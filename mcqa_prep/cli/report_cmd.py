@@ -1,0 +1,115 @@
+"""`mcqa-prep report`: one offline HTML page with plots for datasets and rescored files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..report import build_report, write_html
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, check_output_not_input, emit_json
+
+
+@click.command("report")
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="The HTML page to write, atomically ('-' for stdout). Required unless --format json.",
+)
+@click.option("--title", default=None, help="The page's title.  [default: mcqa-prep report]")
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Examples kept per finding rule, agreement cell and template.",
+)
+@click.option(
+    "--no-verify",
+    "no_verify",
+    is_flag=True,
+    help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
+)
+@FORMAT_OPTION
+@QUIET_OPTION
+def report_command(paths, output, title, examples, no_verify, fmt, quiet):
+    """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
+
+    PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
+    rescored JSONL file (rows with metadata.grading, as `mcqa-prep rescore` writes them); a file is taken
+    as rescored when its first readable row carries metadata.grading. Rows under different grading
+    contracts get separate sections and are never pooled.
+
+    The page is one file that opens offline: plots are inline SVG, styles and its one script inline, and
+    the numbers behind every plot are embedded. --format json prints that same document on stdout (with -o,
+    the page is written too, from the same document). Validation findings do not change the exit code: use
+    `mcqa-prep validate` to gate.
+
+    \b
+    Examples:
+      mcqa-prep report data/train.jsonl data/validation.parquet -o report.html
+      mcqa-prep report prepared/ rescored.jsonl -o report.html --title "run 42"
+      mcqa-prep report rescored-a.jsonl rescored-b.jsonl --format json > report.json
+    Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
+    """
+    for p in paths:
+        if p != "-" and not Path(p).exists():
+            raise click.BadParameter(f"{p}: no such file or directory", param_hint="PATH")
+    if paths.count("-") > 1:
+        raise click.BadParameter("'-' (stdin) can be given once", param_hint="PATH")
+    if output is None and fmt != "json":
+        raise click.UsageError("give -o FILE for the HTML page (or --format json for the numbers)")
+    if output == "-" and fmt == "json":
+        raise click.UsageError("-o - and --format json both write to stdout; give -o FILE for the page")
+    if output is not None:
+        check_output_not_input(output, paths)
+    doc = build_report(
+        paths, examples=examples, verify=not no_verify, progress=bar_factory(quiet), title=title
+    )
+    if no_verify:
+        for i in doc["inputs"]:
+            if i["kind"] == "pulled":
+                click.echo(
+                    f"warning: {i['argument']}: --no-verify: the files were not checked against "
+                    "mcqa-prep.lock.json",
+                    err=True,
+                )
+                break
+    size = write_html(doc, output) if output is not None else None
+    if fmt == "json":
+        emit_json(doc)
+        return
+    for line in summary_lines(doc, output, size):
+        click.echo(line, err=output == "-")
+
+
+def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[str]:
+    """What was written, then one line per section."""
+    kb = f"{(size or 0) / 1024:,.0f} KB"
+    lines = [
+        f"wrote {output} ({kb}): {len(doc['sections'])} section(s) from {len(doc['inputs'])} input file(s), "
+        f"{doc['distinct_contracts']} grading contract(s)"
+    ]
+    for s in doc["sections"]:
+        m = s["summary"]
+        contract = (s["contract"] or "")[:19] + "…" if s["contract"] else "no contract"
+        if s["kind"] == "dataset":
+            bias = ", ".join(m["position_bias"]["flagged"]) or "none"
+            lines.append(
+                f"  dataset ({contract}): {m['rows']:,} rows, {m['errors']:,} error(s), {m['warnings']:,} "
+                f"warning(s), position bias: {bias}"
+            )
+        else:
+            mean = "n/a" if m["mean_reward"] is None else f"{m['mean_reward']:.4f}"
+            lines.append(
+                f"  rescored ({contract}): {m['rows']:,} rows, mean reward {mean}, {m['changed']:,} changed "
+                f"reward(s), {m['format_misses']:,} format miss(es)"
+            )
+    for i in doc["inputs"]:
+        if i["error"]:
+            lines.append(f"  unreadable: {i['error']}")
+    return lines

@@ -1,0 +1,276 @@
+"""One streaming pass over the inputs -> the report document (a JSON-ready dict).
+
+Inputs are resolved as every command resolves them (`sources.resolve`: pulled and prepared directories are
+verified first). Each data file is a dataset file or a rescored file, decided by its first readable row:
+a row that carries a `metadata.grading` object (what `rescore` writes on every output row) makes it a
+rescored file; pulled and prepared directories always hold dataset rows.
+
+Rows are never pooled across grading contracts. Dataset rows go to one section per contract: the manifest's
+for a prepared directory, else the row's own stamp (`metadata.mcqa_prep.contract`), else the section of
+rows that were not prepared. Rescored rows go to one section per `metadata.grading.contract`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .._perf import streaming_gc
+from ..errors import InputError
+from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..io.readers import iter_file, parquet_num_rows
+from ..records import Finding, Row
+from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
+from . import dataset_view, rescored_view
+from .dataset import DatasetTally
+from .rescored import RescoredTally
+from .spec import REPORT_VERSION
+
+Progress = Callable[..., Any]
+
+DATASET = "dataset"
+RESCORED = "rescored"
+LEADING_MALFORMED = 1000  # unreadable lines held while a file's kind is still unknown
+TICK = 1024
+DETECTION = (
+    "A file is a rescored file when its first readable row carries a metadata.grading object (rescore "
+    "writes one on every output row); otherwise, and always for pulled and prepared directories, it holds "
+    "dataset rows."
+)
+POOLING = (
+    "Rows graded or prepared under different grading contracts are never pooled: each contract has its own "
+    "section, and numbers are only comparable within a section."
+)
+
+
+@dataclass
+class _State:
+    examples: int
+    regex_timeout: float
+    manifest_contracts: dict[str, str]
+    datasets: dict[str | None, DatasetTally] = field(default_factory=dict)
+    dataset_inputs: dict[str | None, list[str]] = field(default_factory=dict)
+    rescored: dict[str | None, RescoredTally] = field(default_factory=dict)
+
+    def dataset(self, contract: str | None, name: str) -> DatasetTally:
+        t = self.datasets.get(contract)
+        if t is None:
+            t = self.datasets[contract] = DatasetTally(
+                examples=self.examples, regex_timeout=self.regex_timeout
+            )
+            self.dataset_inputs[contract] = []
+        names = self.dataset_inputs[contract]
+        if not names or names[-1] != name:
+            if name not in names:
+                names.append(name)
+        return t
+
+    def rescored_tally(self, contract: str | None) -> RescoredTally:
+        t = self.rescored.get(contract)
+        if t is None:
+            t = self.rescored[contract] = RescoredTally(examples=self.examples)
+        return t
+
+
+def _grading(d: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    meta = d.get("metadata") if d is not None else None
+    g = meta.get("grading") if type(meta) is dict else None
+    return g if isinstance(g, Mapping) else None
+
+
+def _stamp(d: Mapping[str, Any] | None) -> str | None:
+    meta = d.get("metadata") if d is not None else None
+    s = meta.get("mcqa_prep") if type(meta) is dict else None
+    c = s.get("contract") if type(s) is dict else None
+    return c if isinstance(c, str) and c else None
+
+
+def _display(src: Source) -> str:
+    if src.kind in (KIND_PULLED, KIND_PREPARED):
+        return f"{src.arg.rstrip('/')}/{src.name}"
+    return "-" if src.kind == KIND_STDIN else str(src.path)
+
+
+class _Reader:
+    """Routes the rows of one source to the tallies, deciding the file's kind from its first readable row."""
+
+    def __init__(self, state: _State, src: Source, entry: dict[str, Any], tick: Callable[[], None]):
+        self.state = state
+        self.src = src
+        self.entry = entry
+        self.tick = tick
+        self.kind: str | None = DATASET if src.kind in (KIND_PULLED, KIND_PREPARED) else None
+        self.prepared = src.kind == KIND_PREPARED
+        self.contract = state.manifest_contracts.get(src.arg) if self.prepared else None
+        self.name = entry["path"]
+        self._tally: DatasetTally | None = None  # the section the previous row went to, and its contract
+        self._tally_key: str | None = None
+
+    def run(self) -> None:
+        pending: list[Row] = []
+        tick = self.tick
+        for rec in iter_file(self.src.path, split=self.src.split):
+            tick()
+            if self.kind is None:
+                if rec.data is None and len(pending) < LEADING_MALFORMED:
+                    pending.append(rec)
+                    continue
+                self.kind = RESCORED if _grading(rec.data) is not None else DATASET
+                self.entry["detected"] = self.kind
+                for r in pending:
+                    self.route(r)
+                pending.clear()
+            self.route(rec)
+        if self.kind is None:
+            self.kind = self.entry["detected"] = DATASET
+            for r in pending:
+                self.route(r)
+
+    def route(self, rec: Row) -> None:
+        e = self.entry
+        e["rows"] += 1
+        d = rec.data
+        if d is None:
+            e["malformed"] += 1
+        if self.kind == DATASET:
+            contract = self.contract
+            if contract is None and d is not None and not self.prepared:
+                meta = d.get("metadata")
+                if type(meta) is dict and "mcqa_prep" in meta:
+                    contract = _stamp(d)
+            if self._tally is None or contract != self._tally_key:
+                self._tally, self._tally_key = self.state.dataset(contract, self.name), contract
+            self._tally.add(rec)
+            return
+        g = _grading(d)
+        if g is None:
+            if d is not None:
+                e["unscored"] += 1  # a row without metadata.grading in a rescored file: not pooled
+            return
+        c = g.get("contract")
+        self.state.rescored_tally(c if isinstance(c, str) and c else None).add(rec, g)
+
+
+def _entry(src: Source) -> dict[str, Any]:
+    if src.kind in (KIND_PULLED, KIND_PREPARED, KIND_STDIN):
+        kind = src.kind
+    else:
+        kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
+    return {
+        "path": _display(src),
+        "argument": src.arg,
+        "kind": kind,
+        "split": src.split,
+        "detected": DATASET if src.kind in (KIND_PULLED, KIND_PREPARED) else None,
+        "rows": 0,
+        "malformed": 0,
+        "unscored": 0,
+        "error": None,
+    }
+
+
+def _total_rows(sources: list[Source]) -> int | None:
+    if not sources or not all(Path(str(s.path)).suffix == ".parquet" for s in sources):
+        return None
+    try:
+        return sum(parquet_num_rows(s.path) for s in sources)
+    except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
+        return None
+
+
+def build_report(
+    paths: Iterable[str | os.PathLike],
+    *,
+    examples: int = 3,
+    verify: bool = True,
+    progress: Progress | None = None,
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+    title: str | None = None,
+) -> dict[str, Any]:
+    """The report document of datasets and rescored files: every number behind every plot.
+
+    Raises InputError when no row could be read from any input (and what sources.resolve raises)."""
+    found = resolve(list(paths), verify=verify, progress=progress)
+    state = _State(examples, regex_timeout, {arg: m["contract_id"] for arg, m in found.manifests})
+    entries = [_entry(s) for s in found.sources]
+    bar = progress(total=_total_rows(found.sources), desc="report", unit="row") if progress else None
+    pending = [0]
+
+    def tick() -> None:
+        pending[0] += 1
+        if pending[0] == TICK:
+            if bar is not None:
+                bar.update(TICK)
+            pending[0] = 0
+
+    try:
+        with streaming_gc():
+            for src, entry in zip(found.sources, entries, strict=True):
+                try:
+                    _Reader(state, src, entry, tick).run()
+                except InputError as exc:
+                    entry["error"] = str(exc)
+                    _unreadable(state, entry, str(exc))
+        if bar is not None and pending[0]:
+            bar.update(pending[0])
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+    if not any(e["rows"] for e in entries):
+        first = next((e["error"] for e in entries if e["error"]), None)
+        raise InputError(
+            "nothing could be read from the inputs" + (f": {first}" if first else ""), reason="no_rows"
+        )
+    return _document(state, entries, found, title)
+
+
+def _unreadable(state: _State, entry: dict[str, Any], message: str) -> None:
+    """A file that cannot be read at all: an unreadable_file finding of its dataset section (as validate)."""
+    if entry["detected"] == RESCORED:
+        return
+    f = Finding(
+        entry["path"], None, None, "$", "unreadable_file", "error", f"{message}; the file was skipped"
+    )
+    state.dataset(None, entry["path"]).unreadable(f)
+
+
+def _document(state: _State, entries: list[dict[str, Any]], found: Any, title: str | None) -> dict[str, Any]:
+    sections = []
+    for k, contract in enumerate(sorted(state.datasets, key=lambda c: (c is not None, c or "")), 1):
+        tally = state.datasets[contract]
+        tally.finish()
+        prov = {
+            "inputs": state.dataset_inputs[contract],
+            "manifests": [
+                {"path": arg, "manifest": m} for arg, m in found.manifests if m.get("contract_id") == contract
+            ],
+            "locks": [
+                {"path": arg, "lock": lock, "verified": verified}
+                for arg, lock, verified in found.locks
+                if contract is None
+            ],
+        }
+        sections.append(dataset_view.section(f"dataset-{k}", contract, tally, prov))
+    order = sorted(state.rescored, key=lambda c: (-state.rescored[c].rows, c or ""))
+    for k, contract in enumerate(order, 1):
+        sections.append(rescored_view.section(f"rescored-{k}", contract, state.rescored[contract]))
+    contracts = {
+        DATASET: [c for c in state.datasets],
+        RESCORED: order,
+    }
+    n_contracts = len({c for c in [*state.datasets, *state.rescored] if c is not None})
+    return {
+        "report_version": REPORT_VERSION,
+        "tool_version": __version__,
+        "title": title or "mcqa-prep report",
+        "inputs": entries,
+        "contracts": contracts,
+        "distinct_contracts": n_contracts,
+        "detection": DETECTION,
+        "pooling": POOLING,
+        "sections": sections,
+    }

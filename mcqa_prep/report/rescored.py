@@ -1,0 +1,195 @@
+"""The rescored part of a report: tallies of rows that carry `metadata.grading` (what `rescore` writes),
+one tally per grading contract (numbers from different grading semantics are never pooled).
+
+Per row: reward and status per template and per mode, the recorded-vs-rescored agreement cell with example
+ids, format misses per template (`--compare-mode` data), reward per response-length bin, and the prompt's
+pass count. Everything is bounded except the per-prompt pass counts, which keep one 8-byte key and one
+packed int per distinct prompt (as `summarize` does, with smaller keys).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ..prompt import prompt_key
+from ..records import STATUS_INVALID_ROW, Row
+from ..rescore_rows import row_id
+from .bins import LENGTH_EDGES, RATE_LABELS, Examples, Histogram, length_bin, rate_bin
+
+NO_TEMPLATE = "(none)"
+NO_MODE = "(not graded)"
+TEMPLATE_CAP = 500
+MODE_CAP = 64
+STATUS_CAP = 64
+RECORDED = ("0", "1", "other", "not recorded")  # agreement matrix rows: the reward recorded at training
+RESCORED = ("0", "1", "other")  # columns: the reward this grader gives
+_COUNT_BITS = 32
+
+
+def reward_bucket(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "other"
+    return "1" if v == 1 else "0" if v == 0 else "other"
+
+
+class Group:
+    """Rows, reward sum and statuses of one template or one mode."""
+
+    __slots__ = ("rows", "graded", "reward_sum", "statuses")
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.graded = 0
+        self.reward_sum = 0.0
+        self.statuses: Counter = Counter()
+
+    def add(self, status: str, reward: float | None) -> None:
+        self.rows += 1
+        self.statuses[status] += 1
+        if reward is not None:
+            self.graded += 1
+            self.reward_sum += reward
+
+    @property
+    def mean(self) -> float | None:
+        return round(self.reward_sum / self.graded, 4) if self.graded else None
+
+
+class Misses:
+    __slots__ = ("rows", "misses")
+
+    def __init__(self, examples: int) -> None:
+        self.rows = 0
+        self.misses = Examples(examples)
+
+
+class RescoredTally:
+    """Everything a rescored section shows, for the rows of one contract."""
+
+    def __init__(self, *, examples: int = 5) -> None:
+        self.examples = examples
+        self.rows = 0
+        self.graded = 0
+        self.reward_sum = 0.0
+        self.statuses: Counter = Counter()
+        self.templates: dict[str, Group] = {}
+        self.modes: dict[str, Group] = {}
+        self.agreement: dict[tuple[str, str], Examples] = {}
+        self.compare_modes: Counter = Counter()
+        self.misses: dict[str, Misses] = {}
+        self.response_chars = Histogram(len(LENGTH_EDGES))
+        self.prompts: dict[int, int] = {}  # 8-byte prompt key -> (rows << 32) | passes
+        self.files: Counter = Counter()
+        self.grader_versions: Counter = Counter()
+
+    def add(self, rec: Row, grading: Mapping[str, Any]) -> None:
+        d = rec.data or {}
+        self.rows += 1
+        self.files[rec.file] += 1
+        status = grading.get("status")
+        status = status if isinstance(status, str) else "(unknown)"
+        if len(self.statuses) < STATUS_CAP or status in self.statuses:
+            self.statuses[status] += 1
+        gv = grading.get("grader_version")
+        if isinstance(gv, str) and (gv in self.grader_versions or len(self.grader_versions) < 16):
+            self.grader_versions[gv] += 1
+        reward = d.get("reward")
+        # invalid rows were not graded: counted in the statuses, never in a mean reward (as rescore does)
+        r = float(reward) if status != STATUS_INVALID_ROW and _finite(reward) else None
+        if r is not None:
+            self.graded += 1
+            self.reward_sum += r
+        tid = _template(d, grading)
+        mode = grading.get("mode")
+        mode = mode if isinstance(mode, str) and mode else NO_MODE
+        _group(self.templates, tid, TEMPLATE_CAP, "(other templates)").add(status, r)
+        _group(self.modes, mode, MODE_CAP, "(other modes)").add(status, r)
+        rid = row_id(d, rec.file, rec.line)
+        self._agreement(grading, reward, rid)
+        self._compare(grading, tid, rid)
+        if r is not None:
+            chars = grading.get("response_chars")
+            if isinstance(chars, int) and not isinstance(chars, bool) and chars >= 0:
+                self.response_chars.add(length_bin(chars), chars, r)
+            self._prompt(d.get("responses_create_params"), r)
+
+    def _agreement(self, grading: Mapping[str, Any], reward: Any, rid: str) -> None:
+        prev = grading.get("previous_reward")  # absent or null: the input row recorded no readable reward
+        recorded = "not recorded" if prev is None else reward_bucket(prev)
+        cell = (recorded, reward_bucket(reward))
+        ex = self.agreement.get(cell)
+        if ex is None:
+            ex = self.agreement[cell] = Examples(self.examples)
+        ex.add(rid)
+
+    def _compare(self, grading: Mapping[str, Any], tid: str, rid: str) -> None:
+        cm = grading.get("compare_mode")
+        if not isinstance(cm, Mapping) or not isinstance(cm.get("format_miss"), bool):
+            return
+        mode = cm.get("mode")
+        self.compare_modes[str(mode)] += 1
+        m = self.misses.get(tid)
+        if m is None:
+            if len(self.misses) >= TEMPLATE_CAP:
+                tid = "(other templates)"
+                m = self.misses.get(tid)
+            if m is None:
+                m = self.misses[tid] = Misses(self.examples)
+        m.rows += 1
+        if cm["format_miss"]:
+            m.misses.add(rid)
+
+    def _prompt(self, rcp: Any, reward: float) -> None:
+        key = prompt_key(rcp)
+        if key is None:
+            return
+        k = int.from_bytes(key[:8], "little")
+        packed = self.prompts.get(k, 0) + (1 << _COUNT_BITS) + (1 if reward >= 1.0 else 0)
+        self.prompts[k] = packed
+
+    def pass_rates(self) -> dict[str, Any]:
+        """Per prompt: 0 / partial / 1 counts, a histogram of pass rates, and samples per prompt."""
+        hist = Histogram(len(RATE_LABELS))
+        samples: Counter = Counter()
+        mask = (1 << _COUNT_BITS) - 1
+        for packed in self.prompts.values():
+            n, passed = packed >> _COUNT_BITS, packed & mask
+            rate = passed / n
+            hist.add(rate_bin(rate), rate)
+            samples[min(n, 17)] += 1
+        zero, full = hist.counts[0], hist.counts[-1]
+        return {
+            "prompts": hist.total,
+            "zero": zero,
+            "partial": hist.total - zero - full,
+            "one": full,
+            "histogram": list(hist.counts),
+            "mean_pass_rate": hist.stats()["mean"],
+            "samples_per_prompt": {("17+" if k == 17 else str(k)): v for k, v in sorted(samples.items())},
+        }
+
+
+def _finite(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def _template(d: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
+    tm = d.get("template_metadata")
+    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+    if tid is None:  # a rollout joined with its dataset row at rescore time carries it in the grading
+        tid = grading.get("template_id")
+    return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
+
+
+def _group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:
+    g = groups.get(key)
+    if g is None:
+        if len(groups) >= cap:
+            key = other
+            g = groups.get(key)
+        if g is None:
+            g = groups[key] = Group()
+    return g
