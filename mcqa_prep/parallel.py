@@ -14,6 +14,7 @@ handed back in input order, so the output of N workers is byte for byte the outp
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -30,6 +31,10 @@ from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20
 PARQUET_CHUNK_ROWS = 2048
+# A Parquet row group this small is decoded by the worker that processes it (nothing crosses the pipe but
+# its number); a larger one is decoded here and sent on in record batches (Arrow has no cheaper way into
+# the middle of a row group).
+ROW_GROUP_DIRECT_ROWS = 16384
 
 
 def available_cores() -> int:
@@ -50,7 +55,8 @@ def check_workers(workers: int | None) -> int:
 
 @dataclass
 class Chunk:
-    """A piece of one input file: JSONL lines (`data` bytes) or a Parquet record batch (`batch`)."""
+    """A piece of one input file: JSONL lines (`data` bytes), a Parquet record batch (`batch`), or a Parquet
+    row group that the worker reads itself (`row_group`)."""
 
     seq: int
     file: str
@@ -58,29 +64,35 @@ class Chunk:
     first_line: int
     data: bytes | None = None
     batch: Any = None
+    row_group: int | None = None
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def _batches(self) -> Iterator[Any]:
+        if self.batch is not None:
+            yield self.batch
+            return
+        table = _parquet_file(self.file).read_row_group(self.row_group)
+        yield from table.to_batches(max_chunksize=PARQUET_CHUNK_ROWS)
 
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
-        if self.batch is None:
+        if self.batch is None and self.row_group is None:
             lines = self.data.split(b"\n") if self.data else []
             if lines and lines[-1] == b"":
                 lines.pop()
             yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
             return
-        rows, hints = batch_rows(self.batch)
-        line = self.first_line
-        if hints is None:
-            for i, data in enumerate(rows):
-                yield Row(self.file, line + i, i, data, None, self.split)
-        else:
-            for i, (data, hint) in enumerate(zip(rows, hints, strict=True)):
-                yield Row(self.file, line + i, i, data, None, self.split, hint)
+        i = 0
+        for batch in self._batches():
+            rows, hints = batch_rows(batch)
+            for data, hint in zip(rows, hints or itertools.repeat(None), strict=False):
+                yield Row(self.file, self.first_line + i, i, data, None, self.split, hint)
+                i += 1
 
     def row_at(self, line: int) -> Row:
         """The row at `line` (a JSONL line or Parquet record number within this chunk), read again as it was
         (the worker's copy may have been changed): for reject records the parent writes."""
-        if self.batch is None:
+        if self.batch is None and self.row_group is None:
             if self._lines is None:  # split once: a chunk may hold many rejected rows
                 self._lines = self.data.split(b"\n") if self.data else []
             raw = self._lines[line - self.first_line]
@@ -88,7 +100,11 @@ class Chunk:
                 read_jsonl([raw], self.file, self.split, first_line=line), Row(self.file, line, 0, None)
             )
         i = line - self.first_line
-        rows, _ = batch_rows(self.batch.slice(i, 1))
+        if self.batch is not None:
+            one = self.batch.slice(i, 1)
+        else:
+            one = _parquet_file(self.file).read_row_group(self.row_group).slice(i, 1).to_batches()[0]
+        rows, _ = batch_rows(one)
         return Row(self.file, line, i, rows[0], None, self.split)
 
 
@@ -134,16 +150,32 @@ def _jsonl_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[C
         raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
 
 
+def _parquet_file(path: str) -> Any:
+    return _parquet_file_of(path, os.getpid())  # one handle per process: a forked worker opens its own
+
+
+@functools.lru_cache(maxsize=8)
+def _parquet_file_of(path: str, pid: int) -> Any:
+    return open_parquet(Path(path))
+
+
 def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
     import pyarrow as pa
 
     pf = open_parquet(path)
     line = 1
     try:
-        for batch in pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS):
-            yield Chunk(seq, str(path), split, line, batch=batch)
-            seq += 1
-            line += batch.num_rows
+        for g in range(pf.metadata.num_row_groups):
+            n = pf.metadata.row_group(g).num_rows
+            if n <= ROW_GROUP_DIRECT_ROWS:
+                yield Chunk(seq, str(path), split, line, row_group=g)
+                seq += 1
+                line += n
+                continue
+            for batch in pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS, row_groups=[g]):
+                yield Chunk(seq, str(path), split, line, batch=batch)
+                seq += 1
+                line += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
             f"{path}: Parquet data cannot be read past record {line}: {exc}", reason="unreadable_parquet"

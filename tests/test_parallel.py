@@ -62,15 +62,22 @@ def test_jsonl_chunks_give_the_rows_iter_file_gives(tmp_path, small_chunks):
     assert chunked == whole
 
 
-def test_parquet_chunks_give_the_rows_iter_file_gives(tmp_path, small_chunks):
+@pytest.mark.parametrize("row_group_size", [None, 9])
+def test_parquet_chunks_give_the_rows_iter_file_gives(tmp_path, small_chunks, monkeypatch, row_group_size):
+    """Large row groups are cut into record batches here; small ones are read by the worker itself."""
+    monkeypatch.setattr(parallel, "ROW_GROUP_DIRECT_ROWS", 10)
     rows = [
         {"uuid": f"u{i}", "options": [{"A": "x", "B": None}, {"A": None, "B": f"y{i}"}]} for i in range(50)
     ]
     p = tmp_path / "train.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), p)
+    pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=row_group_size)
     whole = [(r.line, r.data, r.hint) for r in iter_file(p)]
-    chunked = [(r.line, r.data, r.hint) for c in parallel.chunks(p, "train") for r in c.rows()]
+    cs = list(parallel.chunks(p, "train"))
+    chunked = [(r.line, r.data, r.hint) for c in cs for r in c.rows()]
     assert chunked == whole and whole[0][1]["options"] == [{"A": "x"}, {"B": "y0"}]
+    direct = [c.row_group is not None for c in cs]
+    assert all(direct) if row_group_size else not any(direct)
+    assert cs[-1].row_at(50).data["uuid"] == "u49"
 
 
 @pytest.mark.parametrize("workers", [2, 3])
