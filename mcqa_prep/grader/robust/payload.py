@@ -1,0 +1,208 @@
+"""Read one payload (the text after an anchor, a box's content, a JSON value, a short response): an
+option text, a letter, a list of letters, a refusal, or letters in prose. Order: docs/robust.md,
+"Reading a payload"."""
+
+from __future__ import annotations
+
+from .evidence import LETTER, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
+from .options import Options
+from .patterns import (
+    ALL_OF_ABOVE_RE,
+    CLOSING_RE,
+    CONCLUSION_BEFORE_RE,
+    CONDITIONAL_AFTER_RE,
+    DISMISSED_AFTER_RE,
+    FILLER_RE,
+    HEDGE_AFTER_RE,
+    HEDGE_BEFORE_RE,
+    LABEL_DELIMITER_RE,
+    LIST_SEP_RE,
+    NEGATED_BEFORE_RE,
+    NEGATED_PAYLOAD_RE,
+    NEXT_UPPER_TOKEN_RE,
+    PROSE_LETTER_RE,
+    REFUSAL_RE,
+    SIMPLE_PAYLOAD_RE,
+    STRIP_CHARS,
+)
+from .text import blank_markup, norm
+from .tokens import after_name, letter_use, token_letter
+
+
+def read_payload(
+    t: str,
+    a: int,
+    b: int,
+    opts: Options,
+    *,
+    anchored: bool,
+    prose: bool = True,
+    equality: bool = True,
+    prefix: bool = True,
+    restatement: bool | None = None,
+) -> Reading:
+    """What t[a:b] says. `anchored`: an explicit anchor precedes it (lower-case letters count, and an
+    option text inside a sentence counts); `prose`: letters inside a sentence may be read;
+    `equality`/`prefix`/`restatement`: which kinds of option-text answers count (restatement defaults
+    to `anchored`)."""
+    s = blank_markup(t[a:b])
+    m0 = SIMPLE_PAYLOAD_RE.match(s)
+    if m0 is not None:  # the common "B", "(c).", "**D**": one letter and punctuation
+        j = m0.start(1)
+        c = s[j]
+        if anchored or c.isupper():
+            return letter_reading(c.upper(), opts.letters, a + j, "leading letter")
+    n = len(s)
+    i = 0
+    while i < n and s[i].isspace():
+        i += 1
+    if i >= n:
+        return none_reading((a, b), "empty payload")
+    core = s[i:].strip(STRIP_CHARS)
+    # 1. the whole payload is an option's text or number (before letters: "E. coli", "None of the above")
+    if equality and core and len(core) <= 400 and (len(core) > 1 or core.isdigit() or not core.isascii()):
+        letter = opts.equal(core)
+        if letter is not None:
+            return Reading(LETTER, letter, (a + i, b), "option text")
+    if NEGATED_PAYLOAD_RE.match(s, i):
+        return none_reading((a + i, b), "negated")
+    j = FILLER_RE.match(s, i).end()
+    rest = s[j:].strip(STRIP_CHARS) if j > i else core
+    if equality and rest is not core and rest and len(rest) <= 400:
+        letter = opts.equal(rest)
+        if letter is not None:
+            return Reading(LETTER, letter, (a + j, b), "option text")
+    # 2. a leading letter, or a list of letters
+    lead_reason = None
+    if j < n:
+        letter = token_letter(s, j, anchored)
+        if letter is not None:
+            lead_reason = letter_use(s, j)
+            if lead_reason is None and s[j] == "a":
+                m_art = NEXT_UPPER_TOKEN_RE.match(s, j + 1)
+                if m_art:  # "é a B", "is a B": an article before the letter
+                    j = m_art.end() - 1
+                    letter = s[j]
+            if lead_reason is None:
+                return _leading(s, j, a, letter, opts, anchored)
+    # 3. the payload starts with an option's text ("Paris, because ...")
+    if rest and prefix:
+        letter = opts.starts_with(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, (a + i, b), "option text")
+    # 4. "all of the above" and refusals that are not themselves options
+    if ALL_OF_ABOVE_RE.search(core) and not opts.is_option_phrase(ALL_OF_ABOVE_RE.search(core).group()):
+        return Reading(SEVERAL, None, (a + i, b), "all of the options")
+    m_ref = REFUSAL_RE.search(core)
+    if m_ref is not None and not opts.is_option_phrase(m_ref.group()):
+        return Reading(REFUSAL, None, (a + i, b), "refusal")
+    # 5. a near-verbatim restatement of one option
+    if (anchored if restatement is None else restatement) and rest:
+        letter = opts.restated(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, (a + i, b), "restates the option text")
+    if not prose:
+        return none_reading((a + i, b), lead_reason or "no letter at the start")
+    # 6. standalone capital letters in a short prose payload ("Because Paris is the capital, B.")
+    r = read_prose_letters(s, i, a, b, opts)
+    if r is not None:
+        return r
+    # 7. exactly one option text inside an anchored payload ("Answer: The capital is Paris.")
+    if anchored and core and opts.norms:
+        inside = opts.inside(norm(core))
+        if len(inside) == 1:
+            return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
+    return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool) -> Reading:
+    """The payload's first token is a letter: dismissed, conditional, a list, a label whose text is
+    another option's, out of range, or the answer."""
+    if DISMISSED_AFTER_RE.match(s, j + 1):
+        return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
+    if CONDITIONAL_AFTER_RE.match(s, j + 1):
+        return none_reading((a + j, a + j + 1), "conditional, not a commitment")
+    found, end = read_letter_list(s, j, letter, anchored and s[j].islower())
+    distinct = list(dict.fromkeys(found))
+    if len(distinct) > 1:
+        return Reading(SEVERAL, None, (a + j, a + end), "several letters: " + "/".join(distinct))
+    if j > 0 and s[j - 1] in "([" and _next_label_follows(s, j):
+        return Reading(SEVERAL, None, (a + j, a + len(s)), "answers to several sub-items")
+    if letter in opts.letters and opts.norms:
+        m = LABEL_DELIMITER_RE.match(s, j + 1)
+        if m is not None and m.end() < len(s):
+            other = opts.equal(s[m.end() :].strip(STRIP_CHARS))
+            if other is not None and other != letter:
+                return Reading(
+                    SEVERAL, None, (a + j, a + len(s)), f"label {letter} with the text of option {other}"
+                )
+    return letter_reading(letter, opts.letters, a + j, "leading letter")
+
+
+def _next_label_follows(s: str, j: int) -> bool:
+    """ "(a) 2 m/s (b) 4 m/s": the parenthesised label is followed by the next one."""
+    c = s[j]
+    nxt = chr(ord(c) + 1)
+    return ("(" + nxt + ")") in s[j + 1 :] or ("[" + nxt + "]") in s[j + 1 :]
+
+
+# The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
+_LIST_START = frozenset(",/|&;+和或及및또とوأaouey и([" + "abcdefghijklmnopqrstuvwxyz")
+
+
+def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[list[str], int]:
+    """The letters of a list starting at s[j] ("A/B", "A or B", "A, B, and C", "A B C D"), and the end
+    of the last one."""
+    found = [first]
+    end = k = j + 1
+    n = len(s)
+    nxt = s[k : k + 4].lstrip(" \t)]}'\"”’")  # (a cheap test first: what follows can separate a list)
+    if not nxt or nxt[0].lower() not in _LIST_START:
+        return found, end
+    while True:
+        m = LIST_SEP_RE.match(s, k)
+        if not m or m.end() >= n or m.end() == k:
+            break
+        k2 = m.end()
+        nxt = token_letter(s, k2, allow_lower)
+        if nxt is None or letter_use(s, k2) is not None:
+            break
+        found.append(nxt)
+        end = k = k2 + 1
+    return found, end
+
+
+def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading | None:
+    """Letters inside a sentence. Each is dismissed ("not A", "A is wrong"), hedged ("might be B",
+    "C is possible"), committed (it closes the payload, or follows a conclusion word) or only mentioned.
+    One letter that closes or concludes commits; hedges between several letters give several answers;
+    anything else is a mention (None when there is no letter at all)."""
+    hits: list[tuple[int, str, bool, bool, bool]] = []  # (index, letter, hedged, tentative, concluded)
+    for m in PROSE_LETTER_RE.finditer(s, i):
+        j = m.start()
+        letter = s[j]
+        if letter not in opts.letters or letter_use(s, j) is not None or after_name(s, j):
+            continue
+        lo = max(i, j - 25)
+        tentative = HEDGE_BEFORE_RE.search(s, lo, j) is not None
+        hedged = tentative or HEDGE_AFTER_RE.match(s, j + 1) is not None
+        if not hedged and (
+            NEGATED_BEFORE_RE.search(s, max(i, j - 20), j) or DISMISSED_AFTER_RE.match(s, j + 1)
+        ):
+            continue
+        concluded = not hedged and CONCLUSION_BEFORE_RE.search(s, lo, j) is not None
+        hits.append((j, letter, hedged, tentative, concluded))
+    if not hits:
+        return None
+    distinct = {h[1] for h in hits}
+    hedged_letters = {h[1] for h in hits if h[2]}
+    j, letter, hedged, tentative, concluded = hits[-1]
+    span = (a + j, a + j + 1)
+    if len(hedged_letters) > 1:
+        return Reading(SEVERAL, None, (a + i, b), "hedged between " + "/".join(sorted(hedged_letters)))
+    closes = not hedged and CLOSING_RE.match(s, j + 1) is not None
+    if len(distinct) == 1 and (closes or concluded or tentative):
+        return Reading(LETTER, letter, span, "letter closing the payload")
+    if concluded:
+        return Reading(LETTER, letter, span, "last letter after a conclusion")
+    return none_reading((a + i, b), "letters mentioned in prose, none committed")
