@@ -92,6 +92,8 @@ def _try(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | N
         return _commit(x, k, h, seen)
     if h.what == K.VERDICT:
         return _verdict(x, k, kw, seen)
+    if h.what == K.CJK_VERDICT:
+        return _cjk_verdict(x, k, seen)
     return _elimination(x, k, kw, seen)
 
 
@@ -348,6 +350,18 @@ def copula_before(low: str, k: int) -> bool:
     while words and words[-1] in _AFTER_COPULA:
         words.pop()
     return bool(words) and (words[-1] == "is" or words[-1] == "are")
+
+
+def _cjk_verdict(x: Text, k: int, seen: set[int]) -> Evidence | None:
+    """ "选项B正确", "B是正确的": a letter right before a Chinese verdict word."""
+    q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    seen.add(j)
+    return Evidence(
+        q.start(), ANCHORED, "robust.commit_correct", _letters_at(x, j, "verdict_noun", q.start())
+    )
 
 
 def _elimination(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:

@@ -109,7 +109,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
                 chosen, reading = ll, ll.reading
         return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
     out = explain(evidence, None)
-    for ev in format_candidates(x):
+    for ev in format_candidates(x, parts):
         out.append(Candidate(ev.rule, ev.reading.span, ev.reading.letter, _verdict(ev.reading)))
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)

@@ -71,7 +71,8 @@ def fast_extract(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     if text[lo1 - 1] != "\n" or text[lo1] not in _FIRST:
         return None
     w0 = lo1 - 100
-    low = text[w0:].lower()  # (ASCII: the same characters as the whole text lower-cased)
+    # (ASCII: the same characters as the whole text lower-cased; trailing whitespace left out)
+    low = text[w0 : len(text.rstrip())].lower()
     r = lo1 - w0
     m = ANCHOR_RE.fullmatch(low, r)
     if m is not None:
@@ -165,8 +166,9 @@ def _free_anchor(
 ) -> Extraction | None:
     """An anchor with any payload on the closing line, read with the general functions, when nothing else
     in the line can be a candidate."""
+    end = w0 + len(low)
     if (
-        text.find("\n", lo1) >= 0
+        text.find("\n", lo1, end) >= 0
         or text.find("\\", lo1) >= 0
         or text.find('"', lo1) >= 0
         or text.find("'", lo1) >= 0
@@ -242,11 +244,11 @@ def _box_letter(text: str, m: re.Match[str], w0: int) -> tuple[int, int]:
 def _cjk(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     """The last line is `答案：B` and everything before it is ASCII: the general path's first stage is that
     line, its only keyword "答案" (not "答"), with no "最终" before it (it starts the line)."""
-    n = len(text)
-    s0 = text.rfind("\n") + 1
+    n = len(text.rstrip())
+    s0 = text.rfind("\n", 0, n) + 1
     if s0 < n - 200 or s0 == 0 or not text[:s0].isascii():
         return None
-    line = fold_width(text[s0:])
+    line = fold_width(text[s0:n])
     m = CJK_RE.fullmatch(line.lower())
     if m is None:
         return None
@@ -257,8 +259,9 @@ def _cjk(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     j = m.start("L")
     p = letter_reading(line[j].upper(), letters, s0 + j, "leading letter")
     rule = RULE_ANCHOR
-    t = text[:s0] + line
-    return _finish(t, letters, s0, rule, s0 + k, p, [Candidate(rule, p.span, p.letter, _accepted(p))])
+    return _finish(
+        fold_width(text), letters, s0, rule, s0 + k, p, [Candidate(rule, p.span, p.letter, _accepted(p))]
+    )
 
 
 def _accepted(p: Reading) -> str:

@@ -23,9 +23,16 @@ RULE_LEADING = "robust.leading_letter"
 RULE_OPTION_TEXT = "robust.option_text"
 
 
-def format_candidates(x: Text) -> Iterator[Evidence]:
-    """The format rules in their order of trust; the caller stops at the first decisive one."""
+def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
+    """The format rules in their order of trust; the caller stops at the first decisive one. A response
+    split into sub-items (a), (b), ... gets only the refusal rule: its labels and short lines answer the
+    sub-items, not the question."""
     t = x.t
+    if parts:
+        m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
+        if m is not None and not x.opts.is_option_phrase(m.group()):
+            yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+        return
     stripped = t.strip()
     if len(stripped) <= 120 and stripped.count("\n") <= 1:
         yield _bare(x, stripped)
@@ -169,11 +176,12 @@ def last_line(x: Text) -> Evidence:
 
 
 def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
-    """The text after a label is that option's text, maybe followed by an aside ("Paris – the capital")."""
+    """The text after a label is that option's text, maybe followed by an aside ("Paris – the capital")
+    that does not start discussing the option ("Paris - this option")."""
     nc = norm(rest)
     for lt, ot in x.opts.norms:
         if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
-            return True
+            return X.DISCUSSION_RE.search(nc, len(ot)) is None
     return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
 
 

@@ -15,6 +15,7 @@ ANCHOR = "anchor"  # an answer anchor with a payload
 COMMIT = "commit"  # a commitment phrase with a letter slot
 VERDICT = "verdict"  # "B is the correct answer", found from the verdict word backwards
 ELIMINATION = "elimination"  # "leaving C", "only D remains"
+CJK_VERDICT = "cjk_verdict"  # "选项B正确"
 
 # Anchor kinds.
 PLAIN, QUALIFIED, CHOSEN, OTHER = "plain", "qualified", "chosen", "other"
@@ -54,6 +55,8 @@ def _table() -> dict[str, list[Handler]]:
             add(kw, Handler(VERDICT))
     for kw in X.ELIMINATION_KEYWORDS:
         add(kw, Handler(ELIMINATION))
+    for kw in X.CJK_VERDICT_KEYWORDS:
+        add(kw, Handler(CJK_VERDICT))
     return table
 
 

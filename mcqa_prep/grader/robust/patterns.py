@@ -101,9 +101,11 @@ HANGUL_BEFORE_RE = re.compile(r"[가-힣]$")
 
 _LETTER_END = r"(?=\s*(?:[.!;,)\n]|$))"
 FIRST_PERSON_BEFORE_RE = re.compile(r"(?:\b" + "|\\b".join(P.FIRST_PERSON_SUBJECTS) + r")\s+$")
+# (the word and the letter in one line: "wait, actually D", "No — B.")
 SELF_CORRECTION_RE = re.compile(
-    r"(?:wait|actually|oops|correction|rather|instead|second\s+thought|scratch\s+that|on\s+reflection|no\s*[,—–-])"
-    r"[\s,.:;!—–-]*(?:(?:"
+    "(?:"
+    + "|".join(P.SELF_CORRECTION_PATTERNS)
+    + r")[ \t,.:;!—–-]*(?:(?:"
     + "|".join(P.SELF_CORRECTION_FILLERS)
     + r")\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
@@ -137,6 +139,16 @@ VERDICT_ALONE_RE = re.compile(_alt(P.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))"
 PLURAL_VERDICT_RE = re.compile(_alt(P.PLURAL_VERDICTS) + r"\b")
 NOUN_ALONE_RE = re.compile(r"(?:answer|one|choice|pick)\b(?!\s+(?:to|of|for|that|which|who)\b)")
 VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VERDICTS
+# "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
+# original text: the letter is a capital).
+CJK_VERDICT_BEFORE_RE = re.compile(
+    r"(?:"
+    + _alt(P.CJK_OPTION_WORDS)
+    + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:"
+    + _alt(P.CJK_OPTION_WORDS)
+    + r")?\s*(?:是|为|為)?\s*$"
+)
+CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
     r"\b" + _alt(P.CONCLUSION_WORDS) + r"\b\s*,?\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?\s*$"
@@ -287,7 +299,7 @@ STRUCTURE_NL_RE = re.compile(
     + r")\s*)?\(?(?:b|ii)\))"
 )
 JSON_ANSWER_RE = re.compile(
-    r"[\"'](?:[a-z_ ]{0,24}[_ ])?" + _alt(P.JSON_ANSWER_KEYS) + r"[\"']\s*:\s*"
+    r"[\"'](?:[a-z_ ]{0,24}[_ ])?" + _alt(P.JSON_ANSWER_KEYS) + r"s?[\"']\s*:\s*"
     r"(?P<v>\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|\[[^\]\n]{0,300}\]|[A-Za-z](?=\s*[,}]))",
     re.IGNORECASE,
 )

@@ -198,6 +198,10 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
     hedged_letters = {h[1] for h in hits if h[2]}
     j, letter, hedged, tentative, concluded = hits[-1]
     span = (a + j, a + j + 1)
+    if len(hits) > 1 and hits[-2][1] != letter and LIST_SEP_RE.fullmatch(s, hits[-2][0] + 1, j):
+        return Reading(
+            SEVERAL, None, (a + hits[-2][0], a + j + 1), f"several letters: {hits[-2][1]}/{letter}"
+        )
     if len(hedged_letters) > 1:
         return Reading(SEVERAL, None, (a + i, b), "hedged between " + "/".join(sorted(hedged_letters)))
     closes = not hedged and CLOSING_RE.match(s, j + 1) is not None

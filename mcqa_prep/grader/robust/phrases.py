@@ -177,10 +177,15 @@ FIRST_PERSON_SUBJECTS = (
 )  # fmt: skip
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
-# Self-corrections: the letter after these replaces what came before ("wait, actually D").
+# Self-corrections: the letter after these replaces what came before ("wait, actually D"): the keyword
+# and the pattern that starts there ("no" only with punctuation after it: "No — B.", not "no B vitamin").
 SELF_CORRECTION_WORDS = (
     "wait", "actually", "oops", "correction", "rather", "instead", "second thought", "scratch that",
     "on reflection", "no",
+)  # fmt: skip
+SELF_CORRECTION_PATTERNS = (
+    "wait", "actually", "oops", "correction", "rather", "instead", r"second\s+thought", r"scratch\s+that",
+    r"on\s+reflection", r"no\s*[,—–-]",
 )  # fmt: skip
 # Words between a self-correction word and the letter ("wait, it's D", "actually the answer is D").
 SELF_CORRECTION_FILLERS = (
@@ -191,6 +196,9 @@ SELF_CORRECTION_FILLERS = (
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
 # "A is the wrong answer": a verdict that dismisses the letter.
 DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
+# Chinese verdicts on a letter ("选项B正确", "B是正确的") and the words for "option" around the letter.
+CJK_VERDICTS = ("正确", "正確")
+CJK_OPTION_WORDS = ("选项", "選項", "答案")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
