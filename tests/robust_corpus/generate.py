@@ -1,0 +1,523 @@
+"""Generate the synthetic part of the robust corpus: realistic responses composed from parts, with the
+truth known by construction.
+
+    python tests/robust_corpus/generate.py          # rewrites generated_tuned.jsonl, generated_heldout.jsonl
+    python tests/robust_corpus/generate.py --check  # exit 1 when the files are not what this script writes
+
+A response is a reasoning part (0 to ~1,400 characters that discuss the options and mention other
+letters the way explanations do) plus an ending of one kind: a committed answer in some wrapper and
+language, a draft then a revision, an answer followed by remarks on the other options, an answer
+followed by an invented next question, an answer by option text, JSON, a lower-case label, a
+commitment without an anchor; or one where a careful reader takes no letter: truncation, several
+answers, hedging between letters, a refusal, a letter outside the options, answers to sub-items.
+
+Every vocabulary (topics and options, reasoning sentences, answer wrappers, revision markers,
+follow-up questions, refusals, ...) exists twice, in disjoint halves: the `tuned` part is built only
+from the first half, the `heldout` part only from the second, with another seed. The grader is
+developed against the tuned part; the held-out part measures whether what it learned generalises.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+HERE = Path(__file__).resolve().parent
+PARTS = {"tuned": (20240611, 800), "heldout": (97531, 520)}
+
+
+class Topic(NamedTuple):
+    name: str
+    options: tuple[str, ...]
+    why_not: tuple[str, ...]  # one short reason per option (why it might be rejected)
+
+
+class Vocab(NamedTuple):
+    topics: tuple[Topic, ...]
+    openers: tuple[str, ...]
+    discuss: tuple[str, ...]  # {X} letter, {T} its text, {W} its why-not
+    fillers: tuple[str, ...]
+    answers: tuple[str, ...]  # {L} letter, {l} lower-case letter, {T} text
+    answers_intl: tuple[str, ...]  # {L} letter, {AR} Arabic letter (A-D only)
+    revisions: tuple[str, ...]  # a marker and a sentence that reconsiders
+    drafts: tuple[str, ...]  # {D} draft letter
+    tails: tuple[str, ...]  # {X}, {Y}: other letters, remarks after the answer
+    followups: tuple[str, ...]  # a line that starts an invented next question
+    several: tuple[str, ...]  # {X}, {Y}, {Z}: different letters given together
+    hedged: tuple[str, ...]  # {X}, {Y}
+    refusals: tuple[str, ...]
+    no_anchor: tuple[str, ...]  # {L}, {X}, {Y}: commitments without an answer noun
+    text_answers: tuple[str, ...]  # {T} the option's text (or a variant of it)
+    json_answers: tuple[str, ...]  # {L}, {l}
+    bare: tuple[str, ...]  # {L}, {l}, {T}
+    walks: tuple[str, ...]  # opening of a walk through the options, cut off
+    subitems: tuple[str, ...]  # {X}, {Y}
+
+
+def _topic(name: str, *pairs: tuple[str, str]) -> Topic:
+    return Topic(name, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
+
+
+TOPICS_A = (
+    _topic("the organelle that synthesises proteins", ("Ribosome", "it reads mRNA"), ("Lysosome", "it only digests waste"),
+           ("Golgi apparatus", "it packages proteins rather than making them"), ("Peroxisome", "it breaks down fatty acids")),
+    _topic("the capital of Australia", ("Sydney", "it is the largest city but not the capital"), ("Canberra", "it was purpose-built as the seat of government"),
+           ("Melbourne", "it was only the temporary capital"), ("Perth", "it is on the wrong coast entirely")),
+    _topic("the speed after 2 s of free fall", ("9.8 m/s", "that is the speed after one second"), ("19.6 m/s", "v = g t gives this"),
+           ("39.2 m/s", "that doubles the time"), ("4.9 m/s", "that is the distance after one second, not a speed")),
+    _topic("the vitamin whose deficiency causes scurvy", ("Vitamin A", "its deficiency affects vision"), ("Vitamin C", "collagen synthesis needs it"),
+           ("Vitamin D", "its deficiency causes rickets"), ("Vitamin K", "it is needed for clotting")),
+    _topic("the noble gas in the list", ("Nitrogen", "it forms a triple bond"), ("Oxygen", "it is highly reactive"),
+           ("Argon", "it has a full outer shell"), ("None of the above", "one of the listed gases does qualify")),
+    _topic("the author of Pride and Prejudice", ("Charlotte Bronte", "she wrote Jane Eyre"), ("Jane Austen", "the novel appeared in 1813 under her name"),
+           ("George Eliot", "she wrote Middlemarch"), ("Mary Shelley", "she wrote Frankenstein")),
+    _topic("the effect of a rise in interest rates", ("Borrowing becomes cheaper", "the opposite happens"), ("Saving becomes more attractive", "returns on deposits rise"),
+           ("Inflation accelerates", "tighter policy usually slows it"), ("The currency weakens", "higher yields attract capital instead")),
+    _topic("the value of x in 3x + 6 = 0", ("-2", "substituting gives zero"), ("2", "the sign is wrong"), ("0", "that leaves 6 = 0"), ("3", "that gives 15")),
+    _topic("the cause of most urinary tract infections", ("Staphylococcus aureus", "it mostly causes skin infections"), ("Escherichia coli", "gut flora reach the urethra"),
+           ("Listeria monocytogenes", "it is food-borne and invasive"), ("Candida albicans", "it is a fungus, rarely the cause"), ("Streptococcus pyogenes", "it causes pharyngitis")),
+    _topic("the hepatitis virus spread mainly by blood", ("Hepatitis A", "it spreads by the faecal-oral route"), ("Hepatitis E", "it is water-borne"),
+           ("Hepatitis C", "it spreads through blood"), ("Hepatitis F", "it is not a recognised virus")),
+    _topic("the statement about enzymes that is false", ("Enzymes lower the activation energy of a reaction.", "this is true"),
+           ("Enzymes are consumed during the reaction.", "they are regenerated, so this is false"),
+           ("Most enzymes are proteins.", "this is true"), ("Enzyme activity depends on temperature.", "this is true")),
+    _topic("the planet with the shortest year", ("Venus", "it takes 225 days"), ("Mars", "it takes 687 days"), ("Mercury", "it orbits in 88 days"), ("Earth", "it takes a year, by definition")),
+)  # fmt: skip
+TOPICS_B = (
+    _topic("the gas plants absorb for photosynthesis", ("Oxygen", "plants release it"), ("Carbon dioxide", "it is fixed in the Calvin cycle"),
+           ("Methane", "plants do not use it"), ("Helium", "it is inert")),
+    _topic("the largest ocean", ("Atlantic Ocean", "it is second"), ("Indian Ocean", "it is third"), ("Pacific Ocean", "it covers a third of the surface"), ("Arctic Ocean", "it is the smallest")),
+    _topic("the resistance of a 12 V circuit drawing 3 A", ("4 ohm", "R = V / I"), ("36 ohm", "that multiplies instead of dividing"), ("0.25 ohm", "that inverts the ratio"), ("9 ohm", "that subtracts")),
+    _topic("the element with symbol Fe", ("Fluorine", "its symbol is F"), ("Iron", "Fe comes from ferrum"), ("Lead", "its symbol is Pb"), ("Francium", "its symbol is Fr")),
+    _topic("the painter of the Night Watch", ("Vermeer", "he painted Girl with a Pearl Earring"), ("Rembrandt", "he painted it in 1642"),
+           ("Van Gogh", "he lived two centuries later"), ("Rubens", "he worked in Antwerp"), ("Hals", "he painted portraits in Haarlem")),
+    _topic("the blood type that is the universal donor", ("Type A", "it carries A antigens"), ("Type B", "it carries B antigens"), ("Type AB", "it is the universal recipient"), ("Type O negative", "it carries no A, B or RhD antigens")),
+    _topic("the probability of two heads in two fair tosses", ("0.25", "one outcome of four"), ("0.5", "that is one head"), ("0.75", "that is at least one head"), ("1.0", "that is certainty")),
+    _topic("the bond in table salt", ("Covalent", "no electrons are shared"), ("Ionic", "Na gives an electron to Cl"), ("Metallic", "there is no electron sea"), ("Hydrogen", "there is no hydrogen in NaCl")),
+    _topic("the best description of inflation", ("A fall in the general price level", "that is deflation"), ("A rise in the general price level", "that is the definition"),
+           ("A rise in unemployment", "that is a different indicator"), ("A fall in interest rates", "that is a policy tool"), ("None of the above", "one of the options is the definition")),
+    _topic("the structure that stores genetic information", ("Nucleus", "it holds the chromosomes"), ("Cell wall", "it gives shape"), ("Vacuole", "it stores water"), ("Cytoplasm", "it is the fluid")),
+    _topic("the false statement about photosynthesis", ("It produces oxygen.", "this is true"), ("It occurs in chloroplasts.", "this is true"),
+           ("It requires light.", "this is true"), ("It releases carbon dioxide.", "it consumes carbon dioxide, so this is false")),
+    _topic("the year the Berlin Wall fell", ("1961", "that is when it was built"), ("1989", "it fell in November of that year"), ("1991", "that is when the Soviet Union dissolved"), ("1975", "nothing happened to the wall then")),
+)  # fmt: skip
+
+VOCAB = {
+    "tuned": Vocab(
+        topics=TOPICS_A,
+        openers=(
+            "Let's think step by step.",
+            "We need to identify {Q}.",
+            "Let me work through this carefully.",
+            "To answer this, recall the relevant facts about {Q}.",
+            "Okay, so the question asks for {Q}.",
+        ),
+        discuss=(
+            "Option {X} ({T}) can be ruled out because {W}.",
+            "{X} is tempting, but {W}.",
+            "Consider {X}: {T}. However, {W}.",
+            "- {X}) {T}: {W}.",
+            "Looking at {X}, {W}.",
+            "If we picked {X}, we would be ignoring that {W}.",
+        ),
+        fillers=(
+            "It helps to check each claim against what we know.",
+            "The wording of the question matters here.",
+            "A quick sanity check confirms the reasoning.",
+            "We should be careful with the units.",
+            "This is a common exam trap.",
+        ),
+        answers=(
+            "Answer: {L}",
+            "**Answer:** {L}",
+            "The answer is ({L}).",
+            "Therefore, the correct answer is {L}.",
+            "Final answer: \\boxed{{{L}}}",
+            "\\boxed{{{L}}}",
+            "**Final Answer**\n\n\\boxed{{{L}}}",
+            "The correct option is **{L}**.",
+            "So the answer is {L}) {T}.",
+            "ANSWER: {L}",
+            "I'll go with {L}.",
+            "Option {L} is correct.",
+            "{L} is the correct answer.",
+            "My final answer is {L}.",
+            "Answer: ({l})",
+            "The best choice is {L}.",
+            "$\\boxed{{\\text{{{L}}}}}$",
+        ),
+        answers_intl=(
+            "答案：{L}",
+            "正确答案是{L}。",
+            "정답: {L}",
+            "الإجابة: {AR}",
+            "Ответ: {L}",
+            "Antwort: {L}",
+            "Réponse : {L}",
+            "Respuesta: {L}",
+            "Resposta: {L}",
+            "Jawaban: {L}",
+            "Đáp án: {L}",
+            "उत्तर: {L}",
+            "Cevap: {L}",
+            "答え：{L}",
+        ),
+        revisions=(
+            "Wait, let me re-check that.",
+            "Actually, on second thought, that ignores the key detail.",
+            "Let me double-check the second step.",
+            "Hmm, I made a mistake above.",
+        ),
+        drafts=(
+            "Answer: {D}",
+            "At first glance the answer seems to be {D}.",
+            "My first instinct is {D}.",
+            "The answer is {D}.",
+        ),
+        tails=(
+            "Why not the others? {X} ignores the main effect, and {Y} overstates it.",
+            "Note that {X} would only be right under different assumptions.",
+            "({X} and {Y} are common distractors.)",
+            "Explanation: {X} is too small and {Y} has the wrong sign.",
+        ),
+        followups=("Question: {NQ}", "Q: {NQ}", "Human: {NQ}"),
+        several=(
+            "Both {X} and {Y} are correct.",
+            "Answer: {X} and {Y}",
+            "\\boxed{{{X}}} and \\boxed{{{Y}}}",
+            "I choose {X} and {Y}.",
+            "{X}, {Y} and {Z} are all plausible.",
+        ),
+        hedged=("It might be {X}, or perhaps {Y}.", "It could be {X}, but it could also be {Y}."),
+        refusals=(
+            "I'm not sure which option is correct.",
+            "I cannot determine the answer from the information given.",
+            "I don't know.",
+            "I'm sorry, but I can't answer this.",
+        ),
+        no_anchor=(
+            "So {Q} is ({L}).",
+            "Of the four, the closest option is {L}.",
+            "This rules out {X} and {Y}, leaving {L}.",
+            "Therefore, {L}.",
+            "{L} is the best fit here.",
+        ),
+        text_answers=("Answer: {T}", "The answer is {T}.", "Final answer: {T}"),
+        json_answers=(
+            '```json\n{{"answer": "{L}"}}\n```',
+            '{{"answer": "{l}"}}',
+            '{{"reasoning": "see above", "answer": "{L}"}}',
+        ),
+        bare=(" {L}", "({L})", "{L}.", "{l}) {T}", "{L}) {T}"),
+        walks=(
+            "Let's analyze each option.\n\nA) {TA} - this option",
+            "Let's go through the choices.\n\nA: The first option suggests that",
+        ),
+        subitems=("(a) Answer: {X}\n(b) Answer: {Y}", "Part (a): {X}\nPart (b): {Y}"),
+    ),
+    "heldout": Vocab(
+        topics=TOPICS_B,
+        openers=(
+            "First, let's recall what the question is asking.",
+            "Here's my reasoning.",
+            "We are asked about {Q}.",
+            "Let's break this down.",
+            "Alright, thinking it through:",
+        ),
+        discuss=(
+            "{X} doesn't work since {W}.",
+            "Choice {X} ({T}) is out: {W}.",
+            "What about {X}? Not quite, because {W}.",
+            "* **{X}. {T}** - {W}.",
+            "Regarding {X}, {W}.",
+            "One might argue for {X}, yet {W}.",
+        ),
+        fillers=(
+            "Let me be systematic about this.",
+            "There is a subtle point worth noting.",
+            "Double-checking the definitions helps.",
+            "Many students get this wrong.",
+            "The numbers need care.",
+        ),
+        answers=(
+            "The final answer is $\\boxed{{{L}}}$.",
+            "Answer - {L}",
+            "**Correct answer: {L}**",
+            "Thus, the answer is **({L})**.",
+            "Hence the right option is {L}.",
+            "Final choice: {L}",
+            "The answer should be {L}.",
+            "I would choose {L}.",
+            "{L} is right.",
+            "Correct option → {L}",
+            "So I pick {L}.",
+            "<answer>{L}</answer>",
+            "Answer: **{L}) {T}**",
+            "The most likely answer is {L}.",
+            "\\[\n\\boxed{{\\textbf{{{L}}}}}\n\\]",
+            "ANSWER IS {L}",
+        ),
+        answers_intl=(
+            "最终答案：{L}",
+            "所以选{L}。",
+            "正解は{L}です。",
+            "정답은 {L}입니다.",
+            "الإجابة الصحيحة هي {AR}",
+            "Правильный ответ — {L}.",
+            "Die richtige Antwort ist {L}.",
+            "La bonne réponse est {L}.",
+            "La respuesta correcta es la {L}.",
+            "A resposta correta é a {L}.",
+            "La risposta corretta è {L}.",
+            "Jadi, jawabannya adalah {L}.",
+            "Đáp án đúng là {L}.",
+            "Doğru cevap: {L}",
+        ),
+        revisions=(
+            "Hmm, re-examining the units, that cannot be right.",
+            "On reflection, I misread the question.",
+            "Checking again, the first step was wrong.",
+            "Oops, scratch that.",
+        ),
+        drafts=(
+            "My initial guess is {D}.",
+            "Tentatively: {D}.",
+            "Answer: {D}",
+            "I first thought it was {D}.",
+        ),
+        tails=(
+            "For completeness: {X} fails on the definition and {Y} on the numbers.",
+            "(Choices {X} and {Y} can be excluded because they contradict the premise.)",
+            "Remark: {X} is a classic distractor.",
+            "Other options: {X} is incomplete; {Y} is irrelevant.",
+        ),
+        followups=(
+            "Problem: {NQ}",
+            "Question 2: {NQ}",
+            "The following are multiple choice questions (with answers).\n\n{NQ}",
+            "User: {NQ}",
+            "{NQ}",
+        ),
+        several=(
+            "Answer: {X}/{Y}",
+            "The answer could be {X} or {Y}.",
+            "Either {X} or {Y} works.",
+            "\\boxed{{{X}, {Y}}}",
+            "Options {X} and {Y} are both right.",
+        ),
+        hedged=("Possibly {X}. Possibly {Y}.", "Maybe {X}, maybe {Y}."),
+        refusals=(
+            "I'm unable to answer this question.",
+            "There is not enough information to decide.",
+            "I am uncertain and cannot choose.",
+            "No answer can be determined here.",
+        ),
+        no_anchor=(
+            "By elimination, {L}.",
+            "Only {L} remains.",
+            "Hence {L}.",
+            "{Q} is therefore ({L}).",
+            "That leaves {L}.",
+        ),
+        text_answers=("The correct answer is {T}.", "**Answer:** {T}", "So the answer is {T}."),
+        json_answers=(
+            '{{"choice": "{L}", "reason": "as argued"}}',
+            "{{'final_answer': '{L}'}}",
+            '```\n{{"answer": "{l}"}}\n```',
+        ),
+        bare=("**{L}**", "{L}\n\nExplanation: see above.", "[{L}]", "{l}. {T}", "({L}) {T}"),
+        walks=(
+            "Going option by option:\n\n**A.** {TA} - at first this looks",
+            "We examine each choice.\n\n(A) The first one claims that",
+        ),
+        subitems=("(i) {X}\n(ii) {Y}", "Step (a): the answer is {X}.\nStep (b): the answer is {Y}."),
+    ),
+}
+
+NEXT_QUESTIONS = {
+    "tuned": (
+        ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
+        ("What is the boiling point of water at sea level?", ("90 °C", "100 °C", "110 °C", "120 °C")),
+    ),
+    "heldout": (
+        ("Which metal is liquid at room temperature?", ("Mercury", "Sodium", "Tin", "Zinc")),
+        ("How many sides does a hexagon have?", ("Five", "Six", "Seven", "Eight")),
+    ),
+}
+ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
+LETTERS = "ABCDEFGHIJ"
+
+# What kinds of cases to make, with their weights.
+KINDS = (
+    ("final", 26), ("final_intl", 8), ("draft_revised", 7), ("tail", 7), ("option_text", 5), ("json", 4),
+    ("bare", 4), ("no_anchor", 5), ("followup", 5), ("truncated", 5), ("walk", 3), ("several", 6),
+    ("hedged", 3), ("refusal", 4), ("out_of_range", 3), ("subitems", 2), ("revised_bare", 3),
+)  # fmt: skip
+
+
+def _reasoning(rng: random.Random, v: Vocab, topic: Topic, letters: str, gold: str, size: str) -> str:
+    q = topic.name
+    parts = [rng.choice(v.openers).format(Q=q)]
+    target = {"none": 0, "short": 150, "medium": 600, "long": 1300}[size]
+    if size == "none":
+        return ""
+    others = [c for c in letters if c != gold]
+    rng.shuffle(others)
+    while len(" ".join(parts)) < target:
+        if others and rng.random() < 0.7:
+            x = others.pop()
+            i = letters.index(x)
+            parts.append(rng.choice(v.discuss).format(X=x, T=topic.options[i], W=topic.why_not[i]))
+        else:
+            parts.append(rng.choice(v.fillers))
+        if not others and rng.random() < 0.3:
+            break
+    sep = "\n" if any(p.startswith(("-", "*")) for p in parts) else " "
+    return sep.join(parts)
+
+
+def _with(reasoning: str, ending: str) -> str:
+    return ending if not reasoning else reasoning + "\n\n" + ending
+
+
+def _case(rng: random.Random, part: str, kind: str) -> dict[str, Any]:
+    v = VOCAB[part]
+    topic = rng.choice(v.topics)
+    letters = LETTERS[: len(topic.options)]
+    options = dict(zip(letters, topic.options, strict=True))
+    gold = rng.choice(letters)
+    x, y, z = (
+        rng.sample([c for c in letters if c != gold], 3)
+        if len(letters) > 3
+        else (*[c for c in letters if c != gold], gold)
+    )
+    size = rng.choice(("none", "short", "medium", "medium", "long", "long"))
+    reasoning = _reasoning(rng, v, topic, letters, gold, size)
+    t = options[gold]
+    want: str | None = gold
+    fmt = {
+        "L": gold,
+        "l": gold.lower(),
+        "T": t,
+        "X": x,
+        "Y": y,
+        "Z": z,
+        "Q": topic.name,
+        "AR": ARABIC.get(gold, gold),
+    }
+    if kind == "final":
+        text = _with(reasoning, rng.choice(v.answers).format(**fmt))
+    elif kind == "final_intl":
+        text = _with(reasoning, rng.choice(v.answers_intl).format(**fmt))
+    elif kind == "draft_revised":
+        draft = rng.choice(v.drafts).format(D=x)
+        final = rng.choice(v.answers).format(**fmt)
+        text = _with(
+            reasoning,
+            draft
+            + "\n\n"
+            + rng.choice(v.revisions)
+            + " "
+            + rng.choice(v.discuss).format(X=x, T=options[x], W=topic.why_not[letters.index(x)])
+            + "\n\n"
+            + final,
+        )
+    elif kind == "revised_bare":
+        draft = rng.choice(v.drafts).format(D=x)
+        text = _with(
+            reasoning,
+            draft
+            + "\n\n"
+            + rng.choice(v.revisions)
+            + " "
+            + topic.why_not[letters.index(gold)].capitalize()
+            + ".\n\n"
+            + gold,
+        )
+    elif kind == "tail":
+        text = _with(
+            reasoning, rng.choice(v.answers).format(**fmt) + "\n\n" + rng.choice(v.tails).format(X=x, Y=y)
+        )
+    elif kind == "option_text":
+        text = _with(reasoning, rng.choice(v.text_answers).format(T=t))
+    elif kind == "json":
+        text = _with(reasoning if rng.random() < 0.4 else "", rng.choice(v.json_answers).format(**fmt))
+    elif kind == "bare":
+        text = rng.choice(v.bare).format(**fmt)
+    elif kind == "no_anchor":
+        line = rng.choice(v.no_anchor).format(**fmt)
+        text = _with(reasoning, line[0].upper() + line[1:])
+    elif kind == "followup":
+        nq, nopts = rng.choice(NEXT_QUESTIONS[part])
+        listing = "\n".join(f"{c}. {o}" for c, o in zip("ABCD", nopts, strict=True))
+        marker = rng.choice(v.followups).format(NQ=nq)
+        first = rng.choice((gold, rng.choice(v.answers).format(**fmt)))
+        text = (
+            first
+            + "\n\n"
+            + marker
+            + "\n"
+            + listing
+            + "\nAnswer: "
+            + rng.choice([c for c in "ABCD" if c != gold])
+        )
+    elif kind == "truncated":
+        full = reasoning or _reasoning(rng, v, topic, letters, gold, "long")
+        cut = rng.randint(len(full) // 3, max(len(full) // 3 + 1, len(full) - 20))
+        text, want = full[:cut].rstrip(), None
+    elif kind == "walk":
+        text, want = rng.choice(v.walks).format(TA=options["A"]), None
+    elif kind == "several":
+        text, want = _with(reasoning, rng.choice(v.several).format(**fmt)), None
+    elif kind == "hedged":
+        text, want = _with(reasoning, rng.choice(v.hedged).format(**fmt)), None
+    elif kind == "refusal":
+        text, want = _with(reasoning if rng.random() < 0.5 else "", rng.choice(v.refusals)), None
+    elif kind == "out_of_range":
+        out = LETTERS[len(letters) + rng.randint(0, 2)] if len(letters) < 8 else "K"
+        template = rng.choice([a for a in v.answers if "{T}" not in a])  # (a text would name an option)
+        text, want = _with(reasoning, template.format(**{**fmt, "L": out, "l": out.lower()})), None
+    elif kind == "subitems":
+        text, want = rng.choice(v.subitems).format(**fmt), None
+    else:
+        raise ValueError(kind)
+    return {"text": text, "options": options, "want": want, "kind": kind, "style": size}
+
+
+def generate(part: str) -> list[dict[str, Any]]:
+    seed, count = PARTS[part]
+    rng = random.Random(seed)
+    kinds = [k for k, w in KINDS for _ in range(w)]
+    out = []
+    for i in range(count):
+        kind = rng.choice(kinds)
+        case = _case(rng, part, kind)
+        out.append({"id": f"gen-{part}-{i:04d}", **case, "note": ""})
+    return out
+
+
+def _serialise(cases: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for part in PARTS:
+        path = HERE / f"generated_{part}.jsonl"
+        data = _serialise(generate(part))
+        if "--check" in argv:
+            if not path.exists() or path.read_text(encoding="utf-8") != data:
+                stale.append(path.name)
+        else:
+            path.write_text(data, encoding="utf-8")
+    if stale:
+        print("stale: " + ", ".join(stale) + " (run python tests/robust_corpus/generate.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
