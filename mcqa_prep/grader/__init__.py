@@ -139,7 +139,11 @@ def grade_text(
     vetoed: tuple[Candidate, ...] = ()
     if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
-        if mode == "robust" and custom.status in (STATUS_OK, STATUS_OUT_OF_RANGE) and _word_part(text, custom):
+        if (
+            mode == "robust"
+            and custom.status in (STATUS_OK, STATUS_OUT_OF_RANGE)
+            and _word_part(text, custom)
+        ):
             # robust reads commitments: a captured letter glued to a word (the "A" of "Answer") is none
             vetoed = (Candidate(custom.rule or "output_regex", custom.span, None, "a letter inside a word"),)  # type: ignore[arg-type]
         elif custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
