@@ -335,10 +335,13 @@ def _verdict(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
         r = _letters_at(x, j, kind, q.start())
         if more and r.kind == LETTER and any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, q.end("more")), "several letters: " + "/".join([r.letter, *more]))
-    return Evidence(q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone")
+    also = "also" in low[q.start() : k] or "equally" in low[q.start() : k]
+    return Evidence(
+        q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
+    )
 
 
-_AFTER_COPULA = ("only", "the", "my", "our", "both", "all")
+_AFTER_COPULA = ("only", "the", "my", "our", "both", "all", "also", "equally")
 
 
 def copula_before(low: str, k: int) -> bool:
@@ -421,7 +424,7 @@ def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evi
                     _letters_at(x, m.start("L"), "conclusion", m.start()),
                 )
                 continue
-        if line_start == last_line_start:
+        if line_start == last_line_start or (t[k - 1] == "(" and t[k + 1 : k + 2] == ")"):
             m = X.CLOSING_COPULA_RE.search(low, a, e)
             if m is not None and m.start("L") not in seen and t[m.start("L")] in x.opts.letters:
                 seen.add(m.start("L"))

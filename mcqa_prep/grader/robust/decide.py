@@ -70,6 +70,11 @@ def _conflict(base: Evidence, decisive: list[Evidence], t: str, parts: list[int]
                 t, max(0, prev.pos - 12), prev.pos
             ):
                 return "several answers given together"
+    if any(e.also and e.pos > base.pos and not _same(e.reading, base.reading) for e in decisive):
+        return "another answer is called valid too"
+    if before and X.ALSO_VALID_RE.match(t, base.end):
+        if any(not _same(e.reading, base.reading) for e in before if e.tier >= PHRASE):
+            return "another answer is called valid too"
     if base.verdict_of_letter:
         for e in decisive:
             if e is not base and e.verdict_of_letter and not _same(e.reading, base.reading):

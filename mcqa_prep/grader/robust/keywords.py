@@ -50,6 +50,8 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(COMMIT, X.CHOOSE_RE, "choose", X.FIRST_PERSON_BEFORE_RE))
     for kw in P.IT_IS_PHRASES:
         add(kw, Handler(COMMIT, X.IT_IS_RE, "it_is"))
+    for kw in P.MATCH_PHRASES:
+        add(kw, Handler(COMMIT, X.MATCH_RE, "it_is"))
     for kw in X.VERDICT_KEYWORDS + ("answer", "one", "choice", "pick"):
         if all(h.what != VERDICT for h in table.get(kw, ())):
             add(kw, Handler(VERDICT))

@@ -112,6 +112,7 @@ SELF_CORRECTION_RE = re.compile(
     + _LETTER_END
 )
 CHOOSE_RE = re.compile(_alt(P.CHOOSE_VERBS) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT)
+MATCH_RE = re.compile(_alt(P.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT + _LETTER_END)
 IT_IS_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
 # "Option B is correct", "Options B and D are both correct".
 OPTION_IS_CORRECT_RE = re.compile(
@@ -125,7 +126,7 @@ OPTION_IS_CORRECT_RE = re.compile(
 # verdict word backwards; run on the original text, so the letters are capitals).
 VERDICT_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
-    r"\s+(?:is|are)\s+(?:(?:both|all)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?$"
+    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?$"
 )
 VERDICT_NOUNS = (
     "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
@@ -205,9 +206,10 @@ CONCLUSION_BEFORE_RE = re.compile(
 )
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
 COORDINATION_GAP_RE = re.compile(
-    r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
+    r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|\balternatively\b,?|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
     re.IGNORECASE,
 )
+ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(P.ALSO_VALID) + ")", re.IGNORECASE)
 COORDINATION_OPENER_RE = re.compile(r"\b(?:both|either)\s*[*_$`(\[]*$", re.IGNORECASE)
 # Text before a stage that might join its first answer to an earlier one ("\boxed{A} or\n\boxed{B}").
 COORDINATION_TAIL_RE = re.compile(

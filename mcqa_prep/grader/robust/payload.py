@@ -85,22 +85,10 @@ def read_payload(
                     letter = s[j]
             if lead_reason is None:
                 return _leading(s, j, a, letter, opts, anchored)
-    # 3. the payload starts with an option's text ("Paris, because ...")
-    if rest and prefix:
-        letter = opts.starts_with(norm(rest))
-        if letter is not None:
-            return Reading(LETTER, letter, (a + i, b), "option text")
-    # 4. "all of the above" and refusals that are not themselves options
-    if ALL_OF_ABOVE_RE.search(core) and not opts.is_option_phrase(ALL_OF_ABOVE_RE.search(core).group()):
-        return Reading(SEVERAL, None, (a + i, b), "all of the options")
-    m_ref = REFUSAL_RE.search(core)
-    if m_ref is not None and not opts.is_option_phrase(m_ref.group()):
-        return Reading(REFUSAL, None, (a + i, b), "refusal")
-    # 5. a near-verbatim restatement of one option
-    if (anchored if restatement is None else restatement) and rest:
-        letter = opts.restated(norm(rest))
-        if letter is not None:
-            return Reading(LETTER, letter, (a + i, b), "restates the option text")
+    # 3.-5. an option text at the start, "all of the above", a refusal, a restatement
+    r = _text_answer(core, rest, (a + i, b), opts, prefix, anchored if restatement is None else restatement)
+    if r is not None:
+        return r
     if not prose:
         return none_reading((a + i, b), lead_reason or "no letter at the start")
     # 6. standalone capital letters in a short prose payload ("Because Paris is the capital, B.")
@@ -113,6 +101,28 @@ def read_payload(
         if len(inside) == 1:
             return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
     return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _text_answer(
+    core: str, rest: str, span: tuple[int, int], opts: Options, prefix: bool, restatement: bool
+) -> Reading | None:
+    """3. the payload starts with an option's text ("Paris, because ..."); 4. "all of the above" and
+    refusals that are not themselves options; 5. a near-verbatim restatement of one option."""
+    if rest and prefix:
+        letter = opts.starts_with(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, span, "option text")
+    m_all = ALL_OF_ABOVE_RE.search(core)
+    if m_all is not None and not opts.is_option_phrase(m_all.group()):
+        return Reading(SEVERAL, None, span, "all of the options")
+    m_ref = REFUSAL_RE.search(core)
+    if m_ref is not None and not opts.is_option_phrase(m_ref.group()):
+        return Reading(REFUSAL, None, span, "refusal")
+    if restatement and rest:
+        letter = opts.restated(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, span, "restates the option text")
+    return None
 
 
 def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool) -> Reading:

@@ -177,6 +177,9 @@ FIRST_PERSON_SUBJECTS = (
 )  # fmt: skip
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
+# "..., which corresponds to option B.", "this matches (C)": phrases that tie a result to the letter
+# closing the clause after them.
+MATCH_PHRASES = ("corresponds to", "matches", "closest to", "nearest to", "equivalent to", "consistent with")
 # Self-corrections: the letter after these replaces what came before ("wait, actually D"): the keyword
 # and the pattern that starts there ("no" only with punctuation after it: "No — B.", not "no B vitamin").
 SELF_CORRECTION_WORDS = (
@@ -237,6 +240,11 @@ HEDGE_AFTER = (
     r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)",
     r"might",
     r"could",
+)
+# "C is also valid": said after an answer, it keeps the earlier, different answer too.
+ALSO_VALID = (
+    r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
+    r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
 )
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
