@@ -173,7 +173,7 @@ def anchor_at(
     start, final = k, False
     if h.kind == K.OTHER:
         if h.before is not None:
-            q = h.before.search(low, max(0, k - 3), k)
+            q = h.before.search(low, max(0, k - 8), k)
             if q is None:
                 return None
         elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):

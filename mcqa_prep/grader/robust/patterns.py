@@ -143,12 +143,9 @@ VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VE
 # "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
 # original text: the letter is a capital).
 CJK_VERDICT_BEFORE_RE = re.compile(
-    r"(?:"
-    + _alt(P.CJK_OPTION_WORDS)
-    + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:"
-    + _alt(P.CJK_OPTION_WORDS)
-    + r")?\s*(?:是|为|為)?\s*$"
-)
+    r"(?:" + _alt(P.CJK_OPTION_WORDS) + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:" + _alt(P.CJK_OPTION_WORDS)
+    + r")?\s*(?:" + _alt(P.CJK_PARTICLES) + r")?\s*$"
+)  # fmt: skip
 CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
@@ -195,11 +192,13 @@ HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
 CONDITIONAL_BEFORE_RE = re.compile(r"\b" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.\n]*$")
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
 CONDITIONAL_AFTER_RE = re.compile(r"[\s)\]*]*" + _alt(P.CONDITIONAL_AFTER) + r"\b", re.IGNORECASE)
-NEGATED_BEFORE_RE = re.compile(r"\b" + _alt(P.NEGATIONS_BEFORE) + r"\W*$", re.IGNORECASE)
+NEGATED_BEFORE_RE = re.compile(
+    r"(?:\b" + _alt(P.NEGATIONS_BEFORE) + "|" + _alt(P.NEGATIONS_BEFORE_CJK) + r")\W*$", re.IGNORECASE
+)
 DISMISSED_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE)
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
-CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*$")
+CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
 CONCLUSION_BEFORE_RE = re.compile(
     r"(?:\b(?:so|thus|therefore|hence|i\.e\.?|namely|is|be|only|leaves|leaving|choose|pick|select|answer|definitely)|[,:])\W*$",
     re.IGNORECASE,

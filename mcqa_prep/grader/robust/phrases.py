@@ -125,7 +125,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("antwort", (), ("ist", "lautet", "wäre")),
     Anchor("antwoord", (), ("is",)),
     Anchor("jawaban", ("yang benar", "yang tepat", "benar", "tepat", "akhir", "betul"), ("adalah", "ialah")),
-    Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah")),
+    Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
     Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
     Anchor("jawapan", ("yang betul", "betul", "akhir"), ("adalah", "ialah")),
     Anchor("cevap", (), ("budur",)),
@@ -138,6 +138,9 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("svar", (), ("är", "er")),
     Anchor("απάντηση", (), ("είναι",)),
     Anchor("ответ", (), ("это", "—", "–", "-")),
+    Anchor("вариант", (), ("—", "–", "-")),
+    Anchor("الخيار", ("الصحيح",), ("هو",), after_required=True),
+    Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
     Anchor("відповідь", (), ("—", "–", "-")),
     Anchor("yanıt", (), ()),
     Anchor("đáp án", ("đúng",), ("là",)),
@@ -199,9 +202,12 @@ SELF_CORRECTION_FILLERS = (
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
 # "A is the wrong answer": a verdict that dismisses the letter.
 DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
-# Chinese verdicts on a letter ("选项B正确", "B是正确的") and the words for "option" around the letter.
-CJK_VERDICTS = ("正确", "正確")
-CJK_OPTION_WORDS = ("选项", "選項", "答案")
+# Verdicts on a letter in Chinese, Japanese and Korean, where the letter comes first ("选项B正确",
+# "B是正确的", "Cが正解です", "C가 정답입니다"): the verdict words, the words for "option" around the
+# letter, and the particles between the letter and the verdict.
+CJK_VERDICTS = ("正确", "正確", "正解", "정답")
+CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢")
+CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
@@ -257,7 +263,12 @@ NEGATIONS_BEFORE = (
 DISMISSALS_AFTER = (
     r"(?:is|are|seems|looks)\s+(?:wrong|incorrect|false|not\b|unlikely|implausible|ruled\s+out|out|too\b)",
     r"(?:could|might|may)\s+(?:also\s+)?be\b", r"can(?:not|'t|’t)\s+be\b", r"is\s+(?:also\s+)?possible",
+    r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
+# Negations before a letter in languages without spaces ("不是A而是B").
+NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非", "而不是")
+# Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
+CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です", "である", "だ")
 # Negation right after an anchor ("The answer is not A").
 NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
 
