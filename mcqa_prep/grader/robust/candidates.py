@@ -5,6 +5,7 @@ strength and reading. The formats that carry no words (a bare letter, a last lab
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -76,25 +77,13 @@ def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
                 if low[e] != "s" or (e + 1 < len(low) and low[e + 1].isalpha()):
                     continue
         for h in K.handlers(kw):
-            ev = _try(x, k, kw, h, seen)
+            ev = _TRY[h.what](x, k, kw, h, seen)
             if ev is not None:
                 out.append(ev)
     out.extend(_line_end_letters(x, lo, hi, seen))
     if len(out) > 1:
         out.sort(key=lambda e: e.pos)
     return out
-
-
-def _try(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
-    if h.what == K.ANCHOR:
-        return _anchor(x, k, kw, h)
-    if h.what == K.COMMIT:
-        return _commit(x, k, h, seen)
-    if h.what == K.VERDICT:
-        return _verdict(x, k, kw, seen)
-    if h.what == K.CJK_VERDICT:
-        return _cjk_verdict(x, k, seen)
-    return _elimination(x, k, kw, seen)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -146,7 +135,7 @@ def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _anchor(x: Text, k: int, kw: str, h: K.Handler) -> Evidence | None:
+def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     found = anchor_at(x.t, x.low, k, kw, h, x.ascii or kw[0] < "\u0250")
     if found is None:
         return None
@@ -257,6 +246,9 @@ def conditional_before(low: str, a: int, b: int) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
+_CONDITION_WORDS = re.compile(r"if|when|unless|assum|provid")  # (a cheap test before CONDITIONAL_AFTER_RE)
+
+
 def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     """The reading of a commitment's letter slot at t[j] (with any list that follows it)."""
     t = x.t
@@ -267,18 +259,22 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
             reason = "conditional, not a commitment"
-    if reason is None and X.CONDITIONAL_AFTER_RE.match(t, j + 1) and kind != "self_correction":
-        reason = "conditional, not a commitment"
+    if reason is None and kind != "self_correction" and _CONDITION_WORDS.search(x.low, j + 1, j + 24):
+        if X.CONDITIONAL_AFTER_RE.match(t, j + 1):
+            reason = "conditional, not a commitment"
     if reason is not None:
         return none_reading((j, j + 1), reason)
     found, end = read_letter_list(t, j, letter, False)
-    distinct = list(dict.fromkeys(found))
-    if len(distinct) > 1:
-        return Reading(SEVERAL, None, (j, end), "several letters: " + "/".join(distinct))
+    if len(found) > 1:
+        distinct = list(dict.fromkeys(found))
+        if len(distinct) > 1:
+            return Reading(SEVERAL, None, (j, end), "several letters: " + "/".join(distinct))
+    if letter in x.opts.letters:
+        return Reading(LETTER, letter, (j, j + 1), "commitment")
     return letter_reading(letter, x.opts.letters, j, "commitment")
 
 
-def _commit(x: Text, k: int, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     m = h.tail.match(x.low, k)  # type: ignore[union-attr]
     if m is None:
         return None
@@ -301,7 +297,7 @@ def _commit(x: Text, k: int, h: K.Handler, seen: set[int]) -> Evidence | None:
     return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
 
 
-def _verdict(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
+def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     """ "B is the correct answer", "C is the least accurate statement", "A and C are right", "B is the
     answer": a letter and a verdict on it, found from the verdict word backwards."""
     low = x.low
@@ -355,7 +351,7 @@ def copula_before(low: str, k: int) -> bool:
     return bool(words) and (words[-1] == "is" or words[-1] == "are")
 
 
-def _cjk_verdict(x: Text, k: int, seen: set[int]) -> Evidence | None:
+def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     """ "选项B正确", "B是正确的": a letter right before a Chinese verdict word."""
     q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
     if q is None or q.start("L") in seen:
@@ -367,7 +363,7 @@ def _cjk_verdict(x: Text, k: int, seen: set[int]) -> Evidence | None:
     )
 
 
-def _elimination(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
+def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     """ "rules out A and B, leaving C", "which leaves B", "only D remains"."""
     m = X.ELIMINATION_BEFORE_RE.match(x.low, k)
     if m is not None:
@@ -385,6 +381,16 @@ def _elimination(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
         return None
     seen.add(j)
     return Evidence(start, PHRASE, "robust.elimination", _letters_at(x, j, "elimination", start))
+
+
+# What each kind of keyword handler tries (keywords.py): all take (text, position, keyword, handler, seen).
+_TRY = {
+    K.ANCHOR: _anchor,
+    K.COMMIT: _commit,
+    K.VERDICT: _verdict,
+    K.CJK_VERDICT: _cjk_verdict,
+    K.ELIMINATION: _elimination,
+}
 
 
 def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evidence]:

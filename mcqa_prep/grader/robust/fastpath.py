@@ -32,7 +32,7 @@ from .evidence import DECISIVE, LETTER, Reading, letter_reading
 from .extract import STATUS_OF, first_stage_start, may_join_earlier
 from .options import Options
 from .payload import read_payload
-from .scope import listing_right_above, may_have_structure
+from .scope import listing_right_above, may_be_label, may_have_structure
 from .text import fold_width
 from .tokens import UPPER, letter_use
 
@@ -72,7 +72,10 @@ def fast_extract(text: str, letters: Mapping[str, Any]) -> Extraction | None:
         return None
     w0 = lo1 - 100
     # (ASCII: the same characters as the whole text lower-cased; trailing whitespace left out)
-    low = text[w0 : len(text.rstrip())].lower()
+    end = n
+    while text[end - 1] in " \t\r\n":  # (lo1 < n holds a word character, so this stops)
+        end -= 1
+    low = text[w0:end].lower()
     r = lo1 - w0
     m = ANCHOR_RE.fullmatch(low, r)
     if m is not None:
@@ -113,13 +116,15 @@ def _anchor_shape(
             return None
         start = m.start("q")
         rule = RULE_FINAL if q == "final" else RULE_ANCHOR
-    if _verdict_before(text, w0 + k) or (
-        q is not None and q != "final" and _verdict_before(text, w0 + m.start("q"))
+    lo1 = m.start() + w0
+    plain = _plain_above(text, lo1)
+    if not plain and (
+        _verdict_before(text, w0 + k)
+        or (q is not None and q != "final" and _verdict_before(text, w0 + m.start("q")))
     ):
         return None
     conditional = conditional_before(low, start - 80, start)
     start += w0
-    lo1 = m.start() + w0
     j = m.start("L")
     if j >= 0:
         if conditional:
@@ -138,7 +143,7 @@ def _anchor_shape(
                     "robust.closing_statement", p.span, p.letter, "same answer as the deciding candidate"
                 )
             )
-        return _finish(text, letters, lo1, rule, start, p, cands)
+        return _finish(text, letters, lo1, rule, start, p, cands, plain)
     j, bx = _box_letter(text, m, w0)
     if j < 0:
         return None
@@ -148,7 +153,7 @@ def _anchor_shape(
     else:
         first = Candidate(rule, p.span, p.letter, "same answer as the deciding candidate")
     box = Candidate(RULE_BOXED, p.span, p.letter, _accepted(p))
-    return _finish(text, letters, lo1, RULE_BOXED, bx, p, [first, box])
+    return _finish(text, letters, lo1, RULE_BOXED, bx, p, [first, box], plain)
 
 
 def _closing_copula(low: str, m: re.Match[str], w0: int, text: str) -> bool:
@@ -206,8 +211,10 @@ def _free_anchor(
 
 def _verdict_before(text: str, k: int) -> bool:
     """A letter and "is" right before a verdict keyword: the general path would also try "B is the ..."."""
-    return copula_before(text.lower() if k < 30 else text[k - 30 : k].lower(), k if k < 30 else 30) and (
-        X.VERDICT_BEFORE_RE.search(text, max(0, k - 40), k) is not None
+    a = max(0, k - 30)
+    return (
+        copula_before(text[a:k].lower(), k - a)
+        and X.VERDICT_BEFORE_RE.search(text, max(0, k - 40), k) is not None
     )
 
 
@@ -268,14 +275,42 @@ def _accepted(p: Reading) -> str:
     return "accepted" if p.kind == LETTER else p.verdict
 
 
+_ABOVE_ENDINGS = (
+    ",", ";", "/", "&", "+", " and", " or", "both", "either", "和", "或", "及",  # joiners
+    " is", " are", " the", " my", " our", " only", " all", " also", " equally",  # before a verdict word
+)  # fmt: skip
+
+
+def _plain_above(t: str, lo1: int) -> bool:
+    """The previous non-blank line can neither join the closing line's answer to another ('A or'), nor
+    start a verdict on it ('B is'), nor be an option label (an invented listing right above): then the
+    checks for those are skipped (a cheap sufficient test; otherwise the exact checks run)."""
+    j = lo1 - 1
+    while j > 0 and t[j - 1] in " \t\r\n":
+        j -= 1
+    if j <= 0:
+        return True
+    tail = t[j - 16 if j > 16 else 0 : j].rstrip(" \t*_$`([{#>").lower()
+    if not tail or tail.endswith(_ABOVE_ENDINGS) or tail in ("and", "or", "is", "are", "the", "all"):
+        return False
+    return not may_be_label(t, t.rfind("\n", 0, j) + 1, j)
+
+
 def _finish(
-    t: str, letters: Mapping[str, Any], lo1: int, rule: str, pos: int, p: Reading, cands: list[Candidate]
+    t: str,
+    letters: Mapping[str, Any],
+    lo1: int,
+    rule: str,
+    pos: int,
+    p: Reading,
+    cands: list[Candidate],
+    plain: bool = False,
 ) -> Extraction | None:
     """The result, when nothing before the closing line can change it (cheap necessary tests: any
     possible coordination, sub-item, follow-up marker or invented listing sends the text to the general
     path, which handles them)."""
     span = (min(pos, p.span[0]), p.span[1])
-    if may_join_earlier(t, lo1, pos) or listing_right_above(t, span[0]):
+    if not plain and (may_join_earlier(t, lo1, pos) or listing_right_above(t, span[0])):
         return None
     if may_have_structure(t):
         return None

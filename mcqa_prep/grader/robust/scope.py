@@ -33,7 +33,7 @@ def listing_right_above(t: str, pos: int) -> bool:
     j = t.rfind("\n", 0, pos)
     while j > 0 and t[j - 1] in " \t\r\n":
         j -= 1
-    return j > 0 and _may_be_label(t, t.rfind("\n", 0, j) + 1, j)
+    return j > 0 and may_be_label(t, t.rfind("\n", 0, j) + 1, j)
 
 
 def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, markers: bool = True) -> list[int]:
@@ -58,7 +58,7 @@ def _foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
         if k <= 0:
             break
         above = t.rfind("\n", 0, k - 1) + 1
-        m = X.LABEL_LINE_BODY_RE.match(t, above, k - 1) if _may_be_label(t, above, k - 1) else None
+        m = X.LABEL_LINE_BODY_RE.match(t, above, k - 1) if may_be_label(t, above, k - 1) else None
         if m is not None and m.group("L").isupper():
             if items and ord(m.group("L")) != ord(items[-1][1]) - 1:
                 return None  # (walking upwards, the letters of a listing count down to A)
@@ -81,7 +81,7 @@ _LABEL_MARKS = frozenset("([*_>-+•0123456789")
 _AFTER_LABEL = frozenset(".):：-–— *]")
 
 
-def _may_be_label(t: str, a: int, b: int) -> bool:
+def may_be_label(t: str, a: int, b: int) -> bool:
     """A cheap necessary test for LABEL_LINE_BODY_RE at a line: a mark or "X" followed by a delimiter."""
     line = t[a : min(b, a + 12)].lstrip(" \t")
     if not line:

@@ -57,15 +57,11 @@ def letter_use(s: str, j: int) -> str | None:
         reason = _neighbour_reason(s, j, prev, nxt)
         if reason is not None:
             return reason
-    k = j + 1
-    while k < n and s[k] in " \t":
-        k += 1
-    if k < n and s[k] in _FORMULA_OPS:
+    after = s[j + 1 : j + 9].lstrip(" \t")  # (the next and the previous non-blank character)
+    if after and after[0] in _FORMULA_OPS:
         return "inside a formula"
-    k = j - 1
-    while k >= 0 and s[k] in " \t":
-        k -= 1
-    if k >= 0 and s[k] in _FORMULA_OPS:
+    before = s[max(0, j - 8) : j].rstrip(" \t")
+    if before and before[-1] in _FORMULA_OPS:
         return "inside a formula"
     if nxt == " " or nxt == "\t":
         m = NEXT_WORD_RE.match(s, j + 1)
