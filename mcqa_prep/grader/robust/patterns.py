@@ -225,14 +225,14 @@ BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 MARKUP_CMD_RE = re.compile(
     r"\\(?:text(?:bf|it|rm|sf|tt|normal)?|math(?:rm|bf|it|sf|tt|bb)?|boxed|fbox|emph|underline|"
     r"operatorname|bf|it|rm|displaystyle|quad|qquad|left|right)\b\s*\{?|\\[()\[\],;:! ]"
-    r"|</?[A-Za-z][\w-]*>"
+    r"|</?(?:[A-Za-z][\w-]+|[biupsa])>"  # (tags; a one-letter tag other than HTML's b i u p s a is "<C>", an answer)
 )
 MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
 MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
-SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[:\"'“‘]*([A-Za-z])[\s)\]\"'”’.!,;]*$")
+SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
-    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
+    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )

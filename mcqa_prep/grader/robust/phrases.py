@@ -297,7 +297,7 @@ REFUSALS_LATIN = (
     r"i\s+am\s+(?:not\s+(?:sure|certain)|unsure|uncertain|unable)", r"unsure", r"not\s+sure",
     r"cannot\s+(?:be\s+)?(?:determin\w*|answer\w*|decid\w*|tell)",
     r"can['’]?t\s+(?:be\s+)?(?:determin\w*|answer\w*|decid\w*|tell)",
-    r"unable\s+to\s+(?:determine|answer|decide|choose)",
+    r"(?:unable|not\s+able)\s+to\s+(?:determine|answer|decide|choose|say|tell)",
     r"none\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|these|them|given)",
     r"no\s+(?:correct|valid|right)\s+(?:answer|option|choice)", r"not\s+enough\s+information",
     r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"n/a", r"decline",
