@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
-PARTS = {"tuned": (20240611, 800), "heldout": (97531, 520)}
+PARTS = {"tuned": (20240611, 800), "heldout": (97531, 520), "heldout2": (31337, 400)}
 
 
 class Topic(NamedTuple):
@@ -337,6 +337,83 @@ VOCAB = {
     ),
 }
 
+TOPICS_C = (
+    _topic("the organ that filters blood", ("Liver", "it detoxifies but does not filter urine"), ("Kidney", "nephrons filter the plasma"),
+           ("Spleen", "it recycles red cells"), ("Pancreas", "it makes enzymes and hormones")),
+    _topic("the SI unit of force", ("Joule", "that is energy"), ("Watt", "that is power"), ("Newton", "kg m/s^2"), ("Pascal", "that is pressure")),
+    _topic("the mean of 2, 4 and 9", ("4", "that is the median"), ("5", "15 / 3"), ("6", "that divides by the wrong count"), ("7", "that is the range")),
+    _topic("the composer of the Four Seasons", ("Bach", "he wrote the Brandenburg concertos"), ("Handel", "he wrote Messiah"),
+           ("Vivaldi", "he published it in 1725"), ("Haydn", "he wrote the Creation")),
+    _topic("the layer of the atmosphere with the ozone layer", ("Troposphere", "weather happens there"), ("Stratosphere", "ozone absorbs UV there"),
+           ("Mesosphere", "meteors burn up there"), ("Thermosphere", "auroras occur there"), ("None of these", "one of the layers holds it")),
+    _topic("the false claim about mitosis", ("It produces two identical cells.", "this is true"), ("It halves the chromosome number.", "that is meiosis, so this is false"),
+           ("It includes anaphase.", "this is true"), ("It occurs in somatic cells.", "this is true")),
+)  # fmt: skip
+VOCAB["heldout2"] = Vocab(
+    topics=TOPICS_C,
+    openers=("Reasoning:", "We want {Q}.", "Step 1: understand what is asked, namely {Q}.", "Let me see."),
+    discuss=(
+        "Eliminate {X}: {W}.",
+        "Not {X} ({T}), since {W}.",
+        "{X} fails because {W}.",
+        "1. {X} - {T}: no, {W}.",
+        "Checking {X}: {W}, so it is out.",
+    ),
+    fillers=(
+        "Keep the definitions in mind.",
+        "This needs a moment of care.",
+        "A classic question.",
+        "Units matter.",
+    ),
+    answers=(
+        "**Final answer: {L}**",
+        "Thus: {L}",
+        "The correct choice is {L}.",
+        "My answer is ({L}).",
+        "Answer → {L}",
+        "So, the answer: **{L}**",
+        "The right answer would be {L}.",
+        "\\(\\boxed{{{L}}}\\)",
+        "Best answer: {L}) {T}",
+        "Selected answer: {L}",
+        "Correct option: ({L})",
+    ),
+    answers_intl=(
+        "答案为{L}。",
+        "故选{L}",
+        "정답: ({L})",
+        "答え: {L}",
+        "الإجابة هي {AR}",
+        "Ответ: ({L})",
+        "Richtige Antwort: {L}",
+        "Réponse correcte : {L}",
+        "Respuesta correcta: {L}",
+        "Resposta certa: {L}",
+        "Jawaban yang tepat: {L}",
+    ),
+    revisions=("Wait, I need to redo this.", "Hmm, that was too hasty.", "Let me recheck.", "Correction:"),
+    drafts=("Preliminary answer: {D}", "Maybe {D}?", "Answer: {D}"),
+    tails=(
+        "Note: {X} and {Y} are traps.",
+        "({X} fails the definition; {Y} fails the numbers.)",
+        "Also, {X} is wrong.",
+    ),
+    followups=("### Question 2\n{NQ}", "Next question: {NQ}", "Q2. {NQ}"),
+    several=(
+        "{X} and {Y}",
+        "Answer: {X} or {Y}",
+        "Both {X} and {Y} are right.",
+        "\\boxed{{{X}}} \\boxed{{{Y}}} are both valid.",
+    ),
+    hedged=("Perhaps {X}, perhaps {Y}.", "It may be {X} or it may be {Y}."),
+    refusals=("I can't decide between the options.", "Not sure.", "I cannot tell from the question."),
+    no_anchor=("It must be {L}.", "So it's {L}.", "{L} is the only one left.", "Which leaves {L}."),
+    text_answers=("Answer: {T}", "It is {T}.", "My final answer: {T}"),
+    json_answers=('{{"selected": "{L}"}}', '```json\n{{"final_answer": "{l}"}}\n```'),
+    bare=("{L}", "Answer {L}", "({l})", "{L}:"),
+    walks=("I'll go through the options.\n\n1. A - {TA}, which", "Option A: {TA}. This one seems"),
+    subitems=("(a) {X}\n(b) {Y}\n(c) {Z}",),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -345,6 +422,10 @@ NEXT_QUESTIONS = {
     "heldout": (
         ("Which metal is liquid at room temperature?", ("Mercury", "Sodium", "Tin", "Zinc")),
         ("How many sides does a hexagon have?", ("Five", "Six", "Seven", "Eight")),
+    ),
+    "heldout2": (
+        ("Which gas makes up most of the air?", ("Oxygen", "Nitrogen", "Argon", "Carbon dioxide")),
+        ("What is 7 x 8?", ("54", "56", "58", "64")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
