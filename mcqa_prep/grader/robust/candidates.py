@@ -254,7 +254,10 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     t = x.t
     letter = t[j]
     if letter not in UPPER:
-        return none_reading((j, j + 1), "lower-case letter without an anchor")
+        # an explicit commitment to a parenthesised label takes it in lower case too: "I pick (a)."
+        if kind != "choose" or t[j - 1 : j] != "(" or t[j + 1 : j + 2] != ")" or not letter.isalpha():
+            return none_reading((j, j + 1), "lower-case letter without an anchor")
+        letter = letter.upper()
     reason = letter_use(t, j)
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
@@ -264,7 +267,7 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
             reason = "conditional, not a commitment"
     if reason is not None:
         return none_reading((j, j + 1), reason)
-    found, end = read_letter_list(t, j, letter, False)
+    found, end = read_letter_list(t, j, letter, t[j].islower())
     if len(found) > 1:
         distinct = list(dict.fromkeys(found))
         if len(distinct) > 1:

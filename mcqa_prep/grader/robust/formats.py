@@ -162,8 +162,18 @@ def last_line(x: Text) -> Evidence:
     rest_clean = rest.strip(X.STRIP_CHARS + "*_`$ \t")
     label_only = not rest_clean
     if not label_only and r.verdict != "option text":
-        if dangling(line) or not _option_text_then_aside(x, r.letter, rest_clean):
+        if (
+            dangling(line)
+            or X.BULLET_START_RE.match(line)
+            or not _option_text_then_aside(x, r.letter, rest_clean)
+        ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
+    if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
+        t, max(0, s0 - 300), s0
+    ):
+        return Evidence(
+            s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
+        )
     w0 = (
         t.rfind("\n", 0, max(0, s0 - 600)) + 1
     )  # (the listing it may continue starts in the 600 characters before)
@@ -177,11 +187,12 @@ def last_line(x: Text) -> Evidence:
 
 def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
     """The text after a label is that option's text, maybe followed by an aside ("Paris – the capital")
-    that does not start discussing the option ("Paris - this option")."""
+    that neither discusses the option ("Paris - this option") nor dismisses it ("(36 ohm) is out")."""
     nc = norm(rest)
     for lt, ot in x.opts.norms:
         if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
-            return X.DISCUSSION_RE.search(nc, len(ot)) is None
+            aside = nc[len(ot) :]
+            return X.DISCUSSION_RE.search(aside) is None and X.DISMISSED_AFTER_RE.match(aside) is None
     return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
 
 

@@ -49,7 +49,7 @@ EN_CONN = (
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
 ANSWER_TAIL_RE = re.compile(
-    r"answer(?:>|(?:\s+(?:choice|option|letter))?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter))?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     + EN_CONN
     + ")"
 )
@@ -191,18 +191,29 @@ HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", 
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
 CONDITIONAL_BEFORE_RE = re.compile(r"\b" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.\n]*$")
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
+# A clause (since the last ".", ";" or line break) that starts with a condition word.
+CONDITIONAL_CLAUSE_RE = re.compile(
+    r"(?:^|[.;\n]\s*)" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.;\n]*$", re.IGNORECASE
+)
 CONDITIONAL_AFTER_RE = re.compile(r"[\s)\]*]*" + _alt(P.CONDITIONAL_AFTER) + r"\b", re.IGNORECASE)
 NEGATED_BEFORE_RE = re.compile(
     r"(?:\b" + _alt(P.NEGATIONS_BEFORE) + "|" + _alt(P.NEGATIONS_BEFORE_CJK) + r")\W*$", re.IGNORECASE
 )
-DISMISSED_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE)
+# (the letter may carry its option text in parentheses: "B (36 ohm) is out")
+DISMISSED_AFTER_RE = re.compile(
+    r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
+)
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
 CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
 CONCLUSION_BEFORE_RE = re.compile(
-    r"(?:\b(?:so|thus|therefore|hence|i\.e\.?|namely|is|be|only|leaves|leaving|choose|pick|select|answer|definitely)|[,:])\W*$",
+    r"\b(?:so|thus|therefore|hence|i\.e\.?|namely|is|be|only|leaves|leaving|choose|pick|select|answer|definitely)\W*$",
     re.IGNORECASE,
 )
+# A comma or colon before a letter concludes only when the letter also closes the payload ("..., B.").
+PUNCT_BEFORE_RE = re.compile(r"[,:]\W*$")
+WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(P.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
+BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
 COORDINATION_GAP_RE = re.compile(
     r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|\balternatively\b,?|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",

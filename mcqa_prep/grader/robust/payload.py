@@ -11,6 +11,7 @@ from .patterns import (
     CLOSING_RE,
     CONCLUSION_BEFORE_RE,
     CONDITIONAL_AFTER_RE,
+    CONDITIONAL_CLAUSE_RE,
     DISMISSED_AFTER_RE,
     FILLER_RE,
     HEDGE_AFTER_RE,
@@ -21,6 +22,7 @@ from .patterns import (
     NEGATED_PAYLOAD_RE,
     NEXT_UPPER_TOKEN_RE,
     PROSE_LETTER_RE,
+    PUNCT_BEFORE_RE,
     REFUSAL_RE,
     SIMPLE_PAYLOAD_RE,
     STRIP_CHARS,
@@ -200,7 +202,12 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
             NEGATED_BEFORE_RE.search(s, max(i, j - 20), j) or DISMISSED_AFTER_RE.match(s, j + 1)
         ):
             continue
-        concluded = not hedged and CONCLUSION_BEFORE_RE.search(s, lo, j) is not None
+        concluded = not hedged and (
+            CONCLUSION_BEFORE_RE.search(s, lo, j) is not None
+            or (PUNCT_BEFORE_RE.search(s, lo, j) is not None and CLOSING_RE.match(s, j + 1) is not None)
+        )
+        if CONDITIONAL_CLAUSE_RE.search(s, i, j):  # "if inelastic, C": under a condition, not a commitment
+            hedged, tentative, concluded = True, False, False
         hits.append((j, letter, hedged, tentative, concluded))
     if not hits:
         return None

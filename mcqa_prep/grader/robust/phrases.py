@@ -373,6 +373,13 @@ STOPWORDS = frozenset(
     those as which who whom whose than then so such there their they them usually generally typically""".split()
 )
 # Words about an option (not an answer) right after a leading label: "A: The first option suggests that".
+# Phrases that announce a walk through the options: a label line after them starts a discussion of
+# each option, not an answer (regex fragments).
+WALK_ANNOUNCEMENTS = (
+    r"(?:each|every|all)\s+(?:of\s+the\s+)?(?:options?|choices?|answers?|alternatives?|statements?)",
+    r"option\s+by\s+option", r"choice\s+by\s+choice", r"one\s+by\s+one", r"go(?:ing)?\s+through",
+    r"walk\s+through", r"in\s+turn",
+)  # fmt: skip
 DISCUSSION_WORDS = (
     "option", "statement", "choice", "suggests", "states", "claims", "says", "proposes", "describes",
     "refers", "implies", "means", "asserts", "argues",
