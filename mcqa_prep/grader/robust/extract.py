@@ -90,8 +90,10 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     dec = Decision(None, None, False)
     hi = len(t)
     for lo in [0] if (single_stage or parts) else stages(t):
-        evidence = strong_candidates(x, lo, hi) + evidence
-        dec = decide(evidence, t, parts)
+        found = strong_candidates(x, lo, hi)
+        evidence = found + evidence if evidence else found
+        if any(e.reading.kind in DECISIVE for e in found):  # (else the decision cannot have changed)
+            dec = decide(evidence, t, parts)
         if dec.final and dec.chosen is not None and not may_join_earlier(t, lo, dec.chosen.pos):
             break
         hi = lo

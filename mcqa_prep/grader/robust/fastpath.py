@@ -123,15 +123,23 @@ def _anchor_shape(
         or (q is not None and q != "final" and _verdict_before(text, w0 + m.start("q")))
     ):
         return None
-    conditional = conditional_before(low, start - 80, start)
+    seg = low[start - 80 if start > 80 else 0 : start]  # (the cheap test of conditional_before, inline)
+    conditional = (
+        "if" in seg or "were" in seg or "unless" in seg or "otherwise" in seg or "suppos" in seg
+    ) and conditional_before(low, start - 80, start)
     start += w0
     j = m.start("L")
     if j >= 0:
         if conditional:
             return None
         j += w0
-        p = letter_reading(text[j].upper(), letters, j, "leading letter")
-        cands = [Candidate(rule, p.span, p.letter, _accepted(p))]
+        letter = text[j].upper()
+        if letter in letters:
+            p = Reading(LETTER, letter, (j, j + 1), "leading letter")
+            cands = [Candidate(rule, p.span, letter, "accepted")]
+        else:
+            p = letter_reading(letter, letters, j, "leading letter")
+            cands = [Candidate(rule, p.span, p.letter, _accepted(p))]
         if (
             m.group("conn") == " is"
             and text[j] in UPPER
@@ -251,7 +259,9 @@ def _box_letter(text: str, m: re.Match[str], w0: int) -> tuple[int, int]:
 def _cjk(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     """The last line is `答案：B` and everything before it is ASCII: the general path's first stage is that
     line, its only keyword "答案" (not "答"), with no "最终" before it (it starts the line)."""
-    n = len(text.rstrip())
+    n = len(text)
+    while n > 0 and text[n - 1] in " \t\r\n\u3000":
+        n -= 1
     s0 = text.rfind("\n", 0, n) + 1
     if s0 < n - 200 or s0 == 0 or not text[:s0].isascii():
         return None
@@ -266,9 +276,9 @@ def _cjk(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     j = m.start("L")
     p = letter_reading(line[j].upper(), letters, s0 + j, "leading letter")
     rule = RULE_ANCHOR
-    return _finish(
-        fold_width(text), letters, s0, rule, s0 + k, p, [Candidate(rule, p.span, p.letter, _accepted(p))]
-    )
+    t = text[:s0] + line + fold_width(text[n:])  # (the general path's text: the ASCII part folds to itself)
+    cands = [Candidate(rule, p.span, p.letter, _accepted(p))]
+    return _finish(t, letters, s0, rule, s0 + k, p, cands, _plain_above(t, s0))
 
 
 def _accepted(p: Reading) -> str:
@@ -309,7 +319,7 @@ def _finish(
     """The result, when nothing before the closing line can change it (cheap necessary tests: any
     possible coordination, sub-item, follow-up marker or invented listing sends the text to the general
     path, which handles them)."""
-    span = (min(pos, p.span[0]), p.span[1])
+    span = (pos if pos < p.span[0] else p.span[0], p.span[1])
     if not plain and (may_join_earlier(t, lo1, pos) or listing_right_above(t, span[0])):
         return None
     if may_have_structure(t):

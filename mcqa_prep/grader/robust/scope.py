@@ -19,12 +19,9 @@ _VERDICT_WORDS = ("correct", "incorrect", "wrong", "right", "true", "false", "op
 
 
 def may_have_structure(t: str) -> bool:
-    """A cheap necessary test for follow-up markers and sub-item labels (in the original text)."""
-    return (
-        X.STRUCTURE_HINT_RE.search(t) is not None
-        or X.SUB_ITEM_START_RE.match(t) is not None
-        or X.FOLLOW_UP_START_RE.match(t[:40].lower()) is not None
-    )
+    """A cheap necessary test for follow-up markers after the first line (a marker on the first line
+    starts no boundary) and for sub-item labels (in the original text)."""
+    return X.STRUCTURE_HINT_RE.search(t) is not None or X.SUB_ITEM_START_RE.match(t) is not None
 
 
 def listing_right_above(t: str, pos: int) -> bool:
