@@ -26,7 +26,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
-PARTS = {"tuned": (20240611, 800), "heldout": (97531, 520), "heldout2": (31337, 400)}
+PARTS = {
+    "tuned": (20240611, 800),
+    "heldout": (97531, 520),
+    "heldout2": (31337, 400),
+    "heldout3": (271828, 400),
+}
 
 
 class Topic(NamedTuple):
@@ -414,6 +419,78 @@ VOCAB["heldout2"] = Vocab(
     walks=("I'll go through the options.\n\n1. A - {TA}, which", "Option A: {TA}. This one seems"),
     subitems=("(a) {X}\n(b) {Y}\n(c) {Z}",),
 )
+TOPICS_D = (
+    _topic("the gas giant with the most moons", ("Saturn", "it has over 140 known moons"), ("Jupiter", "it has fewer confirmed moons"),
+           ("Uranus", "it has 28"), ("Neptune", "it has 16")),
+    _topic("the monomer of proteins", ("Nucleotide", "that builds nucleic acids"), ("Amino acid", "peptide bonds join them"),
+           ("Glucose", "that builds starch"), ("Fatty acid", "that builds lipids")),
+    _topic("the area of a 3 by 4 rectangle", ("7", "that is the half-perimeter"), ("12", "3 times 4"), ("14", "that is the perimeter"), ("24", "that doubles the area")),
+    _topic("the first Roman emperor", ("Julius Caesar", "he was dictator, not emperor"), ("Augustus", "he took the title in 27 BC"),
+           ("Nero", "he came much later"), ("Trajan", "he ruled in the second century")),
+    _topic("the device that converts AC to DC", ("Transformer", "it changes voltage only"), ("Rectifier", "diodes let current flow one way"),
+           ("Inductor", "it stores energy in a field"), ("Capacitor", "it stores charge"), ("None of these", "one device does exactly this")),
+    _topic("the correct claim about diffusion", ("It needs ATP.", "that is active transport"), ("It moves molecules down a concentration gradient.", "this is the definition"),
+           ("It only happens in liquids.", "gases diffuse too"), ("It requires a membrane.", "it does not")),
+)  # fmt: skip
+VOCAB["heldout3"] = Vocab(
+    topics=TOPICS_D,
+    openers=("Consider the question: {Q}.", "OK.", "Key idea first.", "We need {Q}; let's work it out."),
+    discuss=(
+        "Rule out {X}; {W}.",
+        "{X} ({T}) is wrong because {W}.",
+        "As for {X}: {W}.",
+        "- **{X}**: {W}",
+        "The option {X} does not fit, as {W}.",
+    ),
+    fillers=("Recall the basics.", "Be careful here.", "Nothing tricky so far.", "Now compare."),
+    answers=(
+        "Final answer: **{L}**",
+        "Answer: {L}.",
+        "So my answer is {L}.",
+        "=> {L}",
+        "Correct answer - {L}",
+        "The answer must be ({L}).",
+        "\\boxed{{\\mathbf{{{L}}}}}",
+        "{L}) {T} is the answer.",
+        "Choice: {L}",
+        "I'm going with {L}.",
+    ),
+    answers_intl=(
+        "答案应为{L}",
+        "所以答案是（{L}）",
+        "답은 {L}",
+        "回答: {L}",
+        "Відповідь: {L}",
+        "Ответ: {L}.",
+        "Antwort: ({L})",
+        "Respuesta final: {L}",
+        "Risposta: {L}",
+        "Cevap: ({L})",
+        "คำตอบ: {L}",
+    ),
+    revisions=(
+        "No wait.",
+        "Hmm, let me reconsider.",
+        "Actually, let me redo this.",
+        "Re-reading the question:",
+    ),
+    drafts=("First thought: {D}.", "Answer: {D}", "It looks like {D} at first."),
+    tails=(
+        "({X} is a distractor.)",
+        "Options {X} and {Y} were ruled out above.",
+        "Why not {X}? Because it is off.",
+    ),
+    followups=("Question 3: {NQ}", "Q: {NQ}", "Here is another question: {NQ}"),
+    several=("Answer: {X}, {Y}", "{X} or {Y}.", "Both {X} and {Y}.", "The answers are {X} and {Y}."),
+    hedged=("Could be {X}; might be {Y}.", "Probably {X}, possibly {Y}."),
+    refusals=("I don't have enough information.", "Cannot be answered.", "I'm not certain of the answer."),
+    no_anchor=("Hence ({L}).", "That leaves option {L}.", "{Q} is therefore {L}.", "{L} fits best."),
+    text_answers=("Final answer: {T}", "Answer: {T}.", "The answer is: {T}"),
+    json_answers=('{{"answer": "{L}", "explanation": "see above"}}', '{{"option": "{l}"}}'),
+    bare=("{L}.", "**({L})**", "Option {L}", "{l}"),
+    walks=("Checking each option:\n\n- A. {TA}: this", "(A) {TA} - first, note that"),
+    subitems=("a) {X}\nb) {Y}", "Part 1 (a): {X}\nPart 1 (b): {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -426,6 +503,10 @@ NEXT_QUESTIONS = {
     "heldout2": (
         ("Which gas makes up most of the air?", ("Oxygen", "Nitrogen", "Argon", "Carbon dioxide")),
         ("What is 7 x 8?", ("54", "56", "58", "64")),
+    ),
+    "heldout3": (
+        ("Which organ pumps blood?", ("Lung", "Heart", "Liver", "Kidney")),
+        ("What is the chemical symbol of gold?", ("Ag", "Au", "Gd", "Go")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
