@@ -280,7 +280,7 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
 def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     m = h.tail.match(x.low, k)  # type: ignore[union-attr]
     if m is None:
-        return None
+        return _it_is_text(x, k) if h.kind == "it_is" else None
     start = k
     if h.before is not None:
         q = h.before.search(x.low, max(0, k - 20), k)
@@ -298,6 +298,19 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
         if any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
     return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
+
+
+def _it_is_text(x: Text, k: int) -> Evidence | None:
+    """ "It is Bach.", "so it must be None of these": an it-is phrase and a whole option text closing the
+    line commit to that option."""
+    m = X.IT_IS_TEXT_RE.match(x.low, k, line_end(x.t, k))
+    if m is None or conditional_before(x.low, max(0, k - 60), k):
+        return None
+    a, b = m.span("T")
+    letter = x.opts.equal(x.t[a:b])
+    if letter is None:
+        return None
+    return Evidence(k, PHRASE, "robust.commit_phrase", Reading(LETTER, letter, (a, b), "option text"))
 
 
 def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:

@@ -66,9 +66,11 @@ def _conflict(base: Evidence, decisive: list[Evidence], t: str, parts: list[int]
         prev = before[-1]
         gap = t[prev.end : base.pos]
         if prev.tier >= base.tier and not _same(prev.reading, base.reading):
-            if (gap.strip() and X.COORDINATION_GAP_RE.fullmatch(gap)) or X.COORDINATION_OPENER_RE.search(
-                t, max(0, prev.pos - 12), prev.pos
-            ):
+            bare = gap.strip(" \t*_$`()[]{}")  # (a gap of markup only: the two stand side by side)
+            joined = (
+                X.COORDINATION_GAP_RE.fullmatch(gap) if bare else "\n" not in gap and prev.rule == base.rule
+            )
+            if joined or X.COORDINATION_OPENER_RE.search(t, max(0, prev.pos - 12), prev.pos):
                 return "several answers given together"
     if any(e.also and e.pos > base.pos and not _same(e.reading, base.reading) for e in decisive):
         return "another answer is called valid too"

@@ -149,9 +149,11 @@ CJK_VERDICT_BEFORE_RE = re.compile(
 CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
-    r"\b" + _alt(P.CONCLUSION_WORDS) + r"\b\s*,?\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?\s*$"
+    r"\b" + _alt(P.CONCLUSION_WORDS) + r"\b\s*[,:]?\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?\s*$"
 )
-CONCLUSION_ENDINGS = ("option", "choice", ",") + P.CONCLUSION_WORDS
+CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS
+# "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
+IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
 # "The vitamin in question is (D)." closing the last line.
 CLOSING_COPULA_RE = re.compile(
     r"(?:^|\s)" + _alt(P.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"

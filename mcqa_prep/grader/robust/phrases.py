@@ -251,6 +251,7 @@ HEDGE_AFTER = (
 ALSO_VALID = (
     r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
     r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
+    r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
 )
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
@@ -382,7 +383,7 @@ WALK_ANNOUNCEMENTS = (
 )  # fmt: skip
 DISCUSSION_WORDS = (
     "option", "statement", "choice", "suggests", "states", "claims", "says", "proposes", "describes",
-    "refers", "implies", "means", "asserts", "argues",
+    "refers", "implies", "means", "asserts", "argues", "this one", "seems", "looks", "appears",
 )  # fmt: skip
 # Words that end a line that was cut off ("... the most abundant element, but").
 DANGLING_WORDS = frozenset(
