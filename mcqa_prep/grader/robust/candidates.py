@@ -152,10 +152,17 @@ def anchor_at(
 ) -> tuple[int, int, bool, bool] | None:
     """(start, payload start, is final, is hedged) when an anchor starts with the keyword at k."""
     q = None
+    heading = False  # "Choice: B" opening a line: the noun is a label of the answer, no qualifier needed
     if h.kind == K.QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)
         q = qualifier_before(low, k) if latin else None
         if q is None and low.find("selected", k, k + 30) < 0 and low.find("chosen", k, k + 30) < 0:
-            return None
+            heading = (
+                kw in X.HEADING_NOUNS
+                and low[k + len(kw) : k + len(kw) + 5].lstrip("s*_ \t")[:1] in (":", "：")
+                and at_line_start(t, k)
+            )
+            if not heading:
+                return None
     m = h.tail.match(low, k)  # type: ignore[union-attr]
     if m is None or m.end() == k:
         return None
@@ -179,7 +186,7 @@ def anchor_at(
             q = qualifier_before(low, k) if latin else None
         if q is not None:
             start, final = q
-        elif h.kind == K.QUALIFIED and not X.AFTER_NOUN_CHOSEN_RE.match(low, m.end()):
+        elif h.kind == K.QUALIFIED and not heading and not X.AFTER_NOUN_CHOSEN_RE.match(low, m.end()):
             return None
     if "eol" in m.re.groupindex and m.group("eol") is not None and not at_line_start(t, start):
         return None
@@ -300,6 +307,21 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
 
 
+def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
+    """ "D) Trajan is the answer.": a label, its own option text, then "is the answer"."""
+    q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
+    if q is None or q.start("L") in seen or not X.NOUN_ALONE_RE.match(x.low, k):
+        return None
+    j = q.start("L")
+    letter = x.t[j]
+    if letter not in x.opts.letters or x.opts.equal(x.t[q.start("T") : q.end("T")]) != letter:
+        return None
+    seen.add(j)
+    return Evidence(
+        q.start("L"), ANCHORED, "robust.commit_correct", Reading(LETTER, letter, (j, j + 1), "commitment")
+    )
+
+
 def _it_is_text(x: Text, k: int) -> Evidence | None:
     """ "It is Bach.", "so it must be None of these": an it-is phrase and a whole option text closing the
     line commit to that option."""
@@ -317,11 +339,17 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     """ "B is the correct answer", "C is the least accurate statement", "A and C are right", "B is the
     answer": a letter and a verdict on it, found from the verdict word backwards."""
     low = x.low
+    if kw == "best" and X.STATEMENT_END_RE.match(low, k + 4):
+        f = X.FITS_BEST_BEFORE_RE.search(x.t, max(0, k - 24), k)
+        if f is not None and f.start("L") not in seen:
+            seen.add(f.start("L"))
+            r = _letters_at(x, f.start("L"), "verdict_alone", f.start())
+            return Evidence(f.start(), PHRASE, "robust.commit_correct", r, verdict_of_letter=True)
     if not copula_before(low, k):
         return None
     q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
-        return None
+        return _label_sentence(x, k, kw, seen) if kw == "answer" else None
     j = q.start("L")
     if j in seen:
         return None

@@ -168,6 +168,9 @@ def last_line(x: Text) -> Evidence:
             or not _option_text_then_aside(x, r.letter, rest_clean)
         ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
+        if x.opts.equal(rest_clean) != r.letter and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
+            # an aside after the option text, with no end to its sentence: the line was cut off
+            return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label line cut off"))
     if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
         t, max(0, s0 - 300), s0
     ):

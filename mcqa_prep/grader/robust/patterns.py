@@ -59,6 +59,7 @@ CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFF
 AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
 CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
 QUALIFIERS = frozenset(P.QUALIFIERS)
+HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
 DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
 
 # --------------------------------------------------------------------------------------------------
@@ -133,6 +134,14 @@ VERDICT_NOUNS = (
     "fit", "selection", "alternative", "pick", "candidate",
 )  # fmt: skip
 _NOUN = _alt(VERDICT_NOUNS)
+# "B fits best.": a letter, a verb of fitting and "best" closing the sentence (found from "best" backwards).
+FITS_BEST_BEFORE_RE = re.compile(
+    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?:fits|works|matches|suits|applies)\s+(?:the\s+)?$"
+)
+# "D) Trajan is the answer.": a label line whose sentence ends by calling its text the answer.
+LABEL_SENTENCE_BEFORE_RE = re.compile(
+    r"(?:^|\n)[ \t*_>#-]*[\(\[]?(?P<L>[A-Z])[\)\].:]\s+(?P<T>[^\n]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
+)
 VERDICT_WITH_NOUN_RE = re.compile(
     r"(?:" + _alt(P.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
 )
@@ -149,9 +158,15 @@ CJK_VERDICT_BEFORE_RE = re.compile(
 CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
-    r"\b" + _alt(P.CONCLUSION_WORDS) + r"\b\s*[,:]?\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?\s*$"
+    r"(?:\b"
+    + _alt(P.CONCLUSION_WORDS)
+    + r"\b|"
+    + _alt(P.CONCLUSION_ARROWS)
+    + r")\s*[,:]?\s+(?:(?:option|choice)\s+)?"
+    + SLOT
+    + r"\s*[.!]?\s*$"
 )
-CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS
+CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS
 # "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
 IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
 # "The vitamin in question is (D)." closing the last line.
@@ -245,7 +260,7 @@ MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
 SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
-    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
+    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·=]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )
@@ -288,7 +303,7 @@ FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
     + "|".join(P.SUB_ITEM_PREFIXES)
-    + r")\s*)?(?P<open>\()?(?P<lab>[a-h]|i{1,3}|iv|vi{0,3})\)"
+    + r")\s*(?:\d+\s*)?)?(?P<open>\()?(?P<lab>[a-h]|i{1,3}|iv|vi{0,3})\)"
     r"(?=[ \t:*_.\n]|$)"
 )
 SUB_ITEM_START_RE = re.compile(_SUB_ITEM_BODY)

@@ -72,6 +72,8 @@ QUALIFIED_NOUNS = (
     "option", "choice", "selection", "alternative", "statement", "response", "one", "letter", "pick",
     "explanation", "description", "match", "fit", "candidate",
 )  # fmt: skip
+# Nouns that name the answer on their own when they open a line with a colon ("Choice: B").
+HEADING_NOUNS = ("option", "choice", "selection", "pick", "response", "letter")
 # Qualifiers before an answer noun. "final" makes the anchor a final answer.
 QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
@@ -123,6 +125,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("réponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
     Anchor("reponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
     Anchor("antwort", (), ("ist", "lautet", "wäre")),
+    Anchor("antwort", (), (), link_required=False, before_required=("ist die ",)),
     Anchor("antwoord", (), ("is",)),
     Anchor("jawaban", ("yang benar", "yang tepat", "benar", "tepat", "akhir", "betul"), ("adalah", "ialah")),
     Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
@@ -174,9 +177,13 @@ FINAL_BEFORE_CJK = ("最终", "最終")
 # --------------------------------------------------------------------------------------------------
 
 # "I'll go with B", "we choose (C)": verbs that commit when a first-person subject precedes them.
-CHOOSE_VERBS = ("choose", "select", "pick", "go with", "opt for", "answer", "say", "guess", "vote for")
+CHOOSE_VERBS = (
+    "choose", "select", "pick", "go with", "go for", "opt for", "answer", "say", "guess", "vote for",
+    "choosing", "selecting", "picking", "going with", "going for", "opting for",
+)  # fmt: skip
 FIRST_PERSON_SUBJECTS = (
-    r"i(?:'ll|’ll|\s+will|\s+would|'d|’d)?", r"we(?:'ll|’ll|\s+will|\s+would)?", r"let'?s", r"let\s+us",
+    r"i(?:'ll|’ll|\s+will|\s+would|'d|’d|'m|’m|\s+am)?", r"we(?:'ll|’ll|\s+will|\s+would|'re|’re|\s+are)?",
+    r"let'?s", r"let\s+us",
 )  # fmt: skip
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
@@ -212,6 +219,8 @@ CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
 CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo")
+# ... and arrows that conclude the same way ("=> B").
+CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
 CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
 # Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
@@ -380,6 +389,7 @@ WALK_ANNOUNCEMENTS = (
     r"(?:each|every|all)\s+(?:of\s+the\s+)?(?:options?|choices?|answers?|alternatives?|statements?)",
     r"option\s+by\s+option", r"choice\s+by\s+choice", r"one\s+by\s+one", r"go(?:ing)?\s+through",
     r"walk\s+through", r"in\s+turn",
+    r"(?:evaluate|check|consider|examine|analy[sz]e|review|go\s+over|look\s+at)\s+(?:the\s+|each\s+|all\s+)?(?:options|choices|alternatives|answer\s+choices)",
 )  # fmt: skip
 DISCUSSION_WORDS = (
     "option", "statement", "choice", "suggests", "states", "claims", "says", "proposes", "describes",
@@ -387,6 +397,6 @@ DISCUSSION_WORDS = (
 )  # fmt: skip
 # Words that end a line that was cut off ("... the most abundant element, but").
 DANGLING_WORDS = frozenset(
-    """that which the a an and or but because is are was were of to in for with as by on this it be its
+    """that which the a an and or but because is are was were of to in for with as by on this it be its not
     their so if than when while since whether from at into although though whose whom who where""".split()
 )

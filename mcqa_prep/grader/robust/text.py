@@ -67,9 +67,10 @@ def line_start(t: str, pos: int) -> int:
 
 
 def at_line_start(t: str, pos: int) -> bool:
-    """Only spaces and markup (`*_#>`) between the previous newline (or the text start) and pos."""
+    """Only spaces, markup (`*_#>`) and a list bullet (`-+•`) between the previous newline (or the text
+    start) and pos."""
     k = pos - 1
-    while k >= 0 and t[k] in " \t*_#>":
+    while k >= 0 and t[k] in " \t*_#>-+•":
         k -= 1
     return k < 0 or t[k] == "\n"
 

@@ -58,11 +58,12 @@ def letter_use(s: str, j: int) -> str | None:
         if reason is not None:
             return reason
     after = s[j + 1 : j + 9].lstrip(" \t")  # (the next and the previous non-blank character)
-    if after and after[0] in _FORMULA_OPS:
+    if after and (after[0] in _FORMULA_OPS or after.startswith("->")):
         return "inside a formula"
-    before = s[max(0, j - 8) : j].rstrip(" \t")
-    if before and before[-1] in _FORMULA_OPS:
-        return "inside a formula"
+    before = s[max(0, j - 8) : j]
+    before = before[before.rfind("\n") + 1 :].rstrip(" \t")  # (on the letter's line)
+    if before and (before[-1] in _FORMULA_OPS or before.endswith("->")) and before.strip(" \t=<>-→⇒"):
+        return "inside a formula"  # (an arrow alone before the letter, "=> C", points at it)
     if nxt == " " or nxt == "\t":
         m = NEXT_WORD_RE.match(s, j + 1)
         if m:
