@@ -31,6 +31,7 @@ PARTS = {
     "heldout": (97531, 520),
     "heldout2": (31337, 400),
     "heldout3": (271828, 400),
+    "heldout4": (161803, 400),
 }
 
 
@@ -491,6 +492,79 @@ VOCAB["heldout3"] = Vocab(
     walks=("Checking each option:\n\n- A. {TA}: this", "(A) {TA} - first, note that"),
     subitems=("a) {X}\nb) {Y}", "Part 1 (a): {X}\nPart 1 (b): {Y}"),
 )
+TOPICS_E = (
+    _topic("the closest star to Earth", ("Proxima Centauri", "it is the nearest after the Sun"), ("The Sun", "it is a star at 1 AU"),
+           ("Sirius", "it is 8.6 light years away"), ("Vega", "it is 25 light years away")),
+    _topic("the bond angle of water", ("90 degrees", "that ignores lone pairs"), ("104.5 degrees", "lone pairs squeeze it"),
+           ("109.5 degrees", "that is methane"), ("120 degrees", "that is trigonal planar")),
+    _topic("the median of 3, 8, 1, 9, 5", ("3", "that is the second value"), ("5", "sorted, it is the middle"), ("8", "that is the fourth"), ("5.2", "that is the mean")),
+    _topic("the treaty that ended World War I", ("Treaty of Paris", "that ended other wars"), ("Treaty of Versailles", "signed in 1919"),
+           ("Treaty of Utrecht", "that was 1713"), ("Treaty of Rome", "that founded the EEC"), ("None", "one treaty did end it")),
+    _topic("the organelle of aerobic respiration", ("Ribosome", "it makes proteins"), ("Mitochondrion", "the Krebs cycle runs there"),
+           ("Nucleus", "it holds DNA"), ("Vacuole", "it stores water")),
+    _topic("the statement about inertia that is wrong", ("Mass measures inertia.", "this is right"), ("Inertia needs motion.", "objects at rest have it too, so this is wrong"),
+           ("Heavier objects have more inertia.", "this is right"), ("Newton's first law describes inertia.", "this is right")),
+)  # fmt: skip
+VOCAB["heldout4"] = Vocab(
+    topics=TOPICS_E,
+    openers=("Let's reason it out.", "The question: {Q}.", "Quick analysis:", "First principles."),
+    discuss=(
+        "{X} can't be right: {W}.",
+        "What about {X} ({T})? No - {W}.",
+        "Discard {X}, because {W}.",
+        "+ {X}: {W}",
+        "{X} is tempting; however {W}.",
+    ),
+    fillers=(
+        "Let me double-check the setup.",
+        "Good.",
+        "This is straightforward.",
+        "Careful with the wording.",
+    ),
+    answers=(
+        "Final response: {L}",
+        "My pick: {L}",
+        "The correct one is ({L}).",
+        "Answer = {L}",
+        "**{L}** is my final answer.",
+        "I select {L}.",
+        "Best option: {L}",
+        "Therefore {L} is correct.",
+        "The solution is {L}.",
+        "Answer: [{L}]",
+        "So the answer should be option {L}.",
+    ),
+    answers_intl=(
+        "最终选择：{L}",
+        "正确选项：{L}",
+        "정답은 ({L})",
+        "答えは（{L}）",
+        "الجواب: {AR}",
+        "Ответ: вариант {L}",
+        "Lösung: {L}",
+        "La réponse est ({L}).",
+        "La respuesta es {L}.",
+        "Resposta: ({L})",
+        "Jawaban akhir: {L}",
+    ),
+    revisions=("Hold on.", "Wait, that's not right.", "Let me double check that.", "On reflection:"),
+    drafts=("Initial answer: {D}", "I'd first say {D}.", "Tentative answer: {D}"),
+    tails=(
+        "Side note: {X} is a common mistake.",
+        "({X} and {Y} do not fit.)",
+        "Others: {X} wrong, {Y} wrong.",
+    ),
+    followups=("Question 4: {NQ}", "Q3: {NQ}", "User: {NQ}"),
+    several=("Answer: {X} & {Y}", "{X}, {Y}", "I'd accept {X} or {Y}.", "Both options {X} and {Y} work."),
+    hedged=("Maybe {X}? Or {Y}?", "{X} seems possible, and so does {Y}."),
+    refusals=("I can't determine this.", "Unclear - I don't know.", "There's no way to tell."),
+    no_anchor=("So {L}.", "Hence option {L}.", "{L} remains.", "{Q} is ({L})."),
+    text_answers=("Answer: {T}", "Final answer - {T}", "The answer is {T}."),
+    json_answers=('{{"final": "{L}"}}', '{{"answer_choice": "{L}"}}'),
+    bare=("{L}", "({L})", "{L}.", "Option {L}."),
+    walks=("Reviewing the options:\n\nA) {TA} -", "Option A ({TA}) would mean that"),
+    subitems=("(i) {X}\n(ii) {Y}", "(a) {X}; (b) {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -507,6 +581,10 @@ NEXT_QUESTIONS = {
     "heldout3": (
         ("Which organ pumps blood?", ("Lung", "Heart", "Liver", "Kidney")),
         ("What is the chemical symbol of gold?", ("Ag", "Au", "Gd", "Go")),
+    ),
+    "heldout4": (
+        ("Which planet has rings?", ("Mars", "Saturn", "Venus", "Mercury")),
+        ("What is 12 / 4?", ("2", "3", "4", "6")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
