@@ -24,6 +24,7 @@ from .evidence import (
 )
 from .options import Options
 from .payload import read_letter_list, read_payload
+from .scope import may_be_label
 from .text import at_line_start, az_run_start, line_end
 from .tokens import UPPER, letter_use, word_char_before
 
@@ -309,6 +310,9 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
 
 def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
     """ "D) Trajan is the answer.": a label, its own option text, then "is the answer"."""
+    ls = x.t.rfind("\n", 0, k) + 1
+    if k - ls > 140 or not may_be_label(x.t, ls, k):  # (cheap test first: the line opens with a label)
+        return None
     q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
     if q is None or q.start("L") in seen or not X.NOUN_ALONE_RE.match(x.low, k):
         return None
@@ -325,8 +329,13 @@ def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None
 def _it_is_text(x: Text, k: int) -> Evidence | None:
     """ "It is Bach.", "so it must be None of these": an it-is phrase and a whole option text closing the
     line commit to that option."""
-    m = X.IT_IS_TEXT_RE.match(x.low, k, line_end(x.t, k))
-    if m is None or conditional_before(x.low, max(0, k - 60), k):
+    e = line_end(x.t, k)
+    if e - k > 160:  # (cheap tests first: a short rest of the line, starting like a name or a number)
+        return None
+    m = X.IT_IS_TEXT_RE.match(x.low, k, e)
+    if m is None or not (x.t[m.start("T")].isupper() or x.t[m.start("T")].isdigit()):
+        return None
+    if conditional_before(x.low, max(0, k - 60), k):
         return None
     a, b = m.span("T")
     letter = x.opts.equal(x.t[a:b])
