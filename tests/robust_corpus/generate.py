@@ -1,7 +1,7 @@
 """Generate the synthetic part of the robust corpus: realistic responses composed from parts, with the
 truth known by construction.
 
-    python tests/robust_corpus/generate.py          # rewrites generated_tuned.jsonl, generated_heldout.jsonl
+    python tests/robust_corpus/generate.py          # rewrites every generated_<part>.jsonl
     python tests/robust_corpus/generate.py --check  # exit 1 when the files are not what this script writes
 
 A response is a reasoning part (0 to ~1,400 characters that discuss the options and mention other
@@ -32,6 +32,7 @@ PARTS = {
     "heldout2": (31337, 400),
     "heldout3": (271828, 400),
     "heldout4": (161803, 400),
+    "heldout5": (141421, 400),
 }
 
 
@@ -565,6 +566,88 @@ VOCAB["heldout4"] = Vocab(
     walks=("Reviewing the options:\n\nA) {TA} -", "Option A ({TA}) would mean that"),
     subitems=("(i) {X}\n(ii) {Y}", "(a) {X}; (b) {Y}"),
 )
+TOPICS_F = (
+    _topic("the hardest natural mineral", ("Quartz", "it scores 7 on the Mohs scale"), ("Diamond", "it scores 10"),
+           ("Topaz", "it scores 8"), ("Corundum", "it scores 9")),
+    _topic("the author of Pride and Prejudice", ("Charlotte Bronte", "she wrote Jane Eyre"), ("Jane Austen", "it appeared in 1813"),
+           ("George Eliot", "she wrote Middlemarch"), ("Mary Shelley", "she wrote Frankenstein")),
+    _topic("the value of 15% of 80", ("10", "that is 12.5%"), ("12", "0.15 times 80"), ("15", "that confuses the rate with the result"), ("20", "that is 25%")),
+    _topic("the hormone that lowers blood sugar", ("Glucagon", "it raises blood sugar"), ("Insulin", "it moves glucose into cells"),
+           ("Adrenaline", "it raises blood sugar too"), ("Cortisol", "it raises it over time"), ("None of the above", "one hormone does exactly this")),
+    _topic("the longest river in South America", ("Orinoco", "it is about 2,140 km"), ("Parana", "it is about 4,880 km"),
+           ("Amazon", "it is about 6,400 km"), ("Magdalena", "it is about 1,500 km")),
+    _topic("the incorrect statement about sound", ("Sound needs a medium.", "this is correct"), ("Sound travels faster in water than in air.", "this is correct"),
+           ("Sound travels in a vacuum.", "it cannot, so this is the incorrect one"), ("Pitch depends on frequency.", "this is correct")),
+)  # fmt: skip
+VOCAB["heldout5"] = Vocab(
+    topics=TOPICS_F,
+    openers=(
+        "Let me think about {Q}.",
+        "Alright.",
+        "Here is my reasoning.",
+        "To find {Q}, compare the options.",
+    ),
+    discuss=(
+        "{X} is out since {W}.",
+        "Looking at {X} ({T}): {W}.",
+        "{X} doesn't work - {W}.",
+        "* {X} -> {W}",
+        "I can drop {X}: {W}.",
+    ),
+    fillers=("That narrows it down.", "Fine so far.", "One more check.", "Simple enough."),
+    answers=(
+        "Final Answer: {L}",
+        "**The answer is {L}.**",
+        "Answer - ({L})",
+        "The best answer is {L}.",
+        "So I choose {L}.",
+        "Hence, option ({L}) is correct.",
+        "$\\boxed{{({L})}}$",
+        "Correct answer: **{L}. {T}**",
+        "My answer: {L}",
+        "It's {L}.",
+        "Conclusion: {L}",
+    ),
+    answers_intl=(
+        "答案是：{L}",
+        "因此选{L}。",
+        "답: {L}",
+        "正解：{L}",
+        "إذن الإجابة {AR}",
+        "Ответ — {L}.",
+        "Die Antwort ist {L}.",
+        "Réponse : ({L})",
+        "Respuesta: {L}.",
+        "A resposta é {L}.",
+        "Chọn đáp án {L}.",
+    ),
+    revisions=("Wait.", "Hmm, no.", "Let me reconsider that.", "Actually, I misread the question."),
+    drafts=("My first guess is {D}.", "Provisional answer: ({D})", "Draft answer: {D}"),
+    tails=(
+        "{X} is the usual trap.",
+        "(Not {X}, not {Y}.)",
+        "Note that {X} and {Y} were eliminated earlier.",
+    ),
+    followups=("Question 5: {NQ}", "Next: {NQ}", "Problem 2. {NQ}"),
+    several=(
+        "{X} and {Y} are both correct.",
+        "Correct answers: {X} and {Y}",
+        "Answers: {X}, {Y}",
+        "Either {X} or {Y}.",
+    ),
+    hedged=("I lean towards {X}, though {Y} is possible.", "Possibly {X}, maybe {Y}."),
+    refusals=(
+        "I'm unable to answer this.",
+        "None of the options seem right to me, so I won't guess.",
+        "I don't know the answer.",
+    ),
+    no_anchor=("{L} it is.", "Thus, {L}.", "Only {L} survives.", "{Q} is {L}."),
+    text_answers=("So the answer: {T}", "The right option is {T}.", "Final: {T}"),
+    json_answers=('{{"choice": "{L}"}}', '{{"Answer": "{l}"}}'),
+    bare=("{L})", "__{L}__", "{l}.", "Option: {L}"),
+    walks=("Let's go option by option.\n\nA. {TA}: this", "First, A ({TA}). Here we"),
+    subitems=("1) {X}\n2) {Y}", "(a) {X}\n(b) {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -585,6 +668,10 @@ NEXT_QUESTIONS = {
     "heldout4": (
         ("Which planet has rings?", ("Mars", "Saturn", "Venus", "Mercury")),
         ("What is 12 / 4?", ("2", "3", "4", "6")),
+    ),
+    "heldout5": (
+        ("Which animal is a mammal?", ("Shark", "Dolphin", "Trout", "Frog")),
+        ("What is the square root of 49?", ("6", "7", "8", "9")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
