@@ -145,7 +145,18 @@ def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     r = read_payload(x.t, a, b, x.opts, anchored=True)
     if r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
         r = none_reading(r.span, "conditional, not a commitment")
-    return Evidence(start, ANCHORED, RULE_FINAL if final else RULE_ANCHOR, r, hedged=hedged)
+    draft = not final and _draft_before(x.low, start)
+    return Evidence(start, ANCHORED, RULE_FINAL if final else RULE_ANCHOR, r, hedged=hedged, draft=draft)
+
+
+def _draft_before(low: str, k: int) -> bool:
+    """The word right before an anchor makes it a draft ("Initial answer: C", "tentative answer")."""
+    if k == 0 or low[k - 1] not in " \t":
+        return False
+    j = k - 1
+    while j > 0 and low[j - 1] in " \t":
+        j -= 1
+    return low[az_run_start(low, j) : j] in X.DRAFT_QUALIFIERS
 
 
 def anchor_at(
@@ -364,9 +375,10 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         return None
     more = [c for c in q.group("more") if c.isupper()]
     if kw in ("answer", "one", "choice", "pick"):
-        if not low[q.start() : k].rstrip().endswith(("the", "my", "our")) or not X.NOUN_ALONE_RE.match(
-            low, k
-        ):
+        words = low[q.start() : k].split()
+        if words and words[-1] in X.VERDICT_FINAL_WORDS:
+            words.pop()
+        if not words or words[-1] not in ("the", "my", "our") or not X.NOUN_ALONE_RE.match(low, k):
             return None
         tier, kind = ANCHORED, "verdict_noun"
     elif X.VERDICT_WITH_NOUN_RE.match(low, k):
@@ -390,7 +402,9 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     )
 
 
-_AFTER_COPULA = ("only", "the", "my", "our", "both", "all", "also", "equally")
+_AFTER_COPULA = (
+    frozenset(("only", "the", "my", "our", "both", "all", "also", "equally")) | X.VERDICT_FINAL_WORDS
+)
 
 
 def copula_before(low: str, k: int) -> bool:
@@ -483,9 +497,34 @@ def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evi
                     _letters_at(x, m.start("L"), "conclusion", m.start()),
                 )
                 continue
-        if line_start == last_line_start or (t[k - 1] == "(" and t[k + 1 : k + 2] == ")"):
+        closing = line_start == last_line_start or (t[k - 1] == "(" and t[k + 1 : k + 2] == ")")
+        if closing or (e < n and t[k] in x.opts.letters):
             m = X.CLOSING_COPULA_RE.search(low, a, e)
-            if m is not None and m.start("L") not in seen and t[m.start("L")] in x.opts.letters:
+            if m is None or m.start("L") in seen or t[m.start("L")] not in x.opts.letters:
+                continue
+            if closing or only_remarks_after(x, e, t[k]):
                 seen.add(m.start("L"))
                 r = _letters_at(x, m.start("L"), "closing", m.start())
                 yield Evidence(m.start(), PHRASE, "robust.closing_statement", r)
+
+
+def only_remarks_after(x: Text, e: int, letter: str) -> bool:
+    """What follows position e is a short closing remark ("(D and C do not fit.)", "Hope this helps!"):
+    at most 200 characters in at most 3 lines, no revision or hedge, and every option letter in it is
+    another letter than `letter`, dismissed."""
+    rest = x.t[e:]
+    if len(rest) > 200 or rest.strip().count("\n") > 2 or X.REVISION_RE.search(rest):
+        return False
+    if X.HEDGE_WORDS_RE.search(x.low, e):
+        return False
+    for m in X.PROSE_LETTER_RE.finditer(rest):
+        j = m.start()
+        c = rest[j]
+        if c not in x.opts.letters or letter_use(rest, j) is not None:
+            continue
+        if c == letter:
+            return False
+        found, end = read_letter_list(rest, j, c, False)
+        if not (X.NEGATED_BEFORE_RE.search(rest, max(0, j - 20), j) or X.DISMISSED_AFTER_RE.match(rest, end)):
+            return False
+    return True

@@ -2,7 +2,8 @@
 
 1. The strongest statements win: the last decisive ANCHORED candidate, else the last decisive PHRASE.
 2. A later candidate of lower strength replaces it only as a revision: a self-correction ("wait,
-   actually D"), or any commitment after a revision marker ("let me check again ... so C").
+   actually D"), any commitment after a revision marker ("let me check again ... so C"), or any
+   commitment after a draft ("Initial answer: C ... Therefore A is correct").
 3. Abstain (several answers) when the evidence conflicts: the winner is coordinated with a different
    answer ("\\boxed{A} and \\boxed{C}"), two verdicts on letters disagree ("A is right. C is right."), the
    winner is hedged and another hedged answer differs, or parts (a), (b) of the response answer
@@ -35,8 +36,8 @@ def decide(evidence: list[Evidence], t: str, parts: list[int]) -> Decision:
     anchored = [e for e in decisive if e.tier == ANCHORED]
     if anchored:
         base = anchored[-1]
-        m = X.REVISION_RE.search(t, base.end)
-        revised_from = m.start() if m is not None else len(t)
+        m = None if base.draft else X.REVISION_RE.search(t, base.end)
+        revised_from = base.end if base.draft else m.start() if m is not None else len(t)
         later = [
             e
             for e in decisive

@@ -41,6 +41,7 @@ class Evidence(NamedTuple):
     verdict_of_letter: bool = False  # a verdict on a letter ("C is right."): two such may disagree
     label_only: bool = False  # a line that holds nothing but a label ("C", "**(C)**"): may revise
     also: bool = False  # "D is also valid": keeps the other answers given, does not replace them
+    draft: bool = False  # "Initial answer: C": any later commitment replaces it
 
     @property
     def end(self) -> int:

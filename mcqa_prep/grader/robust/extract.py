@@ -99,7 +99,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         hi = lo
     if dec.chosen is not None:
         chosen, reading = dec.chosen, dec.reading
-        if chosen.tier == ANCHORED and X.REVISION_RE.search(t, chosen.end):
+        if chosen.tier == ANCHORED and (chosen.draft or X.REVISION_RE.search(t, chosen.end)):
             ll = last_line(x)  # "Answer: B ... let me check again ... \n\nC": a corrected bare answer
             if (
                 ll.decisive

@@ -126,9 +126,13 @@ OPTION_IS_CORRECT_RE = re.compile(
 # "B is the correct answer", "A and C are right", "C is the least accurate statement" (found from the
 # verdict word backwards; run on the original text, so the letters are capitals).
 VERDICT_BEFORE_RE = re.compile(
-    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
-    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?$"
+    r"(?<![\w'’.-])[*_]{0,2}[\(\[]?(?P<L>[A-Z])[\)\]]?[*_]{0,2}"
+    r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
+    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?"
+    r"(?:" + _alt(P.VERDICT_FINAL_WORDS) + r"\s+)?$"
 )
+VERDICT_FINAL_WORDS = frozenset(P.VERDICT_FINAL_WORDS)
+DRAFT_QUALIFIERS = frozenset(P.DRAFT_QUALIFIERS)
 VERDICT_NOUNS = (
     "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
     "fit", "selection", "alternative", "pick", "candidate",

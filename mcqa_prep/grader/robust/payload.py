@@ -136,6 +136,8 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
     found, end = read_letter_list(s, j, letter, anchored and s[j].islower())
     distinct = list(dict.fromkeys(found))
+    if len(distinct) > 1 and DISMISSED_AFTER_RE.match(s, end):
+        return none_reading((a + j, a + end), "letters dismissed, not chosen")
     if len(distinct) > 1:
         return Reading(SEVERAL, None, (a + j, a + end), "several letters: " + "/".join(distinct))
     if j > 0 and s[j - 1] in "([" and _next_label_follows(s, j):
@@ -184,6 +186,12 @@ def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[lis
     return found, end
 
 
+def _coordinated(s: str, j: int, opts: Options) -> bool:
+    """The letter at s[j] starts a list of option letters ("accept C or A"): a letter, not a name's end."""
+    found, _ = read_letter_list(s, j, s[j], False)
+    return len(set(found)) > 1 and all(c in opts.letters for c in found)
+
+
 def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading | None:
     """Letters inside a sentence. Each is dismissed ("not A", "A is wrong"), hedged ("might be B",
     "C is possible"), committed (it closes the payload, or follows a conclusion word) or only mentioned.
@@ -193,7 +201,9 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
     for m in PROSE_LETTER_RE.finditer(s, i):
         j = m.start()
         letter = s[j]
-        if letter not in opts.letters or letter_use(s, j) is not None or after_name(s, j):
+        if letter not in opts.letters or letter_use(s, j) is not None:
+            continue
+        if after_name(s, j) and not _coordinated(s, j, opts):
             continue
         lo = max(i, j - 25)
         tentative = HEDGE_BEFORE_RE.search(s, lo, j) is not None

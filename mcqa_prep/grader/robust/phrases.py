@@ -79,6 +79,11 @@ QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
     "closest", "nearest", "true", "likeliest", "only", "overall", "actual",
 )  # fmt: skip
+# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B"): any later
+# commitment, however weakly written, replaces it.
+DRAFT_QUALIFIERS = (
+    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough",
+)  # fmt: skip
 # "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
 # accurate statement"), as does "only correct".
 QUALIFIER_DEGREE_WORDS = ("most", "least")
@@ -127,6 +132,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("antwort", (), ("ist", "lautet", "wäre")),
     Anchor("antwort", (), (), link_required=False, before_required=("ist die ",)),
     Anchor("antwoord", (), ("is",)),
+    Anchor("lösung", (), ("ist", "lautet")),
     Anchor("jawaban", ("yang benar", "yang tepat", "benar", "tepat", "akhir", "betul"), ("adalah", "ialah")),
     Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
     Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
@@ -150,6 +156,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
     Anchor("答案", (), ("是", "为", "為", "应该是", "應該是", "应为", "應為"), link_required=False),
     Anchor("选项", (), ("是", "为")),
+    Anchor("选择", (), ("是", "为"), before_required=("最终", "我的", "正确")),
+    Anchor("選擇", (), ("是", "為"), before_required=("最終", "我的", "正確")),
     Anchor("選項", (), ("是", "為")),
     Anchor("选", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
     Anchor("選", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
@@ -207,6 +215,8 @@ SELF_CORRECTION_FILLERS = (
 )  # fmt: skip
 # "B is the correct answer", "C is the least accurate statement": adjectives of a verdict on a letter.
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
+# Words between "the"/"my" and the noun of a verdict that name it the final one ("C is my final answer").
+VERDICT_FINAL_WORDS = ("final", "ultimate")
 # "A is the wrong answer": a verdict that dismisses the letter.
 DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
 # Verdicts on a letter in Chinese, Japanese and Korean, where the letter comes first ("选项B正确",
@@ -240,8 +250,9 @@ ELIMINATION_AFTER = (r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+
 # one even when it is written more weakly ("Answer: B ... let me check again ... C").
 REVISION_MARKERS = (
     r"wait", r"hmm+", r"actually", r"oops", r"on\s+second\s+thought", r"on\s+reflection",
-    r"upon\s+(?:further\s+)?(?:review|reflection)", r"let\s+me\s+(?:re-?check|check|double-check|verify|reconsider|re-?read|re-?examine|re-?evaluate)",
-    r"check(?:ing)?\s+again", r"double-?check(?:ing)?", r"re-?check(?:ing)?", r"re-?read(?:ing)?",
+    r"upon\s+(?:further\s+)?(?:review|reflection)", r"let\s+me\s+(?:re-?check|check|double[\s-]?check|verify|reconsider|re-?read|re-?examine|re-?evaluate|think\s+again)",
+    r"check(?:ing)?\s+again", r"double[\s-]?check(?:ing)?", r"re-?check(?:ing)?", r"re-?read(?:ing)?",
+    r"hold\s+on", r"hang\s+on",
     r"re-?examin(?:e|ing)", r"re-?evaluat(?:e|ing)", r"reconsider(?:ing)?", r"correction",
     r"i\s+made\s+an?\s+(?:mistake|error)", r"i\s+was\s+wrong", r"that(?:'s|’s|\s+is)\s+(?:wrong|incorrect|not\s+right)",
     r"scratch\s+that", r"i\s+misread",
@@ -273,6 +284,9 @@ NEGATIONS_BEFORE = (
 DISMISSALS_AFTER = (
     r"(?:is|are|seems|looks)\s+(?:wrong|incorrect|false|not\b|unlikely|implausible|ruled\s+out|out|too\b)",
     r"(?:could|might|may)\s+(?:also\s+)?be\b", r"can(?:not|'t|’t)\s+be\b", r"is\s+(?:also\s+)?possible",
+    r"(?:do|does|did)(?:\s+not|n't|n’t)\s+(?:fit|work|apply|match|hold)", r"(?:fail|fails|failed)\b",
+    r"(?:wrong|incorrect|excluded|eliminated)\b",
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
     r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
 # Negations before a letter in languages without spaces ("不是A而是B").
@@ -371,6 +385,9 @@ JSON_ANSWER_KEYS = (
     "prediction",
     "label",
     "pick",
+    "final",
+    "response",
+    "result",
 )
 
 # --------------------------------------------------------------------------------------------------
