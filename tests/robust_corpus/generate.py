@@ -33,6 +33,7 @@ PARTS = {
     "heldout3": (271828, 400),
     "heldout4": (161803, 400),
     "heldout5": (141421, 400),
+    "heldout6": (173205, 400),
 }
 
 
@@ -648,6 +649,92 @@ VOCAB["heldout5"] = Vocab(
     walks=("Let's go option by option.\n\nA. {TA}: this", "First, A ({TA}). Here we"),
     subitems=("1) {X}\n2) {Y}", "(a) {X}\n(b) {Y}"),
 )
+TOPICS_G = (
+    _topic("the chemical symbol for sodium", ("So", "that is not a symbol"), ("Na", "from natrium"),
+           ("Sd", "that does not exist"), ("S", "that is sulfur")),
+    _topic("the painter of the Mona Lisa", ("Michelangelo", "he painted the Sistine ceiling"), ("Raphael", "he painted the School of Athens"),
+           ("Leonardo da Vinci", "he painted it around 1503"), ("Titian", "he worked in Venice")),
+    _topic("the speed of a car covering 150 km in 2 hours", ("50 km/h", "that divides by 3"), ("75 km/h", "150 divided by 2"),
+           ("100 km/h", "that ignores the time"), ("300 km/h", "that multiplies instead")),
+    _topic("the blood vessel that carries blood away from the heart", ("Vein", "veins return blood"), ("Capillary", "exchange happens there"),
+           ("Artery", "arteries carry blood away"), ("Venule", "it drains capillaries"), ("None of these", "one vessel type does this")),
+    _topic("the largest desert in the world", ("Sahara", "it is the largest hot desert only"), ("Gobi", "it is much smaller"),
+           ("Antarctic Desert", "it covers about 14 million square km"), ("Arabian Desert", "it is about 2.3 million square km")),
+    _topic("the true statement about enzymes", ("They are consumed in reactions.", "they are not consumed"), ("They raise activation energy.", "they lower it"),
+           ("They are specific to their substrates.", "the active site fits the substrate"), ("They work at any temperature.", "they denature when hot")),
+)  # fmt: skip
+VOCAB["heldout6"] = Vocab(
+    topics=TOPICS_G,
+    openers=(
+        "Okay, so the question is about {Q}.",
+        "Thinking it through:",
+        "Let me work this out.",
+        "Goal: identify {Q}.",
+    ),
+    discuss=(
+        "{X} won't do, since {W}.",
+        "Regarding {X} ({T}), {W}.",
+        "{X} is incorrect as {W}.",
+        "> {X}: {W}",
+        "Scratch {X}; {W}.",
+    ),
+    fillers=("Let's keep going.", "So far so good.", "That is the key fact.", "Important point."),
+    answers=(
+        "**Answer**: {L}",
+        "The final answer is ({L}).",
+        "Therefore, the answer is **{L}**.",
+        "My final answer would be {L}.",
+        "Correct option: {L} - {T}",
+        "The right choice is {L}.",
+        "$\\boxed{{\\textbf{{{L}}}}}$",
+        "Final choice: **{L}**",
+        "Final: ({L})",
+        "I'd go with {L}.",
+        "The most accurate answer is {L}.",
+    ),
+    answers_intl=(
+        "正确答案应该是{L}。",
+        "故答案为{L}。",
+        "따라서 정답은 {L}이다.",
+        "よって答えは{L}です。",
+        "الإجابة الصحيحة: {AR}",
+        "Правильный ответ: {L}.",
+        "Die korrekte Antwort lautet {L}.",
+        "Bonne réponse : {L}",
+        "La opción correcta es la {L}.",
+        "A alternativa correta é a {L}.",
+        "Jadi jawabannya adalah {L}.",
+    ),
+    revisions=("Wait a moment.", "Hmm, actually no.", "Let me double-check.", "Oops, I made an error."),
+    drafts=("At first glance: {D}.", "Answer: ({D})", "I was going to say {D}."),
+    tails=(
+        "The remaining options ({X}, {Y}) are incorrect.",
+        "Why not {X}? See above.",
+        "{X} would be a typical wrong pick.",
+    ),
+    followups=("Question #2: {NQ}", "Now another one: {NQ}", "### Q3\n{NQ}"),
+    several=(
+        "{X} and {Y} both work.",
+        "Final answer: {X} and {Y}",
+        "Either {X} or {Y} is acceptable.",
+        "{X}; {Y}",
+    ),
+    hedged=("Most likely {X}, but {Y} is also plausible.", "I'm torn between {X} and {Y}."),
+    refusals=(
+        "I cannot determine the answer.",
+        "This question has no correct option.",
+        "Sorry, I'm not sure.",
+    ),
+    no_anchor=("That makes it {L}.", "Which gives {L}.", "{L} is the one.", "The answer to this is {L}."),
+    text_answers=("Answer: **{T}**", "Final answer: {T}.", "The answer would be {T}."),
+    json_answers=(
+        '{{"answer_letter": "{L}"}}',
+        '```json\n{{"selected_answer": "{L}", "reason": "see above"}}\n```',
+    ),
+    bare=("({L}).", "*{L}*", "{L}!", "{l})"),
+    walks=("Let me evaluate every option.\n\nA) {TA} -", "Starting with A: {TA}, which"),
+    subitems=("a. {X}\nb. {Y}", "(1) {X} (2) {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -672,6 +759,10 @@ NEXT_QUESTIONS = {
     "heldout5": (
         ("Which animal is a mammal?", ("Shark", "Dolphin", "Trout", "Frog")),
         ("What is the square root of 49?", ("6", "7", "8", "9")),
+    ),
+    "heldout6": (
+        ("Which continent is Kenya in?", ("Asia", "Africa", "Europe", "Oceania")),
+        ("What is 9 squared?", ("18", "72", "81", "99")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
