@@ -273,8 +273,10 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     t = x.t
     letter = t[j]
     if letter not in UPPER:
-        # an explicit commitment to a parenthesised label takes it in lower case too: "I pick (a)."
-        if kind != "choose" or t[j - 1 : j] != "(" or t[j + 1 : j + 2] != ")" or not letter.isalpha():
+        # an explicit commitment to a parenthesised label takes it in lower case too: "I pick (a).",
+        # and so does "option c is correct" (the noun names the letter)
+        explicit = kind == "option_correct" or (t[j - 1 : j] == "(" and t[j + 1 : j + 2] == ")")
+        if kind not in ("choose", "option_correct") or not explicit or not letter.isalpha():
             return none_reading((j, j + 1), "lower-case letter without an anchor")
         letter = letter.upper()
     reason = letter_use(t, j)
@@ -299,7 +301,9 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
 def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
     m = h.tail.match(x.low, k)  # type: ignore[union-attr]
     if m is None:
-        return _it_is_text(x, k) if h.kind == "it_is" else None
+        if h.kind != "it_is":
+            return None
+        return _letter_it_is(x, k, seen) or _it_is_text(x, k)
     start = k
     if h.before is not None:
         q = h.before.search(x.low, max(0, k - 20), k)
@@ -317,6 +321,18 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
         if any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
     return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
+
+
+def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
+    """ "D it is.": a capital letter opening its line, then "it is" closing the sentence."""
+    if not X.IT_IS_AFTER_LETTER_RE.match(x.low, k):
+        return None
+    q = X.LETTER_BEFORE_IT_IS_RE.search(x.t, max(0, k - 24), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    seen.add(j)
+    return Evidence(j, PHRASE, "robust.commit_phrase", _letters_at(x, j, "it_is", j))
 
 
 def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:

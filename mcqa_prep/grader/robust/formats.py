@@ -177,6 +177,8 @@ def last_line(x: Text) -> Evidence:
         return Evidence(
             s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
         )
+    if X.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
+        return Evidence(s0, FORMAT, rule, none_reading(r.span, "an item of a bulleted list, not an answer"))
     w0 = (
         t.rfind("\n", 0, max(0, s0 - 600)) + 1
     )  # (the listing it may continue starts in the 600 characters before)

@@ -171,6 +171,16 @@ CONCLUSION_RE = re.compile(
     + r"\s*[.!]?\s*$"
 )
 CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS
+# "D it is.": a letter opening its line, then an it-is phrase closing the sentence (found backwards).
+LETTER_BEFORE_IT_IS_RE = re.compile(
+    r"(?:^|\n)[ \t*_>#-]*(?:(?:option|choice)\s+)?[\(\[]?\**(?P<L>[A-Z])\**[\)\]]?,?[ \t]+$", re.IGNORECASE
+)
+IT_IS_AFTER_LETTER_RE = re.compile(
+    _alt(P.IT_IS_AFTER_LETTER) + r"[ \t]*(?:then)?[ \t*_]*[.!]?[ \t*_]*(?=\n|$)"
+)
+# A line that starts with a bullet and a capital letter ("* D -> ...", "- **B**"): as the last line, an item
+# of a bulleted discussion of the options (maybe cut off), not an answer.
+BULLET_LETTER_LINE_RE = re.compile(r"(?m)^[ \t>]*(?P<b>[-*+•])[ \t]+[*_]{0,2}[\(\[]?[A-Z](?![A-Za-z0-9])")
 # "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
 IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
 # "The vitamin in question is (D)." closing the last line.

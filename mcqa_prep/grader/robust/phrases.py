@@ -47,7 +47,7 @@ whether neither nor even just instead certainly surely obviously clearly actuall
 WORDS_AFTER_OPTION_LETTER = """
 is because since as and or but so which seems appears fits matches best correct right wrong incorrect
 only alone here then therefore thus hence due given per remains stands describes explains provides gives
-represents corresponds option choice answer vs versus y o e et ou und oder are
+represents corresponds option choice answer vs versus y o e et ou und oder are survives
 """.split()
 # ... and after "A" only (the pronoun "I" is followed by these verbs all the time).
 WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
@@ -70,10 +70,10 @@ ANSWER_NOUNS = ("answer",)
 # "selected"/"chosen" after them ("Option Selected: B").
 QUALIFIED_NOUNS = (
     "option", "choice", "selection", "alternative", "statement", "response", "one", "letter", "pick",
-    "explanation", "description", "match", "fit", "candidate",
+    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict",
 )  # fmt: skip
 # Nouns that name the answer on their own when they open a line with a colon ("Choice: B").
-HEADING_NOUNS = ("option", "choice", "selection", "pick", "response", "letter")
+HEADING_NOUNS = ("option", "choice", "selection", "pick", "response", "letter", "conclusion", "verdict")
 # Qualifiers before an answer noun. "final" makes the anchor a final answer.
 QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
@@ -153,6 +153,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("відповідь", (), ("—", "–", "-")),
     Anchor("yanıt", (), ()),
     Anchor("đáp án", ("đúng",), ("là",)),
+    Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),
     Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
     Anchor("答案", (), ("是", "为", "為", "应该是", "應該是", "应为", "應為"), link_required=False),
     Anchor("选项", (), ("是", "为")),
@@ -195,6 +196,8 @@ FIRST_PERSON_SUBJECTS = (
 )  # fmt: skip
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
+# "D it is.": the same phrases after a letter that opens its line, closing the sentence.
+IT_IS_AFTER_LETTER = ("it is", "it's", "it’s", "it shall be", "it will be")
 # "..., which corresponds to option B.", "this matches (C)": phrases that tie a result to the letter
 # closing the clause after them.
 MATCH_PHRASES = ("corresponds to", "matches", "closest to", "nearest to", "equivalent to", "consistent with")
