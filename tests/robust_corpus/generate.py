@@ -34,6 +34,7 @@ PARTS = {
     "heldout4": (161803, 400),
     "heldout5": (141421, 400),
     "heldout6": (173205, 400),
+    "heldout7": (223606, 400),
 }
 
 
@@ -735,6 +736,84 @@ VOCAB["heldout6"] = Vocab(
     walks=("Let me evaluate every option.\n\nA) {TA} -", "Starting with A: {TA}, which"),
     subitems=("a. {X}\nb. {Y}", "(1) {X} (2) {Y}"),
 )
+TOPICS_H = (
+    _topic("the planet closest to the Sun", ("Venus", "it is second"), ("Mercury", "it orbits at 0.39 AU"),
+           ("Earth", "it is third"), ("Mars", "it is fourth")),
+    _topic("the unit of electrical resistance", ("Volt", "that measures potential"), ("Ampere", "that measures current"),
+           ("Ohm", "named after Georg Ohm"), ("Farad", "that measures capacitance")),
+    _topic("the perimeter of a square with side 5", ("10", "that uses two sides"), ("20", "four sides of 5"),
+           ("25", "that is the area"), ("15", "that uses three sides")),
+    _topic("the language with the most native speakers", ("English", "it has fewer native speakers"), ("Spanish", "it is second"),
+           ("Mandarin Chinese", "it has over 900 million"), ("Hindi", "it is third or fourth"), ("None of them", "one of them leads")),
+    _topic("the element with atomic number 1", ("Helium", "that is 2"), ("Hydrogen", "it has one proton"),
+           ("Lithium", "that is 3"), ("Oxygen", "that is 8")),
+    _topic("the false statement about DNA", ("It is a double helix.", "that is true"), ("It contains thymine.", "that is true"),
+           ("It contains uracil.", "uracil is in RNA, so this one is false"), ("It carries genetic information.", "that is true")),
+)  # fmt: skip
+VOCAB["heldout7"] = Vocab(
+    topics=TOPICS_H,
+    openers=("Step by step.", "The question asks for {Q}.", "Let me recall the facts.", "Sure! We need {Q}."),
+    discuss=(
+        "{X} is not it: {W}.",
+        "Checking option {X} ({T}) - {W}.",
+        "We can exclude {X} because {W}.",
+        "- ({X}) {W}",
+        "{X}? No, {W}.",
+    ),
+    fillers=("That is well established.", "No tricks here.", "Moving on.", "Now the remaining options."),
+    answers=(
+        "Answer: **({L})**",
+        "So, the correct answer is: {L}",
+        "The answer: {L}.",
+        "Therefore, I choose {L}.",
+        "The right answer is option {L}.",
+        "Final answer: {L}) {T}",
+        "\\[\\boxed{{\\text{{({L})}}}}\\]",
+        "**Final Answer**\n{L}",
+        "Correct: {L}",
+        "My answer is option {L}.",
+        "That means the answer is {L}.",
+    ),
+    answers_intl=(
+        "所以正确答案为{L}。",
+        "答案选{L}",
+        "정답은 {L}번입니다.",
+        "答えは {L} です。",
+        "الجواب الصحيح هو {AR}",
+        "Ответ: {L})",
+        "Also ist die Antwort {L}.",
+        "Réponse finale : {L}",
+        "Respuesta final: ({L})",
+        "Resposta correta: {L}",
+        "Jawabannya: {L}",
+    ),
+    revisions=("Hmm, wait.", "Let me re-check.", "Actually, scratch that.", "On second thought,"),
+    drafts=("My initial guess: {D}", "Answer: **{D}**", "I think it's {D}."),
+    tails=(
+        "{X} and {Y} can be ruled out as shown.",
+        "(Option {X} is a distractor.)",
+        "Others are wrong: {X} and {Y}.",
+    ),
+    followups=("Question 2) {NQ}", "Another question: {NQ}", "Problem 3: {NQ}"),
+    several=(
+        "{X} and {Y} are both right.",
+        "Answer: ({X}) and ({Y})",
+        "{X} or {Y}, depending on interpretation.",
+        "$\\boxed{{{X}}}$ and $\\boxed{{{Y}}}$",
+    ),
+    hedged=("It's probably {X}, but it could also be {Y}.", "Not sure: {X} or maybe {Y}."),
+    refusals=(
+        "I do not know.",
+        "I'm not able to determine the answer.",
+        "The question can't be answered with the given options.",
+    ),
+    no_anchor=("Which means {L}.", "So, it's ({L}).", "Clearly {L}.", "That leaves us with {L}."),
+    text_answers=("Answer: {T}!", "Final answer: **{T}**", "The answer is simply {T}."),
+    json_answers=('{{"answer": "({L})"}}', '{{"result": "{l}"}}'),
+    bare=("Option ({L})", "**{L}.**", "( {L} )", "{L}) "),
+    walks=("Going through each option:\n\nA. {TA} —", "A) {TA}: This option"),
+    subitems=("(a) {X}, (b) {Y}", "i) {X}\nii) {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -763,6 +842,10 @@ NEXT_QUESTIONS = {
     "heldout6": (
         ("Which continent is Kenya in?", ("Asia", "Africa", "Europe", "Oceania")),
         ("What is 9 squared?", ("18", "72", "81", "99")),
+    ),
+    "heldout7": (
+        ("Which ocean is the largest?", ("Atlantic", "Indian", "Pacific", "Arctic")),
+        ("How many minutes are in an hour?", ("30", "60", "90", "100")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
