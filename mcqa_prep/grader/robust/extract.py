@@ -34,8 +34,22 @@ STATUS_OF = {
 NO_TEXT = Extraction(None, STATUS_NO_ANSWER, "robust.none")
 
 
+def unfinished_reasoning(text: str) -> Extraction | None:
+    """The response opens a `<think>` block and never closes it: it stopped while reasoning, before
+    giving its final answer (what the reasoning says on the way is not a commitment)."""
+    i = text.find("<think>")
+    if i < 0 or text[:i].strip() or text.find("</think>", i) >= 0:
+        return None
+    why = "stops inside its <think> block: no final answer"
+    cand = Candidate("robust.scope", (i, len(text)), None, why)
+    return Extraction(None, STATUS_NO_ANSWER, "robust.scope", (i, len(text)), (cand,), message=why)
+
+
 def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
     """extract_robust without the fast path (the property tests compare the two)."""
+    unfinished = unfinished_reasoning(text)
+    if unfinished is not None:
+        return unfinished
     t = fold_width(text)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters), structure)

@@ -29,7 +29,7 @@ from . import keywords as K
 from . import patterns as X
 from .candidates import anchor_at, anchor_payload, conditional_before, copula_before
 from .evidence import DECISIVE, LETTER, Reading, letter_reading
-from .extract import STATUS_OF, first_stage_start, may_join_earlier
+from .extract import STATUS_OF, first_stage_start, may_join_earlier, unfinished_reasoning
 from .options import Options
 from .payload import read_payload
 from .scope import listing_right_above, may_be_label, may_have_structure
@@ -63,7 +63,7 @@ RULE_ANCHOR, RULE_FINAL, RULE_BOXED, RULE_COMMIT = (
 def fast_extract(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     """general_extract(text, letters) when the closing line is a known shape, else None."""
     n = len(text)
-    if n <= 300:
+    if n <= 300 or unfinished_reasoning(text) is not None:
         return None
     if not text.isascii():
         return _cjk(text, letters)

@@ -107,6 +107,8 @@ def _bare(x: Text, stripped: str) -> Evidence:
         r = read_payload(t, a, len(t), x.opts, anchored=False, restatement=True)
         if r.kind == LETTER and r.verdict == "leading letter" and (dangling(t) or _discusses(t, r.span[1])):
             r = none_reading(r.span, "a label opening a discussion of the option, not an answer")
+        elif r.kind == LETTER and dangling(t):
+            r = none_reading(r.span, "cut off mid-sentence")
     return Evidence(r.span[0], FORMAT, RULE_BARE, r)
 
 

@@ -88,7 +88,14 @@ def read_payload(
             if lead_reason is None:
                 return _leading(s, j, a, letter, opts, anchored)
     # 3.-5. an option text at the start, "all of the above", a refusal, a restatement
-    r = _text_answer(core, rest, (a + i, b), opts, prefix, anchored if restatement is None else restatement)
+    r = _text_answer(
+        core,
+        rest,
+        (a + i, b),
+        opts,
+        prefix and (anchored or not _names_other_letters(s, i, opts)),
+        anchored if restatement is None else restatement,
+    )
     if r is not None:
         return r
     if not prose:
@@ -103,6 +110,16 @@ def read_payload(
         if len(inside) == 1:
             return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
     return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _names_other_letters(s: str, i: int, opts: Options) -> bool:
+    """Some option letter stands in s[i:] as a token ("Mitochondria (A) make ATP and lysosomes (D)
+    ..."): without an anchor, a sentence that opens with an option's text is then a discussion."""
+    for m in PROSE_LETTER_RE.finditer(s, i):
+        j = m.start()
+        if s[j] in opts.letters and letter_use(s, j) is None and not after_name(s, j):
+            return True
+    return False
 
 
 def _text_answer(

@@ -70,10 +70,20 @@ ANSWER_NOUNS = ("answer",)
 # "selected"/"chosen" after them ("Option Selected: B").
 QUALIFIED_NOUNS = (
     "option", "choice", "selection", "alternative", "statement", "response", "one", "letter", "pick",
-    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict",
+    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict", "final",
 )  # fmt: skip
 # Nouns that name the answer on their own when they open a line with a colon ("Choice: B").
-HEADING_NOUNS = ("option", "choice", "selection", "pick", "response", "letter", "conclusion", "verdict")
+HEADING_NOUNS = (
+    "option",
+    "choice",
+    "selection",
+    "pick",
+    "response",
+    "letter",
+    "conclusion",
+    "verdict",
+    "final",
+)
 # Qualifiers before an answer noun. "final" makes the anchor a final answer.
 QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
@@ -231,7 +241,11 @@ CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
-CONCLUSION_WORDS = ("therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo")
+CONCLUSION_WORDS = (
+    "therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo",
+    "which gives", "that gives", "this gives", "which means", "that means", "this means",
+    "which makes it", "that makes it", "this makes it",
+)  # fmt: skip
 # ... and arrows that conclude the same way ("=> B").
 CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
