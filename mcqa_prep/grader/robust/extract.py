@@ -20,7 +20,7 @@ from ..base import Extraction
 from . import patterns as X
 from .candidates import Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
-from .evidence import ANCHORED, DECISIVE, LETTER, Evidence, Reading
+from .evidence import DECISIVE, LETTER, Evidence, Reading
 from .formats import format_candidates, last_line
 from .options import Options
 from .scope import follow_up_boundaries, may_have_structure, sub_items
@@ -113,7 +113,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         hi = lo
     if dec.chosen is not None:
         chosen, reading = dec.chosen, dec.reading
-        if chosen.tier == ANCHORED and (chosen.draft or X.REVISION_RE.search(t, chosen.end)):
+        if chosen.draft or X.REVISION_RE.search(t, chosen.end):
             ll = last_line(x)  # "Answer: B ... let me check again ... \n\nC": a corrected bare answer
             if (
                 ll.decisive

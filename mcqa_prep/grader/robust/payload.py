@@ -66,8 +66,9 @@ def read_payload(
         letter = opts.equal(core)
         if letter is not None:
             return Reading(LETTER, letter, (a + i, b), "option text")
-    if NEGATED_PAYLOAD_RE.match(s, i):
-        return none_reading((a + i, b), "negated")
+    if NEGATED_PAYLOAD_RE.match(s, i):  # ("not A" says nothing; "not B, but C" says C)
+        r = read_prose_letters(s, i, a, b, opts) if prose else None
+        return r if r is not None and r.kind == LETTER else none_reading((a + i, b), "negated")
     j = FILLER_RE.match(s, i).end()
     rest = s[j:].strip(STRIP_CHARS) if j > i else core
     if equality and rest is not core and rest and len(rest) <= 400:

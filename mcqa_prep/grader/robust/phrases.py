@@ -70,20 +70,12 @@ ANSWER_NOUNS = ("answer",)
 # "selected"/"chosen" after them ("Option Selected: B").
 QUALIFIED_NOUNS = (
     "option", "choice", "selection", "alternative", "statement", "response", "one", "letter", "pick",
-    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict", "final",
+    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict", "final", "correct",
 )  # fmt: skip
 # Nouns that name the answer on their own when they open a line with a colon ("Choice: B").
 HEADING_NOUNS = (
-    "option",
-    "choice",
-    "selection",
-    "pick",
-    "response",
-    "letter",
-    "conclusion",
-    "verdict",
-    "final",
-)
+    "option", "choice", "selection", "pick", "response", "letter", "conclusion", "verdict", "final", "correct",
+)  # fmt: skip
 # Qualifiers before an answer noun. "final" makes the anchor a final answer.
 QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
@@ -303,6 +295,7 @@ DISMISSALS_AFTER = (
     r"(?:could|might|may)\s+(?:also\s+)?be\b", r"can(?:not|'t|’t)\s+be\b", r"is\s+(?:also\s+)?possible",
     r"(?:do|does|did)(?:\s+not|n't|n’t)\s+(?:fit|work|apply|match|hold)", r"(?:fail|fails|failed)\b",
     r"(?:wrong|incorrect|excluded|eliminated)\b",
+    r"(?:can|could|should|must)\s+be\s+(?:ruled\s+out|eliminated|excluded|discarded|rejected|dismissed)",
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
     r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
