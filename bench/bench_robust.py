@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcqa_prep.grader import robust  # noqa: E402
 from mcqa_prep.grader.robust import extract_robust  # noqa: E402
+from mcqa_prep.grader.robust import options as robust_options  # noqa: E402
 
 LETTERS = "ABCDEFGHIJ"
 _TOPICS = [
@@ -104,7 +104,7 @@ def run(rows: int = 50_000, repeat: int = 3) -> dict[str, Any]:
     passes = []
     found = 0
     for _ in range(max(1, repeat)):
-        robust._NORMS_CACHE.clear()  # (each pass like a fresh process)
+        robust_options.clear_cache()  # (each pass like a fresh process)
         found = 0
         wall0, cpu0 = time.perf_counter(), time.process_time()
         for text, letters in data:

@@ -211,3 +211,51 @@ def test_never_raises_and_only_allowed_letters(text: str, keys: list[str], value
         assert isinstance(c, Candidate)
     result = grade_text(text, options, "A", override="robust")
     assert result.extracted_answer is None or result.extracted_answer in letters
+
+
+# ------------------------------------------------------------------------------------------------
+# structure of the package (docs/robust.md, "Code")
+# ------------------------------------------------------------------------------------------------
+
+PACKAGE = REPO / "mcqa_prep" / "grader" / "robust"
+
+
+def test_modules_and_functions_stay_small():
+    import ast
+
+    for path in sorted(PACKAGE.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert len(source.splitlines()) <= 600, path.name
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno + 1 <= 80, f"{path.name}: {node.name}"
+
+
+def test_phrases_are_plain_tables():
+    """phrases.py holds data only: assignments of literals (tuples, dicts, frozensets of strings) and
+    the one NamedTuple that describes an anchor row; no functions, no patterns compiled there."""
+    import ast
+
+    tree = ast.parse((PACKAGE / "phrases.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr, ast.Assign, ast.AnnAssign)):
+            continue
+        assert isinstance(node, ast.ClassDef) and node.name == "Anchor", ast.dump(node)[:80]
+    calls = {
+        n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+    }
+    assert calls <= {"Anchor", "frozenset", "split"}, calls
+
+
+def test_package_imports_only_stdlib_regex_and_the_grader():
+    import ast
+
+    allowed = {"__future__", "collections", "typing", "re", "unicodedata", "regex"}
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                assert {a.name.split(".")[0] for a in node.names} <= allowed, path.name
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert node.module.split(".")[0] in allowed, (path.name, node.module)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 from prep_helpers import make_row, write_rows
@@ -132,13 +133,17 @@ def test_other_policy_preparation_is_valid_for_this_grader(tmp_path):
 def test_other_grader_version_refused(prepared, monkeypatch, cli):
     import mcqa_prep.policy as policy_mod
 
+    installed = policy_mod.GRADER_VERSION  # the version that prepared the directory
     monkeypatch.setattr(policy_mod, "GRADER_VERSION", "2.0.0")
     with pytest.raises(
-        ContractMismatch, match="prepared by grader version 1.0.0 .* this is grader version 2.0.0"
+        ContractMismatch,
+        match=f"prepared by grader version {re.escape(installed)} .* this is grader version 2.0.0",
     ):
         verify_prepared(prepared)
     r = cli("verify", prepared)
-    assert r.exit_code == 1 and "grader version 1.0.0" in r.output and "grader version 2.0.0" in r.output
+    assert (
+        r.exit_code == 1 and f"grader version {installed}" in r.output and "grader version 2.0.0" in r.output
+    )
     with pytest.raises(ContractMismatch):
         load_prepared(prepared)
 

@@ -21,6 +21,7 @@ from ..records import (
     STATUS_OK,
     STATUS_OUT_OF_RANGE,
     STATUS_REGEX_TIMEOUT,
+    Candidate,
     GradeResult,
 )
 from .base import Extraction
@@ -40,7 +41,7 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.0.0"
+GRADER_VERSION = "1.1.0"
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per pattern per response; see custom_regex
 
@@ -84,9 +85,17 @@ def grade_text(
     letters = allowed_letters(options)
 
     custom: Extraction | None = None
+    vetoed: tuple[Candidate, ...] = ()
     if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
-        if custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
+        if (
+            mode == "robust"
+            and custom.status in (STATUS_OK, STATUS_OUT_OF_RANGE)
+            and _word_part(text, custom)
+        ):
+            # robust reads commitments: a captured letter glued to a word (the "A" of "Answer") is none
+            vetoed = (Candidate(custom.rule or "output_regex", custom.span, None, "a letter inside a word"),)  # type: ignore[arg-type]
+        elif custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
             # A captured letter outside the options still decides the row: NeMo Gym returns it and never
             # tries the mode (parity suite: p_tm_letter_not_allowed_gold_B). A timed-out pattern decides
             # too: what it would have matched is unknown, so the mode's answer would be a guess.
@@ -99,10 +108,18 @@ def grade_text(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
     ext = fn(text, letters, template_metadata if isinstance(template_metadata, Mapping) else None)
+    if vetoed:
+        ext = ext._replace(candidates=vetoed + ext.candidates)
     if ext.letter is None and custom is not None and custom.status == STATUS_INVALID_REGEX:
         # the custom regex's failure is the more useful explanation than the mode's "no_answer"
         return _result(custom._replace(candidates=custom.candidates + ext.candidates), gold, "output_regex")
     return _result(ext, gold, mode)
+
+
+def _word_part(text: str, custom: Extraction) -> bool:
+    from .robust import custom_capture_is_word_part
+
+    return custom_capture_is_word_part(text, custom.span)
 
 
 def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:

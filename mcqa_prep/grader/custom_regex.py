@@ -154,7 +154,8 @@ def normalize_captured(s: str) -> str:
 def extract_custom(
     text: str, output_regex: Any, letters: Mapping[str, Any], *, timeout: float | None = 0.5
 ) -> Extraction:
-    """Try each pattern in order; the last match of the first pattern that yields a letter decides.
+    """Try each pattern in order (a string; a list; an object's keys, as NeMo Gym iterates it); the last
+    match of the first pattern that yields a letter decides.
 
     Statuses: ok; out_of_range (a captured letter that is not an option, when the row has options: it
     decides the row, as in NeMo Gym, but gives no letter); regex_timeout (decides the row: what the pattern
@@ -165,12 +166,15 @@ def extract_custom(
         patterns: Any = (output_regex,)
     elif isinstance(output_regex, (list, tuple)):
         patterns = output_regex
+    elif isinstance(output_regex, Mapping):
+        # An object: NeMo Gym iterates it, which yields its keys, in order; the values are ignored.
+        patterns = list(output_regex)
     else:
         return Extraction(
             None,
             STATUS_INVALID_REGEX,
             RULE,
-            message=f"output_regex must be a string or a list of strings, got {type(output_regex).__name__}",
+            message=f"output_regex must be a string, a list of strings or an object, got {type(output_regex).__name__}",
         )
     errors: list[str] = []
     limit = timeout if timeout and timeout > 0 else None

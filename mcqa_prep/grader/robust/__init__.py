@@ -1,0 +1,56 @@
+"""Mode `robust`: the answer letter a careful reader takes from a response (design: docs/robust.md).
+
+Stages, one module each:
+
+    phrases.py     the words (anchors and their translations, commitments, refusals, ...): plain tables
+    patterns.py    the tables compiled into patterns, in one place
+    text.py        1. normalise: length-preserving views of the text (full-width folded, lower case)
+    tokens.py         is this character an option letter?
+    options.py        the row's options: texts, numbers, content words
+    payload.py        what a payload says (a letter, a list, an option text, a refusal)
+    keywords.py    2. where anchors and commitments can start
+    candidates.py     answers stated in words, as Evidence (rule, position, strength, reading)
+    formats.py        answers given only by the shape of the response
+    scope.py       3. which question each part answers (follow-up questions, sub-items)
+    decide.py      4. one decision over the evidence; abstains when it conflicts
+    extract.py        the general path, staged from the end of the text
+    fastpath.py       the same result for the most common closings, checked by property tests
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..base import Extraction
+from .extract import NO_TEXT, general_extract
+from .fastpath import fast_extract
+from .tokens import ASCII_LETTERS
+
+__all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part"]
+
+
+def extract_robust(
+    text: str, letters: Mapping[str, str | None], template_metadata: Mapping[str, Any] | None = None
+) -> Extraction:
+    """The final committed answer letter of `text`, restricted to `letters`, with the rule and span that
+    decided and every candidate considered (for --explain). Never raises on odd input."""
+    if not isinstance(text, str) or not text or text.isspace():
+        return NO_TEXT
+    if type(letters) is not dict and not isinstance(letters, Mapping):
+        letters = {}
+    fast = fast_extract(text, letters)
+    if fast is not None:
+        return fast
+    return general_extract(text, letters)
+
+
+def custom_capture_is_word_part(text: str, span: tuple[int, int] | None) -> bool:
+    """True when a custom output_regex captured one ASCII letter glued to other letters (the "A" of
+    "Answer" in "Answer: Answer: C"): in `robust` that is not a commitment, and the mode reads the text."""
+    if span is None or span[1] - span[0] != 1:
+        return False
+    a = span[0]
+    if text[a] not in ASCII_LETTERS:
+        return False
+    return (a > 0 and text[a - 1].isalpha()) or (a + 1 < len(text) and text[a + 1].isalpha())

@@ -1,0 +1,546 @@
+"""Stage 2, candidates: every place in a stretch of the response that states an answer with words — boxes,
+JSON answer fields, answer anchors, commitment phrases — each as `Evidence` with its rule, position,
+strength and reading. The formats that carry no words (a bare letter, a last label line) are in
+`formats.py`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from . import keywords as K
+from . import patterns as X
+from .evidence import (
+    ANCHORED,
+    DECISIVE,
+    LETTER,
+    PHRASE,
+    SEVERAL,
+    Evidence,
+    Reading,
+    letter_reading,
+    none_reading,
+)
+from .options import Options
+from .payload import read_letter_list, read_payload
+from .scope import may_be_label
+from .text import at_line_start, az_run_start, line_end
+from .tokens import UPPER, letter_use, word_char_before
+
+
+class Text(NamedTuple):
+    """The normalised response and its views (text.py), with the row's options."""
+
+    t: str  # full-width folded
+    low: str  # lower-cased, same length
+    opts: Options
+    ascii: bool
+    last_line_start: int  # start of the last non-blank line
+    structure: bool  # scope.may_have_structure(t): follow-up markers or sub-items are possible
+
+
+def make_text(t: str, low: str, opts: Options, structure: bool) -> Text:
+    return Text(t, low, opts, t.isascii(), t.rfind("\n", 0, len(t.rstrip())) + 1, structure)
+
+
+RULE_BOXED = "robust.boxed"
+RULE_FINAL = "robust.final_answer"
+RULE_ANCHOR = "robust.answer_anchor"
+RULE_JSON = "robust.json"
+_COMMIT_RULES = {
+    "choose": ("robust.commit_choose", ANCHORED),
+    "option_correct": ("robust.commit_correct", ANCHORED),
+    "it_is": ("robust.commit_phrase", PHRASE),
+    "self_correction": ("robust.self_correction", PHRASE),
+}
+
+
+def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
+    """Boxes, JSON fields, anchors and commitment phrases whose statement starts in [lo, hi), in order."""
+    t = x.t
+    out: list[Evidence] = []
+    if t.find("\\", lo, hi + 6) >= 0 and (
+        t.find("\\boxed", lo, hi + 6) >= 0 or t.find("\\fbox", lo, hi + 5) >= 0
+    ):
+        out.extend(_boxes(x, lo, hi))
+    if t.find("{", max(0, lo - 400), hi) >= 0 and (t.find('"', lo, hi) >= 0 or t.find("'", lo, hi) >= 0):
+        out.extend(_json_fields(x, lo, hi))
+    seen: set[int] = set()
+    low = x.low
+    for k, kw in K.keyword_hits(low, lo, hi, x.ascii):
+        latin = x.ascii or kw[0] < "\u0250"
+        if latin:
+            if word_char_before(low, k):
+                continue
+            e = k + len(kw)  # (a Latin keyword is a whole word, maybe plural: not "note" for "no")
+            if e < len(low) and low[e].isalpha():
+                if low[e] != "s" or (e + 1 < len(low) and low[e + 1].isalpha()):
+                    continue
+        for h in K.handlers(kw):
+            ev = _TRY[h.what](x, k, kw, h, seen)
+            if ev is not None:
+                out.append(ev)
+    out.extend(_line_end_letters(x, lo, hi, seen))
+    if len(out) > 1:
+        out.sort(key=lambda e: e.pos)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Boxes and JSON
+# --------------------------------------------------------------------------------------------------
+
+
+def box_content(t: str, open_end: int) -> tuple[int, int]:
+    """The content of a box whose "{" ends at open_end, braces counted; an unbalanced box is read to
+    the end of its line."""
+    depth = 1
+    k = open_end
+    while True:
+        close = t.find("}", k)
+        if close < 0:
+            return open_end, line_end(t, open_end)
+        opening = t.find("{", k, close)
+        if opening >= 0:
+            depth += 1
+            k = opening + 1
+            continue
+        depth -= 1
+        if depth == 0:
+            return open_end, close
+        k = close + 1
+
+
+def _boxes(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
+    for m in X.BOX_RE.finditer(x.t, lo, min(len(x.t), hi + 20)):
+        if m.start() >= hi:
+            break
+        a, b = box_content(x.t, m.end())
+        yield Evidence(m.start(), ANCHORED, RULE_BOXED, read_payload(x.t, a, b, x.opts, anchored=True))
+
+
+def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
+    for m in X.JSON_ANSWER_RE.finditer(x.t, lo, min(len(x.t), hi + 400)):
+        if m.start() >= hi:
+            break
+        a, b = m.span("v")
+        if x.t[a] in "\"'[":
+            a, b = a + 1, b - 1
+        r = read_payload(x.t, a, b, x.opts, anchored=True, prose=False)
+        yield Evidence(m.start(), ANCHORED, RULE_JSON, r)
+
+
+# --------------------------------------------------------------------------------------------------
+# Anchors
+# --------------------------------------------------------------------------------------------------
+
+
+def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    found = anchor_at(x.t, x.low, k, kw, h, x.ascii or kw[0] < "\u0250")
+    if found is None:
+        return None
+    start, end, final, hedged = found
+    a, b = anchor_payload(x.t, end)
+    r = read_payload(x.t, a, b, x.opts, anchored=True)
+    if r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
+        r = none_reading(r.span, "conditional, not a commitment")
+    draft = not final and _draft_before(x.low, start)
+    return Evidence(start, ANCHORED, RULE_FINAL if final else RULE_ANCHOR, r, hedged=hedged, draft=draft)
+
+
+def _draft_before(low: str, k: int) -> bool:
+    """The word right before an anchor makes it a draft ("Initial answer: C", "tentative answer")."""
+    if k == 0 or low[k - 1] not in " \t":
+        return False
+    j = k - 1
+    while j > 0 and low[j - 1] in " \t":
+        j -= 1
+    return low[az_run_start(low, j) : j] in X.DRAFT_QUALIFIERS
+
+
+def anchor_at(
+    t: str, low: str, k: int, kw: str, h: K.Handler, latin: bool
+) -> tuple[int, int, bool, bool] | None:
+    """(start, payload start, is final, is hedged) when an anchor starts with the keyword at k."""
+    q = None
+    heading = False  # "Choice: B" opening a line: the noun is a label of the answer, no qualifier needed
+    if h.kind == K.QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)
+        q = qualifier_before(low, k) if latin else None
+        if q is None and low.find("selected", k, k + 30) < 0 and low.find("chosen", k, k + 30) < 0:
+            heading = (
+                kw in X.HEADING_NOUNS
+                and low[k + len(kw) : k + len(kw) + 5].lstrip("s*_ \t")[:1] in (":", "：")
+                and at_line_start(t, k)
+            )
+            if not heading:
+                return None
+    m = h.tail.match(low, k)  # type: ignore[union-attr]
+    if m is None or m.end() == k:
+        return None
+    start, final = k, False
+    if h.kind == K.OTHER:
+        if h.before is not None:
+            q = h.before.search(low, max(0, k - 8), k)
+            if q is None:
+                return None
+        elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):
+            return None
+        if kw in ("答案", "答え", "解答") and low[max(0, k - 2) : k] in ("最终", "最終"):
+            start, final = k - 2, True
+    elif h.kind == K.CHOSEN:
+        q = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
+        if q is None:
+            return None
+        start = q.start()
+    else:
+        if h.kind != K.QUALIFIED:
+            q = qualifier_before(low, k) if latin else None
+        if q is not None:
+            start, final = q
+        elif h.kind == K.QUALIFIED and not heading and not X.AFTER_NOUN_CHOSEN_RE.match(low, m.end()):
+            return None
+    if "eol" in m.re.groupindex and m.group("eol") is not None and not at_line_start(t, start):
+        return None
+    hedged = "hedge" in m.re.groupindex and m.group("hedge") is not None
+    return start, m.end(), final, hedged
+
+
+def qualifier_before(low: str, k: int) -> tuple[int, bool] | None:
+    """(start, is_final) when the word(s) right before k qualify an answer noun: "final", "correct",
+    "most likely", "least accurate", "only correct"."""
+    if k == 0 or (low[k - 1] != " " and low[k - 1] != "\t"):
+        return None
+    j = k - 1
+    while j > 0 and low[j - 1] in " \t":
+        j -= 1
+    i = az_run_start(low, j)
+    word = low[i:j]
+    if not word:
+        return None
+    h = i
+    while h > 0 and low[h - 1] in " \t":
+        h -= 1
+    g = az_run_start(low, h)
+    prev = low[g:h]
+    if prev in X.DEGREE_WORDS or (prev == "only" and word == "correct"):
+        return g, False
+    if word in X.QUALIFIERS:
+        return i, word == "final"
+    return None
+
+
+def anchor_payload(t: str, pos: int) -> tuple[int, int]:
+    """The rest of the line after an anchor, or the next non-empty line when that rest is only markup."""
+    e = line_end(t, pos)
+    rest = t[pos:e]
+    if rest.strip(" \t\r*_:：#$\\[]()`") and not X.ONLY_MARKUP_RE.fullmatch(rest):
+        return pos, min(e, pos + 400)
+    n = len(t)
+    k = e + 1
+    for _ in range(4):
+        if k >= n:
+            break
+        e2 = line_end(t, k)
+        line = t[k:e2]
+        if line.strip(" \t\r*_:#$\\[]()`-—") and not X.ONLY_MARKUP_RE.fullmatch(line):
+            return k, min(e2, k + 400)
+        k = e2 + 1
+    return pos, e
+
+
+def conditional_before(low: str, a: int, b: int) -> bool:
+    """A condition ("if it were A, ...") between the last sentence break before b and b. A cheap
+    necessary test first: one of the condition words occurs after the last "." or newline."""
+    e = b - 1 if b > a and low[b - 1] == "\n" else b
+    c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
+    w = low[c:e]
+    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w:
+        return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
+    return False
+
+
+# --------------------------------------------------------------------------------------------------
+# Commitment phrases
+# --------------------------------------------------------------------------------------------------
+
+
+_CONDITION_WORDS = re.compile(r"if|when|unless|assum|provid")  # (a cheap test before CONDITIONAL_AFTER_RE)
+
+
+def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
+    """The reading of a commitment's letter slot at t[j] (with any list that follows it)."""
+    t = x.t
+    letter = t[j]
+    if letter not in UPPER:
+        # an explicit commitment to a parenthesised label takes it in lower case too: "I pick (a).",
+        # and so does "option c is correct" (the noun names the letter)
+        explicit = kind == "option_correct" or (t[j - 1 : j] == "(" and t[j + 1 : j + 2] == ")")
+        if kind not in ("choose", "option_correct") or not explicit or not letter.isalpha():
+            return none_reading((j, j + 1), "lower-case letter without an anchor")
+        letter = letter.upper()
+    reason = letter_use(t, j)
+    if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
+        if conditional_before(x.low, max(0, start - 60), start):
+            reason = "conditional, not a commitment"
+    if reason is None and kind != "self_correction" and _CONDITION_WORDS.search(x.low, j + 1, j + 24):
+        if X.CONDITIONAL_AFTER_RE.match(t, j + 1):
+            reason = "conditional, not a commitment"
+    if reason is not None:
+        return none_reading((j, j + 1), reason)
+    found, end = read_letter_list(t, j, letter, t[j].islower())
+    if len(found) > 1:
+        distinct = list(dict.fromkeys(found))
+        if len(distinct) > 1:
+            return Reading(SEVERAL, None, (j, end), "several letters: " + "/".join(distinct))
+    if letter in x.opts.letters:
+        return Reading(LETTER, letter, (j, j + 1), "commitment")
+    return letter_reading(letter, x.opts.letters, j, "commitment")
+
+
+def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    m = h.tail.match(x.low, k)  # type: ignore[union-attr]
+    if m is None:
+        if h.kind != "it_is":
+            return None
+        return _letter_it_is(x, k, seen) or _it_is_text(x, k)
+    start = k
+    if h.before is not None:
+        q = h.before.search(x.low, max(0, k - 20), k)
+        if q is None:
+            return None
+        start = q.start()
+    j = m.start("L")
+    if j in seen:
+        return None
+    seen.add(j)
+    rule, tier = _COMMIT_RULES[h.kind]
+    r = _letters_at(x, j, h.kind, start)
+    if h.kind == "option_correct" and m.group("more") and r.kind == LETTER:
+        more = [c.upper() for c in X.LONE_LETTER_RE.findall(m.group("more"))]
+        if any(c != r.letter for c in more):
+            r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
+    return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
+
+
+def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
+    """ "D it is.": a capital letter opening its line, then "it is" closing the sentence."""
+    if not X.IT_IS_AFTER_LETTER_RE.match(x.low, k):
+        return None
+    q = X.LETTER_BEFORE_IT_IS_RE.search(x.t, max(0, k - 24), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    seen.add(j)
+    return Evidence(j, PHRASE, "robust.commit_phrase", _letters_at(x, j, "it_is", j))
+
+
+def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
+    """ "D) Trajan is the answer.": a label, its own option text, then "is the answer"."""
+    ls = x.t.rfind("\n", 0, k) + 1
+    if k - ls > 140 or not may_be_label(x.t, ls, k):  # (cheap test first: the line opens with a label)
+        return None
+    q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
+    if q is None or q.start("L") in seen or not X.NOUN_ALONE_RE.match(x.low, k):
+        return None
+    j = q.start("L")
+    letter = x.t[j]
+    if letter not in x.opts.letters or x.opts.equal(x.t[q.start("T") : q.end("T")]) != letter:
+        return None
+    seen.add(j)
+    return Evidence(
+        q.start("L"), ANCHORED, "robust.commit_correct", Reading(LETTER, letter, (j, j + 1), "commitment")
+    )
+
+
+def _it_is_text(x: Text, k: int) -> Evidence | None:
+    """ "It is Bach.", "so it must be None of these": an it-is phrase and a whole option text closing the
+    line commit to that option."""
+    e = line_end(x.t, k)
+    if e - k > 160:  # (cheap tests first: a short rest of the line, starting like a name or a number)
+        return None
+    m = X.IT_IS_TEXT_RE.match(x.low, k, e)
+    if m is None or not (x.t[m.start("T")].isupper() or x.t[m.start("T")].isdigit()):
+        return None
+    if conditional_before(x.low, max(0, k - 60), k):
+        return None
+    a, b = m.span("T")
+    letter = x.opts.equal(x.t[a:b])
+    if letter is None:
+        return None
+    return Evidence(k, PHRASE, "robust.commit_phrase", Reading(LETTER, letter, (a, b), "option text"))
+
+
+def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    """ "B is the correct answer", "C is the least accurate statement", "A and C are right", "B is the
+    answer": a letter and a verdict on it, found from the verdict word backwards."""
+    low = x.low
+    if kw == "best" and X.STATEMENT_END_RE.match(low, k + 4):
+        f = X.FITS_BEST_BEFORE_RE.search(x.t, max(0, k - 24), k)
+        if f is not None and f.start("L") not in seen:
+            seen.add(f.start("L"))
+            r = _letters_at(x, f.start("L"), "verdict_alone", f.start())
+            return Evidence(f.start(), PHRASE, "robust.commit_correct", r, verdict_of_letter=True)
+    if not copula_before(low, k):
+        return None
+    q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
+    if q is None:
+        return _label_sentence(x, k, kw, seen) if kw == "answer" else None
+    j = q.start("L")
+    if j in seen:
+        return None
+    more = [c for c in q.group("more") if c.isupper()]
+    if kw in ("answer", "one", "choice", "pick"):
+        words = low[q.start() : k].split()
+        if words and words[-1] in X.VERDICT_FINAL_WORDS:
+            words.pop()
+        if not words or words[-1] not in ("the", "my", "our") or not X.NOUN_ALONE_RE.match(low, k):
+            return None
+        tier, kind = ANCHORED, "verdict_noun"
+    elif X.VERDICT_WITH_NOUN_RE.match(low, k):
+        tier, kind = ANCHORED, "verdict_noun"
+    elif X.VERDICT_ALONE_RE.match(low, k) or (more and X.PLURAL_VERDICT_RE.match(low, k)):
+        tier, kind = PHRASE, "verdict_alone"
+    else:
+        return None
+    if not more and kw in ("plausible", "possible", "acceptable", "reasonable"):
+        return None
+    seen.add(j)
+    if X.LIST_BEFORE_RE.search(low, max(0, j - 30), j):
+        r = none_reading((j, j + 1), "one of several letters, not a commitment")
+    else:
+        r = _letters_at(x, j, kind, q.start())
+        if more and r.kind == LETTER and any(c != r.letter for c in more):
+            r = Reading(SEVERAL, None, (j, q.end("more")), "several letters: " + "/".join([r.letter, *more]))
+    also = "also" in low[q.start() : k] or "equally" in low[q.start() : k]
+    return Evidence(
+        q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
+    )
+
+
+_AFTER_COPULA = (
+    frozenset(("only", "the", "my", "our", "both", "all", "also", "equally")) | X.VERDICT_FINAL_WORDS
+)
+
+
+def copula_before(low: str, k: int) -> bool:
+    """A cheap necessary test for VERDICT_BEFORE_RE ending at k: the words before k end with "is"/"are",
+    maybe followed by "both"/"all", "the"/"my"/"our" and "only"."""
+    if k == 0 or not low[k - 1].isspace():
+        return False
+    words = low[max(0, k - 24) : k].split()
+    while words and words[-1] in _AFTER_COPULA:
+        words.pop()
+    return bool(words) and (words[-1] == "is" or words[-1] == "are")
+
+
+def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    """ "选项B正确", "B是正确的": a letter right before a Chinese verdict word."""
+    q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    seen.add(j)
+    return Evidence(
+        q.start(), ANCHORED, "robust.commit_correct", _letters_at(x, j, "verdict_noun", q.start())
+    )
+
+
+def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    """ "rules out A and B, leaving C", "which leaves B", "only D remains"."""
+    m = X.ELIMINATION_BEFORE_RE.match(x.low, k)
+    if m is not None:
+        j = m.start("L")
+        start = k
+    else:
+        if kw not in ("remains", "survives", "left"):
+            return None
+        q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
+        if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:
+            return None
+        j = q.start("L")
+        start = q.start()
+    if j in seen:
+        return None
+    seen.add(j)
+    return Evidence(start, PHRASE, "robust.elimination", _letters_at(x, j, "elimination", start))
+
+
+# What each kind of keyword handler tries (keywords.py): all take (text, position, keyword, handler, seen).
+_TRY = {
+    K.ANCHOR: _anchor,
+    K.COMMIT: _commit,
+    K.VERDICT: _verdict,
+    K.CJK_VERDICT: _cjk_verdict,
+    K.ELIMINATION: _elimination,
+}
+
+
+def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evidence]:
+    """Lines ending in a capital letter, whose end is in [lo, hi) (or the text end when hi is the end):
+    "Therefore, B." (a conclusion) and, on the last line, "The vitamin in question is (D)." (a copula
+    closing the response). Lines are walked with str.find; the detailed patterns run only where the
+    line's last word is a capital letter after a plausible word."""
+    t, low = x.t, x.low
+    n = len(t)
+    last_line_start = x.last_line_start
+    ls = t.rfind("\n", 0, lo) + 1
+    while ls <= hi:
+        e = t.find("\n", ls, hi)
+        if e < 0:
+            if hi < n:
+                break
+            e = hi
+        k = e
+        while k > ls and t[k - 1] in X.LINE_END_TRAIL:
+            k -= 1
+        k -= 1
+        line_start, ls = ls, e + 1
+        if k < line_start or not ("A" <= t[k] <= "Z") or word_char_before(t, k):
+            continue
+        a = max(line_start, k - 60)
+        w = low[a:k].rstrip("([*")
+        if not w or not w[-1].isspace():
+            continue
+        if w.rstrip().endswith(X.CONCLUSION_ENDINGS):
+            m = X.CONCLUSION_RE.search(low, a, e)
+            if m is not None and m.start("L") not in seen:
+                seen.add(m.start("L"))
+                yield Evidence(
+                    m.start(),
+                    PHRASE,
+                    "robust.conclusion",
+                    _letters_at(x, m.start("L"), "conclusion", m.start()),
+                )
+                continue
+        closing = line_start == last_line_start or (t[k - 1] == "(" and t[k + 1 : k + 2] == ")")
+        if closing or (e < n and t[k] in x.opts.letters):
+            m = X.CLOSING_COPULA_RE.search(low, a, e)
+            if m is None or m.start("L") in seen or t[m.start("L")] not in x.opts.letters:
+                continue
+            if closing or only_remarks_after(x, e, t[k]):
+                seen.add(m.start("L"))
+                r = _letters_at(x, m.start("L"), "closing", m.start())
+                yield Evidence(m.start(), PHRASE, "robust.closing_statement", r)
+
+
+def only_remarks_after(x: Text, e: int, letter: str) -> bool:
+    """What follows position e is a short closing remark ("(D and C do not fit.)", "Hope this helps!"):
+    at most 200 characters in at most 3 lines, no revision or hedge, and every option letter in it is
+    another letter than `letter`, dismissed."""
+    rest = x.t[e:]
+    if len(rest) > 200 or rest.strip().count("\n") > 2 or X.REVISION_RE.search(rest):
+        return False
+    if X.HEDGE_WORDS_RE.search(x.low, e):
+        return False
+    for m in X.PROSE_LETTER_RE.finditer(rest):
+        j = m.start()
+        c = rest[j]
+        if c not in x.opts.letters or letter_use(rest, j) is not None:
+            continue
+        if c == letter:
+            return False
+        found, end = read_letter_list(rest, j, c, False)
+        if not (X.NEGATED_BEFORE_RE.search(rest, max(0, j - 20), j) or X.DISMISSED_AFTER_RE.match(rest, end)):
+            return False
+    return True

@@ -1,0 +1,297 @@
+"""Stage 2b, formats: answers given by the shape of the response rather than by words — a bare short
+response, a last line that is a label, one bold letter, a refusal, a leading label, a closing option
+text. Each is `Evidence` of strength FORMAT; they are produced in a fixed order (docs/robust.md) and
+the first decisive one counts when nothing stronger was said."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import patterns as X
+from . import phrases as P
+from .candidates import Text
+from .evidence import FORMAT, LETTER, NONE, REFUSAL, Evidence, Reading, letter_reading, none_reading
+from .options import parse_number, same_value
+from .payload import read_payload
+from .text import at_line_start, line_end, norm
+
+RULE_BARE = "robust.bare"
+RULE_LAST_LINE = "robust.last_line"
+RULE_BOLD = "robust.bold"
+RULE_REFUSAL = "robust.refusal"
+RULE_LEADING = "robust.leading_letter"
+RULE_OPTION_TEXT = "robust.option_text"
+
+
+def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
+    """The format rules in their order of trust; the caller stops at the first decisive one. A response
+    split into sub-items (a), (b), ... gets only the refusal rule: its labels and short lines answer the
+    sub-items, not the question."""
+    t = x.t
+    if parts:
+        m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
+        if m is not None and not x.opts.is_option_phrase(m.group()):
+            yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+        return
+    stripped = t.strip()
+    if len(stripped) <= 120 and stripped.count("\n") <= 1:
+        yield _bare(x, stripped)
+    listing = _Listing(t)
+    yield last_line(x)
+    yield from _bold(x)
+    m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
+    if m is not None and not x.opts.is_option_phrase(m.group()):
+        yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+    if not listing.is_listing():
+        yield _leading_letter(x)
+        yield _closing_option_text(x, listing)
+
+
+class _Listing:
+    """The option-label lines of the response ("A) ...", "**B:** ..."), found on first use."""
+
+    def __init__(self, t: str) -> None:
+        self.t = t
+        self._labels: list[tuple[int, str, str]] | None = None
+
+    @property
+    def labels(self) -> list[tuple[int, str, str]]:
+        """(line start, letter, shape) of every line that starts with an option label; the shape (prefix
+        word and delimiter) tells the items of one listing from a differently written final choice."""
+        if self._labels is None:
+            from .tokens import letter_use
+
+            t = self.t
+            out = []
+            first = X.LABEL_LINE_RE.match(t)
+            start = 0 if first is None else first.end()
+            matches = ([first] if first is not None else []) + list(X.LABEL_LINE_NL_RE.finditer(t, start))
+            for m in matches:
+                pre, c, post = m.group("pre", "L", "post")
+                if c.isupper() and letter_use(t, m.start(2)) is None:
+                    shape = (pre.strip().lower() if pre else "") + "|" + post.strip()
+                    s0 = m.start()
+                    out.append((s0 + (t[s0] == "\n"), c, shape))
+            self._labels = out
+        return self._labels
+
+    def is_listing(self) -> bool:
+        return len({c for _, c, _ in self.labels}) >= 2
+
+
+def dangling(text: str) -> bool:
+    """The text stops mid-sentence: it ends with a word that cannot end one ("... the crust, but"), a
+    comma, a colon, a dash or an ellipsis."""
+    s = text.rstrip(" \t\r\n*_")
+    if not s:
+        return False
+    if s[-1] in ",:;-–—(" or s.endswith(("...", "…")):
+        return True
+    k = len(s)
+    while k > 0 and s[k - 1].isalpha():
+        k -= 1
+    word = s[k:]
+    return not (len(word) == 1 and word.isupper()) and word.lower() in P.DANGLING_WORDS
+
+
+def _bare(x: Text, stripped: str) -> Evidence:
+    """The whole (short) response is the answer: "**C**", ": B", "b. 4", "C and D", "I don't know"."""
+    t = x.t
+    a = t.find(stripped[:1]) if stripped else 0
+    only = stripped.strip(X.STRIP_CHARS + "*_$`")
+    if len(only) == 1 and only.isascii() and only.isalpha():
+        j = t.find(only)
+        return Evidence(j, FORMAT, RULE_BARE, letter_reading(only.upper(), x.opts.letters, j, "bare letter"))
+    r = _lower_label(x, a, len(t))
+    if r is None:
+        r = read_payload(t, a, len(t), x.opts, anchored=False, restatement=True)
+        if r.kind == LETTER and r.verdict == "leading letter" and (dangling(t) or _discusses(t, r.span[1])):
+            r = none_reading(r.span, "a label opening a discussion of the option, not an answer")
+        elif r.kind == LETTER and dangling(t):
+            r = none_reading(r.span, "cut off mid-sentence")
+    return Evidence(r.span[0], FORMAT, RULE_BARE, r)
+
+
+def _lower_label(x: Text, a: int, b: int) -> Reading | None:
+    """A lower-case label whose text is that option's ("b. 4", "c) Berlin"): the text confirms it."""
+    t = x.t
+    s = t[a:b]
+    k = 1 if s[:1] in "([" else 0
+    if len(s) < k + 3 or not ("a" <= s[k] <= "z") or s[k + 1 : k + 2] not in (")", ".", ":", "]"):
+        return None
+    if k and s[k + 1] not in ")]":
+        return None
+    letter = s[k].upper()
+    if letter not in x.opts.letters:
+        return None
+    rest = s[k + 2 :].strip(X.STRIP_CHARS + "*_")
+    if rest and _names_option(x, rest) == letter:
+        return Reading(LETTER, letter, (a + k, a + k + 1), "lower-case label confirmed by its option text")
+    return None
+
+
+def _names_option(x: Text, rest: str) -> str | None:
+    nc = norm(rest)
+    return x.opts.equal(rest) or x.opts.starts_with(nc) or x.opts.restated(nc)
+
+
+def _discusses(t: str, pos: int) -> bool:
+    """The words right after a leading label talk about the option ("A: The first option suggests")."""
+    e = line_end(t, pos)
+    sentence = t[pos : min(e, pos + 80)]
+    return X.DISCUSSION_RE.search(sentence) is not None
+
+
+def last_line(x: Text) -> Evidence:
+    """The last line is a label: "(B)", "**B) Paris**", "Option B", "c) Berlin" — the label alone, or
+    followed by that option's own text. Not the next item of an alphabetical listing (a truncated walk
+    through the options), not a table row, not a line that was cut off."""
+    t = x.t
+    e = len(t.rstrip())
+    s0 = t.rfind("\n", 0, e) + 1
+    line = t[s0:e]
+    rule = RULE_LAST_LINE
+    if len(line) > 160 or line.lstrip().startswith("|") or not line.strip():
+        return Evidence(s0, FORMAT, rule, none_reading((s0, e), "not a label line"))
+    r = _lower_label(x, s0 + len(line) - len(line.lstrip()), e)
+    if r is None:
+        r = read_payload(t, s0, e, x.opts, anchored=False, prose=False, prefix=False, restatement=False)
+    if r.kind != LETTER:
+        return Evidence(s0, FORMAT, rule, r if r.kind != NONE else none_reading(r.span, "not a label line"))
+    after = t[r.span[1] : e]
+    m = X.LABEL_DELIMITER_RE.match(after)
+    rest = after[m.end() :] if m else after
+    rest_clean = rest.strip(X.STRIP_CHARS + "*_`$ \t")
+    label_only = not rest_clean
+    if not label_only and r.verdict != "option text":
+        if (
+            dangling(line)
+            or X.BULLET_START_RE.match(line)
+            or not _option_text_then_aside(x, r.letter, rest_clean)
+        ):
+            return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
+        if x.opts.equal(rest_clean) != r.letter and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
+            # an aside after the option text, with no end to its sentence: the line was cut off
+            return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label line cut off"))
+    if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
+        t, max(0, s0 - 300), s0
+    ):
+        return Evidence(
+            s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
+        )
+    if X.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
+        return Evidence(s0, FORMAT, rule, none_reading(r.span, "an item of a bulleted list, not an answer"))
+    w0 = (
+        t.rfind("\n", 0, max(0, s0 - 600)) + 1
+    )  # (the listing it may continue starts in the 600 characters before)
+    labels = _Listing(t[w0:e]).labels
+    mine = [shape for pos, _, shape in labels if pos + w0 == s0]
+    before = [(c, shape) for pos, c, shape in labels if pos + w0 < s0]
+    if before and ord(before[-1][0]) == ord(r.letter) - 1 and (not mine or before[-1][1] == mine[0]):
+        return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
+    return Evidence(s0, FORMAT, rule, r, label_only=label_only)
+
+
+def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
+    """The text after a label is that option's text, maybe followed by an aside ("Paris – the capital")
+    that neither discusses the option ("Paris - this option") nor dismisses it ("(36 ohm) is out")."""
+    nc = norm(rest)
+    for lt, ot in x.opts.norms:
+        if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
+            aside = nc[len(ot) :]
+            return X.DISCUSSION_RE.search(aside) is None and X.DISMISSED_AFTER_RE.match(aside) is None
+    return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
+
+
+def _bold(x: Text) -> Iterator[Evidence]:
+    """Exactly one distinct bold letter in the last paragraph that is not a line label."""
+    t = x.t
+    e = len(t.rstrip())
+    para = t.rfind("\n\n", 0, e)
+    pstart = 0 if para < 0 else para + 2
+    found: dict[str, tuple[int, int]] = {}
+    for m in X.BOLD_RE.finditer(t, pstart):
+        g = 1 if m.group(1) is not None else 2
+        if at_line_start(t, m.start()):
+            continue
+        r = read_payload(t, m.start(g), m.end(g), x.opts, anchored=False, prose=False, equality=False)
+        if r.kind == LETTER:
+            found[r.letter] = r.span  # type: ignore[index]
+    if len(found) == 1:
+        letter, span = next(iter(found.items()))
+        yield Evidence(span[0], FORMAT, RULE_BOLD, Reading(LETTER, letter, span, "bold letter"))
+    elif found:
+        for letter, span in found.items():
+            yield Evidence(span[0], FORMAT, RULE_BOLD, none_reading(span, f"several bold letters ({letter})"))
+
+
+def _leading_letter(x: Text) -> Evidence:
+    """The response opens with a letter ("D. it can't be A or B", "B。不是 A") that answers rather than
+    opens a discussion of option A."""
+    t = x.t
+    s1 = line_end(t, 0)
+    r = read_payload(
+        t, 0, min(s1, 200), x.opts, anchored=False, prose=False, equality=False, restatement=False
+    )
+    if r.kind == LETTER and r.span[0] <= 6:
+        if dangling(t) or _discusses(t, r.span[1]):
+            return Evidence(
+                0, FORMAT, RULE_LEADING, none_reading(r.span, "a label opening a discussion of the option")
+            )
+        return Evidence(0, FORMAT, RULE_LEADING, r)
+    return Evidence(0, FORMAT, RULE_LEADING, none_reading(r.span, "no leading letter"))
+
+
+def _closing_option_text(x: Text, listing: _Listing) -> Evidence:
+    """A complete response that mentions exactly one option text and ends with it ("... caused by a lack
+    of Vitamin C.", "... works out to 8 m/s.")."""
+    t = x.t
+    e = len(t.rstrip())
+    para = t.rfind("\n\n", 0, e)
+    pstart = 0 if para < 0 else para + 2
+    if not x.opts.norms or t[:e][-1:] not in X.TERMINAL_CHARS:
+        return Evidence(pstart, FORMAT, RULE_OPTION_TEXT, none_reading((pstart, e), "no closing option text"))
+    whole = norm(t)
+    ending = whole.rstrip(X.STRIP_CHARS + "*_`$")
+    mentioned = [(lt, ot) for lt, ot in x.opts.norms if len(ot) >= 3 and _contains(whole, ot)]
+    if len(mentioned) == 1:
+        letter, ot = mentioned[0]
+        k = ending.rfind(ot)
+        if k >= 0 and len(ending) - (k + len(ot)) <= 3:
+            return Evidence(
+                pstart,
+                FORMAT,
+                RULE_OPTION_TEXT,
+                Reading(LETTER, letter, (pstart, e), "ends with the only option text"),
+            )
+    if not mentioned and x.opts.table.numbers:
+        letter = _closing_value(x, ending)
+        if letter is not None:
+            return Evidence(
+                pstart,
+                FORMAT,
+                RULE_OPTION_TEXT,
+                Reading(LETTER, letter, (pstart, e), "ends with an option's value"),
+            )
+    return Evidence(pstart, FORMAT, RULE_OPTION_TEXT, none_reading((pstart, e), "no closing option text"))
+
+
+def _closing_value(x: Text, ending: str) -> str | None:
+    """The option whose value the response ends with, when no other option's value occurs in it."""
+    values: set[str] = set()
+    last = None
+    for m in X.NUMBER_RE.finditer(ending):
+        parsed = parse_number(m.group())
+        if parsed is not None:
+            values.update(lt for lt, (v, _) in x.opts.table.numbers if same_value(v, parsed[0]))
+        last = m
+    if last is None or len(ending) - last.end() > 12:
+        return None
+    letter = x.opts.same_number(ending[last.start() :])
+    return letter if letter is not None and values == {letter} else None
+
+
+def _contains(hay: str, needle: str) -> bool:
+    from .options import contains_words
+
+    return contains_words(hay, needle)

@@ -1,0 +1,371 @@
+"""Every pattern of `robust`, compiled once, from the tables of `phrases.py` (the only place that turns
+words into regexes). Patterns that run on the lower-cased text are written in lower case."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import phrases as P
+
+
+def _alt(words: tuple[str, ...] | list[str], *, escape: bool = True) -> str:
+    """An alternation of words, longest first; multi-word entries match any whitespace between words."""
+    items = sorted(set(words), key=len, reverse=True)
+    if escape:
+        items = [r"\s+".join(re.escape(w) for w in item.split()) for item in items]
+    return "(?:" + "|".join(items) + ")"
+
+
+def _is_latin(word: str) -> bool:
+    return all(ch < "\u0250" for ch in word if ch.isalpha())
+
+
+# --------------------------------------------------------------------------------------------------
+# Letters and their neighbours
+# --------------------------------------------------------------------------------------------------
+
+# A letter slot of a commitment phrase: "(B)", "**b**", "[c]".
+SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
+NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’]*)")
+PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
+NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
+PROSE_LETTER_RE = re.compile(r"(?<![A-Za-z0-9'’\\])[A-Z](?![A-Za-z0-9])")
+
+# --------------------------------------------------------------------------------------------------
+# English anchors
+# --------------------------------------------------------------------------------------------------
+
+# What links an anchor noun to its payload: ":", "=", "-", "→", "(" before a letter, "is", "would be",
+# ... (group `hedge`: a tentative link), or (group `eol`) the end of a heading line ("### Final Answer").
+EN_CONN = (
+    r"(?:[ \t]*[*_]{0,3}[ \t]*(?:[:：]|=(?!=)|-{1,2}(?=\s)|[—–→](?=\s)|\(\s*(?=[a-z]\s*\))"
+    r"|(?:,?\s*"
+    + _alt(P.ANCHOR_ADVERBS)
+    + r"\s*,?)?\s+(?:(?P<hedge>"
+    + "|".join(P.HEDGED_LINKS)
+    + r")\s+be\b|"
+    + "|".join(P.ANCHOR_LINK_VERBS)
+    + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
+)
+ANSWER_TAIL_RE = re.compile(
+    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter))?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    + EN_CONN
+    + ")"
+)
+ANS_TAIL_RE = re.compile(r"ans\.?(?=\s*:)" + EN_CONN)
+QUALIFIED_TAIL_RES = {kw: re.compile(re.escape(kw) + r"s?" + EN_CONN) for kw in P.QUALIFIED_NOUNS}
+CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFFIX_CHOSEN}
+AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
+CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
+QUALIFIERS = frozenset(P.QUALIFIERS)
+HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
+DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
+
+# --------------------------------------------------------------------------------------------------
+# Anchors in other languages
+# --------------------------------------------------------------------------------------------------
+
+
+def _other_anchor(a: P.Anchor) -> tuple[str, re.Pattern[str], re.Pattern[str] | None]:
+    links = []
+    for link in a.links:
+        if link in "-—–":
+            links.append(re.escape(link) + r"(?=\s)")
+        elif _is_latin(link):
+            links.append(r"\b" + re.escape(link) + r"\b")
+        else:
+            links.append(re.escape(link))
+    after = r"(?:\s+" + _alt(a.after) + ")" + ("" if a.after_required else "?") if a.after else ""
+    link = r"(?:[:：ঃ]|" + "|".join(links) + ")" if links else r"[:：]"
+    body = (
+        re.escape(a.word)
+        + after
+        + r"\s*[*_]{0,3}\s*"
+        + link
+        + ("" if a.link_required else "?")
+        + r"\s*[:：]?"
+    )
+    before = None
+    if a.before_required:
+        before = re.compile("(?:" + "|".join(map(re.escape, a.before_required)) + ")$")
+    return a.word, re.compile(body), before
+
+
+OTHER_ANCHORS = tuple(_other_anchor(a) for a in P.ANCHORS_OTHER_LANGUAGES)
+# A one-syllable Hangul answer word must start its word ("답은" but not the end of "정답은").
+HANGUL_BEFORE_RE = re.compile(r"[가-힣]$")
+
+# --------------------------------------------------------------------------------------------------
+# Commitments
+# --------------------------------------------------------------------------------------------------
+
+_LETTER_END = r"(?=\s*(?:[.!;,)\n]|$))"
+FIRST_PERSON_BEFORE_RE = re.compile(r"(?:\b" + "|\\b".join(P.FIRST_PERSON_SUBJECTS) + r")\s+$")
+# (the word and the letter in one line: "wait, actually D", "No — B.")
+SELF_CORRECTION_RE = re.compile(
+    "(?:"
+    + "|".join(P.SELF_CORRECTION_PATTERNS)
+    + r")[ \t,.:;!—–-]*(?:(?:"
+    + "|".join(P.SELF_CORRECTION_FILLERS)
+    + r")\s+)?(?:(?:option|choice)\s+)?"
+    + SLOT
+    + _LETTER_END
+)
+CHOOSE_RE = re.compile(_alt(P.CHOOSE_VERBS) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT)
+MATCH_RE = re.compile(_alt(P.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT + _LETTER_END)
+IT_IS_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
+# "Option B is correct", "Options B and D are both correct".
+OPTION_IS_CORRECT_RE = re.compile(
+    r"(?:option|choice|answer|alternative|letter|statement)s?\s+"
+    + SLOT
+    + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
+    r"\(?[a-z]\)?(?![a-z]))*)\s+(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:both\s+|all\s+)?(?:the\s+)?"
+    r"(?:(?:most\s+)?correct|right|best|true)\b(?!\s+(?:only\s+)?(?:if|when|for|in|under)\b)"
+)
+# "B is the correct answer", "A and C are right", "C is the least accurate statement" (found from the
+# verdict word backwards; run on the original text, so the letters are capitals).
+VERDICT_BEFORE_RE = re.compile(
+    r"(?<![\w'’.-])[*_]{0,2}[\(\[]?(?P<L>[A-Z])[\)\]]?[*_]{0,2}"
+    r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
+    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?"
+    r"(?:" + _alt(P.VERDICT_FINAL_WORDS) + r"\s+)?$"
+)
+VERDICT_FINAL_WORDS = frozenset(P.VERDICT_FINAL_WORDS)
+DRAFT_QUALIFIERS = frozenset(P.DRAFT_QUALIFIERS)
+VERDICT_NOUNS = (
+    "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
+    "fit", "selection", "alternative", "pick", "candidate",
+)  # fmt: skip
+_NOUN = _alt(VERDICT_NOUNS)
+# "B fits best.": a letter, a verb of fitting and "best" closing the sentence (found from "best" backwards).
+FITS_BEST_BEFORE_RE = re.compile(
+    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?:fits|works|matches|suits|applies)\s+(?:the\s+)?$"
+)
+# "D) Trajan is the answer.": a label line whose sentence ends by calling its text the answer.
+LABEL_SENTENCE_BEFORE_RE = re.compile(
+    r"(?:^|\n)[ \t*_>#-]*[\(\[]?(?P<L>[A-Z])[\)\].:]\s+(?P<T>[^\n]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
+)
+VERDICT_WITH_NOUN_RE = re.compile(
+    r"(?:" + _alt(P.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
+)
+VERDICT_ALONE_RE = re.compile(_alt(P.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))")
+PLURAL_VERDICT_RE = re.compile(_alt(P.PLURAL_VERDICTS) + r"\b")
+NOUN_ALONE_RE = re.compile(r"(?:answer|one|choice|pick)\b(?!\s+(?:to|of|for|that|which|who)\b)")
+VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VERDICTS
+# "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
+# original text: the letter is a capital).
+CJK_VERDICT_BEFORE_RE = re.compile(
+    r"(?:" + _alt(P.CJK_OPTION_WORDS) + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:" + _alt(P.CJK_OPTION_WORDS)
+    + r")?\s*(?:" + _alt(P.CJK_PARTICLES) + r")?\s*$"
+)  # fmt: skip
+CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
+# "Therefore, B." closing a line.
+CONCLUSION_RE = re.compile(
+    r"(?:\b"
+    + _alt(P.CONCLUSION_WORDS)
+    + r"\b|"
+    + _alt(P.CONCLUSION_ARROWS)
+    + r")\s*[,:]?\s+(?:(?:option|choice)\s+)?"
+    + SLOT
+    + r"\s*[.!]?\s*$"
+)
+CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS
+# "D it is.": a letter opening its line, then an it-is phrase closing the sentence (found backwards).
+LETTER_BEFORE_IT_IS_RE = re.compile(
+    r"(?:^|\n)[ \t*_>#-]*(?:(?:option|choice)\s+)?[\(\[]?\**(?P<L>[A-Z])\**[\)\]]?,?[ \t]+$", re.IGNORECASE
+)
+IT_IS_AFTER_LETTER_RE = re.compile(
+    _alt(P.IT_IS_AFTER_LETTER) + r"[ \t]*(?:then)?[ \t*_]*[.!]?[ \t*_]*(?=\n|$)"
+)
+# A line that starts with a bullet and a capital letter ("* D -> ...", "- **B**"): as the last line, an item
+# of a bulleted discussion of the options (maybe cut off), not an answer.
+BULLET_LETTER_LINE_RE = re.compile(r"(?m)^[ \t>]*(?P<b>[-*+•])[ \t]+[*_]{0,2}[\(\[]?[A-Z](?![A-Za-z0-9])")
+# "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
+IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
+# "The vitamin in question is (D)." closing the last line.
+CLOSING_COPULA_RE = re.compile(
+    r"(?:^|\s)" + _alt(P.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"
+)
+CLOSING_PAREN_RE = re.compile(r"\s\((?P<L>[a-z])\)\s*[.!]?\s*$")
+# "leaving C", "only D remains"
+ELIMINATION_BEFORE_RE = re.compile(
+    r"(?:"
+    + "|".join(P.ELIMINATION_BEFORE)
+    + r")\s+(?:(?:only|just)\s+)?(?:(?:option|choice)\s+)?"
+    + SLOT
+    + _LETTER_END
+)
+ELIMINATION_AFTER_RE = re.compile(
+    r"(?<![\w'’.-])(?:only\s+)?(?:(?:option|choice)\s+)?"
+    + SLOT
+    + r"\s+(?:"
+    + "|".join(P.ELIMINATION_AFTER)
+    + r")\b$"
+)
+STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
+LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
+ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives")
+# The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
+LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
+LINE_END_TRAIL = frozenset(" \t\r.!*)]")
+
+# --------------------------------------------------------------------------------------------------
+# Revisions, hedges, conditions, negations
+# --------------------------------------------------------------------------------------------------
+
+REVISION_RE = re.compile(r"\b(?:" + "|".join(P.REVISION_MARKERS) + r")\b", re.IGNORECASE)
+HEDGE_BEFORE_RE = re.compile(
+    r"\b(?:" + "|".join(P.HEDGE_BEFORE) + r")\s+(?:(?:option|choice)\s+)?$", re.IGNORECASE
+)
+HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
+HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
+CONDITIONAL_BEFORE_RE = re.compile(r"\b" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.\n]*$")
+CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
+# A clause (since the last ".", ";" or line break) that starts with a condition word.
+CONDITIONAL_CLAUSE_RE = re.compile(
+    r"(?:^|[.;\n]\s*)" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.;\n]*$", re.IGNORECASE
+)
+CONDITIONAL_AFTER_RE = re.compile(r"[\s)\]*]*" + _alt(P.CONDITIONAL_AFTER) + r"\b", re.IGNORECASE)
+NEGATED_BEFORE_RE = re.compile(
+    r"(?:\b" + _alt(P.NEGATIONS_BEFORE) + "|" + _alt(P.NEGATIONS_BEFORE_CJK) + r")\W*$", re.IGNORECASE
+)
+# (the letter may carry its option text in parentheses: "B (36 ohm) is out")
+DISMISSED_AFTER_RE = re.compile(
+    r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
+)
+NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
+LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
+CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
+CONCLUSION_BEFORE_RE = re.compile(
+    r"\b(?:so|thus|therefore|hence|i\.e\.?|namely|is|be|only|leaves|leaving|choose|pick|select|answer|definitely)\W*$",
+    re.IGNORECASE,
+)
+# A comma or colon before a letter concludes only when the letter also closes the payload ("..., B.").
+PUNCT_BEFORE_RE = re.compile(r"[,:]\W*$")
+WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(P.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
+BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
+# Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
+COORDINATION_GAP_RE = re.compile(
+    r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|\balternatively\b,?|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
+    re.IGNORECASE,
+)
+ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(P.ALSO_VALID) + ")", re.IGNORECASE)
+COORDINATION_OPENER_RE = re.compile(r"\b(?:both|either)\s*[*_$`(\[]*$", re.IGNORECASE)
+# Text before a stage that might join its first answer to an earlier one ("\boxed{A} or\n\boxed{B}").
+COORDINATION_TAIL_RE = re.compile(
+    r"(?:,|;|/|&|\+|\band|\bor|\bboth|\beither|和|或|及)[\s*_$`(\[{]*$", re.IGNORECASE
+)
+
+# --------------------------------------------------------------------------------------------------
+# Payloads
+# --------------------------------------------------------------------------------------------------
+
+BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# Markup blanked out of payloads (replaced by spaces of the same length, so offsets survive): LaTeX
+# commands and tags by regex, the single characters $ * _ { } ` by a table.
+MARKUP_CMD_RE = re.compile(
+    r"\\(?:text(?:bf|it|rm|sf|tt|normal)?|math(?:rm|bf|it|sf|tt|bb)?|boxed|fbox|emph|underline|"
+    r"operatorname|bf|it|rm|displaystyle|quad|qquad|left|right)\b\s*\{?|\\[()\[\],;:! ]"
+    r"|</?(?:[A-Za-z][\w-]+|[biupsa])>"  # (tags; a one-letter tag other than HTML's b i u p s a is "<C>", an answer)
+)
+MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
+MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
+SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
+STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
+FILLER_RE = re.compile(
+    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·=]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
+    r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
+    re.IGNORECASE,
+)
+LIST_SEP_RE = re.compile(
+    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w + r"\b" for w in P.LIST_SEPARATOR_WORDS)
+    + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
+    r"[\s(\[{'\"“‘]*",
+    re.IGNORECASE,
+)  # fmt: skip
+REFUSAL_RE = re.compile(
+    r"\b(?:" + "|".join(P.REFUSALS_LATIN) + r")\b|" + "|".join(P.REFUSALS_OTHER), re.IGNORECASE
+)
+ALL_OF_ABOVE_RE = re.compile(r"\b" + P.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
+ONLY_MARKUP_RE = re.compile(
+    r"[\s*_:：#$`]*(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*"
+)
+LABEL_DELIMITER_RE = re.compile(r"[ \t]*(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*)[ \t]*")
+DISCUSSION_RE = re.compile(r"\b" + _alt(P.DISCUSSION_WORDS) + r"\b", re.IGNORECASE)
+
+# --------------------------------------------------------------------------------------------------
+# Formats, scope, structure
+# --------------------------------------------------------------------------------------------------
+
+LABEL_LINE_BODY = (
+    r"[ \t>]*(?:[-*+•]|\d+[.)])?[ \t]*(?:\*\*|__)?[ \t]*(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
+    r"(?P<post>(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*|$))"
+)
+# A label line starts at the text start (tried with match()) or after a newline (a pattern that starts
+# with a literal newline, which the engine skips to directly).
+LABEL_LINE_RE = re.compile(r"(?:^|\n)" + LABEL_LINE_BODY, re.IGNORECASE)
+LABEL_LINE_NL_RE = re.compile(r"\n" + LABEL_LINE_BODY, re.IGNORECASE)
+LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
+BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
+TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
+# Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
+# rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
+# The follow-up patterns run on the lower-cased text.
+_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
+FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
+_SUB_ITEM_BODY = (
+    r"[ \t>*#_-]*(?:(?i:"
+    + "|".join(P.SUB_ITEM_PREFIXES)
+    + r")\s*(?:\d+\s*)?)?(?P<open>\()?(?P<lab>[a-h]|i{1,3}|iv|vi{0,3})\)"
+    r"(?=[ \t:*_.\n]|$)"
+)
+SUB_ITEM_START_RE = re.compile(_SUB_ITEM_BODY)
+SUB_ITEM_NL_RE = re.compile(r"\n" + _SUB_ITEM_BODY)
+FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
+# A cheap necessary test for either (one scan of the original text): a line that starts with the first
+# letters of a follow-up marker or of a sub-item label, in any of the usual cases.
+# (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
+_HINT_ALTS = [
+    alt for w in P.FOLLOW_UP_HINTS for alt in sorted({w, w.capitalize(), w.upper()}, key=len, reverse=True)
+]
+_HINT_ALTS += list(P.SUB_ITEM_HINTS)
+_HINT_FIRST = sorted({re.sub(r"^\\", "", alt)[0] for alt in _HINT_ALTS})
+STRUCTURE_HINT_RE = re.compile(
+    r"\n[ \t>*#_-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
+)
+STRUCTURE_NL_RE = re.compile(
+    r"\n[ \t>*#_-]*(?:"
+    + "|".join(P.FOLLOW_UP_MARKERS)
+    + r"|(?:(?:"
+    + "|".join(P.SUB_ITEM_PREFIXES)
+    + r")\s*)?\(?(?:b|ii)\))"
+)
+JSON_ANSWER_RE = re.compile(
+    r"[\"'](?:[a-z_ ]{0,24}[_ ])?" + _alt(P.JSON_ANSWER_KEYS) + r"s?[\"']\s*:\s*"
+    r"(?P<v>\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|\[[^\]\n]{0,300}\]|[A-Za-z](?=\s*[,}]))",
+    re.IGNORECASE,
+)
+NUMBER_RE = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|[-−+]?\.\d+")
+WORD_RE = re.compile(r"[^\W_]+")
+
+
+def trie_pattern(words: list[str]) -> str:
+    """A regex matching any of `words` (longest first), factored by common prefixes: a flat alternation
+    of ~80 literals costs the engine ~80 tests per position, a trie a few."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        end = "" in node
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if end else body
+
+    return emit(trie)

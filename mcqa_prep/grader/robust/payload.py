@@ -1,0 +1,257 @@
+"""Read one payload (the text after an anchor, a box's content, a JSON value, a short response): an
+option text, a letter, a list of letters, a refusal, or letters in prose. Order: docs/robust.md,
+"Reading a payload"."""
+
+from __future__ import annotations
+
+from .evidence import LETTER, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
+from .options import Options
+from .patterns import (
+    ALL_OF_ABOVE_RE,
+    CLOSING_RE,
+    CONCLUSION_BEFORE_RE,
+    CONDITIONAL_AFTER_RE,
+    CONDITIONAL_CLAUSE_RE,
+    DISMISSED_AFTER_RE,
+    FILLER_RE,
+    HEDGE_AFTER_RE,
+    HEDGE_BEFORE_RE,
+    LABEL_DELIMITER_RE,
+    LIST_SEP_RE,
+    NEGATED_BEFORE_RE,
+    NEGATED_PAYLOAD_RE,
+    NEXT_UPPER_TOKEN_RE,
+    PROSE_LETTER_RE,
+    PUNCT_BEFORE_RE,
+    REFUSAL_RE,
+    SIMPLE_PAYLOAD_RE,
+    STRIP_CHARS,
+)
+from .text import blank_markup, norm
+from .tokens import after_name, letter_use, token_letter
+
+
+def read_payload(
+    t: str,
+    a: int,
+    b: int,
+    opts: Options,
+    *,
+    anchored: bool,
+    prose: bool = True,
+    equality: bool = True,
+    prefix: bool = True,
+    restatement: bool | None = None,
+) -> Reading:
+    """What t[a:b] says. `anchored`: an explicit anchor precedes it (lower-case letters count, and an
+    option text inside a sentence counts); `prose`: letters inside a sentence may be read;
+    `equality`/`prefix`/`restatement`: which kinds of option-text answers count (restatement defaults
+    to `anchored`)."""
+    s = blank_markup(t[a:b])
+    m0 = SIMPLE_PAYLOAD_RE.match(s)
+    if m0 is not None:  # the common "B", "(c).", "**D**": one letter and punctuation
+        j = m0.start(1)
+        c = s[j]
+        if anchored or c.isupper():
+            return letter_reading(c.upper(), opts.letters, a + j, "leading letter")
+    n = len(s)
+    i = 0
+    while i < n and s[i].isspace():
+        i += 1
+    if i >= n:
+        return none_reading((a, b), "empty payload")
+    core = s[i:].strip(STRIP_CHARS)
+    # 1. the whole payload is an option's text or number (before letters: "E. coli", "None of the above")
+    if equality and core and len(core) <= 400 and (len(core) > 1 or core.isdigit() or not core.isascii()):
+        letter = opts.equal(core)
+        if letter is not None:
+            return Reading(LETTER, letter, (a + i, b), "option text")
+    if NEGATED_PAYLOAD_RE.match(s, i):  # ("not A" says nothing; "not B, but C" says C)
+        r = read_prose_letters(s, i, a, b, opts) if prose else None
+        return r if r is not None and r.kind == LETTER else none_reading((a + i, b), "negated")
+    j = FILLER_RE.match(s, i).end()
+    rest = s[j:].strip(STRIP_CHARS) if j > i else core
+    if equality and rest is not core and rest and len(rest) <= 400:
+        letter = opts.equal(rest)
+        if letter is not None:
+            return Reading(LETTER, letter, (a + j, b), "option text")
+    # 2. a leading letter, or a list of letters
+    lead_reason = None
+    if j < n:
+        letter = token_letter(s, j, anchored)
+        if letter is not None:
+            lead_reason = letter_use(s, j)
+            if lead_reason is None and s[j] == "a":
+                m_art = NEXT_UPPER_TOKEN_RE.match(s, j + 1)
+                if m_art:  # "é a B", "is a B": an article before the letter
+                    j = m_art.end() - 1
+                    letter = s[j]
+            if lead_reason is None:
+                return _leading(s, j, a, letter, opts, anchored)
+    # 3.-5. an option text at the start, "all of the above", a refusal, a restatement
+    r = _text_answer(
+        core,
+        rest,
+        (a + i, b),
+        opts,
+        prefix and (anchored or not _names_other_letters(s, i, opts)),
+        anchored if restatement is None else restatement,
+    )
+    if r is not None:
+        return r
+    if not prose:
+        return none_reading((a + i, b), lead_reason or "no letter at the start")
+    # 6. standalone capital letters in a short prose payload ("Because Paris is the capital, B.")
+    r = read_prose_letters(s, i, a, b, opts)
+    if r is not None:
+        return r
+    # 7. exactly one option text inside an anchored payload ("Answer: The capital is Paris.")
+    if anchored and core and opts.norms:
+        inside = opts.inside(norm(core))
+        if len(inside) == 1:
+            return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
+    return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _names_other_letters(s: str, i: int, opts: Options) -> bool:
+    """Some option letter stands in s[i:] as a token ("Mitochondria (A) make ATP and lysosomes (D)
+    ..."): without an anchor, a sentence that opens with an option's text is then a discussion."""
+    for m in PROSE_LETTER_RE.finditer(s, i):
+        j = m.start()
+        if s[j] in opts.letters and letter_use(s, j) is None and not after_name(s, j):
+            return True
+    return False
+
+
+def _text_answer(
+    core: str, rest: str, span: tuple[int, int], opts: Options, prefix: bool, restatement: bool
+) -> Reading | None:
+    """3. the payload starts with an option's text ("Paris, because ..."); 4. "all of the above" and
+    refusals that are not themselves options; 5. a near-verbatim restatement of one option."""
+    if rest and prefix:
+        letter = opts.starts_with(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, span, "option text")
+    m_all = ALL_OF_ABOVE_RE.search(core)
+    if m_all is not None and not opts.is_option_phrase(m_all.group()):
+        return Reading(SEVERAL, None, span, "all of the options")
+    m_ref = REFUSAL_RE.search(core)
+    if m_ref is not None and not opts.is_option_phrase(m_ref.group()):
+        return Reading(REFUSAL, None, span, "refusal")
+    if restatement and rest:
+        letter = opts.restated(norm(rest))
+        if letter is not None:
+            return Reading(LETTER, letter, span, "restates the option text")
+    return None
+
+
+def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool) -> Reading:
+    """The payload's first token is a letter: dismissed, conditional, a list, a label whose text is
+    another option's, out of range, or the answer."""
+    if DISMISSED_AFTER_RE.match(s, j + 1):
+        return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
+    if CONDITIONAL_AFTER_RE.match(s, j + 1):
+        return none_reading((a + j, a + j + 1), "conditional, not a commitment")
+    found, end = read_letter_list(s, j, letter, anchored and s[j].islower())
+    distinct = list(dict.fromkeys(found))
+    if len(distinct) > 1 and DISMISSED_AFTER_RE.match(s, end):
+        return none_reading((a + j, a + end), "letters dismissed, not chosen")
+    if len(distinct) > 1:
+        return Reading(SEVERAL, None, (a + j, a + end), "several letters: " + "/".join(distinct))
+    if j > 0 and s[j - 1] in "([" and _next_label_follows(s, j):
+        return Reading(SEVERAL, None, (a + j, a + len(s)), "answers to several sub-items")
+    if letter in opts.letters and opts.norms:
+        m = LABEL_DELIMITER_RE.match(s, j + 1)
+        if m is not None and m.end() < len(s):
+            other = opts.equal(s[m.end() :].strip(STRIP_CHARS))
+            if other is not None and other != letter:
+                return Reading(
+                    SEVERAL, None, (a + j, a + len(s)), f"label {letter} with the text of option {other}"
+                )
+    return letter_reading(letter, opts.letters, a + j, "leading letter")
+
+
+def _next_label_follows(s: str, j: int) -> bool:
+    """ "(a) 2 m/s (b) 4 m/s": the parenthesised label is followed by the next one."""
+    c = s[j]
+    nxt = chr(ord(c) + 1)
+    return ("(" + nxt + ")") in s[j + 1 :] or ("[" + nxt + "]") in s[j + 1 :]
+
+
+# The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
+_LIST_START = frozenset(",/|&;+和或及및또とوأaouey и([" + "abcdefghijklmnopqrstuvwxyz")
+
+
+def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[list[str], int]:
+    """The letters of a list starting at s[j] ("A/B", "A or B", "A, B, and C", "A B C D"), and the end
+    of the last one."""
+    found = [first]
+    end = k = j + 1
+    n = len(s)
+    nxt = s[k : k + 4].lstrip(" \t)]}'\"”’")  # (a cheap test first: what follows can separate a list)
+    if not nxt or nxt[0].lower() not in _LIST_START:
+        return found, end
+    while True:
+        m = LIST_SEP_RE.match(s, k)
+        if not m or m.end() >= n or m.end() == k:
+            break
+        k2 = m.end()
+        nxt = token_letter(s, k2, allow_lower)
+        if nxt is None or letter_use(s, k2) is not None:
+            break
+        found.append(nxt)
+        end = k = k2 + 1
+    return found, end
+
+
+def _coordinated(s: str, j: int, opts: Options) -> bool:
+    """The letter at s[j] starts a list of option letters ("accept C or A"): a letter, not a name's end."""
+    found, _ = read_letter_list(s, j, s[j], False)
+    return len(set(found)) > 1 and all(c in opts.letters for c in found)
+
+
+def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading | None:
+    """Letters inside a sentence. Each is dismissed ("not A", "A is wrong"), hedged ("might be B",
+    "C is possible"), committed (it closes the payload, or follows a conclusion word) or only mentioned.
+    One letter that closes or concludes commits; hedges between several letters give several answers;
+    anything else is a mention (None when there is no letter at all)."""
+    hits: list[tuple[int, str, bool, bool, bool]] = []  # (index, letter, hedged, tentative, concluded)
+    for m in PROSE_LETTER_RE.finditer(s, i):
+        j = m.start()
+        letter = s[j]
+        if letter not in opts.letters or letter_use(s, j) is not None:
+            continue
+        if after_name(s, j) and not _coordinated(s, j, opts):
+            continue
+        lo = max(i, j - 25)
+        tentative = HEDGE_BEFORE_RE.search(s, lo, j) is not None
+        hedged = tentative or HEDGE_AFTER_RE.match(s, j + 1) is not None
+        if not hedged and (
+            NEGATED_BEFORE_RE.search(s, max(i, j - 20), j) or DISMISSED_AFTER_RE.match(s, j + 1)
+        ):
+            continue
+        concluded = not hedged and (
+            CONCLUSION_BEFORE_RE.search(s, lo, j) is not None
+            or (PUNCT_BEFORE_RE.search(s, lo, j) is not None and CLOSING_RE.match(s, j + 1) is not None)
+        )
+        if CONDITIONAL_CLAUSE_RE.search(s, i, j):  # "if inelastic, C": under a condition, not a commitment
+            hedged, tentative, concluded = True, False, False
+        hits.append((j, letter, hedged, tentative, concluded))
+    if not hits:
+        return None
+    distinct = {h[1] for h in hits}
+    hedged_letters = {h[1] for h in hits if h[2]}
+    j, letter, hedged, tentative, concluded = hits[-1]
+    span = (a + j, a + j + 1)
+    if len(hits) > 1 and hits[-2][1] != letter and LIST_SEP_RE.fullmatch(s, hits[-2][0] + 1, j):
+        return Reading(
+            SEVERAL, None, (a + hits[-2][0], a + j + 1), f"several letters: {hits[-2][1]}/{letter}"
+        )
+    if len(hedged_letters) > 1:
+        return Reading(SEVERAL, None, (a + i, b), "hedged between " + "/".join(sorted(hedged_letters)))
+    closes = not hedged and CLOSING_RE.match(s, j + 1) is not None
+    if len(distinct) == 1 and (closes or concluded or tentative):
+        return Reading(LETTER, letter, span, "letter closing the payload")
+    if concluded:
+        return Reading(LETTER, letter, span, "last letter after a conclusion")
+    return none_reading((a + i, b), "letters mentioned in prose, none committed")

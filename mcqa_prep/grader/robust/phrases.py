@@ -1,0 +1,429 @@
+"""The words of the `robust` mode, as plain tables (compiled into patterns by `patterns.py`, nowhere else).
+
+Nothing here is code: to teach the mode a new language or a new phrasing, add a row. Every Latin-script
+word is written in lower case and matched on the lower-cased text; `\\s+` stands between the words of a
+multi-word entry. Regex fragments are allowed where a table says so (they are joined with `|`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..letters import LOCALISED
+
+# --------------------------------------------------------------------------------------------------
+# Letters
+# --------------------------------------------------------------------------------------------------
+
+# Letters written in another script that stand for a Latin option letter, read only as standalone tokens
+# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED) and the Cyrillic and Greek capitals
+# that look like Latin ones.
+LOCAL_LETTERS: dict[str, str] = {
+    **LOCALISED,
+    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
+    "Т": "T", "Х": "X",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X",
+}  # fmt: skip
+
+# Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
+FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^_→⇌∈⊂"
+
+# Words after which a capital letter may still be an option letter in running prose. After any other
+# word the letter is part of a name: "Vitamin C", "Hepatitis B", "Type A", "Plan B".
+FUNCTION_WORDS_BEFORE_LETTER = """
+option options choice choices answer answers letter alternative item statement response selection
+is be was are were so thus therefore hence then and or nor but pick choose select picked chose chosen
+selected with say it's its as than between of to from like except either both only also namely
+vs versus correct incorrect right wrong eliminate eliminates exclude rule out favor favour prefer
+prefers means mean i.e e.g is: go went say says said choosing picking selecting then donc alors entonces
+quindi also daher portanto então jadi est es ist é è la le el die not definitely leaving leaves
+possibly perhaps maybe probably likely remains though although while whereas yet because since if unless
+whether neither nor even just instead certainly surely obviously clearly actually that where when
+""".split()
+
+# Words that may follow a standalone "A"/"I" when it is an option letter rather than the article or the
+# pronoun ("A is correct" but "A polygenic score", "I think").
+WORDS_AFTER_OPTION_LETTER = """
+is because since as and or but so which seems appears fits matches best correct right wrong incorrect
+only alone here then therefore thus hence due given per remains stands describes explains provides gives
+represents corresponds option choice answer vs versus y o e et ou und oder are survives
+""".split()
+# ... and after "A" only (the pronoun "I" is followed by these verbs all the time).
+WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
+
+# Words that may follow "X. " when X is an option letter; any other lower-case word makes it an
+# abbreviated name ("E. coli", "S. aureus").
+WORDS_AFTER_LETTER_PERIOD = """
+it it's this that the these those all other others none no not both each only however also here there
+because since as so thus therefore hence we i you they option options choice answer which while although
+but and or a an in on at for to with by from is this one its
+""".split()
+
+# --------------------------------------------------------------------------------------------------
+# English answer anchors ("Answer:", "the correct option is", "Final Choice:")
+# --------------------------------------------------------------------------------------------------
+
+# Nouns that anchor an answer on their own ("Answer: B", "The answer is B").
+ANSWER_NOUNS = ("answer",)
+# Nouns that anchor an answer only with a qualifier before them ("the correct option is B") or
+# "selected"/"chosen" after them ("Option Selected: B").
+QUALIFIED_NOUNS = (
+    "option", "choice", "selection", "alternative", "statement", "response", "one", "letter", "pick",
+    "explanation", "description", "match", "fit", "candidate", "conclusion", "verdict", "final", "correct",
+)  # fmt: skip
+# Nouns that name the answer on their own when they open a line with a colon ("Choice: B").
+HEADING_NOUNS = (
+    "option", "choice", "selection", "pick", "response", "letter", "conclusion", "verdict", "final", "correct",
+)  # fmt: skip
+# Qualifiers before an answer noun. "final" makes the anchor a final answer.
+QUALIFIERS = (
+    "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
+    "closest", "nearest", "true", "likeliest", "only", "overall", "actual",
+)  # fmt: skip
+# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B"): any later
+# commitment, however weakly written, replaces it.
+DRAFT_QUALIFIERS = (
+    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough",
+)  # fmt: skip
+# "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
+# accurate statement"), as does "only correct".
+QUALIFIER_DEGREE_WORDS = ("most", "least")
+# Words after an answer noun that make it a choice ("Option Selected: B").
+NOUN_SUFFIX_CHOSEN = ("selected", "chosen")
+# Adverbs allowed between the noun and "is" ("The answer, therefore, is B").
+ANCHOR_ADVERBS = ("therefore", "thus", "then", "here", "clearly", "indeed", "now", "probably", "likely")
+# Verb phrases that link the noun and the payload ("is", "would be"); hedged ones are marked below.
+ANCHOR_LINK_VERBS = (
+    r"(?:is|are)\b(?!\s+not\b)",
+    r"(?:would|should|must|will|might|could|may)\s+be\b",
+    r"(?:seems|appears)\s+to\s+be\b",
+    r"lies\s+in\b",
+)
+# Link words that make the statement hedged ("the answer might be B").
+HEDGED_LINKS = ("might", "could", "may")
+
+# --------------------------------------------------------------------------------------------------
+# Answer anchors in other languages
+# --------------------------------------------------------------------------------------------------
+
+
+class Anchor(NamedTuple):
+    """One answer word of a language: the word, the qualifiers that may follow it, and what may link it
+    to the letter (a colon is always allowed; `link_required` False lets the letter follow directly)."""
+
+    word: str
+    after: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    link_required: bool = True
+    before_required: tuple[str, ...] = ()  # the word anchors only after one of these ("故选B")
+    after_required: bool = False  # the word anchors only with one of `after` ("opción correcta")
+
+
+ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
+    Anchor("respuesta", ("correcta", "final"), ("es", "sería")),
+    Anchor("resposta", ("correta", "certa", "final"), ("é", "seria")),
+    Anchor("alternativa", ("correta", "certa", "correcta", "corretta"), ("é", "es", "è")),
+    Anchor("opción", ("correcta", "final"), ("es", "sería"), after_required=True),
+    Anchor("opcion", ("correcta", "final"), ("es", "seria"), after_required=True),
+    Anchor("opção", ("correta", "certa", "final"), ("é", "seria"), after_required=True),
+    Anchor("opzione", ("corretta", "giusta", "esatta"), ("è", "sarebbe"), after_required=True),
+    Anchor("risposta", ("corretta", "esatta", "giusta", "finale"), ("è", "sarebbe")),
+    Anchor("réponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
+    Anchor("reponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
+    Anchor("antwort", (), ("ist", "lautet", "wäre")),
+    Anchor("antwort", (), (), link_required=False, before_required=("ist die ",)),
+    Anchor("antwoord", (), ("is",)),
+    Anchor("lösung", (), ("ist", "lautet")),
+    Anchor("jawaban", ("yang benar", "yang tepat", "benar", "tepat", "akhir", "betul"), ("adalah", "ialah")),
+    Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
+    Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
+    Anchor("jawapan", ("yang betul", "betul", "akhir"), ("adalah", "ialah")),
+    Anchor("cevap", (), ("budur",)),
+    Anchor("jibu", (), ()),
+    Anchor("idahun", (), ()),
+    Anchor("ìdáhùn", (), ()),
+    Anchor("odpowiedź", (), ("to",)),
+    Anchor("odpowiedz", (), ()),
+    Anchor("odpověď", (), ()),
+    Anchor("svar", (), ("är", "er")),
+    Anchor("απάντηση", (), ("είναι",)),
+    Anchor("ответ", (), ("это", "—", "–", "-")),
+    Anchor("вариант", (), ("—", "–", "-")),
+    Anchor("الخيار", ("الصحيح",), ("هو",), after_required=True),
+    Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
+    Anchor("відповідь", (), ("—", "–", "-")),
+    Anchor("yanıt", (), ()),
+    Anchor("đáp án", ("đúng",), ("là",)),
+    Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),
+    Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
+    Anchor("答案", (), ("是", "为", "為", "应该是", "應該是", "应为", "應為"), link_required=False),
+    Anchor("选项", (), ("是", "为")),
+    Anchor("选择", (), ("是", "为"), before_required=("最终", "我的", "正确")),
+    Anchor("選擇", (), ("是", "為"), before_required=("最終", "我的", "正確")),
+    Anchor("選項", (), ("是", "為")),
+    Anchor("选", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
+    Anchor("選", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
+    Anchor("答え", (), ("は",), link_required=False),
+    Anchor("解答", (), ("は",), link_required=False),
+    Anchor("正解", (), ("は",), link_required=False),
+    Anchor("回答", (), ("は",)),
+    Anchor("答", (), ()),
+    Anchor("정답", (), ("은", "는"), link_required=False),
+    Anchor("답변", (), ("은", "는")),
+    Anchor("답", (), ("은",)),
+    Anchor("إجابة", ("الصحيحة", "صحيحة", "النهائية", "نهائية"), ("هي",), link_required=False),
+    Anchor("اجابة", ("الصحيحة", "صحيحة", "النهائية", "نهائية"), ("هي",), link_required=False),
+    Anchor("جواب", ("الصحيح", "صحيح", "النهائي", "نهائي"), ("هو",), link_required=False),
+    Anchor("پاسخ", ("صحیح", "درست"), ("است",)),
+    Anchor("תשובה", (), ()),
+    Anchor("उत्तर", (), ("है", "-"), link_required=False),
+    Anchor("উত্তর", (), ("হল", "হলো", "হচ্ছে", "ঃ"), link_required=False),
+)  # fmt: skip
+# Words before a CJK answer word that make it a final answer ("最终答案").
+FINAL_BEFORE_CJK = ("最终", "最終")
+
+# --------------------------------------------------------------------------------------------------
+# Commitments without an answer noun
+# --------------------------------------------------------------------------------------------------
+
+# "I'll go with B", "we choose (C)": verbs that commit when a first-person subject precedes them.
+CHOOSE_VERBS = (
+    "choose", "select", "pick", "go with", "go for", "opt for", "answer", "say", "guess", "vote for",
+    "choosing", "selecting", "picking", "going with", "going for", "opting for",
+)  # fmt: skip
+FIRST_PERSON_SUBJECTS = (
+    r"i(?:'ll|’ll|\s+will|\s+would|'d|’d|'m|’m|\s+am)?", r"we(?:'ll|’ll|\s+will|\s+would|'re|’re|\s+are)?",
+    r"let'?s", r"let\s+us",
+)  # fmt: skip
+# "it's B", "must be B": phrases that commit to the letter right after them (weakly).
+IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
+# "D it is.": the same phrases after a letter that opens its line, closing the sentence.
+IT_IS_AFTER_LETTER = ("it is", "it's", "it’s", "it shall be", "it will be")
+# "..., which corresponds to option B.", "this matches (C)": phrases that tie a result to the letter
+# closing the clause after them.
+MATCH_PHRASES = ("corresponds to", "matches", "closest to", "nearest to", "equivalent to", "consistent with")
+# Self-corrections: the letter after these replaces what came before ("wait, actually D"): the keyword
+# and the pattern that starts there ("no" only with punctuation after it: "No — B.", not "no B vitamin").
+SELF_CORRECTION_WORDS = (
+    "wait", "actually", "oops", "correction", "rather", "instead", "second thought", "scratch that",
+    "on reflection", "no",
+)  # fmt: skip
+SELF_CORRECTION_PATTERNS = (
+    "wait", "actually", "oops", "correction", "rather", "instead", r"second\s+thought", r"scratch\s+that",
+    r"on\s+reflection", r"no\s*[,—–-]",
+)  # fmt: skip
+# Words between a self-correction word and the letter ("wait, it's D", "actually the answer is D").
+SELF_CORRECTION_FILLERS = (
+    r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)", r"the\s+answer\s+is",
+    r"i\s+(?:mean|choose|pick)",
+)  # fmt: skip
+# "B is the correct answer", "C is the least accurate statement": adjectives of a verdict on a letter.
+VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
+# Words between "the"/"my" and the noun of a verdict that name it the final one ("C is my final answer").
+VERDICT_FINAL_WORDS = ("final", "ultimate")
+# "A is the wrong answer": a verdict that dismisses the letter.
+DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
+# Verdicts on a letter in Chinese, Japanese and Korean, where the letter comes first ("选项B正确",
+# "B是正确的", "Cが正解です", "C가 정답입니다"): the verdict words, the words for "option" around the
+# letter, and the particles between the letter and the verdict.
+CJK_VERDICTS = ("正确", "正確", "正解", "정답")
+CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢")
+CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
+# "A and C are all plausible": verdicts that, said of several letters, give several answers.
+PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
+# Conclusion words that commit to a letter closing their line ("Therefore, B.").
+CONCLUSION_WORDS = (
+    "therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo",
+    "which gives", "that gives", "this gives", "which means", "that means", "this means",
+    "which makes it", "that makes it", "this makes it",
+)  # fmt: skip
+# ... and arrows that conclude the same way ("=> B").
+CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
+# Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
+CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
+# Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
+ELIMINATION_BEFORE = (
+    r"leaving(?:\s+us\s+with)?",
+    r"leaves(?:\s+us\s+with)?",
+    r"left\s+with",
+    r"elimination,?",
+)
+ELIMINATION_AFTER = (r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives")
+
+# --------------------------------------------------------------------------------------------------
+# Revisions, hedges, conditions, negations
+# --------------------------------------------------------------------------------------------------
+
+# Phrases that start reconsidering an answer already given: an answer after them replaces the earlier
+# one even when it is written more weakly ("Answer: B ... let me check again ... C").
+REVISION_MARKERS = (
+    r"wait", r"hmm+", r"actually", r"oops", r"on\s+second\s+thought", r"on\s+reflection",
+    r"upon\s+(?:further\s+)?(?:review|reflection)", r"let\s+me\s+(?:re-?check|check|double[\s-]?check|verify|reconsider|re-?read|re-?examine|re-?evaluate|think\s+again)",
+    r"check(?:ing)?\s+again", r"double[\s-]?check(?:ing)?", r"re-?check(?:ing)?", r"re-?read(?:ing)?",
+    r"hold\s+on", r"hang\s+on",
+    r"re-?examin(?:e|ing)", r"re-?evaluat(?:e|ing)", r"reconsider(?:ing)?", r"correction",
+    r"i\s+made\s+an?\s+(?:mistake|error)", r"i\s+was\s+wrong", r"that(?:'s|’s|\s+is)\s+(?:wrong|incorrect|not\s+right)",
+    r"scratch\s+that", r"i\s+misread",
+)  # fmt: skip
+# Words that make a statement about a letter tentative ("it might be B", "possibly C").
+HEDGE_BEFORE = (
+    r"might\s+be", r"may\s+be", r"could\s+be", r"could\s+also\s+be", r"possibly", r"perhaps", r"maybe",
+    r"probably", r"or\s+maybe",
+)  # fmt: skip
+HEDGE_AFTER = (
+    r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)",
+    r"might",
+    r"could",
+)
+# "C is also valid": said after an answer, it keeps the earlier, different answer too.
+ALSO_VALID = (
+    r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
+    r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
+    r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
+)
+# Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
+CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
+CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
+# Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
+NEGATIONS_BEFORE = (
+    "not", "never", "isn't", "isn’t", "nor", "except", "excluding", "than", "neither", "rule out",
+    "rules out", "ruled out", "eliminate", "eliminates", "eliminated", "exclude", "excludes", "without",
+)  # fmt: skip
+DISMISSALS_AFTER = (
+    r"(?:is|are|seems|looks)\s+(?:wrong|incorrect|false|not\b|unlikely|implausible|ruled\s+out|out|too\b)",
+    r"(?:could|might|may)\s+(?:also\s+)?be\b", r"can(?:not|'t|’t)\s+be\b", r"is\s+(?:also\s+)?possible",
+    r"(?:do|does|did)(?:\s+not|n't|n’t)\s+(?:fit|work|apply|match|hold)", r"(?:fail|fails|failed)\b",
+    r"(?:wrong|incorrect|excluded|eliminated)\b",
+    r"(?:can|could|should|must)\s+be\s+(?:ruled\s+out|eliminated|excluded|discarded|rejected|dismissed)",
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
+    r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
+)  # fmt: skip
+# Negations before a letter in languages without spaces ("不是A而是B").
+NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非", "而不是")
+# Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
+CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です", "である", "だ")
+# Negation right after an anchor ("The answer is not A").
+NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
+
+# --------------------------------------------------------------------------------------------------
+# Payload fillers, list separators, refusals
+# --------------------------------------------------------------------------------------------------
+
+# Words skipped before the letter of a payload ("the correct option is, for sure, la C").
+PAYLOAD_FILLER_WORDS = (
+    "the", "final", "correct", "best", "right", "answer", "option", "choice", "letter", "alternative",
+    "is", "be", "would", "should", "must", "for sure", "definitely", "clearly", "probably", "likely",
+    "most likely", "certainly", "simply", "indeed", "either", "both", "therefore", "thus", "so", "hence",
+    "here", "la", "le", "el", "die", "der", "das", "ist", "est", "es", "opción", "opcion", "opção",
+    "opcao", "alternativa", "letra", "lettre", "buchstabe", "pilihan", "opsi", "вариант", "варианте",
+    "then", "obviously", "undoubtedly", "actually", "donc", "alors", "entonces", "pues", "quindi",
+    "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак",
+)  # fmt: skip
+PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
+# Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D").
+LIST_SEPARATOR_WORDS = ("and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или")
+LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
+# Refusals (each a regex fragment; Latin-script ones are matched as whole words).
+REFUSALS_LATIN = (
+    r"i\s+(?:do\s+not|don'?t|don’t|cannot|can'?t|can’t)\s+(?:know|tell|determine|answer|decide|help|be\s+(?:sure|certain))",
+    r"i['’]?m\s+(?:not\s+(?:sure|certain)|unsure|uncertain|unable)",
+    r"i\s+am\s+(?:not\s+(?:sure|certain)|unsure|uncertain|unable)", r"unsure", r"not\s+sure",
+    r"cannot\s+(?:be\s+)?(?:determin\w*|answer\w*|decid\w*|tell)",
+    r"can['’]?t\s+(?:be\s+)?(?:determin\w*|answer\w*|decid\w*|tell)",
+    r"(?:unable|not\s+able)\s+to\s+(?:determine|answer|decide|choose|say|tell)",
+    r"none\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|these|them|given)",
+    r"no\s+(?:correct|valid|right)\s+(?:answer|option|choice)", r"not\s+enough\s+information",
+    r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"n/a", r"decline",
+    r"impossible\s+to\s+(?:say|determine|tell)", r"no\s+lo\s+s[ée]", r"je\s+ne\s+sais\s+pas", r"aucune",
+    r"weiß\s+(?:es\s+)?nicht", r"não\s+sei", r"nenhuma", r"tidak\s+tahu",
+)  # fmt: skip
+REFUSALS_OTHER = (
+    "不知道", "无法确定", "無法確定", "以上都不是", "以上皆非", "都不对", "わかりません", "分かりません", "모르겠",
+    r"알\s*수\s*없", r"не\s+знаю", r"لا\s+أعرف",
+)  # fmt: skip
+# "All of the above": every option at once.
+ALL_OF_THE_ABOVE = r"all\s+of\s+(?:the\s+)?(?:above|options|choices|them|these)"
+
+# --------------------------------------------------------------------------------------------------
+# Scope: where the answer to the question asked ends
+# --------------------------------------------------------------------------------------------------
+
+# Line openings that start another question or another turn: an answer after them answers that
+# question, not the one asked (base models often continue with "Question: ... Answer: (C)").
+FOLLOW_UP_MARKERS = (
+    r"question(?:\s*\d+)?\s*[:.)]", r"q\s*\d*\s*[:.)]", r"problem(?:\s*\d+)?\s*[:.)]", r"example\s*\d+\s*[:.)]",
+    r"human\s*:", r"user\s*:", r"<\|(?:im_start|user|start_header_id)\|>", r"\[inst\]",
+    r"the\s+following\s+(?:are|is)\s+(?:a\s+)?multiple[\s-]+choice\s+questions?",
+    r"next\s+question", r"(?:here\s+is\s+)?another\s+question",
+)  # fmt: skip
+# How every follow-up marker begins (in any case) and how every sub-item label begins (as written):
+# regex fragments; a line starting otherwise cannot hold one, which the scan checks first.
+FOLLOW_UP_HINTS = ("q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "another q")
+SUB_ITEM_HINTS = (
+    r"\(",
+    r"b\)",
+    r"ii\)",
+    "part",
+    "Part",
+    "PART",
+    "step",
+    "Step",
+    "STEP",
+    "item",
+    "Item",
+    "sub",
+    "Sub",
+)
+# Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
+# Roman numerals, in order; never option letters.
+SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
+
+# --------------------------------------------------------------------------------------------------
+# Structured answers
+# --------------------------------------------------------------------------------------------------
+
+# JSON keys whose value is the answer ({"answer": "C"}, {"selected_option": "b"}): a key ending in one of
+# these words (after "_" or a space), or equal to it.
+JSON_ANSWER_KEYS = (
+    "answer",
+    "choice",
+    "option",
+    "letter",
+    "selection",
+    "selected",
+    "prediction",
+    "label",
+    "pick",
+    "final",
+    "response",
+    "result",
+)
+
+# --------------------------------------------------------------------------------------------------
+# Option texts
+# --------------------------------------------------------------------------------------------------
+
+# Words ignored when a restatement is compared with an option text.
+STOPWORDS = frozenset(
+    """a an the of to in on at by for with from and or is are was were be been being it its this that these
+    those as which who whom whose than then so such there their they them usually generally typically""".split()
+)
+# Words about an option (not an answer) right after a leading label: "A: The first option suggests that".
+# Phrases that announce a walk through the options: a label line after them starts a discussion of
+# each option, not an answer (regex fragments).
+WALK_ANNOUNCEMENTS = (
+    r"(?:each|every|all)\s+(?:of\s+the\s+)?(?:options?|choices?|answers?|alternatives?|statements?)",
+    r"option\s+by\s+option", r"choice\s+by\s+choice", r"one\s+by\s+one", r"go(?:ing)?\s+through",
+    r"walk\s+through", r"in\s+turn",
+    r"(?:evaluate|check|consider|examine|analy[sz]e|review|go\s+over|look\s+at)\s+(?:the\s+|each\s+|all\s+)?(?:options|choices|alternatives|answer\s+choices)",
+)  # fmt: skip
+DISCUSSION_WORDS = (
+    "option", "statement", "choice", "suggests", "states", "claims", "says", "proposes", "describes",
+    "refers", "implies", "means", "asserts", "argues", "this one", "seems", "looks", "appears",
+)  # fmt: skip
+# Words that end a line that was cut off ("... the most abundant element, but").
+DANGLING_WORDS = frozenset(
+    """that which the a an and or but because is are was were of to in for with as by on this it be its not
+    their so if than when while since whether from at into although though whose whom who where""".split()
+)

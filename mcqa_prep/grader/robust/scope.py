@@ -1,0 +1,147 @@
+"""Stage 3a, scope: which question each part of the response answers.
+
+- Follow-up boundaries: a line that starts another question or turn ("Question: ...", "Q2.", "Human:",
+  "The following are multiple choice questions ..."), or a listing of options that are not this row's
+  (a base model inventing the next exam question). An answer after such a line answers that question;
+  the answer to the question asked is the one before the first boundary that has one.
+- Sub-items: lines labelled "(a)", "(b)", "Part (c)", "(ii)" split the response into parts; answers in
+  different parts that disagree are several answers, not drafts.
+"""
+
+from __future__ import annotations
+
+from . import patterns as X
+from .options import Options, contains_words
+from .text import norm
+
+_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii")
+_VERDICT_WORDS = ("correct", "incorrect", "wrong", "right", "true", "false", "option", "statement", "choice")
+
+
+def may_have_structure(t: str) -> bool:
+    """A cheap necessary test for follow-up markers after the first line (a marker on the first line
+    starts no boundary) and for sub-item labels (in the original text)."""
+    return X.STRUCTURE_HINT_RE.search(t) is not None or X.SUB_ITEM_START_RE.match(t) is not None
+
+
+def listing_right_above(t: str, pos: int) -> bool:
+    """A cheap necessary test for an invented option listing answered at `pos`: the nearest non-blank
+    line above the line of `pos` may be an option label."""
+    j = t.rfind("\n", 0, pos)
+    while j > 0 and t[j - 1] in " \t\r\n":
+        j -= 1
+    return j > 0 and may_be_label(t, t.rfind("\n", 0, j) + 1, j)
+
+
+def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, markers: bool = True) -> list[int]:
+    """Start offsets (> 0) of the lines before `before` that begin another question or turn: a marker
+    line, or the question line of an invented option listing right before `before` (the answer line)."""
+    out = [m.start() + 1 for m in X.FOLLOW_UP_NL_RE.finditer(low, 0, before)] if markers else []
+    q = _foreign_listing_before(t, before, opts)
+    if q is not None:
+        out.append(q)
+    return sorted(set(out))
+
+
+def _foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
+    """The start of the question line of "question / A. .. / B. .. / C. .." when that listing ends right
+    above the line of `pos` (blank lines may sit between) and its items are not this
+    row's options: an invented next question, which the answer at `pos` answers."""
+    if not listing_right_above(t, pos):
+        return None
+    k = t.rfind("\n", 0, pos) + 1  # start of the line below the one examined
+    items: list[tuple[int, str]] = []
+    for _ in range(16):
+        if k <= 0:
+            break
+        above = t.rfind("\n", 0, k - 1) + 1
+        m = X.LABEL_LINE_BODY_RE.match(t, above, k - 1) if may_be_label(t, above, k - 1) else None
+        if m is not None and m.group("L").isupper():
+            if items and ord(m.group("L")) != ord(items[-1][1]) - 1:
+                return None  # (walking upwards, the letters of a listing count down to A)
+            items.append((above, m.group("L")))
+            if m.group("L") == "A":
+                break
+        elif items or t[above : k - 1].strip():
+            break  # (only blank lines may separate the listing from the answer line)
+        k = above
+    items.reverse()
+    letters = "".join(c for _, c in items)
+    if len(items) < 3 or not "ABCDEFGHIJKLMNOP".startswith(letters) or not _items_are_foreign(t, items, opts):
+        return None
+    q_end = items[0][0] - 1
+    q_start = t.rfind("\n", 0, max(0, q_end)) + 1
+    return q_start if 0 < q_start < q_end and t[q_start:q_end].strip() else None
+
+
+_LABEL_MARKS = frozenset("([*_>-+•0123456789")
+_AFTER_LABEL = frozenset(".):：-–— *]")
+
+
+def may_be_label(t: str, a: int, b: int) -> bool:
+    """A cheap necessary test for LABEL_LINE_BODY_RE at a line: a mark or "X" followed by a delimiter."""
+    line = t[a : min(b, a + 12)].lstrip(" \t")
+    if not line:
+        return False
+    c = line[0]
+    return (
+        c in _LABEL_MARKS
+        or line[:6].lower() in ("option", "choice")
+        or (c.isupper() and line[1:2] in _AFTER_LABEL)
+        or len(line) == 1
+    )
+
+
+def _items_are_foreign(t: str, run: list[tuple[int, str]], opts: Options) -> bool:
+    """Short items without verdicts, most of which are not this row's option texts."""
+    own = 0
+    for pos, _ in run:
+        e = t.find("\n", pos)
+        item = norm(t[pos : len(t) if e < 0 else e])
+        if len(item) > 120 or any(w in item for w in _VERDICT_WORDS):
+            return False
+        body = item[3:].strip(" .)") if len(item) > 3 else item
+        if body and any(contains_words(body, ot) or contains_words(ot, body) for _, ot in opts.norms):
+            own += 1
+    return 2 * own < len(run)
+
+
+def sub_items(t: str, opts: Options) -> list[int]:
+    """Start offsets of sub-question parts ((a), (b), ... or (i), (ii), ... in order, at least two), or []
+    when the response has none. Lower-case labels followed by that option's text are an option listing."""
+    found = []
+    first = X.SUB_ITEM_START_RE.match(t)
+    matches = ([first] if first is not None else []) + list(X.SUB_ITEM_NL_RE.finditer(t))
+    for m in matches:
+        lab = m.group("lab")
+        pos = m.start() + (t[m.start()] == "\n")
+        e = t.find("\n", m.end())
+        body = norm(t[m.end() : len(t) if e < 0 else e])
+        ot = dict(opts.norms).get(lab.upper()) if len(lab) == 1 else None
+        if ot is not None and body.startswith(ot):
+            return []  # an option listing written in lower case
+        found.append((pos, lab))
+    seq = _in_order(found)
+    return [pos for pos, _ in seq] if len(seq) >= 2 else []
+
+
+def _in_order(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The longest prefix of `found` that counts a, b, c, ... or i, ii, iii, ..."""
+    if not found:
+        return []
+    order = _ROMAN if found[0][1] == "i" and (len(found) < 2 or found[1][1] == "ii") else "abcdefgh"
+    out = []
+    for k, (pos, lab) in enumerate(found):
+        if k >= len(order) or lab != order[k]:
+            break
+        out.append((pos, lab))
+    return out
+
+
+def part_of(pos: int, parts: list[int]) -> int:
+    """Index of the sub-item part holding `pos` (-1 before the first)."""
+    k = -1
+    for i, start in enumerate(parts):
+        if start <= pos:
+            k = i
+    return k

@@ -1,0 +1,118 @@
+"""Is this character an option letter? A letter counts only as a standalone token: never inside a word
+(`Answer`, `I'm`), a name (`Vitamin C`), an abbreviation (`E. coli`), a compound (`X-ray`), a formula
+(`A = πr²`), or as the article/pronoun (`A polygenic score`, `I think`)."""
+
+from __future__ import annotations
+
+from . import phrases as P
+from .patterns import NEXT_WORD_RE, PREV_WORD_RE
+
+ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# ASCII letters and digits: `ch in WORD_ASCII or (ch > "\x7f" and is_word_char(ch))` is is_word_char(ch)
+# without a call in the common (ASCII) case.
+WORD_ASCII = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_FORMULA_OPS = frozenset(P.FORMULA_OPERATORS)
+_APOSTROPHES = frozenset("'’")
+# Neighbours of a letter that can make it part of a word, an abbreviation, a compound or a formula.
+_NEIGHBOUR_TRIGGERS = frozenset("'’.-\\^_")
+_PRE_OK = frozenset(P.FUNCTION_WORDS_BEFORE_LETTER)
+_AFTER_LETTER_I = frozenset(P.WORDS_AFTER_OPTION_LETTER)
+_AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(P.WORDS_AFTER_OPTION_A)
+_AFTER_PERIOD_OK = frozenset(P.WORDS_AFTER_LETTER_PERIOD)
+
+
+def is_word_char(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isalnum()
+    return ch.isdigit() or ("\u00aa" <= ch <= "\u052f" and ch.isalpha())
+
+
+def word_char_before(s: str, k: int) -> bool:
+    """A letter or digit right before position k (Latin, Greek, Cyrillic or digits)."""
+    if k <= 0:
+        return False
+    ch = s[k - 1]
+    return ch in WORD_ASCII or (ch > "\x7f" and is_word_char(ch))
+
+
+def letter_use(s: str, j: int) -> str | None:
+    """Why the letter at s[j] is not an option letter (inside a word, an abbreviation, ...), or None."""
+    n = len(s)
+    c = s[j]
+    prev = s[j - 1] if j > 0 else " "
+    nxt = s[j + 1] if j + 1 < n else " "
+    if c not in ASCII_LETTERS:  # localised letter: its neighbours must not be letters at all
+        if prev.isalpha() or nxt.isalpha():
+            return "inside a word"
+        return None
+    if (
+        prev in WORD_ASCII
+        or nxt in WORD_ASCII
+        or (prev > "\x7f" and is_word_char(prev))
+        or (nxt > "\x7f" and is_word_char(nxt))
+    ):
+        return "inside a word"
+    if prev in _NEIGHBOUR_TRIGGERS or nxt in _NEIGHBOUR_TRIGGERS:
+        reason = _neighbour_reason(s, j, prev, nxt)
+        if reason is not None:
+            return reason
+    after = s[j + 1 : j + 9].lstrip(" \t")  # (the next and the previous non-blank character)
+    if after and (after[0] in _FORMULA_OPS or after.startswith("->")):
+        return "inside a formula"
+    before = s[max(0, j - 8) : j]
+    before = before[before.rfind("\n") + 1 :].rstrip(" \t")  # (on the letter's line)
+    if before and (before[-1] in _FORMULA_OPS or before.endswith("->")) and before.strip(" \t=<>-→⇒"):
+        return "inside a formula"  # (an arrow alone before the letter, "=> C", points at it)
+    if nxt == " " or nxt == "\t":
+        m = NEXT_WORD_RE.match(s, j + 1)
+        if m:
+            word = m.group(1)
+            if c in "Aa" and word not in _AFTER_LETTER_A:
+                return "article, not a letter"
+            if c == "I" and word not in _AFTER_LETTER_I:
+                return "pronoun, not a letter"
+    elif nxt == ".":
+        m = NEXT_WORD_RE.match(s, j + 2)
+        if m and m.group(1) not in _AFTER_PERIOD_OK and not m.group(1).startswith("'"):
+            return "abbreviation"
+    return None
+
+
+def _neighbour_reason(s: str, j: int, prev: str, nxt: str) -> str | None:
+    n = len(s)
+    nxt2 = s[j + 2] if j + 2 < n else " "
+    prev2 = s[j - 2] if j > 1 else " "
+    if nxt in _APOSTROPHES and nxt2.isalpha():
+        return "inside a word"
+    if prev in _APOSTROPHES and prev2.isalpha():
+        return "inside a word"
+    if nxt == "." and is_word_char(nxt2):
+        return "abbreviation"
+    if prev == "." and is_word_char(prev2):
+        return "abbreviation"
+    if nxt == "-" and is_word_char(nxt2):
+        return "compound word"
+    if prev == "-" and is_word_char(prev2):
+        return "compound word"
+    if prev in "\\^_":
+        return "formula"
+    return None
+
+
+def after_name(s: str, j: int) -> bool:
+    """True when the letter at s[j] directly follows a word that makes it part of a name."""
+    m = PREV_WORD_RE.search(s, max(0, j - 40), j)
+    if not m:
+        return False
+    return m.group(1).lower().rstrip(".") not in _PRE_OK
+
+
+def token_letter(s: str, j: int, allow_lower: bool) -> str | None:
+    """The option letter the character s[j] stands for (upper case), or None."""
+    c = s[j]
+    if c in ASCII_LETTERS:
+        if c.islower() and not allow_lower:
+            return None
+        return c.upper()
+    return P.LOCAL_LETTERS.get(c)
