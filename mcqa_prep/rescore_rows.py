@@ -116,7 +116,7 @@ def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str]
         return "no_options", (
             "row has no `options`: NeMo Gym rollouts do not repeat them; join them with their dataset rows"
         )
-    if not isinstance(row["options"], list):
+    if row["options"] is not None and not isinstance(row["options"], list):  # null: graded as NeMo Gym does
         return (
             "options",
             f"$.options: must be a list of {{letter: text}} objects, got {_kind(row['options'])}",

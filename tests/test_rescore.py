@@ -321,3 +321,18 @@ def test_rows_index_ignores_rows_without_options_and_reports_repeats(cli, tmp_pa
         "dataset_prompt_duplicates": 0,
     }
     assert "invalid_row" not in rep["by_status"]
+
+
+def test_rows_with_null_options_and_a_custom_regex_are_graded_as_nemo_gym_does(cli, tmp_path):
+    """NeMo Gym 0.7.0 trusts the captured letter when a row has no options (grading.md, deviation 1)."""
+    row = {
+        "responses_create_params": {"input": [{"role": "user", "content": "Q?"}]},
+        "options": None,
+        "expected_answer": "B",
+        "template_metadata": {"output_regex": r"Answer:\s*([A-D])"},
+        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "Answer: B"}]}]},
+    }
+    res, rep, out = _rescore_json(cli, tmp_path, write_jsonl(tmp_path / "in.jsonl", [row]))
+    assert res.exit_code == 0, res.output
+    graded = read_jsonl(out)[0]
+    assert graded["reward"] == 1.0 and graded["extracted_answer"] == "B"

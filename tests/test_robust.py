@@ -7,12 +7,11 @@ The corpus lives outside the repository (shared/conformance); the golden cases a
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import report
+from conftest import CONFORMANCE, report
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,14 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "data" / "golden" / "robust_cases.jsonl"
 
 
-def _shared_dir() -> Path:
-    env = os.environ.get("MCQA_PREP_SHARED")
-    if env:
-        return Path(env) / "conformance"
-    return Path(__file__).resolve().parents[2] / "shared" / "conformance"
-
-
-CORPUS = _shared_dir() / "answer_corpus_dev.jsonl"
+CORPUS = CONFORMANCE / "answer_corpus_dev.jsonl"
 
 
 def _load_jsonl(path: Path) -> list[dict]:
