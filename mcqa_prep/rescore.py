@@ -23,7 +23,7 @@ from .prompt import prompt_key
 from .records import STATUS_INVALID_ROW
 from .rescore_rows import JOIN_FIELDS, Outcome, Settings, rescore_row
 
-__all__ = ["rescore", "RescoreReport", "RowIndex"]
+__all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
 
 
 @dataclass
@@ -187,7 +187,7 @@ def _same_path(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
-def rescore(
+def setup(
     input_path: str | Path,
     output_path: str | Path,
     policy: GradingPolicy,
@@ -197,9 +197,8 @@ def rescore(
     explain: bool = False,
     compare_policy: GradingPolicy | None = None,
     compare_mode: str | None = None,
-    progress: Callable[[Iterable], Iterable] | None = None,
-) -> RescoreReport:
-    """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts."""
+) -> tuple[Settings, RescoreReport]:
+    """The settings every row is rescored with and the empty report, for any engine (one process, Ray)."""
     if examples < 0:
         raise UsageError(f"examples must be 0 or more, got {examples}")
     if str(input_path) != "-" and str(output_path) != "-" and _same_path(input_path, output_path):
@@ -218,6 +217,32 @@ def rescore(
         report.index_rows, report.index_duplicates = len(index.rows), index.duplicates
     report.compare_contract = compare_policy.contract_id() if compare_policy is not None else None
     report.compare_mode = compare_mode
+    return settings, report
+
+
+def rescore(
+    input_path: str | Path,
+    output_path: str | Path,
+    policy: GradingPolicy,
+    *,
+    rows_paths: Iterable[str | Path] | None = None,
+    examples: int = 5,
+    explain: bool = False,
+    compare_policy: GradingPolicy | None = None,
+    compare_mode: str | None = None,
+    progress: Callable[[Iterable], Iterable] | None = None,
+) -> RescoreReport:
+    """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts."""
+    settings, report = setup(
+        input_path,
+        output_path,
+        policy,
+        rows_paths=rows_paths,
+        examples=examples,
+        explain=explain,
+        compare_policy=compare_policy,
+        compare_mode=compare_mode,
+    )
     records = iter_rows([input_path])
     if progress is not None:
         records = progress(records)

@@ -67,6 +67,10 @@ HINTS: dict[str, str] = {
     "other_repo": "pull into another directory with --to",
     "upstream_moved": "pass --update to move the lock, or --revision {locked} to keep the locked commit",
     "unknown_split": "pass one of the splits listed",
+    "ray_missing": "install it with pip install '{extra}', or use --engine local",
+    "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
+    "output_not_directory": "give --engine ray a directory to write its shards and summary into",
+    "output_foreign_dir": "choose a new or empty output directory",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
 }

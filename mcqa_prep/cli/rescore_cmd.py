@@ -2,23 +2,40 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, fail, progress
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, fail, progress, progress_enabled
 from .policy_opts import policy_from_options, policy_options
 
 
 @click.command("rescore")
-@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, allow_dash=False),
-    help="Rescored JSONL: one row per input row, in input order (written atomically).",
+    type=click.Path(allow_dash=False),
+    help="Rescored JSONL: one row per input row, in input order (written atomically). With --engine ray: a "
+    "directory of JSONL shards (in input order by name) plus summary.json.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this process. ray: Ray Data on the cluster in RAY_ADDRESS, else a local Ray instance "
+    "(pip install 'mcqa-prep[ray]'); same rows, same summary.",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ray workers (one CPU each); default: every CPU of the Ray cluster.",
 )
 @click.option(
     "--rows",
@@ -62,6 +79,8 @@ def rescore_command(
     fail_on_change,
     fmt,
     quiet,
+    engine,
+    ray_workers,
     **policy_kw,
 ):
     """Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader.
@@ -76,20 +95,36 @@ def rescore_command(
       mcqa-prep rescore verify_requests.jsonl -o rescored.jsonl
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
+      RAY_ADDRESS=ray://head:10001 mcqa-prep rescore rollouts/ --rows train.parquet --engine ray -o rescored/
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
-    report = rescore(
-        input_path,
-        output,
-        policy,
+    common = dict(
         rows_paths=rows_paths or None,
         examples=examples,
         explain=explain,
         compare_policy=other,
         compare_mode=compare_mode,
-        progress=lambda it: progress(it, desc="rescore", quiet=quiet),
     )
+    if engine == "ray":
+        from ..ray_engine import rescore_on_ray
+
+        report, _ = rescore_on_ray(
+            input_path, output, policy, workers=ray_workers, progress=progress_enabled(quiet), **common
+        )
+    else:
+        if ray_workers is not None:
+            raise click.UsageError("--ray-workers needs --engine ray")
+        for path, what in ((input_path, "INPUT"), (output, "--output")):
+            if path != "-" and os.path.isdir(path):
+                raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
+        report = rescore(
+            input_path,
+            output,
+            policy,
+            progress=lambda it: progress(it, desc="rescore", quiet=quiet),
+            **common,
+        )
     problem = None
     if report.invalid.count:
         problem = f"{report.invalid.count} row(s) could not be graded (status invalid_row); see the output"
