@@ -72,8 +72,37 @@ def _reward_value(v: Any) -> float | None:
     return float(v)
 
 
+def _plain_response(response: Any) -> bool:
+    """True for the common, well-formed shape (plain dicts and lists, checked by exact type): nothing to
+    report. Anything else goes through _response_problem's full checks."""
+    if type(response) is not dict:
+        return False
+    output = response.get("output")
+    if type(output) is not list:
+        return False
+    for item in output:
+        if type(item) is not dict:
+            return False
+        kind = item.get("type")
+        if kind != "message":
+            if type(kind) is not str:
+                return False
+            continue
+        content = item.get("content")
+        if type(content) is not list:
+            return False
+        for part in content:
+            if type(part) is not dict or (
+                part.get("type") == "output_text" and type(part.get("text")) is not str
+            ):
+                return False
+    return True
+
+
 def _response_problem(response: Any) -> str | None:
     """Why `response` is not a Responses API object the grader can read (NeMo Gym rejects these, 422)."""
+    if _plain_response(response):
+        return None
     if response is None:
         return "row has no `response`: a verify request or rollout needs the model's Responses API response"
     if not isinstance(response, Mapping):
@@ -301,6 +330,6 @@ def _format_miss(row: Mapping[str, Any], primary: Any, s: Settings, grading: dic
 
 def _line(row: dict[str, Any]) -> bytes:
     try:
-        return orjson.dumps(row) + b"\n"
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)  # no copy of the line to add "\n"
     except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: the stdlib writes it exactly
         return (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")

@@ -105,6 +105,9 @@ def grade_text(
     return _result(ext, gold, mode)
 
 
+_new = tuple.__new__  # a GradeResult without its Python-level __new__: one result per row on the hot path
+
+
 def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
     letter = ext.letter
     reward = 1.0 if (letter is not None and gold and letter == gold) else 0.0
@@ -114,16 +117,10 @@ def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
         if ext.candidates and ext.candidates[-1].letter == gold:
             reward = 1.0
     status = ext.status if letter is None else STATUS_OK
-    return GradeResult(
-        reward=reward,
-        extracted_answer=letter,
-        expected_answer=gold,
-        status=status,
-        mode=mode,
-        rule=ext.rule,
-        span=ext.span,
-        message=ext.message,
-        validity=ext.validity,
-        candidates=ext.candidates,
-        grader_version=GRADER_VERSION,
-    )
+    # the fields in GradeResult's order: reward, extracted_answer, expected_answer, status, mode, rule, span,
+    # message, validity, candidates, grader_version
+    return _new(
+        GradeResult,
+        (reward, letter, gold, status, mode, ext.rule, ext.span, ext.message, ext.validity, ext.candidates,
+         GRADER_VERSION),
+    )  # fmt: skip

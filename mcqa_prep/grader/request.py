@@ -131,18 +131,23 @@ def grade_request(
         completion = completion if isinstance(completion, str) else None
         gate = GATE_TRUNCATED if (policy.zero_truncated and completion == "incomplete") else None
         detected = detect_prompt_thinking(request)
-        prov = dict(static)
-        prov["component"] = dict(static["component"])
-        prov["boundary"] = BOUNDARY_NOT_APPLIED
-        prov["boundary_source"] = None
-        prov["gate"] = gate
-        prov["prompt_thinking"] = detected if detected is not None else (policy.prompt_thinking or "none")
-        prov["prompt_thinking_source"] = "request" if detected is not None else "policy"
-        prov["completion_status"] = completion
-        prov["response_present"] = True
-        prov["raw_chars"] = prov["response_chars"] = len(raw)
-        prov["thinking_chars"] = sum(map(len, reasoning))
-        prov["closing_markers"] = raw.count(CLOSE_MARKER)
+        n = len(raw)
+        # one dict display (the keys in provenance()'s order), not a copy and ten stores
+        prov = {
+            **static,
+            "component": {**static["component"]},
+            "boundary": BOUNDARY_NOT_APPLIED,
+            "boundary_source": None,
+            "gate": gate,
+            "prompt_thinking": detected if detected is not None else (policy.prompt_thinking or "none"),
+            "prompt_thinking_source": "request" if detected is not None else "policy",
+            "completion_status": completion,
+            "response_present": True,
+            "raw_chars": n,
+            "response_chars": n,
+            "thinking_chars": sum(map(len, reasoning)) if reasoning else 0,
+            "closing_markers": raw.count(CLOSE_MARKER),
+        }
         if gate is not None:
             return _verdict(request, policy, gate, RULE_GATE), prov
         text = raw.strip()
