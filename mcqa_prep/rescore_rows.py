@@ -171,21 +171,26 @@ def _join(
     return merged, True
 
 
+def _is_map(x: Any) -> bool:
+    """isinstance(x, Mapping) without the ABC's Python-level check for the usual dict and None."""
+    return type(x) is dict or (x is not None and isinstance(x, Mapping))
+
+
 def _template_id(row: Mapping[str, Any]) -> str | None:
     tm = row.get("template_metadata")
-    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+    tid = tm.get("template_id") if _is_map(tm) else None
     return tid if isinstance(tid, str) else None
 
 
 def _input_contract(row: Mapping[str, Any]) -> str | None:
     meta = row.get("metadata")
-    old = meta.get("grading") if isinstance(meta, Mapping) else None
-    cid = old.get("contract") if isinstance(old, Mapping) else None
+    old = meta.get("grading") if _is_map(meta) else None
+    cid = old.get("contract") if _is_map(old) else None
     return cid if isinstance(cid, str) else None
 
 
 def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
-    out = dict(meta) if isinstance(meta, Mapping) else ({} if meta is None else {"original": meta})
+    out = dict(meta) if _is_map(meta) else ({} if meta is None else {"original": meta})
     out["grading"] = grading
     return out
 

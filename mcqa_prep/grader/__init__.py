@@ -84,7 +84,11 @@ def grade_text(
     letters = allowed_letters(options)
 
     custom: Extraction | None = None
-    if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
+    # type(...) is dict first: the Mapping ABC check is a Python-level call, paid per row
+    tm_map = type(template_metadata) is dict or (
+        template_metadata is not None and isinstance(template_metadata, Mapping)
+    )
+    if tm_map and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
         if custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
             # A captured letter outside the options still decides the row: NeMo Gym returns it and never
@@ -98,7 +102,7 @@ def grade_text(
         return GradeResult(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
-    ext = fn(text, letters, template_metadata if isinstance(template_metadata, Mapping) else None)
+    ext = fn(text, letters, template_metadata if tm_map else None)
     if ext.letter is None and custom is not None and custom.status == STATUS_INVALID_REGEX:
         # the custom regex's failure is the more useful explanation than the mode's "no_answer"
         return _result(custom._replace(candidates=custom.candidates + ext.candidates), gold, "output_regex")
