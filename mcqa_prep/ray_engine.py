@@ -29,9 +29,11 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from ._perf import streaming_gc
 from .errors import InputError, McqaPrepError, OutputError, UsageError
 from .io.readers import read_jsonl, read_parquet
 from .io.staging import commit, staging_dir
@@ -40,7 +42,15 @@ from .policy import GradingPolicy
 from .rescore import RescoreReport, setup
 from .rescore_rows import Outcome, Settings, rescore_row
 
-__all__ = ["rescore_batch", "rescore_on_ray", "rows_table", "outcomes", "SUMMARY", "shard_name"]
+__all__ = [
+    "rescore_batch",
+    "rescore_on_ray",
+    "rows_table",
+    "lines_table",
+    "outcomes",
+    "SUMMARY",
+    "shard_name",
+]
 
 SUMMARY = "summary.json"
 EXTRA = "mcqa-prep[ray]"
@@ -79,31 +89,32 @@ def rows_table(files: list[str], lines: list[int], raws: list[bytes]) -> Any:
 
 
 def rescore_batch(table: Any, settings: Settings) -> Any:
-    """Rescore a batch of rows: `file`, `line`, `json` (bytes or text of one JSONL line) in; `line` (the rescored
-    JSONL line, bytes) and the outcome columns (`rescore_rows.Outcome`'s fields) out, one row per input row, in
-    order. Pure: the same rows give the same table in any process."""
+    """Rescore a batch of rows: `file`, `line`, `json` (bytes or text of one JSONL line; blank lines are not
+    rows and give no output row) in; `line` (the rescored JSONL line, bytes) and the outcome columns
+    (`rescore_rows.Outcome`'s fields) out, one row per input row, in order. Pure: the same rows give the same
+    table in any process."""
     pa = _pa()
     out_lines: list[bytes] = []
-    cols: dict[str, list[Any]] = {name: [] for name in _OUTCOME_FIELDS}
-    appends = [cols[name].append for name in _OUTCOME_FIELDS]
+    outs: list[Outcome] = []
     files = table.column("file").to_pylist()
     numbers = table.column("line").to_pylist()
-    for file, number, raw in zip(files, numbers, table.column("json").to_pylist(), strict=True):
-        if isinstance(raw, str):
-            raw = raw.encode("utf-8", "surrogatepass")
-        for rec in read_jsonl((raw,), file, None, first_line=number):
-            line, outcome = rescore_row(rec, settings)
-            out_lines.append(line)
-            for append, value in zip(appends, _outcome_values(outcome), strict=True):
-                append(value)
-    arrays = [pa.array(out_lines, pa.large_binary())]
+    raws = [
+        r.encode("utf-8", "surrogatepass") if type(r) is str else r for r in table.column("json").to_pylist()
+    ]
+    start, n = 0, len(raws)
+    with streaming_gc():
+        for j in range(1, n + 1):  # runs of consecutive lines of one file: one reader each, numbered as one
+            if j < n and files[j] == files[start] and numbers[j] == numbers[j - 1] + 1:
+                continue
+            for rec in read_jsonl(raws[start:j], files[start], None, first_line=numbers[start]):
+                line, outcome = rescore_row(rec, settings)
+                out_lines.append(line)
+                outs.append(outcome)
+            start = j
     schema = _outcome_schema()
-    arrays += [pa.array(cols[f.name], f.type) for f in schema]
+    arrays = [pa.array(out_lines, pa.large_binary())]
+    arrays += [pa.array(list(map(attrgetter(f.name), outs)), f.type) for f in schema]
     return pa.Table.from_arrays(arrays, names=["line", *schema.names])
-
-
-def _outcome_values(o: Outcome) -> tuple[Any, ...]:
-    return tuple(getattr(o, name) for name in _OUTCOME_FIELDS)
 
 
 def outcomes(table: Any) -> Iterator[Outcome]:
@@ -191,9 +202,9 @@ def _plan(input_path: str, chunk_bytes: int | None, workers: int, counter: Any) 
     return [Chunk(**{**asdict(c), "seq": i}) for i, c in enumerate(chunks) if c is not None]
 
 
-def chunk_lines(path: str, start: int, end: int, first_line: int) -> tuple[list[int], list[bytes]]:
-    """(line numbers, lines) of the non-blank JSONL lines that start in bytes [start, end) of a file; a line that
-    starts in the range is read to its end, a line that started before it belongs to the previous range."""
+def chunk_bytes(path: str, start: int, end: int) -> bytes:
+    """The JSONL lines that start in bytes [start, end) of a file, whole: a line that starts in the range is
+    read to its end, a line that started before it belongs to the previous range."""
     with open(path, "rb") as fh:
         if start > 0:
             fh.seek(start - 1)
@@ -203,18 +214,27 @@ def chunk_lines(path: str, start: int, end: int, first_line: int) -> tuple[list[
         data = fh.read(end - pos) if pos < end else b""
         if data and not data.endswith(b"\n"):
             data += fh.readline()
-    parts = data.split(b"\n")
-    tail = parts.pop()  # b"" after a final newline, else a last line without one
-    numbers: list[int] = []
-    lines: list[bytes] = []
-    for i, part in enumerate(parts):
-        if part.strip():
-            numbers.append(first_line + i)
-            lines.append(part + b"\n")
-    if tail.strip():
-        numbers.append(first_line + len(parts))
-        lines.append(tail)
-    return numbers, lines
+    return data
+
+
+def lines_table(data: bytes, name: str, first_line: int) -> Any:
+    """The `rescore_batch` input table of JSONL bytes: one row per line (its newline kept, blank lines
+    included), numbered from `first_line`; the lines are slices of `data`'s buffer, not copies."""
+    import numpy as np
+
+    pa = _pa()
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+    if data and (not len(ends) or ends[-1] != len(data)):
+        ends = np.append(ends, len(data))  # a last line without a newline
+    offsets = np.concatenate(([0], ends)).astype(np.int64)
+    n = len(offsets) - 1
+    json = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64))
+    return pa.Table.from_arrays(
+        [pa.array([name] * n, pa.string()), numbers, json], names=["file", "line", "json"]
+    )
 
 
 def read_chunk(chunk: Chunk) -> Any:
@@ -222,8 +242,7 @@ def read_chunk(chunk: Chunk) -> Any:
     import orjson
 
     if chunk.kind == "jsonl":
-        numbers, lines = chunk_lines(chunk.path, chunk.start, chunk.end, chunk.first_line)
-        return rows_table([chunk.name] * len(lines), numbers, lines)
+        return lines_table(chunk_bytes(chunk.path, chunk.start, chunk.end), chunk.name, chunk.first_line)
     numbers, raws = [], []
     groups = list(chunk.row_groups) or None
     for rec in read_parquet(Path(chunk.path), None, row_groups=groups):
@@ -255,7 +274,7 @@ class _ChunkRescorer:
             chunk = Chunk(**{**task, "row_groups": tuple(task["row_groups"] or ())})
             scored = rescore_batch(read_chunk(chunk), self.settings)
             with open(os.path.join(self.out_dir, shard_name(chunk.seq, self.total)), "wb") as fh:
-                fh.writelines(scored.column("line").to_pylist())
+                _write_binary_column(fh, scored.column("line"))
                 fh.flush()
                 os.fsync(fh.fileno())
             tables.append(
@@ -266,6 +285,18 @@ class _ChunkRescorer:
         if tables:
             return pa.concat_tables(tables)
         return pa.Table.from_batches([], schema=_outcome_schema().append(pa.field("seq", pa.int64())))
+
+
+def _write_binary_column(fh: Any, column: Any) -> None:
+    """Write a binary column's values back to back, from Arrow's buffers (no Python bytes per row)."""
+    import numpy as np
+
+    for arr in column.chunks:
+        if len(arr) == 0:
+            continue
+        offsets = arr.buffers()[1]
+        offs = np.frombuffer(offsets, np.int64)[arr.offset : arr.offset + len(arr) + 1]
+        fh.write(memoryview(arr.buffers()[2])[offs[0] : offs[-1]])
 
 
 # ---- the job -------------------------------------------------------------------------------------------

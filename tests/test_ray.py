@@ -213,9 +213,13 @@ def test_chunks_cover_every_line_once_with_its_number(tmp_path):
     for step in (1, 7, 64, 1000, len(body)):
         got = []
         for c in ray_engine._plan(str(p), step, 2, count):
-            numbers, lines = ray_engine.chunk_lines(c.path, c.start, c.end, c.first_line)
-            got += [(n, ln.rstrip(b"\n")) for n, ln in zip(numbers, lines, strict=True)]
-        assert got == want, step
+            t = ray_engine.lines_table(ray_engine.chunk_bytes(c.path, c.start, c.end), c.name, c.first_line)
+            got += [
+                (n, ln.rstrip(b"\n"))
+                for n, ln in zip(t["line"].to_pylist(), t["json"].to_pylist(), strict=True)
+            ]
+        assert [(n, ln) for n, ln in got if ln.strip()] == want, step
+        assert b"".join(ln + b"\n" for _, ln in got)[: len(body)] == body  # every byte, once, in order
 
 
 def test_cli_ray_engine_json_and_output_layout(ray_session, cli, tmp_path):
