@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -255,7 +256,7 @@ def baseline(rev: str, src: Path, dst: Path, work: Path) -> float | None:
 
 def cli_has_workers() -> bool:
     p = subprocess.run([*_cli(), "rescore", "--help"], capture_output=True, text=True, check=False)
-    return "--workers" in p.stdout
+    return re.search(r"(?<![\w-])--workers\b", p.stdout) is not None  # not --ray-workers
 
 
 def _cli() -> list[str]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import shutil
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
@@ -356,7 +357,7 @@ def rescore_on_ray(
         compare_policy=compare_policy,
         compare_mode=compare_mode,
     )
-    started = _start(ray, workers)
+    started, temp = _start(ray, workers)
     try:
         n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         with staging_dir(out) as staging:
@@ -380,6 +381,8 @@ def rescore_on_ray(
     finally:
         if started:
             ray.shutdown()
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)  # the local instance's sockets, logs and spilled objects
 
 
 def _engine_doc(run: RayRun) -> dict[str, Any]:
@@ -387,45 +390,50 @@ def _engine_doc(run: RayRun) -> dict[str, Any]:
 
 
 def _check_output_dir(out: Path, inp: Path) -> None:
-    """The output directory is new, empty, or a previous Ray rescore output (which is replaced)."""
+    """The output directory is new, empty, or a previous Ray rescore output (which is replaced); it neither
+    holds the input nor lies inside an input directory (a rerun would read its own output)."""
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out}: exists and is not a directory", reason="output_not_directory")
+    o, i = out.resolve(), inp.resolve()
+    if o == i or o in i.parents:
+        raise UsageError(f"{out}: the output directory holds the input", reason="output_is_input")
+    if inp.is_dir() and i in o.parents:
+        raise UsageError(f"{out}: the output directory lies inside the input", reason="output_inside_input")
     if out.is_dir() and any(out.iterdir()) and not (out / SUMMARY).is_file():
         raise OutputError(
             f"{out}: a directory that is not a rescore output; it is not replaced",
             reason="output_foreign_dir",
         )
-    if (
-        inp.exists()
-        and out.exists()
-        and (out.resolve() == inp.resolve() or out.resolve() in inp.resolve().parents)
-    ):
-        raise UsageError(f"{out}: the output directory holds the input", reason="output_is_input")
 
 
-def _start(ray: Any, workers: int | None) -> bool:
-    """Connect (True when this call started Ray, and so shuts it down): the running session, RAY_ADDRESS's
-    cluster, or a local instance with `workers` CPUs."""
+def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
+    """Connect: the running session, RAY_ADDRESS's cluster, or a local instance with `workers` CPUs whose
+    files go to a temporary directory. Returns (whether this call started Ray and so shuts it down, that
+    temporary directory to remove)."""
     logging.getLogger("ray").setLevel(logging.ERROR)
     if ray.is_initialized():
-        return False
+        return False, None
+    temp = None
     try:
         if os.environ.get("RAY_ADDRESS"):
             ray.init(logging_level=logging.ERROR, log_to_driver=False)
         else:
+            temp = tempfile.mkdtemp(prefix="mcqa-ray-")  # short: Ray's socket paths must stay under 108 bytes
             ray.init(
                 num_cpus=workers,
                 include_dashboard=False,
                 logging_level=logging.ERROR,
                 log_to_driver=False,
-                _temp_dir=tempfile.mkdtemp(prefix="mcqa-ray-"),
+                _temp_dir=temp,
             )
     except Exception as exc:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
         first = (str(exc).strip().splitlines() or [""])[0]
         raise McqaPrepError(
             f"cannot start or reach Ray: {type(exc).__name__}: {first}", reason="ray_failed"
         ) from None
-    return True
+    return True, temp
 
 
 def _run(

@@ -262,6 +262,9 @@ def test_cli_refuses_a_foreign_output_directory(ray_session, cli, tmp_path):
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", out)
     assert res.exit_code == 1
     assert "not a rescore output" in res.stderr and (out / "notes.txt").read_text() == "keep me"
+    shutil.copy(SAMPLE / "rollouts.jsonl", out / "rollouts.jsonl")
+    res = cli("rescore", out, "--engine", "ray", "-o", out / "rescored")
+    assert res.exit_code == 2 and "lies inside the input" in res.stderr
 
 
 def test_cli_without_ray_is_a_usage_error_naming_the_extra(cli, tmp_path, monkeypatch):
