@@ -9,6 +9,7 @@ number of rows (only the optional join index and bounded example lists are held)
 from __future__ import annotations
 
 import os
+import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,11 +27,64 @@ from .rescore_rows import JOIN_FIELDS, Outcome, Settings, rescore_row
 __all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
 
 
+class PackedRows:
+    """The join index's dataset rows, packed: prompt keys (16-byte digests) as two sorted uint64 columns, and
+    each row's join fields pickled into one buffer.
+
+    Why packed: as a dict of dicts the index took ~5 kB per dataset row (ten option dicts and their strings),
+    3.6 GB for the full dataset in every process that joins, and in every Ray worker. Packed, a row costs its
+    pickle (under 1 kB) and 32 bytes of offsets and key; the numpy buffers travel through Ray's object store
+    zero-copy, so the workers of a node share one copy. `get` unpickles a fresh dict per lookup (pickle, not
+    JSON: values come back exactly, NaN included)."""
+
+    __slots__ = ("hi", "lo", "starts", "ends", "blob")
+
+    def __init__(self, hi: Any, lo: Any, starts: Any, ends: Any, blob: Any) -> None:
+        self.hi, self.lo, self.starts, self.ends, self.blob = hi, lo, starts, ends, blob
+
+    @classmethod
+    def pack(cls, slots: dict[bytes, int], starts: list[int], blob: bytearray) -> PackedRows:
+        """From key -> slot, the slots' start offsets in `blob` (in slot order), and the pickles' buffer."""
+        import numpy as np
+
+        order = sorted(slots)  # bytes order == (hi, lo) order of the big-endian halves
+        pairs = (
+            np.frombuffer(b"".join(order), dtype=">u8").reshape(-1, 2) if order else np.zeros((0, 2), ">u8")
+        )
+        slot = np.fromiter((slots[k] for k in order), np.int64, len(order))
+        bounds = np.array([*starts, len(blob)], dtype=np.int64)
+        return cls(
+            pairs[:, 0].astype(np.uint64),
+            pairs[:, 1].astype(np.uint64),
+            bounds[slot],
+            bounds[slot + 1],
+            np.frombuffer(blob, np.uint8),
+        )
+
+    def __len__(self) -> int:
+        return len(self.hi)
+
+    def get(self, key: bytes | None, default: Any = None) -> dict[str, Any] | None:
+        import numpy as np
+
+        if not key or len(key) != 16:
+            return default
+        hi = np.uint64(int.from_bytes(key[:8], "big"))
+        lo = int.from_bytes(key[8:], "big")
+        j = int(np.searchsorted(self.hi, hi, "left"))
+        end = int(np.searchsorted(self.hi, hi, "right"))
+        while j < end:  # one candidate, except when two prompts share the first 8 digest bytes
+            if int(self.lo[j]) == lo:
+                return pickle.loads(self.blob[self.starts[j] : self.ends[j]])
+            j += 1
+        return default
+
+
 @dataclass
 class RowIndex:
-    """Dataset rows by prompt, holding only the fields a join needs."""
+    """Dataset rows by prompt, holding only the fields a join needs (packed: see PackedRows)."""
 
-    rows: dict[bytes, dict[str, Any]] = field(default_factory=dict)
+    rows: PackedRows | dict[bytes, dict[str, Any]] = field(default_factory=dict)
     duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
 
     @classmethod
@@ -40,6 +94,9 @@ class RowIndex:
         from .sources import resolve
 
         idx = cls()
+        slots: dict[bytes, int] = {}
+        starts: list[int] = []
+        blob = bytearray()
         for src in resolve(paths, progress=progress, allow_stdin=False).sources:
             for rec in iter_file(src.path, split=src.split):
                 if rec.data is None or "options" not in rec.data:
@@ -47,11 +104,17 @@ class RowIndex:
                 key = prompt_key(rec.data.get("responses_create_params"))
                 if key is None:
                     continue
-                if key in idx.rows:
+                if key in slots:
                     idx.duplicates += 1
                     continue
-                idx.rows[key] = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
+                slots[key] = len(starts)
+                starts.append(len(blob))
+                blob += pickle.dumps({k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}, _PICKLE)
+        idx.rows = PackedRows.pack(slots, starts, blob)
         return idx
+
+
+_PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass

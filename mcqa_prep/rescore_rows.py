@@ -34,7 +34,7 @@ class Settings:
     """What every row is rescored with."""
 
     policy: GradingPolicy
-    index: dict[bytes, dict[str, Any]] | None = None  # dataset rows by prompt key (--rows)
+    index: Any = None  # dataset rows by prompt key (--rows): rescore.PackedRows, or any dict-like .get(key)
     explain: bool = False
     compare_policy: GradingPolicy | None = None
     compare_mode_policy: GradingPolicy | None = None  # the primary policy with the mode overridden
@@ -156,9 +156,7 @@ def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str]
     return None
 
 
-def _join(
-    row: Mapping[str, Any], index: dict[bytes, dict[str, Any]]
-) -> tuple[Mapping[str, Any], bool | None]:
+def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None]:
     """The row completed with its dataset row's grading fields (the rollout's own fields win)."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None

@@ -294,3 +294,32 @@ def test_local_engine_rejects_directories_and_ray_workers(cli, tmp_path):
     assert res.exit_code == 2 and "directory" in res.stderr
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "x.jsonl", "--ray-workers", "2")
     assert res.exit_code == 2 and "--engine ray" in res.stderr
+
+
+def test_packed_join_index_roundtrips_exactly_through_the_object_store(ray_session):
+    """The --rows index as it travels to the workers: every key finds its own row's fields, exactly (NaN and
+    big integers included), also for keys that share their first 8 bytes, and nothing else is found."""
+    import math
+    import pickle
+
+    from mcqa_prep.rescore import PackedRows
+
+    rng = random.Random(5)
+    keys = [rng.randbytes(16) for _ in range(500)]
+    keys += [b"\x00" * 16, b"\x00" * 8 + b"\x01" * 8, b"\x00" * 15 + b"\x02", b"\xff" * 16]
+    slots, starts, blob = {}, [], bytearray()
+    for i, k in enumerate(keys):
+        slots[k] = len(starts)
+        starts.append(len(blob))
+        blob += pickle.dumps({"i": i, "nan": float("nan"), "big": 10**30, "options": [{"A": f"x{i}"}]})
+    packed = ray.get(ray.put(PackedRows.pack(slots, starts, blob)))
+    assert len(packed) == len(keys)
+    for i, k in enumerate(keys):
+        row = packed.get(k)
+        assert (
+            row["i"] == i
+            and row["big"] == 10**30
+            and math.isnan(row["nan"])
+            and row["options"] == [{"A": f"x{i}"}]
+        )
+    assert packed.get(rng.randbytes(16)) is None and packed.get(None) is None and packed.get(b"short") is None
