@@ -257,13 +257,64 @@ def _nemo_gym() -> Any:
         return None
 
 
-def run(rows: int = 100_000, seed: int = SEED, repeat: int = 3) -> dict[str, Any]:
-    """Every mode on `rows` English and `rows` multilingual responses, next to NeMo Gym 0.7.0's functions."""
+def run(
+    rows: int = 100_000, seed: int = SEED, repeat: int = 3, baseline_rev: str | None = None
+) -> dict[str, Any]:
+    """Every mode on `rows` English and `rows` multilingual responses, next to NeMo Gym 0.7.0's functions (and,
+    with baseline_rev, strict extraction on that revision's package: before/after in the same run)."""
     out: dict[str, Any] = {
         f"{lang}:{name}": bench_mode(name, rows, seed, lang, repeat) for lang in LANGS for name in MODES
     }
     out["_nemo_gym"] = _nemo_gym_version()
+    if baseline_rev:
+        out["_baseline"] = {"rev": baseline_rev, **baseline_rates(baseline_rev, rows, seed, repeat)}
     return out
+
+
+BASELINE_MODES = ("strict_single_letter_boxed",)
+BASELINE_CHILD = """
+import json, sys
+sys.path.insert(0, {tree!r})
+sys.path.insert(1, {here!r})
+import mcqa_prep  # the revision's package, imported first: bench_grader's own path setup must not shadow it
+assert mcqa_prep.__file__.startswith({tree!r}), mcqa_prep.__file__
+import bench_grader as bg
+from mcqa_prep.grader.letters import allowed_letters
+out = {{}}
+for lang in bg.LANGS:
+    for name in {modes!r}:
+        _, tm, fn = bg._spec(name)
+        it = bg.rows_for(name, {rows}, {seed}, lang)
+        t = done = 0
+        while done < {rows}:
+            chunk = [next(it) for _ in range(min(bg.CHUNK, {rows} - done))]
+            mine = [(x, allowed_letters(o)) for x, o, _g in chunk]
+            t += bg._best(lambda mine=mine: [fn(x, a, tm) for x, a in mine], {repeat})
+            done += len(chunk)
+        out[f"{{lang}}:{{name}}"] = round({rows} / t)
+print(json.dumps(out))
+"""
+
+
+def baseline_rates(rev: str, rows: int, seed: int, repeat: int) -> dict[str, Any]:
+    """Extraction rates of BASELINE_MODES on `rev`'s package (git archive, child process), same rows."""
+    import subprocess
+    import tempfile
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="bench-grader-rev-") as tree:
+        archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "mcqa_prep"], capture_output=True)
+        if archive.returncode != 0:
+            return {"error": archive.stderr.decode(errors="replace").strip()[:200]}
+        subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+        code = BASELINE_CHILD.format(
+            tree=tree, here=str(Path(__file__).resolve().parent), modes=BASELINE_MODES, rows=rows, seed=seed,
+            repeat=repeat,
+        )  # fmt: skip
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tree)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def _nemo_gym_version() -> str | None:

@@ -244,6 +244,8 @@ def baseline(rev: str, src: Path, dst: Path, work: Path) -> float | None:
     code = (
         "import sys, time, json\n"
         f"sys.path.insert(0, {str(tree)!r})\n"
+        "import mcqa_prep\n"
+        f"assert mcqa_prep.__file__.startswith({str(tree)!r}), mcqa_prep.__file__\n"
         "from mcqa_prep.policy import GradingPolicy\nfrom mcqa_prep.rescore import rescore\n"
         f"t0 = time.process_time(); rescore({str(src)!r}, {str(dst)!r}, GradingPolicy())\n"
         "print(json.dumps(time.process_time() - t0))\n"

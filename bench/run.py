@@ -119,6 +119,8 @@ def main() -> int:
 
 
 def _kwargs(module: str, n: int, args: argparse.Namespace) -> dict:
+    if module == "bench_grader" and args.baseline_rev:
+        return {"baseline_rev": args.baseline_rev}
     if module == "bench_rescore":
         return {"baseline_rev": args.baseline_rev, "memory_rows": [n] + ([FULL_ROWS] if args.full else [])}
     return {}
@@ -147,6 +149,13 @@ def rows_of(results: dict) -> list[tuple[str, str, str, str, str]]:
         base = r.get("nemo_gym_rows_per_cpu_s")
         out.append((label, _n(r["rows_per_cpu_s"]), _n(base), _x(r["rows_per_cpu_s"], base),
                     f"NeMo Gym `{r.get('nemo_gym_function', 'n/a')}`"))  # fmt: skip
+    b = g.get("_baseline") or {}
+    for key, before in b.items():
+        if ":" in key and isinstance(g.get(key), dict):
+            lang, mode = key.split(":", 1)
+            ours = g[key]["rows_per_cpu_s"]
+            out.append((f"extract {mode} ({'multilingual' if lang == 'multi' else 'English'})", _n(ours),
+                        _n(before), _x(ours, before), f"this package at {b['rev']} (before/after)"))  # fmt: skip
     for key, r in g.items():
         if key.startswith("_") or not isinstance(r, dict):
             continue
