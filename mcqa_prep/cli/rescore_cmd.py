@@ -95,7 +95,7 @@ def rescore_command(
       mcqa-prep rescore verify_requests.jsonl -o rescored.jsonl
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
-      RAY_ADDRESS=ray://head:10001 mcqa-prep rescore rollouts/ --rows train.parquet --engine ray -o rescored/
+      RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --engine ray -o /shared/out/
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
