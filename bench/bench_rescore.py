@@ -287,14 +287,14 @@ def workers_leg(src: Path, work: Path, n: int) -> float:
 
 
 RAY_CHILD = """
-import json, sys, tempfile, time
+import json, shutil, sys, tempfile, time
 sys.path.insert(0, {repo!r})
 t0 = time.perf_counter()
 import ray
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.ray_engine import rescore_on_ray
-ray.init(num_cpus={n}, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-         _temp_dir=tempfile.mkdtemp(prefix="mcqa-bench-ray-"))
+temp = tempfile.mkdtemp(prefix="mcqa-bench-ray-")
+ray.init(num_cpus={n}, include_dashboard=False, log_to_driver=False, logging_level="ERROR", _temp_dir=temp)
 t1 = time.perf_counter()
 rescore_on_ray({small!r}, {dst!r} + "-warm", GradingPolicy(), workers={n})  # first job: workers warm up
 tw = time.perf_counter()
@@ -303,6 +303,7 @@ t2 = time.perf_counter()
 report, run = rescore_on_ray({src!r}, {dst!r}, GradingPolicy(), workers={n})
 t3 = time.perf_counter()
 ray.shutdown()
+shutil.rmtree(temp, ignore_errors=True)
 print(json.dumps({{"startup_s": t1 - t0, "warmup_s": tw - t1, "overhead_s": t2 - tw, "job_s": t3 - t2, "rows": report.rows,
                   "shards": len(run.shards)}}))
 """
