@@ -113,6 +113,7 @@ def run(rows: int = 50_000, repeat: int = 3) -> dict[str, Any]:
         passes.append((time.process_time() - cpu0, time.perf_counter() - wall0))
     cpu, wall = min(passes)
     rates = [round(rows / c) if c > 0 else None for c, _ in passes]
+    reference = _nemo_gym_reference(data, repeat)
     mean_len = sum(len(t) for t, _ in data) / max(1, len(data))
     return {
         "rows": rows,
@@ -126,6 +127,30 @@ def run(rows: int = 50_000, repeat: int = 3) -> dict[str, Any]:
         "rows_per_s_passes": rates,
         "mean_chars": round(mean_len),
         "with_letter": found,
+        **reference,
+    }
+
+
+def _nemo_gym_reference(data: list[tuple[str, dict[str, str]]], repeat: int) -> dict[str, Any]:
+    """NeMo Gym 0.7.0's most general reader (the lenient_answer_colon_md payload reader) on the same texts, in
+    the same process: a same-run reference for speed and recall, not the same semantics (robust reads more
+    formats). Empty when NeMo Gym is not installed (make bench-deps)."""
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import nemo_gym_ref
+
+        ng = nemo_gym_ref.load()
+    except Exception:
+        return {}
+    allowed = [(text, set(letters)) for text, letters in data]
+    best, found = float("inf"), 0
+    for _ in range(max(1, repeat)):
+        c0 = time.process_time()
+        found = sum(ng.answer_colon_md(text, a) is not None for text, a in allowed)
+        best = min(best, time.process_time() - c0)
+    return {
+        "nemo_gym_md_rows_per_s": round(len(data) / best) if best > 0 else None,
+        "nemo_gym_md_with_letter": found,
     }
 
 

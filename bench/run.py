@@ -1,11 +1,16 @@
-"""`make bench`: every benchmark in its own process, on synthetic data shaped like the real dataset.
+"""`make bench`: every benchmark in its own process, on synthetic data shaped like the real dataset, every figure
+next to a baseline measured in the same run.
 
-Each benchmark module exposes run(rows) -> dict. They run one after the other in fresh processes (so each
-peak RSS is its own), and the report puts each stage next to a baseline measured in the same run: the bare
-read-parse-serialise floor for prepare, NeMo Gym's own per-mode speeds for the grader modes, the issue's
-floor for validate and robust. Timing thresholds live here, never in unit tests.
+Baselines: NeMo Gym 0.7.0's own functions for each grading mode and its verify path for `rescore` (loaded from
+its wheel in bench/.cache/site, `make bench-deps`; bench/nemo_gym_ref.py), the read-serialise floor (same JSON
+library) for rescore and prepare, the bare read for validate, and an earlier revision of this package with
+--baseline-rev. Timing thresholds live here, never in unit tests.
 
-    python bench/run.py [--scale 0.5] [--json]
+    python bench/run.py [--scale 0.5] [--full] [--only bench_rescore] [--baseline-rev REV]
+                        [--json] [--save results.json] [--markdown] [--from results.json]
+
+--full adds the peak-memory runs at full size (685,573 rows; minutes). --markdown prints the README's performance
+table (from this run, or from a saved --save file with --from).
 """
 
 from __future__ import annotations
@@ -13,33 +18,40 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+FULL_ROWS = 685_573
 
 BENCHES = [
     # (module, rows at scale 1.0, what it measures)
-    ("bench_grader", 100_000, "grading modes, rows/s vs NeMo Gym 0.7.0 (issue 2 targets)"),
-    ("bench_robust", 50_000, "robust mode, rows/s (target >= 20,000)"),
-    ("bench_validate", 100_000, "validate, rows/s (target >= 20,000)"),
+    ("bench_grader", 20_000, "grading modes vs NeMo Gym 0.7.0's functions, English and multilingual"),
+    ("bench_rescore", 100_000, "rescore end to end vs NeMo Gym's verify path and the floor; workers; Ray"),
+    ("bench_robust", 50_000, "robust mode, rows/s (target >= 20,000); NeMo Gym's md reader alongside"),
+    ("bench_validate", 100_000, "validate, rows/s (target >= 20,000); the bare read alongside"),
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
     ("bench_convert", 100_000, "convert (Parquet in) vs read+serialise baseline, rows/s (target >= 20,000)"),
     ("bench_report", 100_000, "report (one pass + page) vs validate on the same data, peak memory"),
 ]
 
+CHILD = """
+import json, sys
+sys.path.insert(0, {here!r})
+import {module} as m
+res = m.run({rows}, **json.loads({kwargs!r}))
+with open("/proc/self/status") as fh:  # this process's own peak (ru_maxrss would include the parent's at fork)
+    hwm = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+res["_peak_rss_mb"] = round(hwm / 1024, 1)
+print("@@RESULT@@" + json.dumps(res))
+"""
 
-def run_one(module: str, rows: int) -> dict:
-    code = (
-        "import json, sys, resource\n"
-        f"sys.path.insert(0, {str(HERE)!r})\n"
-        f"import {module} as m\n"
-        f"res = m.run({rows})\n"
-        "res['_peak_rss_mb'] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)\n"
-        "print('@@RESULT@@' + json.dumps(res))\n"
-    )
+
+def run_one(module: str, rows: int, kwargs: dict | None = None) -> dict:
+    code = CHILD.format(here=str(HERE), module=module, rows=rows, kwargs=json.dumps(kwargs or {}))
     t0 = time.perf_counter()
     env = dict(os.environ, PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -55,107 +67,219 @@ def run_one(module: str, rows: int) -> dict:
     return res
 
 
+def machine() -> dict:
+    """What the numbers were measured on, and how busy it was (load averages before and after)."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every benchmark's row count")
     ap.add_argument("--only", action="append", help="run only this benchmark module (repeatable)")
+    ap.add_argument("--full", action="store_true", help=f"peak memory also at {FULL_ROWS:,} rows (minutes)")
+    ap.add_argument("--baseline-rev", help="also time rescore on this git revision's package (before/after)")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
+    ap.add_argument("--save", help="write the results as JSON to this file")
+    ap.add_argument("--markdown", action="store_true", help="print the README performance table")
+    ap.add_argument("--from", dest="load", help="render --markdown from a saved results file; run nothing")
     args = ap.parse_args()
-    results = {}
+    if args.load:
+        print(markdown(json.loads(Path(args.load).read_text())))
+        return 0
+    results: dict = {"_machine": machine()}
     for module, rows, what in BENCHES:
         if args.only and module not in args.only:
             continue
         n = max(1000, int(rows * args.scale))
+        if args.full and module == "bench_prepare":
+            n = FULL_ROWS  # its peak memory at full size (and at a quarter of it)
+        kwargs = _kwargs(module, n, args)
         if not args.json:
             print(f"== {module} ({n} rows): {what}", flush=True)
-        res = run_one(module, n)
+        res = run_one(module, n, kwargs)
         results[module] = res
         if not args.json:
             print(json.dumps(res, indent=2), flush=True)
+    results["_machine"]["load_after"] = os.getloadavg()
+    if args.save:
+        Path(args.save).write_text(json.dumps(results, indent=2) + "\n")
     if args.json:
         print(json.dumps(results, indent=2))
+    elif args.markdown:
+        print()
+        print(markdown(results))
     else:
         print()
         print(summary_table(results))
-    return 1 if any("error" in r for r in results.values()) else 0
+    return 1 if any(isinstance(r, dict) and "error" in r for r in results.values()) else 0
 
 
-def _rate(res: dict, *keys: str):
-    for k in keys:
-        if isinstance(res.get(k), (int, float)):
-            return res[k]
-    return None
+def _kwargs(module: str, n: int, args: argparse.Namespace) -> dict:
+    if module == "bench_grader" and args.baseline_rev:
+        return {"baseline_rev": args.baseline_rev}
+    if module == "bench_rescore":
+        return {"baseline_rev": args.baseline_rev, "memory_rows": [n] + ([FULL_ROWS] if args.full else [])}
+    return {}
 
 
-def summary_table(results: dict) -> str:
-    """One line per measured stage: throughput, its baseline from the same run, the ratio, peak RSS."""
-    lines = [f"{'stage':44} {'rows/s':>10} {'baseline':>10} {'ratio':>7}  baseline is"]
+# ---- rendering ------------------------------------------------------------------------------------------
+
+
+def _x(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a and b else "n/a"
+
+
+def _n(v: float | None) -> str:
+    return f"{v:,.0f}" if isinstance(v, (int, float)) else "n/a"
+
+
+def rows_of(results: dict) -> list[tuple[str, str, str, str, str]]:
+    """(stage, ours, baseline, ratio, baseline is) for every measured stage."""
+    out: list[tuple[str, str, str, str, str]] = []
     g = results.get("bench_grader") or {}
-    for mode, r in g.items():
-        if isinstance(r, dict) and "rows_per_s" in r:
-            rate, base = r["rows_per_s"], r["target_rows_per_s"]
-            whole = r.get("grade_text_rows_per_s")
-            extra = f" (whole grade_text call: {whole:,.0f} rows/s)" if whole else ""
-            lines.append(
-                f"{'grader ' + mode:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  NeMo Gym 0.7.0{extra}"
-            )
+    for key, r in g.items():
+        if key.startswith("_") or not isinstance(r, dict):
+            continue
+        lang, mode = key.split(":", 1)
+        label = f"extract {mode} ({'multilingual' if lang == 'multi' else 'English'})"
+        base = r.get("nemo_gym_rows_per_cpu_s")
+        out.append((label, _n(r["rows_per_cpu_s"]), _n(base), _x(r["rows_per_cpu_s"], base),
+                    f"NeMo Gym `{r.get('nemo_gym_function', 'n/a')}`"))  # fmt: skip
+    b = g.get("_baseline") or {}
+    for key, before in b.items():
+        if ":" in key and isinstance(g.get(key), dict):
+            lang, mode = key.split(":", 1)
+            ours = g[key]["rows_per_cpu_s"]
+            out.append((f"extract {mode} ({'multilingual' if lang == 'multi' else 'English'})", _n(ours),
+                        _n(before), _x(ours, before), f"this package at {b['rev']} (before/after)"))  # fmt: skip
+    for key, r in g.items():
+        if key.startswith("_") or not isinstance(r, dict):
+            continue
+        lang, mode = key.split(":", 1)
+        base = r.get("nemo_gym_grade_rows_per_cpu_s")
+        out.append((f"whole grade_text, {mode} ({lang})", _n(r["grade_text_rows_per_cpu_s"]), _n(base),
+                    _x(r["grade_text_rows_per_cpu_s"], base), "NeMo Gym verify() grading, models stubbed"))  # fmt: skip
+    out += _rescore_rows(results.get("bench_rescore") or {})
     rb = results.get("bench_robust") or {}
-    rate = _rate(rb, "rows_per_cpu_s", "rows_per_s")
-    if rate:
-        lines.append(
-            f"{'grader robust':44} {rate:>10,.0f} {20000:>10,.0f} {rate / 20000:>6.2f}x  issue 7 floor"
-        )
+    if rb.get("rows_per_s"):
+        out.append(("extract robust (all formats)", _n(rb["rows_per_s"]), _n(rb.get("nemo_gym_md_rows_per_s")),
+                    _x(rb["rows_per_s"], rb.get("nemo_gym_md_rows_per_s")),
+                    "NeMo Gym's md reader on the same texts (fewer formats); target 20,000"))  # fmt: skip
     v = results.get("bench_validate") or {}
-    rate = _rate(v, "rows_per_cpu_s", "rows_per_s")
-    if rate:
-        lines.append(
-            f"{'validate (Parquet, 10 options)':44} {rate:>10,.0f} {20000:>10,.0f} {rate / 20000:>6.2f}x  issue 3 floor"
-        )
+    if v.get("rows_per_cpu_s"):
+        out.append(("validate (Parquet, 10 options)", _n(v["rows_per_cpu_s"]), _n(v.get("read_floor_rows_per_cpu_s")),
+                    _x(v["rows_per_cpu_s"], v.get("read_floor_rows_per_cpu_s")), "bare read of the same files; target 20,000"))  # fmt: skip
     p = results.get("bench_prepare") or {}
-    if "prepare_rows_per_s" in p:
-        rate, base = p["prepare_rows_per_s"], p["floor_rows_per_s"]
-        lines.append(
-            f"{'prepare (Parquet in, JSONL out)':44} {rate:>10,.0f} {base:>10,.0f} {base / rate:>6.2f}x  "
-            "read-parse-serialise floor (time ratio, target <= 3x)"
-        )
+    if p.get("prepare_rows_per_s"):
+        out.append(("prepare (Parquet in, JSONL out)", _n(p["prepare_rows_per_s"]), _n(p["floor_rows_per_s"]),
+                    _x(p["prepare_rows_per_s"], p["floor_rows_per_s"]), "read-parse-serialise floor (target >= 0.33x)"))  # fmt: skip
     cv = results.get("bench_convert") or {}
     for label, x in (
         ("convert (Parquet, 4-10 options, 2 templates)", cv),
         ("convert (Parquet, MMLU 4 options)", cv.get("mmlu_4") or {}),
     ):
-        if "convert_rows_per_cpu_s" not in x:
-            continue
-        # CPU seconds of this one-threaded process: on a shared machine, wall time also counts other jobs
-        rate, base = x["convert_rows_per_cpu_s"], x["baseline_rows_per_cpu_s"]
-        lines.append(
-            f"{label:44} {rate:>10,.0f} {base:>10,.0f} {rate / base:>6.2f}x  read + orjson of the same file, "
-            f"rows per CPU second (floor {cv['floor_rows_per_s']:,}: {rate / cv['floor_rows_per_s']:.2f}x; "
-            f"wall {x['convert_rows_per_s']:,} vs {x['baseline_rows_per_s']:,} rows/s)"
+        if "convert_rows_per_cpu_s" in x:
+            out.append((label, _n(x["convert_rows_per_cpu_s"]), _n(x["baseline_rows_per_cpu_s"]),
+                        _x(x["convert_rows_per_cpu_s"], x["baseline_rows_per_cpu_s"]),
+                        "read + orjson of the same file; target 20,000 rows/s"))  # fmt: skip
+    rp = results.get("bench_report") or {}
+    if "report_rows_per_s" in rp:
+        out.append(("report (Parquet, one pass + HTML page)", _n(rp["report_rows_per_s"]), _n(rp["validate_rows_per_s"]),
+                    _x(rp["report_rows_per_s"], rp["validate_rows_per_s"]), "validate on the same data"))  # fmt: skip
+    return out
+
+
+def _rescore_rows(r: dict) -> list[tuple[str, str, str, str, str]]:
+    if not r.get("ours_rows_per_cpu_s"):
+        return []
+    ours = r["ours_rows_per_cpu_s"]
+    out = [
+        ("rescore end to end, 1 process", _n(ours), _n(r.get("nemo_gym_rows_per_cpu_s")),
+         _x(ours, r.get("nemo_gym_rows_per_cpu_s")), "NeMo Gym request model + verify() + response JSON, no HTTP"),
+        ("rescore end to end, 1 process", _n(ours), _n(r.get("floor_rows_per_cpu_s")),
+         _x(ours, r.get("floor_rows_per_cpu_s")), "read + orjson loads/dumps + write floor"),
+    ]  # fmt: skip
+    b = r.get("baseline") or {}
+    if b.get("rows_per_cpu_s"):
+        out.append(("rescore end to end, 1 process", _n(ours), _n(b["rows_per_cpu_s"]), _x(ours, b["rows_per_cpu_s"]),
+                    f"this package at {b['rev']} (before/after)"))  # fmt: skip
+    wall = r.get("ours_rows_per_wall_s")
+    w = r.get("workers")
+    if isinstance(w, dict):
+        for k, rate in w.items():
+            out.append(
+                (f"rescore --workers {k} (wall)", _n(rate), _n(wall), _x(rate, wall), "1 process, wall-clock")
+            )
+    else:
+        out.append(
+            ("rescore --workers 2 (wall)", "n/a", _n(wall), "n/a", "no --workers option in this build")
         )
-    r = results.get("bench_report") or {}
-    if "report_rows_per_s" in r:
-        lines.append(
-            f"{'report (Parquet, one pass + HTML page)':44} {r['report_rows_per_s']:>10,} "
-            f"{r['validate_rows_per_s']:>10,} {r['ratio']:>6.2f}x  validate on the same data, same run "
-            f"(time ratio; page {r['page_bytes'] / 1024:,.0f} KB)"
-        )
-    mem = [(k, r.get("_peak_rss_mb")) for k, r in results.items() if isinstance(r, dict)]
+    for k, ray in (r.get("ray") or {}).items():
+        if ray and "rows_per_s" in ray:
+            out.append((f"rescore --engine ray, {k} worker(s) (wall)", _n(ray["rows_per_s"]), _n(wall),
+                        _x(ray["rows_per_s"], wall),
+                        f"1 process, wall-clock; Ray start-up ({ray['startup_s']:.0f} s) and first-job warm-up "
+                        f"({ray.get('warmup_s', 0):.0f} s) not counted, per-job cost ({ray['overhead_s']:.0f} s) counted"))  # fmt: skip
+            out.append((f"rescore --engine ray, {k} worker(s), beyond the per-job cost", _n(ray["marginal_rows_per_s"]),
+                        _n(wall), _x(ray["marginal_rows_per_s"], wall), "1 process, wall-clock"))  # fmt: skip
+        elif ray and "error" in ray:
+            out.append((f"rescore --engine ray, {k} worker(s)", "error", _n(wall), "n/a", ray["error"][:80]))
+    return out
+
+
+def summary_table(results: dict) -> str:
+    lines = [f"{'stage':58} {'ours/s':>9} {'base/s':>9} {'ratio':>7}  baseline is"]
+    for stage, ours, base, ratio, what in rows_of(results):
+        lines.append(f"{stage:58} {ours:>9} {base:>9} {ratio:>7}  {what}")
+    lines += _memory_lines(results)
+    m = results.get("_machine") or {}
     lines.append(
-        "peak RSS per benchmark process, data generation included (MB): "
-        + ", ".join(f"{k} {m}" for k, m in mem if m)
+        f"machine: {m.get('cpu')}, {m.get('cores')} cores, load {m.get('load')} -> {m.get('load_after')}"
     )
-    mems = p.get("memory") if isinstance(p, dict) else None
-    if mems and len(mems) == 2:
-        small, large = mems
-        per_row = (
-            (large["python_peak_mib"] - small["python_peak_mib"]) * 2**20 / (large["rows"] - small["rows"])
-        )
-        lines.append(
-            f"prepare Python peak: {small['python_peak_mib']} MiB at {small['rows']:,} rows, "
-            f"{large['python_peak_mib']} MiB at {large['rows']:,} rows: {per_row:.0f} bytes/row, mostly the "
-            "duplicate index (one uuid hash and one prompt hash per row); rows themselves are streamed"
-        )
     return "\n".join(lines)
+
+
+def _memory_lines(results: dict) -> list[str]:
+    lines = []
+    for mem in (results.get("bench_rescore") or {}).get("memory") or []:
+        lines.append(
+            f"rescore peak RSS at {mem['rows']:,} rows: {mem['requests_peak_rss_mb']} MB (verify requests), "
+            f"{mem['rollouts_join_peak_rss_mb']} MB (rollouts joined with --rows: the join index grows with the dataset)"
+        )
+    p = results.get("bench_prepare") or {}
+    for mem in p.get("memory") or []:
+        lines.append(f"prepare Python peak at {mem['rows']:,} rows: {mem['python_peak_mib']} MiB")
+    return lines
+
+
+def markdown(results: dict) -> str:
+    """The README's performance table: every figure next to its same-run baseline, and what produced it."""
+    m = results.get("_machine") or {}
+    busy = max((m.get("load") or [0])[0], (m.get("load_after") or [0])[0]) > (m.get("cores") or 1) * 0.5
+    out = [
+        "| stage | ours (rows/s) | baseline (rows/s) | ratio | baseline, measured in the same run |",
+        "|---|---:|---:|---:|---|",
+    ]
+    out += [f"| {s} | {o} | {b} | {r} | {w} |" for s, o, b, r, w in rows_of(results)]
+    out.append("")
+    out += [f"- {line}" for line in _memory_lines(results)]
+    out.append(
+        f"- Produced by `make bench` (`python bench/run.py --markdown`) on {m.get('cpu')}, {m.get('cores')} cores, "
+        f"Python {m.get('python')}; load average {_load(m.get('load'))} before, {_load(m.get('load_after'))} after"
+        + (" — **the machine was busy: figures are noisy**." if busy else ".")
+        + " Single-process rates are rows per CPU second of the measuring process; workers and Ray are wall-clock."
+    )
+    return "\n".join(out)
+
+
+def _load(v) -> str:
+    return f"{v[0]:.1f}" if v else "n/a"
 
 
 if __name__ == "__main__":

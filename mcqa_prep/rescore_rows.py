@@ -34,7 +34,7 @@ class Settings:
     """What every row is rescored with."""
 
     policy: GradingPolicy
-    index: dict[bytes, dict[str, Any]] | None = None  # dataset rows by prompt key (--rows)
+    index: Any = None  # dataset rows by prompt key (--rows): rescore.PackedRows, or any dict-like .get(key)
     explain: bool = False
     compare_policy: GradingPolicy | None = None
     compare_mode_policy: GradingPolicy | None = None  # the primary policy with the mode overridden
@@ -72,8 +72,37 @@ def _reward_value(v: Any) -> float | None:
     return float(v)
 
 
+def _plain_response(response: Any) -> bool:
+    """True for the common, well-formed shape (plain dicts and lists, checked by exact type): nothing to
+    report. Anything else goes through _response_problem's full checks."""
+    if type(response) is not dict:
+        return False
+    output = response.get("output")
+    if type(output) is not list:
+        return False
+    for item in output:
+        if type(item) is not dict:
+            return False
+        kind = item.get("type")
+        if kind != "message":
+            if type(kind) is not str:
+                return False
+            continue
+        content = item.get("content")
+        if type(content) is not list:
+            return False
+        for part in content:
+            if type(part) is not dict or (
+                part.get("type") == "output_text" and type(part.get("text")) is not str
+            ):
+                return False
+    return True
+
+
 def _response_problem(response: Any) -> str | None:
     """Why `response` is not a Responses API object the grader can read (NeMo Gym rejects these, 422)."""
+    if _plain_response(response):
+        return None
     if response is None:
         return "row has no `response`: a verify request or rollout needs the model's Responses API response"
     if not isinstance(response, Mapping):
@@ -127,9 +156,7 @@ def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str]
     return None
 
 
-def _join(
-    row: Mapping[str, Any], index: dict[bytes, dict[str, Any]]
-) -> tuple[Mapping[str, Any], bool | None]:
+def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None]:
     """The row completed with its dataset row's grading fields (the rollout's own fields win)."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None
@@ -142,21 +169,26 @@ def _join(
     return merged, True
 
 
+def _is_map(x: Any) -> bool:
+    """isinstance(x, Mapping) without the ABC's Python-level check for the usual dict and None."""
+    return type(x) is dict or (x is not None and isinstance(x, Mapping))
+
+
 def _template_id(row: Mapping[str, Any]) -> str | None:
     tm = row.get("template_metadata")
-    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+    tid = tm.get("template_id") if _is_map(tm) else None
     return tid if isinstance(tid, str) else None
 
 
 def _input_contract(row: Mapping[str, Any]) -> str | None:
     meta = row.get("metadata")
-    old = meta.get("grading") if isinstance(meta, Mapping) else None
-    cid = old.get("contract") if isinstance(old, Mapping) else None
+    old = meta.get("grading") if _is_map(meta) else None
+    cid = old.get("contract") if _is_map(old) else None
     return cid if isinstance(cid, str) else None
 
 
 def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
-    out = dict(meta) if isinstance(meta, Mapping) else ({} if meta is None else {"original": meta})
+    out = dict(meta) if _is_map(meta) else ({} if meta is None else {"original": meta})
     out["grading"] = grading
     return out
 
@@ -301,6 +333,6 @@ def _format_miss(row: Mapping[str, Any], primary: Any, s: Settings, grading: dic
 
 def _line(row: dict[str, Any]) -> bytes:
     try:
-        return orjson.dumps(row) + b"\n"
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)  # no copy of the line to add "\n"
     except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: the stdlib writes it exactly
         return (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")

@@ -330,7 +330,9 @@ def test_rows_with_null_options_and_a_custom_regex_are_graded_as_nemo_gym_does(c
         "options": None,
         "expected_answer": "B",
         "template_metadata": {"output_regex": r"Answer:\s*([A-D])"},
-        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "Answer: B"}]}]},
+        "response": {
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "Answer: B"}]}]
+        },
     }
     res, rep, out = _rescore_json(cli, tmp_path, write_jsonl(tmp_path / "in.jsonl", [row]))
     assert res.exit_code == 0, res.output

@@ -80,6 +80,10 @@ HINTS: dict[str, str] = {
     "template_file": "give --template a readable template file, or a built-in name (--list-templates)",
     "template_spec": "write --template NAME[:WEIGHT] with a built-in name (--list-templates) or a file, and a "
     "positive weight",
+    "ray_missing": "install it with pip install '{extra}', or use --engine local",
+    "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
+    "output_not_directory": "give --engine ray a directory to write its shards and summary into",
+    "output_foreign_dir": "choose a new or empty output directory",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
     "stale_difficulty": _FRESH,

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail, report_error
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, fail, progress_enabled, report_error
 from .policy_opts import policy_from_options, policy_options
 
 
 @click.command("rescore")
-@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, allow_dash=False),
-    help="Rescored JSONL: one row per input row, in input order (written atomically).",
+    type=click.Path(allow_dash=False),
+    help="Rescored JSONL: one row per input row, in input order (written atomically). With --engine ray: a "
+    "directory of JSONL shards (in input order by name) plus summary.json.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this process. ray: Ray Data on the cluster in RAY_ADDRESS, else a local Ray instance "
+    "(pip install 'mcqa-prep[ray]'); same rows, same summary.",
 )
 @click.option(
     "--rows",
@@ -49,7 +60,15 @@ from .policy_opts import policy_from_options, policy_options
     help="Example ids kept per summary bucket.",
 )
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
-@WORKERS_OPTION
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes [default: every core available]; with --engine ray, Ray workers (one CPU each) "
+    "[default: every CPU of the cluster]. The output is the same for every N.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
 def rescore_command(
@@ -64,6 +83,7 @@ def rescore_command(
     workers,
     fmt,
     quiet,
+    engine,
     **policy_kw,
 ):
     """Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader.
@@ -78,21 +98,35 @@ def rescore_command(
       mcqa-prep rescore verify_requests.jsonl -o rescored.jsonl
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
+      RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --engine ray -o /shared/out/
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
-    report = rescore(
-        input_path,
-        output,
-        policy,
+    common = dict(
         rows_paths=rows_paths or None,
         examples=examples,
         explain=explain,
         compare_policy=other,
         compare_mode=compare_mode,
-        progress=bar_factory(quiet),
-        workers=workers,
     )
+    if engine == "ray":
+        from ..ray_engine import rescore_on_ray
+
+        report, _ = rescore_on_ray(
+            input_path, output, policy, workers=workers, progress=progress_enabled(quiet), **common
+        )
+    else:
+        for path, what in ((input_path, "INPUT"), (output, "--output")):
+            if path != "-" and os.path.isdir(path):
+                raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
+        report = rescore(
+            input_path,
+            output,
+            policy,
+            progress=bar_factory(quiet),
+            workers=workers,
+            **common,
+        )
     problem = None
     if report.invalid.count:
         problem = report_error(

@@ -86,7 +86,11 @@ def grade_text(
 
     custom: Extraction | None = None
     vetoed: tuple[Candidate, ...] = ()
-    if isinstance(template_metadata, Mapping) and template_metadata and "output_regex" in template_metadata:
+    # type(...) is dict first: the Mapping ABC check is a Python-level call, paid per row
+    tm_map = type(template_metadata) is dict or (
+        template_metadata is not None and isinstance(template_metadata, Mapping)
+    )
+    if tm_map and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
         if (
             mode == "robust"
@@ -107,7 +111,7 @@ def grade_text(
         return GradeResult(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
-    ext = fn(text, letters, template_metadata if isinstance(template_metadata, Mapping) else None)
+    ext = fn(text, letters, template_metadata if tm_map else None)
     if vetoed:
         ext = ext._replace(candidates=vetoed + ext.candidates)
     if ext.letter is None and custom is not None and custom.status == STATUS_INVALID_REGEX:
@@ -122,6 +126,9 @@ def _word_part(text: str, custom: Extraction) -> bool:
     return custom_capture_is_word_part(text, custom.span)
 
 
+_new = tuple.__new__  # a GradeResult without its Python-level __new__: one result per row on the hot path
+
+
 def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
     letter = ext.letter
     reward = 1.0 if (letter is not None and gold and letter == gold) else 0.0
@@ -131,16 +138,10 @@ def _result(ext: Extraction, gold: str, mode: str) -> GradeResult:
         if ext.candidates and ext.candidates[-1].letter == gold:
             reward = 1.0
     status = ext.status if letter is None else STATUS_OK
-    return GradeResult(
-        reward=reward,
-        extracted_answer=letter,
-        expected_answer=gold,
-        status=status,
-        mode=mode,
-        rule=ext.rule,
-        span=ext.span,
-        message=ext.message,
-        validity=ext.validity,
-        candidates=ext.candidates,
-        grader_version=GRADER_VERSION,
-    )
+    # the fields in GradeResult's order: reward, extracted_answer, expected_answer, status, mode, rule, span,
+    # message, validity, candidates, grader_version
+    return _new(
+        GradeResult,
+        (reward, letter, gold, status, mode, ext.rule, ext.span, ext.message, ext.validity, ext.candidates,
+         GRADER_VERSION),
+    )  # fmt: skip

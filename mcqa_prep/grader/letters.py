@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from itertools import chain
 from typing import Any
 
 # Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin.
@@ -49,26 +48,26 @@ def _allowed_general(options: list) -> dict[str, str | None]:
     return out
 
 
-_STR_ONLY = {str}
+_ASCII_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _allowed_fast(options: list) -> dict[str, str | None] | None:
-    """The common shape in C-level steps: single-key dicts, upper-case one-letter keys, string texts,
-    no repeated letter. None for anything else (the general loop handles it)."""
+    """The common shape in few C-level steps: single-key dicts, upper-case one-letter ASCII keys, string
+    texts, no repeated letter. None for anything else (the general loop handles it)."""
+    d: dict[str, Any] = {}
+    update = d.update
     try:
-        d = dict(chain.from_iterable(map(dict.items, options)))
-        keys = "".join(d)
-    except TypeError:  # an element that is not a dict, or a non-string key
+        for opt in options:
+            if type(opt) is not dict or len(opt) != 1:
+                return None
+            update(opt)
+    except TypeError:
         return None
-    if (
-        len(d) != sum(map(len, options))  # a repeated letter (the general loop keeps the first)
-        or len(keys) != len(d)
-        or not keys.isalpha()
-        or not keys.isupper()
-        or not keys.isascii()
-        or set(map(type, d.values())) != _STR_ONLY
-    ):
+    if len(d) != len(options) or not _ASCII_UPPER.issuperset(d):  # a repeated letter, or another key
         return None
+    for text in d.values():
+        if type(text) is not str:
+            return None
     return d
 
 

@@ -126,23 +126,8 @@ def grade_request(
     if not policy.final_answer_only:
         # Parity path, kept lean (it runs for every row of a rescore): the same values select() and
         # provenance() give, without building the parts records.
-        raw, reasoning, _, _ = collect_output(response)
-        completion = response.get("status")
-        completion = completion if isinstance(completion, str) else None
-        gate = GATE_TRUNCATED if (policy.zero_truncated and completion == "incomplete") else None
-        detected = detect_prompt_thinking(request)
-        prov = dict(static)
-        prov["component"] = dict(static["component"])
-        prov["boundary"] = BOUNDARY_NOT_APPLIED
-        prov["boundary_source"] = None
-        prov["gate"] = gate
-        prov["prompt_thinking"] = detected if detected is not None else (policy.prompt_thinking or "none")
-        prov["prompt_thinking_source"] = "request" if detected is not None else "policy"
-        prov["completion_status"] = completion
-        prov["response_present"] = True
-        prov["raw_chars"] = prov["response_chars"] = len(raw)
-        prov["thinking_chars"] = sum(map(len, reasoning))
-        prov["closing_markers"] = raw.count(CLOSE_MARKER)
+        raw, prov = _parity_provenance(request, response, policy, static)
+        gate = prov["gate"]
         if gate is not None:
             return _verdict(request, policy, gate, RULE_GATE), prov
         text = raw.strip()
@@ -166,6 +151,35 @@ def grade_request(
         regex_timeout=regex_timeout,
     )
     return result, prov
+
+
+def _parity_provenance(
+    request: Mapping[str, Any], response: Mapping[str, Any], policy: GradingPolicy, static: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """(the raw message text, the provenance) of the parity path: the values select() and provenance() give,
+    without building the parts records; one dict display in provenance()'s key order, not a copy and stores."""
+    raw, reasoning, _, _ = collect_output(response)
+    completion = response.get("status")
+    completion = completion if isinstance(completion, str) else None
+    gate = GATE_TRUNCATED if (policy.zero_truncated and completion == "incomplete") else None
+    detected = detect_prompt_thinking(request)
+    n = len(raw)
+    prov = {
+        **static,
+        "component": {**static["component"]},
+        "boundary": BOUNDARY_NOT_APPLIED,
+        "boundary_source": None,
+        "gate": gate,
+        "prompt_thinking": detected if detected is not None else (policy.prompt_thinking or "none"),
+        "prompt_thinking_source": "request" if detected is not None else "policy",
+        "completion_status": completion,
+        "response_present": True,
+        "raw_chars": n,
+        "response_chars": n,
+        "thinking_chars": sum(map(len, reasoning)) if reasoning else 0,
+        "closing_markers": raw.count(CLOSE_MARKER),
+    }
+    return raw, prov
 
 
 def _verdict(

@@ -1,0 +1,92 @@
+"""The bench's machinery, without timing anything: its generated rows are what the grader expects, its report
+renders every figure next to a baseline (or "n/a"), and a missing NeMo Gym install says how to get it.
+
+No thresholds here: performance claims come from `make bench`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import bench_rescore  # noqa: E402
+import nemo_gym_ref  # noqa: E402
+import run as bench_run  # noqa: E402
+
+
+def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
+    from mcqa_prep.policy import GradingPolicy
+    from mcqa_prep.rescore import rescore
+
+    requests, rollouts, dataset = bench_rescore.write_inputs(tmp_path, 60)
+    report = rescore(requests, tmp_path / "out.jsonl", GradingPolicy())
+    assert report.rows == 60 and report.invalid.count == 0
+    assert set(report.by_mode) <= {
+        "strict_single_letter_boxed",
+        "lenient_boxed",
+        "lenient_answer_colon",
+        "output_regex",
+    }
+    joined = rescore(rollouts, tmp_path / "out2.jsonl", GradingPolicy(), rows_paths=[dataset])
+    assert joined.joined == 60 and joined.invalid.count == 0
+    first = json.loads(requests.read_text(encoding="utf-8").splitlines()[0])
+    assert first["response"]["output"][0]["content"][0]["type"] == "output_text"
+
+
+def test_markdown_puts_every_figure_next_to_a_baseline():
+    results = {
+        "_machine": {
+            "cpu": "X",
+            "cores": 2,
+            "python": "3.11",
+            "load": [3.0, 0, 0],
+            "load_after": [3.5, 0, 0],
+        },
+        "bench_grader": {
+            "multi:strict_single_letter_boxed": {
+                "rows_per_cpu_s": 300_000,
+                "grade_text_rows_per_cpu_s": 150_000,
+                "nemo_gym_rows_per_cpu_s": 150_000,
+                "nemo_gym_grade_rows_per_cpu_s": 100_000,
+                "nemo_gym_function": "_parse_answer_letter_strict_boxed",
+            },
+            "_nemo_gym": "0.7.0",
+        },
+        "bench_rescore": {
+            "ours_rows_per_cpu_s": 20_000,
+            "ours_rows_per_wall_s": 18_000,
+            "floor_rows_per_cpu_s": 40_000,
+            "nemo_gym_rows_per_cpu_s": 5_000,
+            "workers": "n/a",
+            "ray": {
+                "1": {
+                    "rows_per_s": 9000,
+                    "marginal_rows_per_s": 12000,
+                    "startup_s": 5,
+                    "warmup_s": 4,
+                    "overhead_s": 2,
+                }
+            },  # fmt: skip
+            "memory": [{"rows": 100_000, "requests_peak_rss_mb": 40, "rollouts_join_peak_rss_mb": 400}],
+        },
+    }
+    md = bench_run.markdown(results)
+    assert "| extract strict_single_letter_boxed (multilingual) | 300,000 | 150,000 | 2.00x |" in md
+    assert "| rescore end to end, 1 process | 20,000 | 5,000 | 4.00x |" in md
+    assert "| rescore --workers 2 (wall) | n/a |" in md
+    assert "busy" in md  # load 3.5 on 2 cores: the table says its figures are noisy
+    for row in md.splitlines():
+        if row.startswith("| ") and not row.startswith("| stage"):
+            assert row.count("|") == 6, row
+
+
+def test_missing_nemo_gym_names_the_make_target(tmp_path, monkeypatch):
+    monkeypatch.setattr(nemo_gym_ref, "_LOADED", None)
+    with pytest.raises(nemo_gym_ref.NeMoGymMissing, match="make bench-deps"):
+        nemo_gym_ref.load(tmp_path)

@@ -1,0 +1,323 @@
+"""rescore --engine ray: the same rows, in the same order, and the same summary as the one-process run.
+
+One local Ray instance for the whole module (2 CPUs, no dashboard, its files in a temporary directory).
+Small chunk sizes force many chunks, so line-aligned byte ranges, line numbering across chunks, shard order
+and the fold of outcomes in input order are all exercised on small inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import tempfile
+
+import pytest
+import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
+from conftest import SAMPLE, read_jsonl
+
+from mcqa_prep import ray_engine
+from mcqa_prep.policy import GradingPolicy
+from mcqa_prep.rescore import rescore, setup
+from mcqa_prep.rescore_rows import rescore_row
+
+SAMPLE_ROWS = [SAMPLE / "train.jsonl", SAMPLE / "validation.parquet"]
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    temp = tempfile.mkdtemp(prefix="mcqa-ray-test-")  # short: Ray's socket paths must stay under 108 bytes
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", _temp_dir=temp)
+    yield
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _shards(out_dir):
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != ray_engine.SUMMARY)
+    return b"".join((out_dir / n).read_bytes() for n in names), names
+
+
+def _both(tmp_path, inp, *, chunk_bytes, **kw):
+    """(one-process output bytes, its report dict, Ray output bytes, Ray report dict, shard names)."""
+    policy = kw.pop("policy", GradingPolicy())
+    local = rescore(inp, tmp_path / "local.jsonl", policy, **kw)
+    report, run = ray_engine.rescore_on_ray(
+        inp, tmp_path / "ray", policy, workers=2, chunk_bytes=chunk_bytes, **kw
+    )
+    data, names = _shards(tmp_path / "ray")
+    assert [s["file"] for s in run.shards] == names
+    assert sum(s["rows"] for s in run.shards) == report.rows
+    a, b = local.to_dict(), report.to_dict()
+    a.pop("output"), b.pop("output")
+    return (tmp_path / "local.jsonl").read_bytes(), a, data, b, names
+
+
+def _response(text):
+    return {
+        "id": "resp_x",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+def _rollouts(n, seed=7):
+    """JSONL lines of verify requests and rollouts: every mode, custom regexes, rows to join, and the rows
+    that must become invalid_row (bad JSON, not an object, no response) at known lines."""
+    rng = random.Random(seed)
+    lines = ["\ufeff" + json.dumps(_row(rng, 0))]  # a byte-order mark on line 1
+    for i in range(1, n):
+        r = rng.random()
+        if r < 0.03:
+            lines.append('{"not json": ')
+        elif r < 0.05:
+            lines.append("")  # blank lines are not rows, but they count as lines
+        elif r < 0.06:
+            lines.append("[1, 2]")
+        elif r < 0.07:
+            lines.append(f'{{"uuid": "nan-{i}", "reward": NaN, "response": null}}')
+        elif r < 0.08:
+            lines.append(f'{{"uuid": {i}, "big": 123456789012345678901234567890}}')
+        else:
+            lines.append(json.dumps(_row(rng, i), ensure_ascii=rng.random() < 0.5))
+    return lines
+
+
+def _row(rng, i):
+    letters = "ABCDEFGHIJ"[: rng.randint(2, 10)]
+    gold = rng.choice(letters)
+    opts = [{c: f"option {c} {rng.randint(0, 99)} ünïcödé 文字"} for c in letters]
+    said = rng.choice(letters + "xZ")
+    text = rng.choice(
+        [
+            f"Reasoning… {rng.random()}\n\\boxed{{{said}}}",
+            f"\\boxed{{\\text{{{said}}}}} then Answer: {said}",
+            f"Final Choice: {said}",
+            f"**Answer:** {said}",
+            "",
+        ]
+    )
+    row = {
+        "responses_create_params": {"input": [{"role": "user", "content": f"Q{i % 50}?"}]},
+        "response": _response(text),
+        "options": opts,
+        "expected_answer": gold,
+        "uuid": f"u-{i}",
+        "reward": rng.choice([0.0, 1.0]),
+    }
+    if rng.random() < 0.3:
+        row["grading_mode"] = rng.choice(["lenient_boxed", "lenient_answer_colon", "string_equals_mcqa"])
+    if rng.random() < 0.2:
+        row["template_metadata"] = {"output_regex": r"Final Choice:\s*([A-Za-z])", "template_id": "t1"}
+    if rng.random() < 0.2:
+        del row["options"]  # a rollout: joined with its dataset row by prompt
+    return row
+
+
+def _dataset(path, n=50):
+    rows = [
+        {
+            "responses_create_params": {"input": [{"role": "user", "content": f"Q{i}?"}]},
+            "options": [{"A": "alpha"}, {"B": "beta"}, {"C": "gamma"}],
+            "expected_answer": "ABC"[i % 3],
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_sample_rollouts_same_rows_and_summary(ray_session, tmp_path):
+    local, lrep, data, rrep, names = _both(
+        tmp_path, SAMPLE / "rollouts.jsonl", chunk_bytes=4096, rows_paths=SAMPLE_ROWS
+    )
+    assert len(names) > 1  # several chunks, several shards
+    assert data == local
+    assert rrep == lrep
+    assert rrep["rows"] == len(read_jsonl(SAMPLE / "rollouts.jsonl"))
+    summary = json.loads((tmp_path / "ray" / ray_engine.SUMMARY).read_text())
+    assert summary["engine"]["name"] == "ray" and summary["rows"] == lrep["rows"]
+
+
+@pytest.mark.parametrize("chunk_bytes,final_newline", [(997, True), (64, False)])
+def test_generated_rollouts_row_for_row_in_input_order(ray_session, tmp_path, chunk_bytes, final_newline):
+    inp = tmp_path / "rollouts.jsonl"
+    text = "\n".join(_rollouts(400)) + ("\n" if final_newline else "")
+    inp.write_text(text, encoding="utf-8")
+    ds = _dataset(tmp_path / "train.jsonl")
+    policy = GradingPolicy().with_overrides(final_answer_only=True, reasoning_mode="none")
+    local, lrep, data, rrep, _ = _both(
+        tmp_path,
+        inp,
+        chunk_bytes=chunk_bytes,
+        rows_paths=[ds],
+        compare_mode="robust",
+        compare_policy=GradingPolicy(),
+        explain=True,
+        examples=3,
+        policy=policy,
+    )
+    assert data.splitlines() == local.splitlines()  # row for row, in input order
+    assert data == local
+    assert rrep == lrep
+    assert lrep["invalid_rows"]["count"] > 0 and lrep["join"]["joined"] > 0
+
+
+def test_parquet_row_groups_same_rows(ray_session, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    rows = [
+        json.loads(line) for line in _rollouts(120, seed=3) if line.startswith("{") and "response" in line
+    ]
+    rows = [r for r in rows if isinstance(r.get("response"), dict) and "options" in r]
+    for r in rows:
+        r.pop("template_metadata", None), r.pop("grading_mode", None)
+    inp = tmp_path / "requests.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), inp, row_group_size=16)
+    local, lrep, data, rrep, names = _both(tmp_path, inp, chunk_bytes=None)
+    assert len(names) == pq.ParquetFile(inp).metadata.num_row_groups > 1
+    assert data == local and rrep == lrep
+
+
+def test_rescore_batch_is_rescore_row_on_a_table(tmp_path):
+    """The batch function without Ray: the same lines and outcomes as rescore_row, one per input row."""
+    lines = [ln for ln in _rollouts(60, seed=11) if ln.strip()]
+    settings, _ = setup(tmp_path / "in.jsonl", tmp_path / "out.jsonl", GradingPolicy())
+    raws = [(ln + "\n").encode() for ln in lines]
+    table = ray_engine.rows_table(["in.jsonl"] * len(raws), list(range(1, len(raws) + 1)), raws)
+    out = ray_engine.rescore_batch(table, settings)
+    from mcqa_prep.io.readers import read_jsonl as read
+
+    expected = [rescore_row(rec, settings) for rec in read(raws, "in.jsonl", None)]
+    assert out.column("line").to_pylist() == [line for line, _ in expected]
+    assert list(ray_engine.outcomes(out)) == [o for _, o in expected]
+
+
+def test_chunks_cover_every_line_once_with_its_number(tmp_path):
+    """Planned byte ranges (newlines counted per range, as the Ray tasks count them) give every non-blank line
+    exactly once, with its 1-based line number in the file."""
+    p = tmp_path / "x.jsonl"
+    body = b"".join(b"%d%s\n" % (i, b"x" * (i % 37)) for i in range(300)) + b"\n\r\nlast"
+    p.write_bytes(body)
+    want = [(n, ln) for n, ln in enumerate(body.split(b"\n"), 1) if ln.strip()]
+    count = lambda ranges: [ray_engine.count_newlines(*r) for r in ranges]  # noqa: E731
+    for step in (1, 7, 64, 1000, len(body)):
+        got = []
+        for c in ray_engine._plan(str(p), step, 2, count):
+            t = ray_engine.lines_table(ray_engine.chunk_bytes(c.path, c.start, c.end), c.name, c.first_line)
+            got += [
+                (n, ln.rstrip(b"\n"))
+                for n, ln in zip(t["line"].to_pylist(), t["json"].to_pylist(), strict=True)
+            ]
+        assert [(n, ln) for n, ln in got if ln.strip()] == want, step
+        assert b"".join(ln + b"\n" for _, ln in got)[: len(body)] == body  # every byte, once, in order
+
+
+def test_cli_ray_engine_json_and_output_layout(ray_session, cli, tmp_path):
+    out = tmp_path / "rescored"
+    res = cli(
+        "rescore",
+        SAMPLE / "rollouts.jsonl",
+        "--rows",
+        SAMPLE_ROWS[0],
+        "--rows",
+        SAMPLE_ROWS[1],
+        "--engine",
+        "ray",
+        "-o",
+        out,
+        "--format",
+        "json",
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["ok"] is True and doc["rows"] == 12
+    assert sorted(p.name for p in out.iterdir()) == ["rescored-00000-of-00001.jsonl", "summary.json"]
+    again = cli(
+        "rescore",
+        SAMPLE / "rollouts.jsonl",
+        *sum((["--rows", p] for p in SAMPLE_ROWS), []),
+        "--engine",
+        "ray",
+        "-o",
+        out,
+        "-q",
+    )
+    assert again.exit_code == 0, again.output  # a previous rescore output is replaced
+
+
+def test_cli_refuses_a_foreign_output_directory(ray_session, cli, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", out)
+    assert res.exit_code == 1
+    assert "not a rescore output" in res.stderr and (out / "notes.txt").read_text() == "keep me"
+    shutil.copy(SAMPLE / "rollouts.jsonl", out / "rollouts.jsonl")
+    res = cli("rescore", out, "--engine", "ray", "-o", out / "rescored")
+    assert res.exit_code == 2 and "lies inside the input" in res.stderr
+
+
+def test_cli_without_ray_is_a_usage_error_naming_the_extra(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
+    assert res.exit_code == 2
+    assert "pip install 'mcqa-prep[ray]'" in res.stderr
+    assert "Traceback" not in res.output
+
+
+def test_cli_ray_failure_is_one_line_exit_1(ray_session, cli, tmp_path, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("worker died\nlong Ray details")
+
+    monkeypatch.setattr(ray_engine, "_run", boom)
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
+    assert res.exit_code == 1
+    assert res.stderr.strip().splitlines() == [
+        "Error: the Ray job failed: RuntimeError: worker died; check the Ray cluster (RAY_ADDRESS) and its "
+        "logs, or use --engine local"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_local_engine_rejects_directories(cli, tmp_path):
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path, "-q")
+    assert res.exit_code == 2 and "directory" in res.stderr
+
+
+def test_packed_join_index_roundtrips_exactly_through_the_object_store(ray_session):
+    """The --rows index as it travels to the workers: every key finds its own row's fields, exactly (NaN and
+    big integers included), also for keys that share their first 8 bytes, and nothing else is found."""
+    import math
+    import pickle
+
+    from mcqa_prep.rescore import PackedRows
+
+    rng = random.Random(5)
+    keys = [rng.randbytes(16) for _ in range(500)]
+    keys += [b"\x00" * 16, b"\x00" * 8 + b"\x01" * 8, b"\x00" * 15 + b"\x02", b"\xff" * 16]
+    slots, starts, blob = {}, [], bytearray()
+    for i, k in enumerate(keys):
+        slots[k] = len(starts)
+        starts.append(len(blob))
+        blob += pickle.dumps({"i": i, "nan": float("nan"), "big": 10**30, "options": [{"A": f"x{i}"}]})
+    packed = ray.get(ray.put(PackedRows.pack(slots, starts, blob)))
+    assert len(packed) == len(keys)
+    for i, k in enumerate(keys):
+        row = packed.get(k)
+        assert (
+            row["i"] == i
+            and row["big"] == 10**30
+            and math.isnan(row["nan"])
+            and row["options"] == [{"A": f"x{i}"}]
+        )
+    assert packed.get(rng.randbytes(16)) is None and packed.get(None) is None and packed.get(b"short") is None
