@@ -1,0 +1,62 @@
+"""What the hostile suite found and is not fixed yet: each entry is a try expected to fail (strictly: it
+must fail, so a fix has to remove its entry), with the reason. The list shrinks to nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+KNOWN: dict[str, str] = {
+    "test_hostile_jsonl.py::test_rescore[deep-1000]": "a row nested deeper than orjson writes (255) crashes the writers",
+    "test_hostile_jsonl.py::test_convert[deep-1000]": "a row nested deeper than orjson writes (255) crashes the writers",
+    "test_hostile_jsonl.py::test_rescore[lone-surrogate]": "a lone surrogate escape cannot be written as UTF-8",
+    "test_hostile_jsonl.py::test_passrates[lone-surrogate]": "a lone surrogate escape cannot be written as UTF-8",
+    "test_hostile_jsonl.py::test_summarize[1e400-reward]": "a non-finite reward makes summarize print Infinity",
+    "test_hostile_jsonl.py::test_summarize[nan-reward]": "a non-finite reward makes summarize print NaN",
+    "test_hostile_jsonl.py::test_convert[bitflip-8]": "convert's own JSONL reader drops the rest of the file",
+    "test_hostile_jsonl.py::test_convert[invalid-utf8-in-a-string]": "convert's own JSONL reader drops the rest of the file",
+    "test_hostile_jsonl.py::test_convert[deep-100k]": "convert's own JSONL reader: RecursionError",
+    "test_hostile_jsonl.py::test_grade_from_stdin[bitflip-64]": "grade: stdin that is not UTF-8",
+    "test_hostile_jsonl.py::test_grade_from_stdin[invalid-utf8-in-a-string]": "grade: stdin that is not UTF-8",
+    "test_hostile_jsonl.py::test_grade_from_stdin[invalid-utf8-anywhere]": "grade: stdin that is not UTF-8",
+    "test_hostile_jsonl.py::test_grade_from_stdin[utf16]": "grade: stdin that is not UTF-8",
+    "test_hostile_jsonl.py::test_grade_from_stdin[garbage-line]": "grade: stdin that is not UTF-8",
+    "test_hostile_parquet.py::test_contents[nan-top-level]": "NaN in Parquet is not flagged",
+    "test_hostile_parquet.py::test_contents[nan-nested]": "NaN in Parquet is not flagged",
+    "test_hostile_parquet.py::test_contents[nan-float32]": "NaN in Parquet is not flagged",
+    "test_hostile_parquet.py::test_contents[bytes-column]": "Parquet values JSON has no type for",
+    "test_hostile_parquet.py::test_contents[decimal-column]": "Parquet values JSON has no type for",
+    "test_hostile_tamper.py::test_prepared[split-not-among-the-inputs]": "splits not checked against the inputs",
+    "test_hostile_tamper.py::test_prepared[split-renamed-with-its-shard]": "splits not checked against the inputs",
+    "test_hostile_truncated.py::test_lock[invalid-utf8]": "small JSON documents: bad UTF-8 / deep nesting",
+    "test_hostile_truncated.py::test_lock[deep]": "small JSON documents: bad UTF-8 / deep nesting",
+    "test_hostile_truncated.py::test_policy[invalid-utf8]": "small JSON documents: bad UTF-8 / deep nesting",
+    "test_hostile_truncated.py::test_policy[deep]": "small JSON documents: bad UTF-8 / deep nesting",
+    "test_hostile_usage.py::test_usage_error[rescore-output-is-rows]": "rescore -o may name a --rows file",
+    "test_hostile_usage.py::test_usage_error[rescore-output-inside-rows-dir]": "rescore -o may name a --rows file",
+    "test_hostile_faults.py::test_injected_fault[convert-dir-write-first:enospc]": "convert's own staging",
+    "test_hostile_faults.py::test_injected_fault[convert-dir-write-later:eio]": "convert's own staging",
+    "test_hostile_faults.py::test_read_only_output[convert-dir]": "convert's own staging",
+    "test_hostile_faults.py::test_a_dead_writers_leftovers_are_removed_by_the_next_run[convert-dir]": "convert's own staging",
+    "test_hostile_faults.py::test_an_output_that_fails_last_takes_its_rejects_file_with_it[convert-file]": "convert commits its rejects file first",
+    "test_hostile_faults.py::test_an_output_that_fails_last_takes_its_rejects_file_with_it[convert-dir]": "convert commits its rejects file first",
+    "test_hostile_terminal.py::test_file_names_that_are_not_utf8": "the JSON document cannot carry a file name that is not UTF-8",
+    "test_hostile_terminal.py::test_a_pipe_as_input[validate]": "a pipe is taken for a missing file",
+    "test_hostile_terminal.py::test_a_pipe_as_input[rescore-rows]": "a pipe is taken for a missing file",
+    "test_hostile_terminal.py::test_a_pipe_as_input[prepare]": "a pipe is taken for a missing file",
+    "test_hostile_terminal.py::test_a_pipe_as_input[passrates]": "a pipe is taken for a missing file",
+    "test_hostile_terminal.py::test_a_pipe_as_input[convert]": "a pipe is taken for a missing file",
+}
+# Ctrl-C reaches the workers too, which print KeyboardInterrupt tracebacks; only sometimes (a race), so
+# not a strict expectation
+FLAKY = {
+    "test_hostile_terminal.py::test_ctrl_c_mid_run_is_not_a_traceback": "workers print Ctrl-C tracebacks"
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        key = f"{item.path.name}::{item.name}"
+        if key in KNOWN:
+            item.add_marker(pytest.mark.xfail(reason=KNOWN[key], strict=True))
+        elif key in FLAKY:
+            item.add_marker(pytest.mark.xfail(reason=FLAKY[key], strict=False))

@@ -1,0 +1,154 @@
+"""Mutated bytes of valid JSONL files, through every command that reads JSONL: bit flips, truncation,
+invalid UTF-8, NUL bytes, CRLF, BOMs, giant lines, deep nesting, duplicate keys, NaN/Infinity, huge
+integers, lone surrogates. Every row must come out counted, every bad line reported at its own line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from . import build, tries
+from .kit import OK, check, run, strict_lines
+from .mutate import JSONL_MUTATIONS, _set, mutated
+
+# Mutations that say something about one command's data (a rollout's reward, a rescored row's grading).
+ROLLOUT_MUTATIONS = {
+    **JSONL_MUTATIONS,
+    "nan-reward": _set("reward", "NaN"),
+    "infinite-reward": _set("reward", "-Infinity"),
+    "1e400-reward": _set("reward", "1e400"),
+    "string-reward": _set("reward", '"1.0"'),
+    "response-is-a-list": _set("response", "[1, 2]"),
+    "response-output-null": _set("response", '{"output": null}'),
+    "response-content-number": _set("response", '{"output": [{"type": "message", "content": 3}]}'),
+    "options-huge-int": _set("options", '[{"A": ' + "7" * 30 + "}]"),
+}
+SUBSET = [
+    "bitflip-8",
+    "truncate",
+    "invalid-utf8-in-a-string",
+    "nul-bytes",
+    "crlf",
+    "bom",
+    "deep-1000",
+    "deep-100k",
+    "nan",
+    "lone-surrogate",
+    "huge-int-in-metadata",
+    "non-object-lines",
+    "empty",
+]
+# raw-byte mutations (no JSON needed) for a response piped into `grade`
+BYTE_MUTATIONS = [
+    "bitflip-64",
+    "truncate",
+    "invalid-utf8-in-a-string",
+    "invalid-utf8-anywhere",
+    "nul-bytes",
+    "cr-only",
+    "bom",
+    "utf16",
+    "garbage-line",
+    "empty",
+]
+RESCORED_MUTATIONS = {
+    **{k: JSONL_MUTATIONS[k] for k in SUBSET},
+    "nan-reward": ROLLOUT_MUTATIONS["nan-reward"],
+    "1e400-reward": ROLLOUT_MUTATIONS["1e400-reward"],
+    "grading-not-an-object": _set("metadata", '{"grading": [1]}'),
+    "contract-is-a-number": _set("metadata", '{"grading": {"contract": 12, "status": "ok"}}'),
+}
+
+# what this module tries, per command (tests/hostile/test_hostile_coverage.py reads it)
+COVERS = {
+    "validate": len(JSONL_MUTATIONS),
+    "prepare": len(JSONL_MUTATIONS) + len(SUBSET),
+    "rescore": len(ROLLOUT_MUTATIONS),
+    "summarize": len(RESCORED_MUTATIONS),
+    "passrates": len(RESCORED_MUTATIONS),
+    "convert": len(SUBSET),
+    "grade": len(BYTE_MUTATIONS),
+}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("jsonl-base")
+    return {
+        "train": build.TRAIN.read_bytes(),
+        "rollouts": build.ROLLOUTS.read_bytes(),
+        "rescored": build.rescored(tmp).read_bytes(),
+        "arc": build.jsonl(build.arc_rows(80)),  # > 8 KiB: more than one buffer of a text reader
+    }
+
+
+@pytest.fixture(scope="module")
+def rollout_outcomes(base, tmp_path_factory):
+    """What each embedded rollout gets when rescored alone in a clean file: what it must still get beside
+    a bad row."""
+    tmp = tmp_path_factory.mktemp("rollout-baseline")
+    out = tmp / "r.jsonl"
+    check(
+        run(["rescore", build.ROLLOUTS, "--rows", build.TRAIN, "--rows", build.VALIDATION, "-o", out, "-q"]),
+        0,
+    )
+    lines = [x.strip() for x in base["rollouts"].split(b"\n") if x.strip()]
+    return dict(zip(lines, map(tries.outcome, strict_lines(out)), strict=True))
+
+
+@pytest.mark.parametrize("name", sorted(JSONL_MUTATIONS))
+def test_validate(tmp_path, base, name):
+    data = mutated(name, base["train"])
+    tries.validate(build.write(tmp_path / "train.jsonl", data), data, base["train"])
+
+
+@pytest.mark.parametrize("name", sorted(JSONL_MUTATIONS))
+def test_prepare_rejects(tmp_path, base, name):
+    data = mutated(name, base["train"])
+    src = build.write(tmp_path / "in" / "train.jsonl", data)
+    tries.prepare(src, data, tmp_path / "out" / "p", original=base["train"])
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_prepare_fails_whole(tmp_path, base, name):
+    data = mutated(name, base["train"])
+    tries.prepare_fail_mode(build.write(tmp_path / "in" / "train.jsonl", data), data, tmp_path / "out" / "p")
+
+
+@pytest.mark.parametrize("name", sorted(ROLLOUT_MUTATIONS))
+def test_rescore(tmp_path, base, rollout_outcomes, name):
+    data = mutated(name, base["rollouts"], ROLLOUT_MUTATIONS)
+    src = build.write(tmp_path / "rollouts.jsonl", data)
+    rows = ("--rows", build.TRAIN, "--rows", build.VALIDATION)
+    tries.rescore(src, data, tmp_path / "out" / "r.jsonl", *rows, baseline=rollout_outcomes)
+
+
+@pytest.mark.parametrize("name", sorted(RESCORED_MUTATIONS))
+def test_summarize(tmp_path, base, name):
+    data = mutated(name, base["rescored"], RESCORED_MUTATIONS)
+    tries.summarize(build.write(tmp_path / "rescored.jsonl", data), data)
+
+
+@pytest.mark.parametrize("name", sorted(RESCORED_MUTATIONS))
+def test_passrates(tmp_path, base, name):
+    data = mutated(name, base["rescored"], RESCORED_MUTATIONS)
+    tries.passrates(build.write(tmp_path / "rescored.jsonl", data), data, tmp_path / "out" / "t.jsonl")
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_convert(tmp_path, base, name):
+    data = mutated(name, base["arc"])
+    src = build.write(tmp_path / "arc.jsonl", data)
+    tries.convert(src, data, tmp_path / "out" / "rows.jsonl", original=base["arc"])
+
+
+@pytest.mark.parametrize("name", BYTE_MUTATIONS)
+def test_grade_from_stdin(base, name):
+    """A response piped in with any bytes is graded, never a crash."""
+    text = mutated(name, b"I think the answer is \\boxed{B}.\nFinal: B\n" * 3)
+    doc = check(
+        run(["grade", "-o", "A=x", "-o", "B=y", "--expected", "B", "--format", "json"], input=text), OK
+    )
+    assert doc["reward"] in (0.0, 1.0) and doc["status"]
+    json.dumps(doc)
