@@ -161,3 +161,24 @@ def test_parquet_template_metadata_nulls_filled_by_arrow_are_dropped(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), path)
     got = [r.data["template_metadata"] for r in iter_rows([path])]
     assert got == [{"template_id": "t1", "output_regex": "Answer: ([A-D])"}, {"template_id": "t2"}, None]
+
+
+def test_a_row_is_only_what_every_writer_can_write_back(tmp_path):
+    """Deeper than orjson writes, or a lone surrogate (Python's json reads both): a finding on its line, never
+    a crash later when the row is written (found by tests/hostile)."""
+    from mcqa_prep.io.readers import MAX_DEPTH
+
+    def nested(levels):  # a row (1 level) holding a list nested levels - 1 deep
+        return "[" * (levels - 1) + "]" * (levels - 1)
+
+    p = tmp_path / "x.jsonl"
+    p.write_text(
+        f'{{"ok": {nested(MAX_DEPTH)}}}\n{{"deep": {nested(MAX_DEPTH + 1)}}}\n'
+        '{"s": "\\ud800"}\n{"k\\udc00": 1}\n{"pair": "\\ud83d\\ude00", "n": NaN}\n{"last": 1}\n'
+    )
+    got = list(iter_rows([p]))
+    assert [r.data is not None for r in got] == [True, False, False, False, True, True]
+    assert "nested too deeply" in got[1].error
+    assert "lone surrogate" in got[2].error and "$.s" in got[2].error and "\\ud800" in got[2].error
+    assert "lone surrogate" in got[3].error
+    assert got[4].data["pair"] == "\U0001f600" and got[4].nonfinite == ("$.n",)

@@ -7,6 +7,9 @@ Every input row comes out: parsed data, or an error with its file and line. Neve
 - Lines are parsed with orjson; a line orjson refuses is parsed again with Python's json, which also reads
   what Python writes but JSON does not have (NaN, Infinity) and integers beyond 64 bits, exactly. Such
   non-finite numbers are listed on the row (`Row.nonfinite`) so that validation can report them.
+- A row is only what every writer can write back: a value nested deeper than MAX_DEPTH levels (orjson,
+  which every writer uses, writes no deeper) or a string holding a lone UTF-16 surrogate (`"\\ud800"`:
+  Python's json reads it, but it has no UTF-8 form) is a finding on its line, like a line that is not JSON.
 - Parquet is read batch by batch. Arrow fills every struct with every key: the `options` elements carry
   all letters (null for the absent ones) and a `template_metadata` struct carries every template key; the
   reader drops those filled-in nulls (options column-wise, see _arrow_options), so a Parquet row reads
@@ -35,6 +38,10 @@ _BOM = b"\xef\xbb\xbf"
 # bytes -> b"0" for ASCII digits, b" " otherwise: a run of 20 digits may be an integer orjson cannot hold
 _DIGITS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
 _LONG_INT = b"0" * 20
+# The deepest value a row may hold: orjson, which every writer uses, writes no deeper (255 levels and more
+# raise), and anything deeper would fail only when written (a crash) instead of when read (a finding).
+MAX_DEPTH = 254
+TOO_DEEP = f"not readable: the JSON value is nested too deeply (more than {MAX_DEPTH} levels)"
 
 
 def iter_rows(paths: Iterable[str | Path], *, split: str | None = None) -> Iterator[Row]:
@@ -87,13 +94,17 @@ def read_jsonl(
             if raw.translate(_DIGITS).find(_LONG_INT) >= 0:
                 raise orjson.JSONDecodeError("long integer", "", 0)
             data = loads(raw)
+            error = None
+            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(data) > MAX_DEPTH:
+                error = TOO_DEEP
         except orjson.JSONDecodeError:
             data, error = parse_fallback(raw)
-            if error is not None:
-                yield Row(name, lineno, index, None, error, split)
-                index += 1
-                continue
-            nonfinite = tuple(nonfinite_paths(data))
+            if error is None:
+                nonfinite, error = inspect_value(data)
+        if error is not None:
+            yield Row(name, lineno, index, None, error, split)
+            index += 1
+            continue
         if type(data) is dict:
             row = Row(name, lineno, index, data, None, split)
             if nonfinite:
@@ -163,6 +174,57 @@ def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
             stack.extend((x, f"{p}.{k}") for k, x in reversed(v.items()))
         elif type(v) is list:
             stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
+
+
+def depth(value: Any) -> int:
+    """How deeply containers nest in a value (a scalar is 0, `[]` is 1), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if type(v) is dict:
+            v = v.values()
+        elif type(v) is not list:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((x, d + 1) for x in v if type(x) in (dict, list))
+    return deepest
+
+
+def inspect_value(value: Any) -> tuple[tuple[str, ...], str | None]:
+    """(NaN/Infinity paths, why the value is not a row every writer can write, or None) of a value parsed by
+    Python's json: too deep, or a string (key or value) with a lone surrogate."""
+    if depth(value) > MAX_DEPTH:
+        return (), TOO_DEEP
+    stack = [(value, "$")]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is str:
+            if not _utf8(v):
+                return (), f"not valid UTF-8 text: a lone surrogate escape (\\u{_surrogate(v):04x}) at {p}"
+        elif type(v) is dict:
+            for k, x in v.items():
+                if not _utf8(k):
+                    return (
+                        (),
+                        f"not valid UTF-8 text: a lone surrogate escape (\\u{_surrogate(k):04x}) in a key of {p}",
+                    )
+                stack.append((x, f"{p}.{k}"))
+        elif type(v) is list:
+            stack.extend((x, f"{p}[{i}]") for i, x in enumerate(v))
+    return tuple(nonfinite_paths(value)), None
+
+
+def _utf8(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate(s: str) -> int:
+    return next(ord(c) for c in s if 0xD800 <= ord(c) <= 0xDFFF)
 
 
 # ---- Parquet --------------------------------------------------------------------------------------------
