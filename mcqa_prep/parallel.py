@@ -25,7 +25,7 @@ from typing import Any
 
 from .errors import InputError, McqaPrepError, UsageError
 from .io.paths import STDIN
-from .io.readers import STDIN_NAME, batch_rows, open_parquet, read_jsonl
+from .io.readers import STDIN_NAME, batch_records, open_parquet, read_jsonl
 from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20
@@ -68,14 +68,7 @@ class Chunk:
                 lines.pop()
             yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
             return
-        rows, hints = batch_rows(self.batch)
-        line = self.first_line
-        if hints is None:
-            for i, data in enumerate(rows):
-                yield Row(self.file, line + i, i, data, None, self.split)
-        else:
-            for i, (data, hint) in enumerate(zip(rows, hints, strict=True)):
-                yield Row(self.file, line + i, i, data, None, self.split, hint)
+        yield from batch_records(self.batch, self.file, self.split, self.first_line, 0)
 
     def row_at(self, line: int) -> Row:
         """The row at `line` (a JSONL line or Parquet record number within this chunk), read again as it was
@@ -88,8 +81,7 @@ class Chunk:
                 read_jsonl([raw], self.file, self.split, first_line=line), Row(self.file, line, 0, None)
             )
         i = line - self.first_line
-        rows, _ = batch_rows(self.batch.slice(i, 1))
-        return Row(self.file, line, i, rows[0], None, self.split)
+        return next(batch_records(self.batch.slice(i, 1), self.file, self.split, line, i))
 
 
 def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:

@@ -182,3 +182,27 @@ def test_a_row_is_only_what_every_writer_can_write_back(tmp_path):
     assert "lone surrogate" in got[2].error and "$.s" in got[2].error and "\\ud800" in got[2].error
     assert "lone surrogate" in got[3].error
     assert got[4].data["pair"] == "\U0001f600" and got[4].nonfinite == ("$.n",)
+
+
+def test_parquet_rows_list_nan_and_values_json_cannot_hold(tmp_path):
+    """NaN/Infinity in floating columns (nested too) are listed like JSONL's, nulls are not NaN; bytes and
+    decimals are listed as foreign (found by tests/hostile: they passed validate, then failed to write)."""
+    import decimal
+
+    t = pa.table(
+        {
+            "score": pa.array([0.5, float("nan"), None, float("inf")]),
+            "m": pa.array([{"w": [1.0]}, {"w": [1.0]}, {"w": [float("-inf")]}, {"w": None}]),
+            "blob": pa.array([None, b"\x00", None, None], pa.binary()),
+            "price": pa.array([decimal.Decimal("1.5"), None, None, None], pa.decimal128(4, 2)),
+        }
+    )
+    path = tmp_path / "x.parquet"
+    pq.write_table(t, path)
+    got = [(r.nonfinite, r.foreign) for r in iter_rows([path])]
+    assert got == [
+        ((), ("$.price",)),
+        (("$.score",), ("$.blob",)),
+        (("$.m.w[0]",), ()),
+        (("$.score",), ()),
+    ]

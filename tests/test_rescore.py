@@ -321,3 +321,20 @@ def test_rows_index_ignores_rows_without_options_and_reports_repeats(cli, tmp_pa
         "dataset_prompt_duplicates": 0,
     }
     assert "invalid_row" not in rep["by_status"]
+
+
+def test_parquet_values_json_cannot_hold_are_written_as_null_and_listed(cli, tmp_path):
+    """A Parquet verify request with a bytes column is rescored, not a crash (found by tests/hostile)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = read_jsonl(SAMPLE / "train.jsonl")[:2]
+    for r in rows:
+        r["response"] = {"output": [{"type": "message", "content": [{"type": "output_text", "text": "x"}]}]}
+    src = tmp_path / "requests.parquet"
+    pq.write_table(pa.Table.from_pylist(rows).append_column("blob", pa.array([b"\xff", None])), src)
+    res = cli("rescore", src, "-o", tmp_path / "out.jsonl", "-q")
+    assert res.exit_code == 0, res.output
+    out = read_jsonl(tmp_path / "out.jsonl")
+    assert out[0]["blob"] is None and out[0]["metadata"]["grading"]["non_json_replaced"] == ["$.blob"]
+    assert "non_json_replaced" not in out[1]["metadata"]["grading"]

@@ -13,12 +13,17 @@ Every input row comes out: parsed data, or an error with its file and line. Neve
 - Parquet is read batch by batch. Arrow fills every struct with every key: the `options` elements carry
   all letters (null for the absent ones) and a `template_metadata` struct carries every template key; the
   reader drops those filled-in nulls (options column-wise, see _arrow_options), so a Parquet row reads
-  like the JSONL row it stands for.
+  like the JSONL row it stands for. What JSON has no form for is listed on the row as JSONL's NaN is:
+  NaN/Infinity in floating columns (`Row.nonfinite`; Arrow keeps NaN apart from null, and a null is fine),
+  and bytes, decimals, durations (`Row.foreign`). Only batches whose columns can hold such values and do
+  are walked in Python (see batch_marks).
 Memory stays flat: one line or one record batch at a time.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import math
 import sys
@@ -239,15 +244,23 @@ def read_parquet(
     index = 0
     if row_groups:
         index = _rows_before(path, row_groups[0])
-    for rows, hints in _parquet_batches(path, row_groups, columns):
-        if hints is None:
-            for data in rows:
-                yield Row(name, index + 1, index, data, None, split)
-                index += 1
-        else:
-            for data, hint in zip(rows, hints, strict=True):
-                yield Row(name, index + 1, index, data, None, split, hint)
-                index += 1
+    for batch in _parquet_batches(path, row_groups, columns):
+        yield from batch_records(batch, name, split, index + 1, index)
+        index += batch.num_rows
+
+
+def batch_records(
+    batch: Any, name: str, split: str | None, first_line: int, first_index: int
+) -> Iterator[Row]:
+    """The Rows of one Arrow record batch, numbered from `first_line` / `first_index`, with their option
+    hints and the paths of their values JSON has no form for."""
+    rows, hints = batch_rows(batch)
+    marks = batch_marks(batch, rows)
+    for i, data in enumerate(rows):
+        row = Row(name, first_line + i, first_index + i, data, None, split, hints[i] if hints else None)
+        if i in marks:
+            row.nonfinite, row.foreign = marks[i]
+        yield row
 
 
 def open_parquet(path: Path) -> Any:
@@ -274,15 +287,13 @@ def parquet_num_rows(path: str | Path) -> int:
 
 def _parquet_batches(
     path: Path, row_groups: list[int] | None, columns: list[str] | None = None
-) -> Iterator[tuple[list[Any], list[Any] | None]]:
-    """(rows, option hints or None) per record batch; each row as batch.to_pylist() gives it, except that
-    options are built column-wise (see _arrow_options) with their key last, and filled nulls are dropped."""
+) -> Iterator[Any]:
+    """The record batches of a Parquet file, any failure to read them as InputError."""
     import pyarrow as pa
 
     pf = open_parquet(path)
     try:
-        for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns):
-            yield batch_rows(batch)
+        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
             f"{path}: Parquet data cannot be read past this point: {exc}", reason="unreadable_parquet"
@@ -311,6 +322,102 @@ def batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
     else:
         rows = batch.to_pylist()
     return rows, row_hints
+
+
+# ---- values JSON has no form for ------------------------------------------------------------------------
+
+_FLOAT, _FOREIGN = 1, 2
+# Python values of Arrow types JSON has no form for (datetime, date and time are written as ISO strings)
+FOREIGN_VALUES = (bytes, bytearray, memoryview, decimal.Decimal, datetime.timedelta)
+
+
+def _kinds(t: Any) -> int:
+    """_FLOAT when an Arrow type can hold a floating value, _FOREIGN when it can hold a value JSON has no
+    form for (binary, decimal, duration, interval), anywhere inside it."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        return _FLOAT
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or getattr(pa.types, "is_binary_view", lambda _: False)(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_duration(t)
+        or pa.types.is_interval(t)
+    ):
+        return _FOREIGN
+    if pa.types.is_struct(t):
+        out = 0
+        for i in range(t.num_fields):
+            out |= _kinds(t.field(i).type)
+        return out
+    if pa.types.is_map(t):
+        return _kinds(t.key_type) | _kinds(t.item_type)
+    if pa.types.is_dictionary(t):
+        return _kinds(t.value_type)
+    value = getattr(t, "value_type", None)  # list, large_list, fixed_size_list, list_view
+    return _kinds(value) if value is not None else 0
+
+
+def _may_be_nonfinite(arr: Any) -> bool:
+    """Whether a floating value anywhere in an Arrow array may be NaN or infinite (cheap, column-wise)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = arr.type
+    if pa.types.is_floating(t):
+        try:
+            return bool(pc.any(pc.or_(pc.is_nan(arr), pc.is_inf(arr))).as_py())
+        except pa.ArrowNotImplementedError:  # half floats: let the walk decide
+            return True
+    if pa.types.is_struct(t):
+        return any(_may_be_nonfinite(arr.field(i)) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _may_be_nonfinite(arr.keys) or _may_be_nonfinite(arr.items)
+    if pa.types.is_dictionary(t):
+        return _may_be_nonfinite(arr.dictionary)
+    if hasattr(arr, "flatten") and getattr(t, "value_type", None) is not None:
+        return _may_be_nonfinite(arr.flatten())
+    return True
+
+
+def batch_marks(batch: Any, rows: list[Any]) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Row index -> (NaN/Infinity paths, paths of values JSON has no form for), for the rows of a batch that
+    hold any. Only columns whose type can hold such values, and whose values do, are walked."""
+    marks: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        kinds = _kinds(col.type)
+        if not (
+            (kinds & _FLOAT and _may_be_nonfinite(col)) or (kinds & _FOREIGN and col.null_count < len(col))
+        ):
+            continue
+        for i, row in enumerate(rows):
+            nonfinite, foreign = odd_paths(row.get(name), f"$.{name}")
+            if nonfinite or foreign:
+                old = marks.get(i, ((), ()))
+                marks[i] = (old[0] + nonfinite, old[1] + foreign)
+    return marks
+
+
+def odd_paths(value: Any, path: str = "$") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(NaN/Infinity paths, paths of bytes/decimal/duration values) inside a value read from Parquet."""
+    nonfinite: list[str] = []
+    foreign: list[str] = []
+    stack = [(value, path)]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is float:
+            if not math.isfinite(v):
+                nonfinite.append(p)
+        elif isinstance(v, FOREIGN_VALUES) or (isinstance(v, tuple) and type(v) is not tuple):
+            foreign.append(p)  # a tuple subclass: an Arrow interval (MonthDayNano)
+        elif type(v) is dict:
+            stack.extend((x, f"{p}.{k}") for k, x in reversed(v.items()))
+        elif type(v) in (list, tuple):
+            stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
+    return tuple(nonfinite), tuple(foreign)
 
 
 def _drop_nulls(tm: Any) -> Any:
