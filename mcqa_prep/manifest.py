@@ -29,6 +29,7 @@ from .errors import (
     IntegrityError,
     StaleCache,
 )
+from .io.readers import read_document
 from .io.writers import write_atomic_json
 from .policy import GradingPolicy, contract_differences, contract_id
 from .schema import json_path, schema_version, validator
@@ -108,18 +109,18 @@ def read(directory: str | os.PathLike) -> dict[str, Any]:
         raise InputError(f"{d}: no such directory", reason="missing_input", path=str(d))
     path = d / MANIFEST_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        doc, problem = read_document(path)
     except FileNotFoundError:
         raise IncompletePreparation(
             f"{d}: no {MANIFEST_NAME}: not a complete preparation (interrupted, or not written by mcqa-prep)",
             directory=str(d),
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IncompletePreparation(f"{path}: cannot be read ({exc})", directory=str(d)) from None
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise IncompletePreparation(f"{path}: not valid JSON ({exc})", directory=str(d)) from None
+    except OSError as exc:
+        raise IncompletePreparation(
+            f"{path}: cannot be read ({exc.strerror or exc})", directory=str(d)
+        ) from None
+    if problem is not None:
+        raise IncompletePreparation(f"{path}: {problem}", directory=str(d))
     version = doc.get("manifest_schema") if isinstance(doc, dict) else None
     if version not in SUPPORTED_MANIFESTS:
         raise IncompletePreparation(

@@ -167,6 +167,25 @@ def parse_fallback(raw: bytes) -> tuple[Any, str | None]:
         return None, "not readable: the JSON value is nested too deeply"
 
 
+def read_document(path: str | Path) -> tuple[Any, str | None]:
+    """A whole small JSON document (a manifest, a lock, a policy): (value, None), or (None, why its bytes are
+    not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone surrogate). Each caller
+    turns the reason into its own error; an OSError (no such file, permission) propagates."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"line {exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, TOO_DEEP
+    _, problem = inspect_value(value)
+    return (None, problem) if problem else (value, None)
+
+
 def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
     """JSON paths of NaN / Infinity numbers inside a parsed value (JSON has none; Python's json writes them)."""
     stack = [(value, path)]
