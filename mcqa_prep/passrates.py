@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError, UsageError
-from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, uuid_of
+from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from .io.hashing import sha256_file
 from .io.paths import STDIN, expand_inputs
 from .io.readers import iter_file
@@ -166,8 +166,9 @@ class _Run:
             )
             return None
         reward = rec.data.get("reward")
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not 0 <= reward <= 1:
-            self.invalid.add("reward", f"{where}: $.reward: {reward!r} is not a reward in [0, 1]")
+        problem = reward_problem(reward)
+        if problem is not None:
+            self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
         return cid, float(reward), gv if isinstance(gv, str) else None

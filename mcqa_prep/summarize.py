@@ -4,7 +4,8 @@ prompts, evidence.distribution; the model as evidence.model_of says, "(unknown)"
 
 Rows are pooled only when they were graded under one contract (metadata.grading.contract): numbers from
 different grading semantics are not comparable, so mixing them is refused unless one contract is chosen.
-Rows without metadata.grading are counted as unscored, never pooled. Streams: memory grows with the
+Rows without metadata.grading are counted as unscored, never pooled; a scored row whose reward is not a
+number in [0, 1] (NaN, a string) is counted as malformed, with its line, like a line that is not JSON. Streams: memory grows with the
 number of distinct prompts and templates, not rows.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError
-from .evidence import PASS_THRESHOLD, distribution, model_of
+from .evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
 from .io.readers import iter_file
 from .prompt import prompt_key
 
@@ -35,11 +36,8 @@ def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
     return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
 
 
-def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> float:
-    v = row.get("reward", grading.get("reward"))
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return 0.0
-    return float(v)
+def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:
+    return row.get("reward", grading.get("reward"))
 
 
 @dataclass
@@ -58,7 +56,7 @@ class _Pool:
     by_template: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
 
     def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
-        reward = _reward(row, grading)
+        reward = float(_reward(row, grading))
         self.rows += 1
         self.reward_sum += reward
         status = grading.get("status")
@@ -145,14 +143,21 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     malformed_lines: list[str] = []
     for name in files:
         for rec in iter_file(_rescored_file(name)):
+            meta = rec.data.get("metadata") if rec.data is not None else None
+            grading = meta.get("grading") if isinstance(meta, Mapping) else None
+            # a scored row whose reward is not one (NaN, a string) is malformed: it would poison every sum
             if rec.data is None:
+                error = rec.error or "no data"
+            elif isinstance(grading, Mapping):
+                error = reward_problem(_reward(rec.data, grading))
+            else:
+                error = None
+            if error is not None:
                 malformed += 1
                 if len(malformed_lines) < MAX_MALFORMED_REPORTED:
-                    malformed_lines.append(f"{rec.file}:{rec.line}: {rec.error}")
+                    malformed_lines.append(f"{rec.file}:{rec.line}: {error}")
                 continue
             lines_read += 1
-            meta = rec.data.get("metadata")
-            grading = meta.get("grading") if isinstance(meta, Mapping) else None
             if not isinstance(grading, Mapping):
                 unscored += 1
                 continue

@@ -10,7 +10,6 @@ exit code of the contract (cli/errors.py); with `--format json` also exactly one
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 from typing import Any
 
@@ -70,13 +69,13 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
+            from .common import dumps_document
             from .errors import debug, describe, to_click
 
             if debug() and not isinstance(exc, click.ClickException):
                 raise
             if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
-                doc = {"ok": False, "error": describe(exc)}
-                sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+                sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
                 sys.stdout.flush()
             raise to_click(exc) from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ __all__ = [
     "regex_timeout_option",
     "Failure",
     "emit_json",
+    "dumps_document",
     "report_error",
     "progress",
     "bar_factory",
@@ -61,6 +63,26 @@ WORKERS_OPTION = click.option(
 )
 
 
+def dumps_document(doc: Any) -> str:
+    """The text of the one JSON document: strict JSON (a NaN or Infinity that reached a report is written as
+    null, never as `NaN`)."""
+    try:
+        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(doc), ensure_ascii=False, indent=2, allow_nan=False)
+    return text
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
 def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> None:
     """Print the command's one JSON document, "ok" first and, for a report of a failed run, "error" (the
     same shape as the failure document); later failures then print no second document."""
@@ -70,7 +92,7 @@ def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> No
     head: dict[str, Any] = {"ok": error is None}
     if error is not None:
         head["error"] = error
-    click.echo(json.dumps({**head, **doc}, ensure_ascii=False, indent=2, sort_keys=False))
+    click.echo(dumps_document({**head, **doc}))
 
 
 def report_error(reason: str, message: str) -> dict[str, Any]:
