@@ -137,3 +137,13 @@ def test_bad_bounds_are_refused_alike(tmp_path, value):
     ):
         res = _run(args)
         assert res.exit_code == 2, (args, res.output)
+
+
+def test_the_json_document_is_strict_json_and_valid_utf8():
+    """A NaN that reached a report is null; a file name that is not UTF-8 is escaped (tests/hostile)."""
+    from mcqa_prep.cli.common import dumps_document
+
+    text = dumps_document({"path": "bad\udcffname.jsonl", "mean": float("nan"), "rows": [float("inf"), 1]})
+    text.encode("utf-8")  # no lone surrogate left
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(c))
+    assert doc == {"path": "bad\udcffname.jsonl", "mean": None, "rows": [None, 1]}

@@ -9,6 +9,7 @@ exit code of the contract (cli/errors.py); with `--format json` also exactly one
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from typing import Any
@@ -63,6 +64,12 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*ctx._protected_args, *ctx.args]
         json_mode = _wants_json(raw)
+        # a file name that is not UTF-8 (Linux names are bytes) is printed back as the bytes it was, as
+        # Python does under the C locale, not refused by a strict UTF-8 stdout (JSON escapes it instead)
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="surrogateescape")
         ctx.meta["mcqa_prep.json_emitted"] = False
         try:
             return super().invoke(ctx)

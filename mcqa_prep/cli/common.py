@@ -65,12 +65,13 @@ WORKERS_OPTION = click.option(
 
 def dumps_document(doc: Any) -> str:
     """The text of the one JSON document: strict JSON (a NaN or Infinity that reached a report is written as
-    null, never as `NaN`)."""
+    null, never as `NaN`) that is valid UTF-8 (a lone surrogate, from a file name that is not UTF-8, is
+    written as its `\\udcff` escape: the surrogateescape convention, and valid JSON)."""
     try:
         text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
     except ValueError:
         text = json.dumps(_finite(doc), ensure_ascii=False, indent=2, allow_nan=False)
-    return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _finite(v: Any) -> Any:
