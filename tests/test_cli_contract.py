@@ -147,3 +147,16 @@ def test_the_json_document_is_strict_json_and_valid_utf8():
     text.encode("utf-8")  # no lone surrogate left
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(c))
     assert doc == {"path": "bad\udcffname.jsonl", "mean": None, "rows": [None, 1]}
+
+
+def test_grade_refuses_text_that_is_not_utf8():
+    """stdin bytes that are not UTF-8: exit 1 with the offset; an argument that is not: exit 2 (tests/hostile)."""
+    res = _run(["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input=b"\\boxed{A} \xff")
+    assert _assert_contract(res, 1)["error"]["reason"] == "input_not_utf8"
+    assert "byte 0xff at offset 10" in res.stderr
+    res = _run(["grade", "\\boxed{A} \udcff", "-o", "A=x", "--expected", "A", "--format", "json"])
+    _assert_contract(res, 2)
+    ok = _run(
+        ["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input="\ufeff\\boxed{A}".encode()
+    )
+    assert _assert_contract(ok, 0)["reward"] == 1.0

@@ -4,12 +4,10 @@ integers, lone surrogates. Every row must come out counted, every bad line repor
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from . import build, tries
-from .kit import OK, check, run, strict_lines
+from .kit import FAILURE, OK, check, run, strict_lines
 from .mutate import JSONL_MUTATIONS, _set, mutated
 
 # Mutations that say something about one command's data (a rollout's reward, a rescored row's grading).
@@ -145,10 +143,16 @@ def test_convert(tmp_path, base, name):
 
 @pytest.mark.parametrize("name", BYTE_MUTATIONS)
 def test_grade_from_stdin(base, name):
-    """A response piped in with any bytes is graded, never a crash."""
+    """A response piped in with any bytes is graded when it is UTF-8 text, refused with its offset when not."""
     text = mutated(name, b"I think the answer is \\boxed{B}.\nFinal: B\n" * 3)
-    doc = check(
-        run(["grade", "-o", "A=x", "-o", "B=y", "--expected", "B", "--format", "json"], input=text), OK
-    )
-    assert doc["reward"] in (0.0, 1.0) and doc["status"]
-    json.dumps(doc)
+    try:
+        text.decode("utf-8")
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
+    res = run(["grade", "-o", "A=x", "-o", "B=y", "--expected", "B", "--format", "json"], input=text)
+    doc = check(res, OK if utf8 else FAILURE)
+    if utf8:
+        assert doc["reward"] in (0.0, 1.0) and doc["status"]
+    else:
+        assert doc["error"]["reason"] == "input_not_utf8" and "offset" in doc["error"]["message"]
