@@ -180,6 +180,9 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     splits = doc["splits"]
     if set(splits) != set(shards):
         problems.append(f"$.splits: {sorted(splits)} but the shards are of {sorted(shards)}")
+    stray = sorted(set(splits) - _input_splits(doc["inputs"]))
+    if stray:
+        problems.append(f"$.splits: {stray} hold rows, but no input is of that split")
     for split, v in splits.items():
         files = shards.get(split, [])
         if v["shards"] != len(files) or v["rows"] != sum(f["rows"] for f in files):
@@ -205,6 +208,19 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise IntegrityError(f"{where}: {problems[0]}{more}: the manifest disagrees with itself (edited?)")
+
+
+def _input_splits(inputs: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The splits the recorded inputs can give rows to (a split name in a manifest comes from one of them)."""
+    out: set[str] = set()
+    for p in inputs:
+        if p["kind"] == "file":
+            out.add(p["split"])
+        elif p.get("splits"):
+            out.update(p["splits"])
+        else:
+            out.update(f["split"] for f in p["files"] if f.get("split"))
+    return out
 
 
 # ---- decisions ------------------------------------------------------------------------------------------
