@@ -23,7 +23,7 @@ from typing import Any
 from .errors import ContractMismatch, InputError, UsageError
 from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from .io.hashing import sha256_file
-from .io.paths import STDIN, expand_inputs
+from .io.paths import STDIN, check_output, expand_inputs
 from .io.readers import iter_file
 from .passrate_table import write_table
 from .policy import GradingPolicy
@@ -226,8 +226,6 @@ def _check_args(
             raise UsageError(
                 "rollouts cannot be read from stdin: the table records every input's hash", reason="no_stdin"
             )
-        if Path(r).is_file() and Path(output).exists() and os.path.samefile(r, output):
-            raise UsageError(f"{output}: the output is an input", reason="output_is_input")
 
 
 # ---- the workflow ---------------------------------------------------------------------------------------
@@ -255,6 +253,7 @@ def measure(
     give rollouts their options (for grading) and their uuid (for the key). `default_model` names the model of
     rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table)."""
     _check_args(rollouts, output, key_by, on_invalid, rescore, contract)
+    check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
     files = expand_inputs(rollouts)

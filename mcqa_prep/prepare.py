@@ -28,7 +28,7 @@ from ._perf import streaming_gc
 from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
 from .io.hashing import sha256_file
-from .io.paths import DATA_SUFFIXES
+from .io.paths import DATA_SUFFIXES, check_output
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
@@ -185,17 +185,6 @@ def _existing_output(out: Path, overwrite: bool) -> bool:
             reason="foreign_directory",
         )
     return existing
-
-
-def _check_output_outside_inputs(out: Path, sources: Sequence[Source]) -> None:
-    """An output inside an input directory would be read by the next run: refuse it before anything."""
-    target = out.resolve()
-    for s in sources:
-        root = Path(s.arg).resolve()
-        if root.is_dir() and (target == root or root in target.parents):
-            raise UsageError(
-                f"{out}: the output lies inside the input directory {s.arg}", reason="output_inside_input"
-            )
 
 
 # ---- step 4: route --------------------------------------------------------------------------------------
@@ -394,7 +383,7 @@ def prepare(
     out = Path(out_dir)
     existing = _existing_output(out, overwrite)
     sources, prov = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
-    _check_output_outside_inputs(out, sources)
+    check_output(out, inputs)
     judge = Difficulty.load(difficulty, policy, inputs, progress)
 
     if existing and not overwrite:

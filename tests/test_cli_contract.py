@@ -160,3 +160,26 @@ def test_grade_refuses_text_that_is_not_utf8():
         ["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input="\ufeff\\boxed{A}".encode()
     )
     assert _assert_contract(ok, 0)["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rescore", "{rollouts}", "--rows", "{train}", "-o", "{train}"],
+        ["rescore", "{rollouts}", "--rows", "{dir}", "-o", "{dir}/r.jsonl"],
+        ["passrates", "{rollouts}", "--rescore", "--rows", "{train}", "-o", "{train}"],
+        ["convert", "{dir}", "-o", "{dir}/out.jsonl"],
+    ],
+)
+def test_an_output_may_name_no_input_of_any_kind(tmp_path, args):
+    """--rows files are inputs too: writing over one destroyed the dataset (found by tests/hostile)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "train.jsonl").write_bytes((SAMPLE / "train.jsonl").read_bytes())
+    places = {"rollouts": SAMPLE / "rollouts.jsonl", "train": d / "train.jsonl", "dir": d}
+    before = (d / "train.jsonl").read_bytes()
+    res = _run([a.format(**places) for a in args] + ["--format", "json"])
+    assert _assert_contract(res, 2)["error"]["reason"] in ("output_is_input", "output_inside_input")
+    assert (d / "train.jsonl").read_bytes() == before and sorted(p.name for p in d.iterdir()) == [
+        "train.jsonl"
+    ]

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -26,7 +23,6 @@ __all__ = [
     "progress",
     "bar_factory",
     "fail",
-    "check_output_not_input",
 ]
 
 FORMAT_OPTION = click.option(
@@ -133,32 +129,3 @@ def bar_factory(quiet: bool):
         return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
 
     return factory
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a.resolve() == b.resolve()
-
-
-def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
-    """Usage error (exit 2) when the output is one of the inputs, or lies inside an input directory (a rerun
-    would then read its own output)."""
-    if str(output) == "-":
-        return
-    out = Path(output)
-    for i in inputs:
-        if str(i) == "-":
-            continue
-        p = Path(i)
-        if out.exists() and p.exists() and _same_file(out, p):
-            raise click.UsageError(f"the output {out} is also an input; write the output to another path")
-        if p.is_dir():
-            try:
-                out.resolve().relative_to(p.resolve())
-            except ValueError:
-                continue
-            raise click.UsageError(
-                f"the output {out} lies inside the input directory {p}; write the output outside it"
-            )

@@ -30,6 +30,7 @@ from .. import __version__
 from ..errors import McqaPrepError, UsageError
 from ..grader import grade_text
 from ..io import AtomicFile
+from ..io.paths import check_output
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, norm_pin, pinned_positions
 from .checks import TemplateChecker
@@ -189,13 +190,13 @@ def default_rejects(out: Path) -> Path:
     return out.with_name(out.name + ".rejects.jsonl")
 
 
-def _check_paths(out: Path, rejects: Path, sources: Sequence[Source]) -> None:
+def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequence[Source]) -> None:
+    inputs = [*args, *(src.path for src in sources if src.path is not None)]
+    check_output(out, inputs)
+    check_output(rejects, inputs, "the rejects file")
     for src in sources:
-        if src.path is None:
-            continue
-        for target, what in ((out, "the output"), (rejects, "the rejects file")):
-            if _same(target, src.path) or _inside(src.path, target):
-                raise UsageError(f"{what} {target} is an input ({src.path})", reason="output_is_input")
+        if src.path is not None and _inside(src.path, out):
+            raise UsageError(f"the output {out} holds an input ({src.path})", reason="output_is_input")
     if _same(out, rejects):
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
@@ -392,7 +393,7 @@ def convert(
         verify=verify,
         progress=progress,
     )
-    _check_paths(out_p, rejects_p, srcs)
+    _check_paths(out_p, rejects_p, sources, srcs)
     if revision is not None and not any(s.kind == "hub" for s in srcs):
         raise UsageError("a revision applies to hub datasets (owner/name); no source is one", reason="usage")
     if config is not None and not any(s.kind == "hub" or s.commit is not None for s in srcs):

@@ -10,12 +10,13 @@ the file lies and whether or not a pull lock sits beside it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 
 DATA_SUFFIXES = (".jsonl", ".parquet")
 STDIN = "-"
@@ -103,3 +104,37 @@ def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> l
         else:
             raise InputError(f"{path}: no such file or directory", reason="missing_input", path=str(path))
     return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_output(
+    output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str = "the output"
+) -> None:
+    """Refuse an output that is one of the inputs (the same file, through any path: writing it would destroy
+    an input) or lies inside an input directory (the next run would read it as input): one rule for every
+    command that writes. '-' (stdout, stdin) is neither."""
+    if str(output) == STDIN:
+        return
+    out = Path(output)
+    for i in inputs:
+        if str(i) == STDIN:
+            continue
+        p = Path(i)
+        if _same_file(out, p):
+            raise UsageError(f"{what} {out} is an input", reason="output_is_input", path=str(out))
+        if p.is_dir():
+            try:
+                out.resolve().relative_to(p.resolve())
+            except ValueError:
+                continue
+            raise UsageError(
+                f"{what} {out} lies inside the input directory {p}",
+                reason="output_inside_input",
+                path=str(out),
+            )

@@ -10,8 +10,6 @@ KNOWN: dict[str, str] = {
     "test_hostile_jsonl.py::test_convert[bitflip-8]": "convert's own JSONL reader drops the rest of the file",
     "test_hostile_jsonl.py::test_convert[invalid-utf8-in-a-string]": "convert's own JSONL reader drops the rest of the file",
     "test_hostile_jsonl.py::test_convert[deep-100k]": "convert's own JSONL reader: RecursionError",
-    "test_hostile_usage.py::test_usage_error[rescore-output-is-rows]": "rescore -o may name a --rows file",
-    "test_hostile_usage.py::test_usage_error[rescore-output-inside-rows-dir]": "rescore -o may name a --rows file",
     "test_hostile_faults.py::test_injected_fault[convert-dir-write-first:enospc]": "convert's own staging",
     "test_hostile_faults.py::test_injected_fault[convert-dir-write-later:eio]": "convert's own staging",
     "test_hostile_faults.py::test_read_only_output[convert-dir]": "convert's own staging",
