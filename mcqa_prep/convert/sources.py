@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, UsageError
+from ..io.readers import read_jsonl
 
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".tsv")
 PARQUET_BATCH = 4096
@@ -110,51 +111,38 @@ class Source:
         return self._json_rows()
 
     def _json_rows(self) -> Iterator[SourceRow]:
-        fh = _open_text(self.path)  # type: ignore[arg-type]
-        i = self.start_index
-        loads = json.loads
+        """A `.json` file holding one array of objects, or JSONL read by the one reader (io.readers): a bad
+        line (bytes that are not UTF-8, not JSON, too deep, NaN) is one malformed row at its line, and the
+        next line is read as usual."""
+        assert self.path is not None
+        if self.path.suffix == ".json":
+            with _open_text(self.path) as fh:
+                if _peek(fh) == "[":  # not streamed: such files are small
+                    yield from self._json_array(fh)
+                    return
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
         with fh:
-            first = _peek(fh)
-            if first == "[":  # a .json file holding one array of objects (not streamed: such files are small)
-                try:
-                    doc = json.load(fh)
-                except (ValueError, UnicodeDecodeError) as exc:
-                    yield i, 1, None, f"not valid JSON: {exc}"
-                    return
-                for k, data in enumerate(doc):
-                    ok = isinstance(data, dict)
-                    yield i, k + 1, data if ok else None, None if ok else f"element {k} is not an object"
-                    i += 1
-                return
-            lineno = 0
-            while True:
-                try:
-                    line = fh.readline()
-                except UnicodeDecodeError as exc:
-                    yield (
-                        i,
-                        lineno + 1,
-                        None,
-                        f"not valid UTF-8 ({exc.reason}); the rest of the file is skipped",
-                    )
-                    return
-                if not line:
-                    return
-                lineno += 1
-                if not line.strip():
-                    continue
-                try:
-                    data = loads(line)
-                except ValueError as exc:
-                    msg = getattr(exc, "msg", str(exc))
-                    col = getattr(exc, "colno", None)
-                    yield i, lineno, None, f"not valid JSON: {msg}" + (f" (column {col})" if col else "")
-                else:
-                    if type(data) is dict:
-                        yield i, lineno, data, None
-                    else:
-                        yield i, lineno, None, f"a row must be a JSON object, got {type(data).__name__}"
-                i += 1
+            for rec in read_jsonl(fh, self.label, self.split):
+                error = rec.error
+                if rec.data is not None and rec.nonfinite:
+                    error = f"{rec.nonfinite[0]}: NaN/Infinity is not a JSON number"
+                yield self.start_index + rec.index, rec.line, None if error else rec.data, error
+
+    def _json_array(self, fh: Any) -> Iterator[SourceRow]:
+        i = self.start_index
+        try:
+            doc = json.load(fh)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            yield i, 1, None, f"not valid JSON: {reason}"
+            return
+        for k, data in enumerate(doc if isinstance(doc, list) else [doc]):
+            ok = isinstance(data, dict)
+            yield i, k + 1, data if ok else None, None if ok else f"element {k} is not an object"
+            i += 1
 
     def _csv_rows(self) -> Iterator[SourceRow]:
         i = self.start_index
