@@ -412,3 +412,21 @@ def test_a_bad_byte_costs_one_row_not_the_rest_of_the_file(tmp_path, cli):
     assert doc["counts"]["read"] == 120 and doc["counts"]["written"] == 118, doc["counts"]
     rejects = read_jsonl(tmp_path / "out.rejects.jsonl")
     assert [r["source"]["line"] for r in rejects] == [101, 102]
+
+
+def test_a_bad_byte_in_a_csv_costs_its_record(tmp_path, cli):
+    """The CSV reader ended the file at a byte that is not UTF-8 ('the rest is skipped'); now only that
+    record is rejected, at its line (found while fixing the JSONL reader, same class as tests/hostile's)."""
+    src = tmp_path / "gpqa.csv"
+    body = "".join(f'"Which is item {i}?","item {i}","x {i}","y {i}","z {i}"\n' for i in range(30))
+    data = (
+        "Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2,Incorrect Answer 3\n" + body
+    ).encode()
+    lines = data.splitlines(keepends=True)
+    lines[10] = lines[10].replace(b"item", b"it\xffem", 1)
+    src.write_bytes(b"".join(lines))
+    res = cli("convert", src, "-o", tmp_path / "out.jsonl", "--format", "json")
+    doc = json.loads(res.stdout)
+    assert (doc["counts"]["read"], doc["counts"]["written"], doc["counts"]["rejected"]) == (30, 29, 1)
+    [reject] = read_jsonl(tmp_path / "out.rejects.jsonl")
+    assert reject["source"]["line"] == 11 and "byte 0xff" in reject["message"]

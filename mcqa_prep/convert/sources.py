@@ -78,11 +78,15 @@ class Source:
         if self.kind == "parquet":
             return list(_parquet(self.path).schema_arrow.names)  # type: ignore[arg-type]
         if self.kind == "csv":
-            with _open_text(self.path) as fh:  # type: ignore[arg-type]
+            with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
                 try:
-                    return next(csv.reader(fh, delimiter=self._delim()), None)
-                except (csv.Error, UnicodeDecodeError) as exc:
+                    header = next(csv.reader(fh, delimiter=self._delim()), None)
+                except csv.Error as exc:
                     raise InputError(f"{self.label}: cannot read the CSV header: {exc}") from None
+            bad = _not_utf8(dict.fromkeys(header or []))
+            if bad:
+                raise InputError(f"{self.label}: cannot read the CSV header: {bad}")
+            return header
         if self.kind == "hub":
             names = self._hub.column_names
             if names:
@@ -145,12 +149,14 @@ class Source:
             i += 1
 
     def _csv_rows(self) -> Iterator[SourceRow]:
+        """CSV records; bytes that are not UTF-8 cost their record (a malformed row at its line), not the
+        rest of the file: they are decoded as surrogates and the record holding them is refused."""
         i = self.start_index
-        with _open_text(self.path) as fh:  # type: ignore[arg-type]
+        with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
             reader = csv.DictReader(fh, delimiter=self._delim())
             try:
                 reader.fieldnames  # noqa: B018 - reads the header now, so line_num counts it
-            except (csv.Error, UnicodeDecodeError) as exc:
+            except csv.Error as exc:
                 raise InputError(f"{self.label}: cannot read the CSV header: {exc}") from None
             while True:
                 start = reader.line_num + 1  # a quoted cell may span lines: report where the record starts
@@ -158,15 +164,13 @@ class Source:
                     data = next(reader)
                 except StopIteration:
                     return
-                except UnicodeDecodeError as exc:
-                    yield i, start, None, f"not valid UTF-8 ({exc.reason}); the rest is skipped"
-                    return
                 except csv.Error as exc:
                     yield i, start, None, f"not valid CSV: {exc}"
                     i += 1
                     continue
                 data.pop(None, None)  # cells past the header
-                yield i, start, data, None
+                bad = _not_utf8(data)
+                yield (i, start, None, bad) if bad else (i, start, data, None)
                 i += 1
 
     def _parquet_rows(self, columns: Sequence[str] | None) -> Iterator[SourceRow]:
@@ -219,9 +223,21 @@ def _peek(fh) -> str:
     return head.lstrip("\ufeff \t\r\n")[:1]
 
 
-def _open_text(path: Path):
+def _not_utf8(record: dict[str, Any]) -> str | None:
+    """Why a CSV record read with surrogateescape is not UTF-8 text (the first bad byte and its column)."""
+    for key, cell in record.items():
+        for text in (key, cell):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    return f"not valid UTF-8: byte 0x{ord(text[exc.start]) & 0xFF:02x} in column {key!r}"
+    return None
+
+
+def _open_text(path: Path, errors: str = "strict"):
     try:
-        return open(path, encoding="utf-8-sig", newline="")
+        return open(path, encoding="utf-8-sig", newline="", errors=errors)
     except OSError as exc:
         raise InputError(f"{path}: cannot open: {exc.strerror}") from None
 

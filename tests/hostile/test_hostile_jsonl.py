@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from . import build, tries
-from .kit import FAILURE, OK, check, run, strict_lines
+from .kit import FAILURE, OK, USAGE, check, run, strict_lines
 from .mutate import JSONL_MUTATIONS, _set, mutated
 
 # Mutations that say something about one command's data (a rollout's reward, a rescored row's grading).
@@ -65,7 +65,7 @@ COVERS = {
     "rescore": len(ROLLOUT_MUTATIONS),
     "summarize": len(RESCORED_MUTATIONS),
     "passrates": len(RESCORED_MUTATIONS),
-    "convert": len(SUBSET),
+    "convert": len(SUBSET) + len(BYTE_MUTATIONS),
     "grade": len(BYTE_MUTATIONS),
 }
 
@@ -139,6 +139,23 @@ def test_convert(tmp_path, base, name):
     data = mutated(name, base["arc"])
     src = build.write(tmp_path / "arc.jsonl", data)
     tries.convert(src, data, tmp_path / "out" / "rows.jsonl", original=base["arc"])
+
+
+@pytest.mark.parametrize("name", BYTE_MUTATIONS)
+def test_convert_csv(tmp_path, name):
+    """convert's CSV reader under the same raw-byte mutations: every record written or rejected (a header
+    damaged out of the preset's column names is a usage error: the preset does not fit)."""
+    head = "Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2,Incorrect Answer 3\n"
+    body = "".join(f'"Which is item {i}?","item {i}","x {i}","y {i}","z {i}"\n' for i in range(200))
+    data = mutated(name, (head + body).encode())
+    src = build.write(tmp_path / "gpqa.csv", data)
+    doc = tries.convert(
+        src, None, tmp_path / "out" / "rows.jsonl", "--preset", "gpqa", codes=(OK, FAILURE, USAGE)
+    )
+    if data.startswith(head.encode()):  # the header intact: every intact record is converted
+        kept = set(data.splitlines())
+        intact = sum(1 for line in body.encode().splitlines() if line in kept)
+        assert doc["ok"] is bool(intact) and (not intact or doc["counts"]["written"] >= intact)
 
 
 @pytest.mark.parametrize("name", BYTE_MUTATIONS)

@@ -153,11 +153,16 @@ def passrates(path: Path, data: bytes, out: Path, *extra: Any) -> dict[str, Any]
 
 
 def convert(
-    path: Path, data: bytes | None, out: Path, *extra: Any, original: bytes | None = None
+    path: Path,
+    data: bytes | None,
+    out: Path,
+    *extra: Any,
+    original: bytes | None = None,
+    codes: tuple[int, ...] = (OK, FAILURE),
 ) -> dict[str, Any]:
     rejects = out.with_name(out.stem + ".rejects.jsonl")
     res = run(["convert", path, "-o", out, "--format", "json", "-q", *extra])
-    doc = check(res, (OK, FAILURE))
+    doc = check(res, codes)
     intact = intact_lines(original, data) if original is not None and data is not None else {}
     if intact:
         assert res.exit_code == OK and doc["counts"]["written"] >= len(intact), (
