@@ -8,6 +8,7 @@ response must yield no letter) -> write; or a reject with its reason. Counts: re
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as _dt
 import decimal
 import hashlib
@@ -27,10 +28,11 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..errors import McqaPrepError, UsageError
+from ..errors import InputError, McqaPrepError, UsageError
 from ..grader import grade_text
-from ..io import AtomicFile
+from ..io import AtomicFile, staging
 from ..io.paths import check_output
+from ..io.writers import GuardedFile, output_error, write_atomic_text
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, norm_pin, pinned_positions
 from .checks import TemplateChecker
@@ -246,7 +248,8 @@ def _bias_warnings(hist: dict[str, dict[int, list[int]]], shuffled: bool) -> lis
 
 class _Outputs:
     """JSONL file mode (one AtomicFile) or directory mode (one <split>.jsonl per split in a staging
-    directory renamed into place, convert.json written last)."""
+    directory put into place by io.staging, convert.json written last): the writers every command shares, so
+    a killed run's temporaries are removed by the next one and a failed write is an output error."""
 
     def __init__(self, out: Path):
         self.out = out
@@ -261,11 +264,14 @@ class _Outputs:
 
     def open(self) -> None:
         if self.dir_mode:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            self.staging = self.out.parent / f".{self.out.name}.convert-{os.getpid()}.tmp"
-            if self.staging.exists():
-                shutil.rmtree(self.staging)
-            self.staging.mkdir()
+            staging.clean_leftovers(self.out)
+            self.staging = staging.side_name(self.out, "staging")
+            try:
+                self.out.parent.mkdir(parents=True, exist_ok=True)
+                self.staging.mkdir()
+            except OSError as exc:
+                self.staging = None
+                raise output_error(exc, self.out) from None
         else:
             atomic = AtomicFile(self.out, "wb")
             self.files[""] = atomic.__enter__()
@@ -276,7 +282,11 @@ class _Outputs:
         if fh is None:
             assert self.staging is not None
             name = "".join(c if c.isalnum() or c in "-_." else "_" for c in key) or "train"
-            fh = self.files[key] = open(self.staging / f"{name}.jsonl", "wb")
+            try:
+                raw = open(self.staging / f"{name}.jsonl", "wb")  # noqa: SIM115 - closed by commit/abort
+            except OSError as exc:
+                raise output_error(exc, self.out) from None
+            fh = self.files[key] = GuardedFile(raw, self.out)  # a failed write is an output error
         return fh
 
     def names(self) -> dict[str, str]:
@@ -287,25 +297,20 @@ class _Outputs:
     def commit(self, report: dict[str, Any]) -> None:
         if not self.dir_mode:
             assert self._atomic is not None
-            self._atomic.__exit__(None, None, None)
-            self._atomic = None
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(None, None, None)
             return
         assert self.staging is not None
-        for fh in self.files.values():
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-        tmp = self.staging / (REPORT_NAME + ".tmp")
-        tmp.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.staging / REPORT_NAME)
-        old = None
-        if self.out.exists():
-            old = self.out.parent / f".{self.out.name}.convert-old-{os.getpid()}"
-            os.replace(self.out, old)
-        os.replace(self.staging, self.out)
+        try:
+            for fh in self.files.values():
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.close()
+        except OSError as exc:
+            raise output_error(exc, self.out) from None
+        write_atomic_text(self.staging / REPORT_NAME, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        staging.commit(self.staging, self.out, replace=self.out.exists())
         self.staging = None
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
 
     def abort(self, exc: BaseException) -> None:
         if self._atomic is not None:
@@ -313,7 +318,8 @@ class _Outputs:
             self._atomic = None
         for fh in self.files.values():
             if not fh.closed:
-                fh.close()
+                with contextlib.suppress(OSError):
+                    fh.close()
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
@@ -623,20 +629,34 @@ def convert(
         assert read == written + rejected
         rejects_atomic.__exit__(None, None, None)
         rj = None
-        outputs.commit(doc)
+        try:
+            outputs.commit(doc)
+        except BaseException:
+            # the rows could not be put in place: their rejects file must not stay, looking complete
+            with contextlib.suppress(OSError):
+                rejects_p.unlink()
+            raise
         return ConvertReport(doc, shown)
     except BaseException as exc:
         if rj is not None:
             rejects_atomic.__exit__(type(exc), exc, exc.__traceback__)
         outputs.abort(exc)
         if isinstance(exc, OSError):  # a full disk, a read-only directory: a failure, not a crash
-            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-            raise ConvertError(f"I/O error{where}: {exc.strerror or exc}; nothing was written") from exc
+            raise _os_failure(exc, out_p) from None
         raise
     finally:
         checker.close()
         if bar is not None and hasattr(bar, "close"):
             bar.close()
+
+
+def _os_failure(exc: OSError, out: Path) -> McqaPrepError:
+    """An OSError that reached convert: an output error (with the writers' reason: disk full, read-only,
+    permission) unless it names a file that is not one of the outputs."""
+    name = exc.filename
+    if name is None or str(name) == str(out) or str(name).startswith(str(out.parent / f".{out.name}.")):
+        return output_error(exc, out)
+    return InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable")
 
 
 def _projection(ext: Extractor) -> list[str]:

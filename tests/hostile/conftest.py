@@ -6,12 +6,6 @@ from __future__ import annotations
 import pytest
 
 KNOWN: dict[str, str] = {
-    "test_hostile_faults.py::test_injected_fault[convert-dir-write-first:enospc]": "convert's own staging",
-    "test_hostile_faults.py::test_injected_fault[convert-dir-write-later:eio]": "convert's own staging",
-    "test_hostile_faults.py::test_read_only_output[convert-dir]": "convert's own staging",
-    "test_hostile_faults.py::test_a_dead_writers_leftovers_are_removed_by_the_next_run[convert-dir]": "convert's own staging",
-    "test_hostile_faults.py::test_an_output_that_fails_last_takes_its_rejects_file_with_it[convert-file]": "convert commits its rejects file first",
-    "test_hostile_faults.py::test_an_output_that_fails_last_takes_its_rejects_file_with_it[convert-dir]": "convert commits its rejects file first",
     "test_hostile_terminal.py::test_a_pipe_as_input[validate]": "a pipe is taken for a missing file",
     "test_hostile_terminal.py::test_a_pipe_as_input[rescore-rows]": "a pipe is taken for a missing file",
     "test_hostile_terminal.py::test_a_pipe_as_input[prepare]": "a pipe is taken for a missing file",
