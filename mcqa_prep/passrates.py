@@ -23,7 +23,7 @@ from typing import Any
 from .errors import ContractMismatch, InputError, UsageError
 from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from .io.hashing import sha256_file
-from .io.paths import STDIN, check_output, expand_inputs
+from .io.paths import STDIN, check_output, expand_inputs, require_regular
 from .io.readers import iter_file
 from .passrate_table import write_table
 from .policy import GradingPolicy
@@ -257,6 +257,8 @@ def measure(
     if policy is not None:
         policy.check()
     files = expand_inputs(rollouts)
+    for f in files:
+        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
     inputs = _hash(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)

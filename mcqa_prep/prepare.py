@@ -28,7 +28,7 @@ from ._perf import streaming_gc
 from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
 from .io.hashing import sha256_file
-from .io.paths import DATA_SUFFIXES, check_output
+from .io.paths import DATA_SUFFIXES, check_output, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
@@ -124,6 +124,7 @@ def resolve_inputs(
             prov.append(_pulled_provenance(arg, lock, split))
     plain = [s for s in found.sources if s.kind != KIND_PULLED or s.pulled is None]
     for s in plain:
+        require_regular(s.path, "prepare hashes its inputs, then reads their rows")
         if Path(s.path).suffix not in DATA_SUFFIXES:
             raise InputError(f"{s.path}: unsupported input (expected .jsonl, .parquet or a directory)")
     prov.extend(_hash_files(plain, progress))

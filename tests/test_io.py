@@ -206,3 +206,20 @@ def test_parquet_rows_list_nan_and_values_json_cannot_hold(tmp_path):
         (("$.m.w[0]",), ()),
         (("$.score",), ()),
     ]
+
+
+def test_a_pipe_is_an_input_where_it_is_read_once(tmp_path):
+    """`<(zcat rows.jsonl.gz)` was taken for a missing file; commands that read an input twice (hash, then
+    rows) refuse it by name instead of reporting an empty input (found by tests/hostile)."""
+    import os
+
+    from mcqa_prep.errors import UsageError
+    from mcqa_prep.io.paths import expand_inputs, require_regular
+
+    fifo = tmp_path / "rows.jsonl"
+    os.mkfifo(fifo)
+    assert [f.path for f in expand_inputs([fifo])] == [fifo]
+    with pytest.raises(UsageError, match="not a regular file .* hashes") as err:
+        require_regular(fifo, "it hashes")
+    assert err.value.reason == "input_not_regular"
+    require_regular(tmp_path, "a directory is fine")

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, UsageError
+from ..io.paths import require_regular
 from ..io.readers import read_jsonl
 
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".tsv")
@@ -338,6 +339,8 @@ def plan_sources(
             out.append(
                 Source(_kind(p), spec, dataset or p.name, split or split_of(p.name), file=p.name, path=p)
             )
+        elif p.exists():
+            require_regular(p, "convert reads a source twice (its columns, then its rows)")
         elif _HUB_ID.match(spec) and p.suffix.lower() not in SUFFIXES:
             repo = _HUB_ID.match(spec).group(1)  # type: ignore[union-attr]
             out.extend(open_hub(repo, revision=revision, config=config, split=split, dataset=dataset))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -99,7 +100,7 @@ def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> l
             for f in found:
                 name = f.relative_to(path).as_posix()
                 out.append(InputFile(f, name, split or split_of(name)))
-        elif path.is_file():
+        elif path.exists():  # a regular file, or a pipe (`<(zcat rows.jsonl.gz)`) read as it streams
             out.append(InputFile(path, path.name, split or split_of(path.name)))
         else:
             raise InputError(f"{path}: no such file or directory", reason="missing_input", path=str(path))
@@ -138,3 +139,18 @@ def check_output(
                 reason="output_inside_input",
                 path=str(out),
             )
+
+
+def require_regular(path: str | os.PathLike, why: str) -> None:
+    """Refuse a pipe or a device where a command must read its input twice (hash it, then read its rows):
+    the second read of a pipe would find nothing, and an empty result would be reported instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # a missing file is reported where it is opened
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise UsageError(
+            f"{path}: not a regular file (a pipe or a device): {why}; write it to a file first",
+            reason="input_not_regular",
+            path=str(path),
+        )

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-KNOWN: dict[str, str] = {
-    "test_hostile_terminal.py::test_a_pipe_as_input[validate]": "a pipe is taken for a missing file",
-    "test_hostile_terminal.py::test_a_pipe_as_input[rescore-rows]": "a pipe is taken for a missing file",
-    "test_hostile_terminal.py::test_a_pipe_as_input[prepare]": "a pipe is taken for a missing file",
-    "test_hostile_terminal.py::test_a_pipe_as_input[passrates]": "a pipe is taken for a missing file",
-    "test_hostile_terminal.py::test_a_pipe_as_input[convert]": "a pipe is taken for a missing file",
-}
+KNOWN: dict[str, str] = {}
 # Ctrl-C reaches the workers too, which print KeyboardInterrupt tracebacks; only sometimes (a race), so
 # not a strict expectation
 FLAKY = {

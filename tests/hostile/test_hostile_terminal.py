@@ -139,7 +139,16 @@ def test_a_pipe_as_input(tmp_path, command):
     with Fifo(tmp_path / "rows.jsonl", data.get(command, build.TRAIN.read_bytes())) as fifo:
         args = {
             "validate": ["validate", fifo],
-            "rescore-rows": ["rescore", build.ROLLOUTS, "--rows", fifo, "-o", tmp_path / "r.jsonl"],
+            "rescore-rows": [
+                "rescore",
+                build.ROLLOUTS,
+                "--rows",
+                fifo,
+                "--rows",
+                build.VALIDATION,
+                "-o",
+                tmp_path / "r.jsonl",
+            ],
             "prepare": ["prepare", fifo, "-o", tmp_path / "p"],
             "passrates": ["passrates", fifo, "-o", tmp_path / "t.jsonl", "--rescore"],
             "convert": ["convert", fifo, "-o", tmp_path / "c.jsonl"],
