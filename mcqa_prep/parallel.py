@@ -147,6 +147,14 @@ def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
 _STATE: dict[str, Any] = {}  # what the parent prepared for the workers (inherited by fork)
 
 
+def _worker_init() -> None:
+    """A worker leaves Ctrl-C to the parent (a terminal sends SIGINT to the whole process group): the parent
+    stops the run and reports it once, instead of every worker printing a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _call(key: str, chunk: Chunk) -> Any:
     return _STATE[key](chunk)
 
@@ -174,7 +182,8 @@ def ordered_map(
     window = window or 3 * workers
     try:
         ctx = mp.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+        try:
             pending: deque = deque()
             for chunk in items:
                 pending.append((chunk, pool.submit(_call, key, chunk)))
@@ -184,6 +193,11 @@ def ordered_map(
             while pending:
                 c, fut = pending.popleft()
                 yield c, fut.result()
+        except BaseException:
+            # Ctrl-C, an error, or the consumer stopped: drop the chunks not started, let the running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     except BrokenProcessPool:
         raise McqaPrepError(
             "a worker process died (killed, or out of memory); nothing was written", reason="worker_died"
