@@ -62,7 +62,7 @@ RESCORED_MUTATIONS = {
 COVERS = {
     "validate": len(JSONL_MUTATIONS),
     "prepare": len(JSONL_MUTATIONS) + len(SUBSET),
-    "rescore": len(ROLLOUT_MUTATIONS),
+    "rescore": len(ROLLOUT_MUTATIONS) + 1,
     "summarize": len(RESCORED_MUTATIONS),
     "passrates": len(RESCORED_MUTATIONS),
     "convert": len(SUBSET) + len(BYTE_MUTATIONS),
@@ -119,7 +119,16 @@ def test_rescore(tmp_path, base, rollout_outcomes, name):
     data = mutated(name, base["rollouts"], ROLLOUT_MUTATIONS)
     src = build.write(tmp_path / "rollouts.jsonl", data)
     rows = ("--rows", build.TRAIN, "--rows", build.VALIDATION)
-    tries.rescore(src, data, tmp_path / "out" / "r.jsonl", *rows, baseline=rollout_outcomes)
+    doc = tries.rescore(src, data, tmp_path / "out" / "r.jsonl", *rows, baseline=rollout_outcomes)
+    if name.startswith("response-"):  # a response that is not a Responses API object cannot be graded
+        assert doc["invalid_rows"]["by_kind"] == {"response": 1}, doc["invalid_rows"]
+
+
+def test_rescore_a_rollout_with_no_dataset_row(tmp_path):
+    """--rows was given but holds no row for some rollouts: invalid rows, and no hint to pass --rows."""
+    out = tmp_path / "r.jsonl"
+    data = build.ROLLOUTS.read_bytes()
+    tries.rescore(build.ROLLOUTS, data, out, "--rows", build.TRAIN)
 
 
 @pytest.mark.parametrize("name", sorted(RESCORED_MUTATIONS))

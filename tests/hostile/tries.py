@@ -35,7 +35,7 @@ def validate(
     bad = {r.line for r in rows if r.ok is False}
     assert bad <= error_lines, f"unreadable lines {sorted(bad - error_lines)} not reported at their line"
     assert {f["line"] for f in doc["findings"]} <= {r.line for r in rows} | {None}
-    if bad:
+    if bad or not rows:  # an empty input is not a dataset
         assert res.exit_code == FAILURE
     if original is not None:
         hit = sorted(set(intact_lines(original, data)) & error_lines)
@@ -60,6 +60,8 @@ def prepare(
     intact = intact_lines(original, data) if original is not None and data is not None else {}
     if intact:
         assert res.exit_code == OK, f"{len(intact)} intact row(s), but nothing was written"
+    if rows is not None and not any(r.ok for r in rows):
+        assert res.exit_code == FAILURE, "nothing to write, yet a success"
     if res.exit_code == OK:
         c = doc["counts"]
         assert c["read"] == c["written"] + c["rejected"] + c.get("dropped", 0)
@@ -120,6 +122,9 @@ def rescore(
         assert doc["graded"] + doc["invalid_rows"]["count"] == doc["rows"]
         a = doc["agreement"]
         assert a["unchanged"]["count"] + a["0->1"]["count"] + a["1->0"]["count"] == a["recorded"]
+        assert a["recorded"] <= doc["graded"], "an invalid row counted as a reward change"
+        if "--rows" in map(str, extra) and doc.get("error"):
+            assert "--rows" not in (doc["error"].get("hint") or ""), "told to pass --rows, which was given"
         assert (res.exit_code == FAILURE) == bool(doc["invalid_rows"]["count"])
     assert_clean(out.parent)
     return doc
@@ -129,6 +134,8 @@ def summarize(path: Path, data: bytes) -> dict[str, Any]:
     res = run(["summarize", path, "--format", "json"])
     doc = check(res, (OK, FAILURE))
     rows = rows_of(data)
+    if not any(r.ok for r in rows):
+        assert res.exit_code == FAILURE
     if res.exit_code == OK:
         assert doc["lines_read"] + doc["malformed"]["count"] == len(rows)
         assert doc["lines_read"] == doc["scored"] + doc["unscored"] + doc["excluded_other_contracts"]
@@ -141,6 +148,8 @@ def summarize(path: Path, data: bytes) -> dict[str, Any]:
 def passrates(path: Path, data: bytes, out: Path, *extra: Any) -> dict[str, Any]:
     res = run(["passrates", path, "-o", out, "--on-invalid", "skip", "--format", "json", "-q", *extra])
     doc = check(res, (OK, FAILURE))
+    if not any(r.ok for r in rows_of(data)):
+        assert res.exit_code == FAILURE
     if res.exit_code == OK:
         c = doc["counts"]
         assert c["rollouts"] == len(rows_of(data))
@@ -168,6 +177,8 @@ def convert(
         assert res.exit_code == OK and doc["counts"]["written"] >= len(intact), (
             "intact rows were not converted"
         )
+    if data is not None and not any(r.ok for r in rows_of(data)):
+        assert res.exit_code == FAILURE
     if res.exit_code == OK:
         c = doc["counts"]
         assert c["read"] == c["written"] + c["rejected"]
