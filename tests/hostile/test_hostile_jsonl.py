@@ -37,6 +37,19 @@ SUBSET = [
     "non-object-lines",
     "empty",
 ]
+# rows whose shape Arrow must unify into one Parquet schema (prepare --output-format parquet)
+PARQUET_OUTPUT = [
+    "giant-line",
+    "deep-200",
+    "deep-300-objects",
+    "duplicate-keys",
+    "huge-int-in-metadata",
+    "infinity-in-metadata",
+    "control-escapes",
+    "bitflip-8",
+    "non-object-lines",
+    "crlf",
+]
 # raw-byte mutations (no JSON needed) for a response piped into `grade`
 BYTE_MUTATIONS = [
     "bitflip-64",
@@ -61,7 +74,7 @@ RESCORED_MUTATIONS = {
 # what this module tries, per command (tests/hostile/test_hostile_coverage.py reads it)
 COVERS = {
     "validate": len(JSONL_MUTATIONS),
-    "prepare": len(JSONL_MUTATIONS) + len(SUBSET),
+    "prepare": len(JSONL_MUTATIONS) + len(SUBSET) + len(PARQUET_OUTPUT),
     "rescore": len(ROLLOUT_MUTATIONS) + 1,
     "summarize": len(RESCORED_MUTATIONS),
     "passrates": len(RESCORED_MUTATIONS),
@@ -106,6 +119,15 @@ def test_prepare_rejects(tmp_path, base, name):
     data = mutated(name, base["train"])
     src = build.write(tmp_path / "in" / "train.jsonl", data)
     tries.prepare(src, data, tmp_path / "out" / "p", original=base["train"])
+
+
+@pytest.mark.parametrize("name", PARQUET_OUTPUT)
+def test_prepare_parquet_shards(tmp_path, base, name):
+    """The embedded sample mixes string and list output_regex; mutations add giant, deep and odd rows: one
+    Parquet schema per split, or a refusal naming why, never an Arrow traceback."""
+    data = mutated(name, base["train"])
+    src = build.write(tmp_path / "in" / "train.jsonl", data)
+    tries.prepare(src, data, tmp_path / "out" / "p", "--output-format", "parquet", original=base["train"])
 
 
 @pytest.mark.parametrize("name", SUBSET)
