@@ -28,7 +28,7 @@ leaves = (
     | st.booleans()
     | st.integers(min_value=-(2**80), max_value=2**80)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=12)
+    | st.text(st.characters(), max_size=12)  # any code point, lone surrogates included
 )
 json_values = st.recursive(
     leaves,
@@ -85,7 +85,9 @@ def workdir(tmp_path_factory):
 
 
 def _line(value, ascii_only: bool) -> bytes:
-    return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8")
+    """One JSONL line as Python writes it: a lone surrogate becomes a \\ud800 escape (ascii_only) or the
+    bytes UTF-8 forbids for it (surrogatepass), two ways a hostile file carries one."""
+    return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
 
 
 @SETTINGS
@@ -160,9 +162,22 @@ def test_any_json_value_in_a_rescored_row(workdir, where, value):
     response=st.text(max_size=200), texts=st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=4)
 )
 def test_any_text_is_graded(response, texts):
+    """Any text is graded (exit 0); text that is not UTF-8 (a lone surrogate: what Python makes of such
+    argv bytes) is a bad value (exit 2)."""
     opts = [x for i, t in enumerate(texts) for x in ("-o", f"{'ABCD'[i]}={t}")]
-    doc = check(run(["grade", response, *opts, "--expected", "A", "--explain", "--format", "json"]), OK)
-    assert doc["reward"] in (0.0, 1.0)
+    args = ["grade", *opts, "--expected", "A", "--explain", "--format", "json", "--", response]
+    utf8 = all(_encodable(t) for t in (response, *texts))
+    doc = check(run(args), OK if utf8 else USAGE)
+    if utf8:
+        assert doc["reward"] in (0.0, 1.0)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @SETTINGS
