@@ -117,8 +117,8 @@ class Source:
 
     def _json_rows(self) -> Iterator[SourceRow]:
         """A `.json` file holding one array of objects, or JSONL read by the one reader (io.readers): a bad
-        line (bytes that are not UTF-8, not JSON, too deep, NaN) is one malformed row at its line, and the
-        next line is read as usual."""
+        line (bytes that are not UTF-8, not JSON, too deep) is one malformed row at its line, and the next
+        line is read as usual. NaN/Infinity is read, as from Parquet: convert's _jsonable decides."""
         assert self.path is not None
         if self.path.suffix == ".json":
             with _open_text(self.path) as fh:
@@ -131,10 +131,7 @@ class Source:
             raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
         with fh:
             for rec in read_jsonl(fh, self.label, self.split):
-                error = rec.error
-                if rec.data is not None and rec.nonfinite:
-                    error = f"{rec.nonfinite[0]}: NaN/Infinity is not a JSON number"
-                yield self.start_index + rec.index, rec.line, None if error else rec.data, error
+                yield self.start_index + rec.index, rec.line, rec.data, rec.error
 
     def _json_array(self, fh: Any) -> Iterator[SourceRow]:
         i = self.start_index
