@@ -129,6 +129,18 @@ def _rescored_file(name: str) -> Path:
     return p
 
 
+def _grading(rec: Any) -> tuple[Mapping[str, Any] | None, str | None]:
+    """(the row's metadata.grading or None, why the row is malformed or None). A scored row whose reward is
+    not one (NaN, a string) is malformed: pooled, it would poison every sum."""
+    if rec.data is None:
+        return None, rec.error or "no data"
+    meta = rec.data.get("metadata")
+    grading = meta.get("grading") if isinstance(meta, Mapping) else None
+    if not isinstance(grading, Mapping):
+        return None, None
+    return grading, reward_problem(_reward(rec.data, grading))
+
+
 def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[str, Any]:
     """The summary report of rescored JSONL files.
 
@@ -143,22 +155,14 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     malformed_lines: list[str] = []
     for name in files:
         for rec in iter_file(_rescored_file(name)):
-            meta = rec.data.get("metadata") if rec.data is not None else None
-            grading = meta.get("grading") if isinstance(meta, Mapping) else None
-            # a scored row whose reward is not one (NaN, a string) is malformed: it would poison every sum
-            if rec.data is None:
-                error = rec.error or "no data"
-            elif isinstance(grading, Mapping):
-                error = reward_problem(_reward(rec.data, grading))
-            else:
-                error = None
+            grading, error = _grading(rec)
             if error is not None:
                 malformed += 1
                 if len(malformed_lines) < MAX_MALFORMED_REPORTED:
                     malformed_lines.append(f"{rec.file}:{rec.line}: {error}")
                 continue
             lines_read += 1
-            if not isinstance(grading, Mapping):
+            if grading is None:
                 unscored += 1
                 continue
             cid = grading.get("contract")

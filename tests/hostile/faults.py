@@ -1,7 +1,7 @@
 """Filesystem faults for the hostile suite: a real read-only mount and a real tiny filesystem (tmpfs) where
 this machine lets the tests mount (root, as on CI), and a patched writer where it does not; plus injected
 faults (a write, an open, an fsync or a rename failing with ENOSPC, EIO, EACCES, EROFS) at the layer every
-writer goes through (io/writers.AtomicFile's file object, io/shards' and convert's files, os.fsync,
+writer goes through (io/writers.AtomicFile's file object, io/shards' and convert.outputs' files, os.fsync,
 os.replace/os.rename)."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _raise(err: int, name: Any = None):
 
 def inject(monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
     """Make every output write of mcqa-prep fail the named way (see FAULTS)."""
-    from mcqa_prep.convert import core as convert_core
+    from mcqa_prep.convert import outputs as convert_outputs
     from mcqa_prep.io import shards
 
     kind, name = fault.split(":")
@@ -103,7 +103,7 @@ def inject(monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
 
         monkeypatch.setattr(os, "fdopen", fdopen)
         monkeypatch.setattr(shards, "open", opener, raising=False)
-        monkeypatch.setattr(convert_core, "open", opener, raising=False)
+        monkeypatch.setattr(convert_outputs, "open", opener, raising=False)
     elif kind == "create":
         real_open = os.open
 
@@ -119,7 +119,7 @@ def inject(monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
 
         monkeypatch.setattr(os, "open", os_open)
         monkeypatch.setattr(shards, "open", opener, raising=False)
-        monkeypatch.setattr(convert_core, "open", opener, raising=False)
+        monkeypatch.setattr(convert_outputs, "open", opener, raising=False)
     elif kind == "fsync":
         monkeypatch.setattr(os, "fsync", lambda fd: _raise(err))
     elif kind == "rename":
