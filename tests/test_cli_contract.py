@@ -55,7 +55,9 @@ MISSING_INPUT = {
 
 
 def test_every_command_is_in_the_contract_table():
-    assert set(MISSING_INPUT) >= set(COMMANDS) - {"convert", "passrates", "report"}
+    """convert and passrates were written beside the contract work: they keep it too (a new command must be
+    added here, and to tests/hostile, before this passes)."""
+    assert set(MISSING_INPUT) >= set(COMMANDS)
 
 
 @pytest.mark.parametrize("command", sorted(MISSING_INPUT))

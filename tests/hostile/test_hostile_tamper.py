@@ -93,6 +93,15 @@ def _drop_last_row_rehash(p: Prepared) -> None:
     p.rehash(TRAIN_SHARD)
 
 
+def _flip_bit(name: str, at: float):
+    def edit(p: Prepared) -> None:
+        b = bytearray((p.d / name).read_bytes())
+        b[int(len(b) * at)] ^= 0x20
+        (p.d / name).write_bytes(bytes(b))
+
+    return edit
+
+
 def _append_blank(p: Prepared) -> None:
     with open(p.d / TRAIN_SHARD, "ab") as fh:
         fh.write(b"\n")
@@ -159,6 +168,8 @@ PREPARED_EDITS: dict[str, Callable[[Prepared], None]] = {
     "shard-row-removed": _drop_last_row,
     "shard-row-removed-and-file-entry-updated": _drop_last_row_rehash,
     "shard-blank-line-appended": _append_blank,
+    "shard-bit-flipped": _flip_bit(TRAIN_SHARD, 0.37),
+    "manifest-bit-flipped-in-a-count": lambda p: p.m["counts"].update(written=p.m["counts"]["written"] ^ 2),
     "row-stamp-edited-and-hash-updated": _edit_stamp,
     "extra-data-file": _extra("extra.jsonl"),
     "extra-shard-file": _extra("train-00001-of-00002.jsonl"),
