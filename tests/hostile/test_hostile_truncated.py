@@ -39,16 +39,10 @@ def damages(data: bytes) -> dict[str, bytes]:
 
 DAMAGES = list(damages(b"x" * 100))
 
-COVERS = {
-    "verify": len(DAMAGES),
-    "prepare": 3 * len(DAMAGES),
-    "rescore": len(DAMAGES) + len(DAMAGES),
-    "validate": 2 * len(DAMAGES),
-    "pull": len(DAMAGES),
-    "convert": len(DAMAGES),
-    "contract": len(DAMAGES),
-    "passrates": len(DAMAGES),
-}
+# commands run per damage: manifest (verify, prepare, validate, rescore), lock (pull, validate, prepare,
+# convert), table (prepare twice), policy (contract, rescore, prepare, passrates), rescored (passrates, summarize)
+PER_DAMAGE = {"verify": 1, "prepare": 5, "validate": 2, "rescore": 2, "pull": 1, "convert": 1, "contract": 1}
+COVERS = {k: n * len(DAMAGES) for k, n in {**PER_DAMAGE, "passrates": 2, "summarize": 1}.items()}
 
 
 @pytest.fixture(scope="module")
