@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import ContractMismatch, InputError, UsageError
 from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
-from .io.hashing import sha256_file
+from .io.hashing import check_unchanged, sha256_file, stamp
 from .io.paths import STDIN, check_output, expand_inputs, require_regular
 from .io.readers import iter_file
 from .passrate_table import write_table
@@ -259,6 +259,7 @@ def measure(
     files = expand_inputs(rollouts)
     for f in files:
         require_regular(f.path, "the table records every input's hash, then the rollouts are read")
+    stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = _hash(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)
@@ -267,6 +268,7 @@ def measure(
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
     _read(run, files, progress)
+    check_unchanged(stamps)
     cid, pool = _choose(run, contract, on_invalid)
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore)
     header = {

@@ -88,7 +88,7 @@ INJECTED = [
 # last output failing; the read-only filesystem read by every reading command
 COVERS = Counter(_command(w) for w, _ in INJECTED) + Counter(_command(w) for w in WRITERS * 3)
 COVERS += Counter({"convert": 2, **dict.fromkeys(["pull", "verify", "validate", "summarize"], 1)})
-COVERS += Counter(["prepare", "rescore", "passrates"])
+COVERS += Counter(["prepare", "rescore", "passrates"]) + Counter(["prepare", "passrates"])
 
 
 @pytest.mark.parametrize("writer, fault", INJECTED)
@@ -211,3 +211,30 @@ def test_an_output_that_fails_last_takes_its_rejects_file_with_it(inputs, tmp_pa
         m.setattr(os, "replace", replace)
         m.setattr(os, "rename", replace)
         _refused(args, [*outputs, tmp_path / "c.rejects.jsonl", tmp_path / "cdir.rejects.jsonl"], tmp_path)
+
+
+@pytest.mark.parametrize("command", ["prepare", "passrates"])
+def test_an_input_written_to_while_it_is_read(inputs, tmp_path, monkeypatch, command):
+    """prepare and passrates record each input's hash, then read its rows: a concurrent writer in between
+    must not leave an output that records one hash for other rows."""
+    import importlib
+
+    module = importlib.import_module(f"mcqa_prep.{command}")
+    src = tmp_path / "in" / ("train.jsonl" if command == "prepare" else "rescored.jsonl")
+    src.parent.mkdir()
+    shutil.copyfile(inputs["rows"] if command == "prepare" else inputs["rescored"], src)
+    real = module.sha256_file
+
+    def hash_then_append(path, *a, **kw):
+        out = real(path, *a, **kw)
+        with open(path, "ab") as fh:  # the concurrent writer
+            fh.write(src.read_bytes().splitlines(keepends=True)[0])
+        return out
+
+    monkeypatch.setattr(module, "sha256_file", hash_then_append)
+    out = tmp_path / "out" / ("p" if command == "prepare" else "t.jsonl")
+    extra = ["--model", "m"] if command == "passrates" else []
+    doc = check(run([command, src, "-o", out, "--format", "json", "-q", *extra]), FAILURE)
+    assert doc["error"]["reason"] == "input_changed"
+    assert not out.exists()
+    assert_clean(tmp_path / "out")
