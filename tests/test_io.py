@@ -223,3 +223,17 @@ def test_a_pipe_is_an_input_where_it_is_read_once(tmp_path):
         require_regular(fifo, "it hashes")
     assert err.value.reason == "input_not_regular"
     require_regular(tmp_path, "a directory is fine")
+
+
+def test_parquet_rows_without_nan_are_not_walked(tmp_path, monkeypatch):
+    """Only a batch holding a NaN (or bytes) is walked in Python: a struct mixing strings and finite floats
+    (template_metadata with a weight) is cleared column-wise."""
+    t = pa.table({"tm": pa.array([{"id": "t", "weight": 0.1}, None, {"id": "u", "weight": None}])})
+    path = tmp_path / "x.parquet"
+    pq.write_table(t, path)
+
+    def walked(*a, **k):
+        raise AssertionError("walked a batch without NaN")
+
+    monkeypatch.setattr(readers, "odd_paths", walked)
+    assert [r.nonfinite for r in iter_rows([path])] == [(), (), ()]

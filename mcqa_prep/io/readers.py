@@ -386,6 +386,8 @@ def _may_be_nonfinite(arr: Any) -> bool:
     import pyarrow.compute as pc
 
     t = arr.type
+    if not _kinds(t) & _FLOAT:
+        return False
     if pa.types.is_floating(t):
         try:
             return bool(pc.any(pc.or_(pc.is_nan(arr), pc.is_inf(arr))).as_py())
@@ -399,7 +401,7 @@ def _may_be_nonfinite(arr: Any) -> bool:
         return _may_be_nonfinite(arr.dictionary)
     if hasattr(arr, "flatten") and getattr(t, "value_type", None) is not None:
         return _may_be_nonfinite(arr.flatten())
-    return True
+    return True  # a container of floats this cannot look into column-wise: the walk decides
 
 
 def batch_marks(batch: Any, rows: list[Any]) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
