@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +135,3 @@ def pulled(tmp: Path, files: dict[str, bytes] | None = None) -> Path:
         },
     )
     return d
-
-
-def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst

@@ -1,5 +1,6 @@
 """What the hostile suite found and is not fixed yet: each entry is a try expected to fail (strictly: it
-must fail, so a fix has to remove its entry), with the reason. The list shrinks to nothing."""
+must fail, so a fix has to remove its entry), with the reason. Empty: everything it found so far is fixed
+(the history of this file lists what that was); a new finding goes here until its fix lands."""
 
 from __future__ import annotations
 

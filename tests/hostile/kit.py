@@ -96,10 +96,6 @@ def assert_clean(*dirs: Path) -> None:
     assert not left, f"left behind: {left}"
 
 
-def error_reason(doc: dict[str, Any] | None) -> str | None:
-    return (doc or {}).get("error", {}).get("reason") if doc else None
-
-
 def count_lines(path: Path) -> int:
     with open(path, "rb") as fh:
         return sum(1 for raw in fh if raw.strip())

@@ -60,10 +60,6 @@ def intact_lines(original: bytes, data: bytes) -> dict[int, bytes]:
     return out
 
 
-def bad_lines(data: bytes) -> list[int]:
-    return [r.line for r in rows_of(data) if r.ok is False]
-
-
 # ---- mutations -------------------------------------------------------------------------------------------
 
 
@@ -89,7 +85,7 @@ def _edit_row(data: bytes, rng: random.Random, edit: Callable[[dict], None]) -> 
     return _join(lines)
 
 
-def _set(key: str, value_text: str) -> Callable[[bytes, random.Random], bytes]:
+def set_field(key: str, value_text: str) -> Callable[[bytes, random.Random], bytes]:
     """Replace field `key` of one middle row by raw JSON text (which may be what json cannot write)."""
 
     def mutate(data: bytes, rng: random.Random) -> bytes:
@@ -180,7 +176,7 @@ def giant_line(data: bytes, rng: random.Random) -> bytes:
 def deep(depth: int, kind: str = "list") -> Callable[[bytes, random.Random], bytes]:
     opening, closing = ("[" * depth, "]" * depth) if kind == "list" else ('{"a":' * depth + "1", "}" * depth)
     key = "metadata" if depth < 100_000 else "options"
-    return _set(key, opening + closing)
+    return set_field(key, opening + closing)
 
 
 def duplicate_keys(data: bytes, rng: random.Random) -> bytes:
@@ -226,7 +222,7 @@ def whitespace_only(data: bytes, rng: random.Random) -> bytes:
 
 
 def control_escapes(data: bytes, rng: random.Random) -> bytes:
-    return _set("expected_answer", '"\\u0000B\\u202e"')(data, rng)
+    return set_field("expected_answer", '"\\u0000B\\u202e"')(data, rng)
 
 
 # JSONL mutations by name. The names are the ids of the tries (stable across runs).
@@ -250,12 +246,12 @@ JSONL_MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
     "deep-1100": deep(1100),
     "deep-100k": deep(100_000),
     "duplicate-keys": duplicate_keys,
-    "nan": _set("expected_answer", "NaN"),
-    "infinity-in-metadata": _set("metadata", '{"score": -Infinity, "x": [Infinity]}'),
-    "1e400": _set("uuid", "1e400"),
-    "huge-int": _set("expected_answer", "1" + "0" * 40),
-    "huge-int-in-metadata": _set("metadata", '{"n": ' + "9" * 400 + ', "m": -18446744073709551617}'),
-    "lone-surrogate": _set("uuid", '"\\ud800x"'),
+    "nan": set_field("expected_answer", "NaN"),
+    "infinity-in-metadata": set_field("metadata", '{"score": -Infinity, "x": [Infinity]}'),
+    "1e400": set_field("uuid", "1e400"),
+    "huge-int": set_field("expected_answer", "1" + "0" * 40),
+    "huge-int-in-metadata": set_field("metadata", '{"n": ' + "9" * 400 + ', "m": -18446744073709551617}'),
+    "lone-surrogate": set_field("uuid", '"\\ud800x"'),
     "control-escapes": control_escapes,
     "blank-lines": interleaved_blank_lines,
     "non-object-lines": non_object_lines,

@@ -8,19 +8,19 @@ import pytest
 
 from . import build, tries
 from .kit import FAILURE, OK, USAGE, check, run, strict_lines
-from .mutate import JSONL_MUTATIONS, _set, mutated
+from .mutate import JSONL_MUTATIONS, mutated, set_field
 
 # Mutations that say something about one command's data (a rollout's reward, a rescored row's grading).
 ROLLOUT_MUTATIONS = {
     **JSONL_MUTATIONS,
-    "nan-reward": _set("reward", "NaN"),
-    "infinite-reward": _set("reward", "-Infinity"),
-    "1e400-reward": _set("reward", "1e400"),
-    "string-reward": _set("reward", '"1.0"'),
-    "response-is-a-list": _set("response", "[1, 2]"),
-    "response-output-null": _set("response", '{"output": null}'),
-    "response-content-number": _set("response", '{"output": [{"type": "message", "content": 3}]}'),
-    "options-huge-int": _set("options", '[{"A": ' + "7" * 30 + "}]"),
+    "nan-reward": set_field("reward", "NaN"),
+    "infinite-reward": set_field("reward", "-Infinity"),
+    "1e400-reward": set_field("reward", "1e400"),
+    "string-reward": set_field("reward", '"1.0"'),
+    "response-is-a-list": set_field("response", "[1, 2]"),
+    "response-output-null": set_field("response", '{"output": null}'),
+    "response-content-number": set_field("response", '{"output": [{"type": "message", "content": 3}]}'),
+    "options-huge-int": set_field("options", '[{"A": ' + "7" * 30 + "}]"),
 }
 SUBSET = [
     "bitflip-8",
@@ -67,8 +67,8 @@ RESCORED_MUTATIONS = {
     **{k: JSONL_MUTATIONS[k] for k in SUBSET},
     "nan-reward": ROLLOUT_MUTATIONS["nan-reward"],
     "1e400-reward": ROLLOUT_MUTATIONS["1e400-reward"],
-    "grading-not-an-object": _set("metadata", '{"grading": [1]}'),
-    "contract-is-a-number": _set("metadata", '{"grading": {"contract": 12, "status": "ok"}}'),
+    "grading-not-an-object": set_field("metadata", '{"grading": [1]}'),
+    "contract-is-a-number": set_field("metadata", '{"grading": {"contract": 12, "status": "ok"}}'),
 }
 
 # what this module tries, per command (tests/hostile/test_hostile_coverage.py reads it)
