@@ -30,6 +30,14 @@ def passed(reward: float) -> bool:
     return reward >= PASS_THRESHOLD
 
 
+def reward_problem(value: Any) -> str | None:
+    """Why a recorded reward is not one (a number in [0, 1]: not a boolean, a string, NaN or Infinity);
+    None when it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return f"$.reward: {value!r} is not a reward in [0, 1]"
+    return None
+
+
 def uuid_of(row: Mapping[str, Any]) -> str | None:
     """The row's uuid as text (integers allowed, as the row schema allows them); None when absent or empty."""
     u = row.get("uuid")

@@ -6,7 +6,6 @@ through this module, so that checking a pulled snapshot never needs the hub.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from . import schema
 from .errors import InputError, IntegrityError, UsageError
 from .io.hashing import HASH_GIT_SHA1, HASH_SHA256, hash_file
 from .io.paths import DATA_SUFFIXES, is_data_path, split_of
+from .io.readers import read_document
 from .io.writers import write_atomic_json
 
 __all__ = ["HASH_GIT_SHA1", "HASH_SHA256", "DATA_SUFFIXES", "split_of", "is_data_path", "hash_file"]
@@ -43,21 +43,15 @@ def read_lock(directory: str | os.PathLike) -> dict[str, Any]:
     """Load and schema-validate `DIR/mcqa-prep.lock.json`; a lock that does not validate is never trusted."""
     path = lock_path(directory)
     try:
-        text = path.read_text(encoding="utf-8")
+        doc, problem = read_document(path)
     except FileNotFoundError:
         raise InputError(
             f"{directory}: no {LOCK_NAME}: not a pulled directory (run `mcqa-prep pull` first)"
         ) from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the lock: {exc.strerror or exc}") from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IntegrityError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg})",
-            reason="lock_invalid",
-            directory=str(directory),
-        ) from exc
+        raise InputError(f"{path}: cannot read the lock: {exc.strerror or exc}") from None
+    if problem is not None:
+        raise IntegrityError(f"{path}: {problem}", reason="lock_invalid", directory=str(directory))
     check_lock(doc, where=str(path))
     return doc
 

@@ -29,6 +29,7 @@ from .errors import (
     IntegrityError,
     StaleCache,
 )
+from .io.readers import read_document
 from .io.writers import write_atomic_json
 from .policy import GradingPolicy, contract_differences, contract_id
 from .schema import json_path, schema_version, validator
@@ -108,18 +109,18 @@ def read(directory: str | os.PathLike) -> dict[str, Any]:
         raise InputError(f"{d}: no such directory", reason="missing_input", path=str(d))
     path = d / MANIFEST_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        doc, problem = read_document(path)
     except FileNotFoundError:
         raise IncompletePreparation(
             f"{d}: no {MANIFEST_NAME}: not a complete preparation (interrupted, or not written by mcqa-prep)",
             directory=str(d),
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IncompletePreparation(f"{path}: cannot be read ({exc})", directory=str(d)) from None
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise IncompletePreparation(f"{path}: not valid JSON ({exc})", directory=str(d)) from None
+    except OSError as exc:
+        raise IncompletePreparation(
+            f"{path}: cannot be read ({exc.strerror or exc})", directory=str(d)
+        ) from None
+    if problem is not None:
+        raise IncompletePreparation(f"{path}: {problem}", directory=str(d))
     version = doc.get("manifest_schema") if isinstance(doc, dict) else None
     if version not in SUPPORTED_MANIFESTS:
         raise IncompletePreparation(
@@ -179,6 +180,9 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     splits = doc["splits"]
     if set(splits) != set(shards):
         problems.append(f"$.splits: {sorted(splits)} but the shards are of {sorted(shards)}")
+    stray = sorted(set(splits) - _input_splits(doc["inputs"]))
+    if stray:
+        problems.append(f"$.splits: {stray} hold rows, but no input is of that split")
     for split, v in splits.items():
         files = shards.get(split, [])
         if v["shards"] != len(files) or v["rows"] != sum(f["rows"] for f in files):
@@ -204,6 +208,19 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise IntegrityError(f"{where}: {problems[0]}{more}: the manifest disagrees with itself (edited?)")
+
+
+def _input_splits(inputs: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The splits the recorded inputs can give rows to (a split name in a manifest comes from one of them)."""
+    out: set[str] = set()
+    for p in inputs:
+        if p["kind"] == "file":
+            out.add(p["split"])
+        elif p.get("splits"):
+            out.update(p["splits"])
+        else:
+            out.update(f["split"] for f in p["files"] if f.get("split"))
+    return out
 
 
 # ---- decisions ------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import InputError, McqaPrepError, UsageError
 from .io.paths import STDIN
-from .io.readers import STDIN_NAME, batch_rows, open_parquet, read_jsonl
+from .io.readers import STDIN_NAME, batch_records, open_parquet, read_jsonl
 from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20
@@ -71,8 +71,20 @@ class Chunk:
         if self.batch is not None:
             yield self.batch
             return
-        table = _parquet_file(self.file).read_row_group(self.row_group)
-        yield from table.to_batches(max_chunksize=PARQUET_CHUNK_ROWS)
+        yield from self._row_group().to_batches(max_chunksize=PARQUET_CHUNK_ROWS)
+
+    def _row_group(self) -> Any:
+        """The chunk's row group, read here (in the worker); unreadable bytes are an InputError, as when the
+        parent reads them."""
+        import pyarrow as pa
+
+        try:
+            return _parquet_file(self.file).read_row_group(self.row_group)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(
+                f"{self.file}: Parquet data cannot be read past record {self.first_line}: {exc}",
+                reason="unreadable_parquet",
+            ) from None
 
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
@@ -84,10 +96,8 @@ class Chunk:
             return
         i = 0
         for batch in self._batches():
-            rows, hints = batch_rows(batch)
-            for data, hint in zip(rows, hints or itertools.repeat(None), strict=False):
-                yield Row(self.file, self.first_line + i, i, data, None, self.split, hint)
-                i += 1
+            yield from batch_records(batch, self.file, self.split, self.first_line + i, i)
+            i += batch.num_rows
 
     def row_at(self, line: int) -> Row:
         """The row at `line` (a JSONL line or Parquet record number within this chunk), read again as it was
@@ -103,9 +113,8 @@ class Chunk:
         if self.batch is not None:
             one = self.batch.slice(i, 1)
         else:
-            one = _parquet_file(self.file).read_row_group(self.row_group).slice(i, 1).to_batches()[0]
-        rows, _ = batch_rows(one)
-        return Row(self.file, line, i, rows[0], None, self.split)
+            one = self._row_group().slice(i, 1).to_batches()[0]
+        return next(batch_records(one, self.file, self.split, line, i))
 
 
 def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:
@@ -187,6 +196,14 @@ def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
 _STATE: dict[str, Any] = {}  # what the parent prepared for the workers (inherited by fork)
 
 
+def _worker_init() -> None:
+    """A worker leaves Ctrl-C to the parent (a terminal sends SIGINT to the whole process group): the parent
+    stops the run and reports it once, instead of every worker printing a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _call(key: str, chunk: Chunk) -> Any:
     return _STATE[key](chunk)
 
@@ -214,7 +231,8 @@ def ordered_map(
     window = window or 3 * workers
     try:
         ctx = mp.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+        try:
             pending: deque = deque()
             for chunk in items:
                 pending.append((chunk, pool.submit(_call, key, chunk)))
@@ -224,6 +242,11 @@ def ordered_map(
             while pending:
                 c, fut = pending.popleft()
                 yield c, fut.result()
+        except BaseException:
+            # Ctrl-C, an error, or the consumer stopped: drop the chunks not started, let the running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     except BrokenProcessPool:
         raise McqaPrepError(
             "a worker process died (killed, or out of memory); nothing was written", reason="worker_died"

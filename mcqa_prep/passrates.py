@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError, UsageError
-from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, uuid_of
-from .io.hashing import sha256_file
-from .io.paths import STDIN, expand_inputs
+from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
+from .io.hashing import check_unchanged, sha256_file, stamp
+from .io.paths import STDIN, check_output, expand_inputs, require_regular
 from .io.readers import iter_file
 from .passrate_table import write_table
 from .policy import GradingPolicy
@@ -166,8 +166,9 @@ class _Run:
             )
             return None
         reward = rec.data.get("reward")
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not 0 <= reward <= 1:
-            self.invalid.add("reward", f"{where}: $.reward: {reward!r} is not a reward in [0, 1]")
+        problem = reward_problem(reward)
+        if problem is not None:
+            self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
         return cid, float(reward), gv if isinstance(gv, str) else None
@@ -225,8 +226,6 @@ def _check_args(
             raise UsageError(
                 "rollouts cannot be read from stdin: the table records every input's hash", reason="no_stdin"
             )
-        if Path(r).is_file() and Path(output).exists() and os.path.samefile(r, output):
-            raise UsageError(f"{output}: the output is an input", reason="output_is_input")
 
 
 # ---- the workflow ---------------------------------------------------------------------------------------
@@ -254,9 +253,13 @@ def measure(
     give rollouts their options (for grading) and their uuid (for the key). `default_model` names the model of
     rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table)."""
     _check_args(rollouts, output, key_by, on_invalid, rescore, contract)
+    check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
     files = expand_inputs(rollouts)
+    for f in files:
+        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
+    stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = _hash(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)
@@ -265,6 +268,7 @@ def measure(
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
     _read(run, files, progress)
+    check_unchanged(stamps)
     cid, pool = _choose(run, contract, on_invalid)
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore)
     header = {

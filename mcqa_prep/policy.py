@@ -76,13 +76,17 @@ class GradingPolicy:
 
     @classmethod
     def from_file(cls, path: str | Path) -> GradingPolicy:
+        from .io.readers import read_document
+
         p = Path(path)
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
+            doc, problem = read_document(p)
         except FileNotFoundError:
             raise PolicyError(f"{p}: policy file not found") from None
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"{p}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        except OSError as exc:
+            raise PolicyError(f"{p}: cannot read the policy file: {exc.strerror or exc}") from None
+        if problem is not None:
+            raise PolicyError(f"{p}: {problem}")
         return cls.from_dict(doc, source=str(p))
 
     def with_overrides(self, **fields: Any) -> GradingPolicy:

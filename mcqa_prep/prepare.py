@@ -27,8 +27,8 @@ from . import manifest as mf
 from ._perf import streaming_gc
 from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
-from .io.hashing import sha256_file
-from .io.paths import DATA_SUFFIXES
+from .io.hashing import Stamp, check_unchanged, sha256_file, stamp
+from .io.paths import DATA_SUFFIXES, check_output, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
@@ -113,10 +113,11 @@ def resolve_inputs(
     split: str | None = None,
     progress: Progress | None = None,
     verify: bool = True,
-) -> tuple[list[Source], list[dict[str, Any]]]:
-    """Data files to read and their provenance records: a verified pull lock for a pulled directory, the
-    sha256 of every other file (a pulled directory read without verification included: its bytes are
-    recorded as what they are, with no repo/commit claim). Runs before any row is read."""
+) -> tuple[list[Source], list[dict[str, Any]], dict[str, Stamp]]:
+    """Data files to read, their provenance records (a verified pull lock for a pulled directory, the sha256
+    of every other file: a pulled directory read without verification included, its bytes recorded as what
+    they are, with no repo/commit claim) and the stamps of the hashed files, taken before they were hashed
+    (compared once the rows are read: io.hashing.check_unchanged). Runs before any row is read."""
     found = resolve(inputs, split=split, verify=verify, progress=progress, allow_stdin=False)
     prov: list[dict[str, Any]] = []
     for arg, lock, verified in found.locks:
@@ -124,15 +125,17 @@ def resolve_inputs(
             prov.append(_pulled_provenance(arg, lock, split))
     plain = [s for s in found.sources if s.kind != KIND_PULLED or s.pulled is None]
     for s in plain:
+        require_regular(s.path, "prepare hashes its inputs, then reads their rows")
         if Path(s.path).suffix not in DATA_SUFFIXES:
             raise InputError(f"{s.path}: unsupported input (expected .jsonl, .parquet or a directory)")
+    stamps = {str(s.path): stamp(s.path) for s in plain}
     prov.extend(_hash_files(plain, progress))
     for s in found.sources:
         if not mf.SPLIT_NAME.match(s.split):
             raise UsageError(f"{s.path}: split {s.split!r} cannot name shards", reason="bad_split_name")
     if not found.sources:
         raise InputError("no input files", reason="no_rows")
-    return found.sources, prov
+    return found.sources, prov, stamps
 
 
 def _pulled_provenance(arg: str, lock: dict[str, Any], split: str | None) -> dict[str, Any]:
@@ -185,17 +188,6 @@ def _existing_output(out: Path, overwrite: bool) -> bool:
             reason="foreign_directory",
         )
     return existing
-
-
-def _check_output_outside_inputs(out: Path, sources: Sequence[Source]) -> None:
-    """An output inside an input directory would be read by the next run: refuse it before anything."""
-    target = out.resolve()
-    for s in sources:
-        root = Path(s.arg).resolve()
-        if root.is_dir() and (target == root or root in target.parents):
-            raise UsageError(
-                f"{out}: the output lies inside the input directory {s.arg}", reason="output_inside_input"
-            )
 
 
 # ---- step 4: route --------------------------------------------------------------------------------------
@@ -393,8 +385,8 @@ def prepare(
     settings = _settings(split, shard_rows, output_format, on_invalid)
     out = Path(out_dir)
     existing = _existing_output(out, overwrite)
-    sources, prov = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
-    _check_output_outside_inputs(out, sources)
+    sources, prov, stamps = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
+    check_output(out, inputs)
     judge = Difficulty.load(difficulty, policy, inputs, progress)
 
     if existing and not overwrite:
@@ -421,6 +413,7 @@ def prepare(
         crash_point("staging")
         router = Router(staging, settings, judge)
         _run_rows(sources, validator, work, router, progress, check_workers(workers))
+        check_unchanged(stamps)
         router.add_warnings(validator.finish())
         doc = _finish(router, policy, prov)
         commit(staging, out, replace=existing)

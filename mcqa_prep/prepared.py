@@ -24,7 +24,7 @@ from . import manifest as mf
 from .errors import InputError, IntegrityError
 from .io.hashing import sha256_file
 from .io.readers import block_lines, iter_file, read_jsonl, read_parquet
-from .io.shards import strings_for_timestamps
+from .io.shards import read_json_block, strings_for_timestamps
 from .policy import GradingPolicy
 
 Progress = Callable[..., Any]
@@ -222,7 +222,6 @@ def _arrow_json_schema(paths: list[str]) -> Any:
     """The unified schema Arrow's JSON reader infers over every block of the shards; None when the rows
     disagree on a field's type (then _split_schema builds one from uniform Python rows)."""
     import pyarrow as pa
-    import pyarrow.json as pj
 
     schemas = []
     try:
@@ -234,9 +233,9 @@ def _arrow_json_schema(paths: list[str]) -> Any:
                     cut = data.rfind(b"\n") + 1
                     block, rest = data[:cut], data[cut:]
                     if block:
-                        schemas.append(pj.read_json(pa.BufferReader(block)).schema)
+                        schemas.append(read_json_block(block).schema)
                 if rest.strip():
-                    schemas.append(pj.read_json(pa.BufferReader(rest)).schema)
+                    schemas.append(read_json_block(rest).schema)
         return strings_for_timestamps(pa.unify_schemas(schemas, promote_options="permissive"))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None

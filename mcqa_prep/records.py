@@ -96,7 +96,8 @@ class Row:
     the file (blank lines are not rows), `split` the split the file belongs to (io.paths.split_of).
     `hint` is a reader's by-product that spares a consumer work: for a Parquet row whose options the reader
     built as single-key {letter: text} dicts, the (letters, texts) lists they were built from; else None.
-    `nonfinite` lists the JSON paths of NaN/Infinity numbers in `data` (validation reports them)."""
+    `nonfinite` lists the JSON paths of NaN/Infinity numbers in `data` (validation reports them), `foreign`
+    those of values read from Parquet that JSON has no form for (bytes, decimals, durations)."""
 
     file: str
     line: int
@@ -106,6 +107,7 @@ class Row:
     split: str | None = None
     hint: tuple[list[str], list[str]] | None = None
     nonfinite: tuple[str, ...] = ()  # JSON paths of NaN/Infinity numbers (JSON has none; Python writes them)
+    foreign: tuple[str, ...] = ()  # JSON paths of Parquet values JSON has no form for (bytes, decimals, ...)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ number of rows (only the optional join index and bounded example lists are held)
 from __future__ import annotations
 
 import functools
-import os
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from typing import Any
 from ._perf import streaming_gc
 from .errors import InputError, UsageError
 from .io import AtomicFile, iter_file
+from .io.paths import check_output
 from .parallel import Chunk, check_workers, chunks, ordered_map
 from .policy import GradingPolicy
 from .prompt import prompt_key
@@ -250,13 +250,6 @@ class RescoreReport:
         return d
 
 
-def _same_path(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()
-
-
 def setup(
     input_path: str | Path,
     output_path: str | Path,
@@ -271,9 +264,8 @@ def setup(
     """The settings every row is rescored with and the empty report, for any engine (one process, Ray)."""
     if examples < 0:
         raise UsageError(f"examples must be 0 or more, got {examples}")
-    if str(input_path) != "-" and str(output_path) != "-" and _same_path(input_path, output_path):
-        raise UsageError(f"{output_path}: the output is the input", reason="output_is_input")
     rows_paths = list(rows_paths or [])
+    check_output(output_path, [input_path, *rows_paths])
     index = RowIndex.build(rows_paths) if rows_paths else None
     settings = Settings(
         policy,

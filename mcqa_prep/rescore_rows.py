@@ -5,8 +5,9 @@ a pool of workers, a Ray cluster) and the outcomes counted in input order.
 A row that cannot be graded at all (unreadable line, no response object, a response whose shape is not a
 Responses API object, options that are not a list, no dataset row to join with) is an `invalid_row`: reward
 0, a message naming the problem, and it is counted apart from grading disagreements. NaN/Infinity numbers
-in a row (Python's json writes them, JSON has none) are written as null and listed in the grading record;
-a non-finite recorded reward counts as no recorded reward.
+in a row (Python's json writes them, JSON has none), and values of a Parquet row JSON has no form for (bytes,
+decimals, durations), are written as null and listed in the grading record; a non-finite recorded reward
+counts as no recorded reward.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import orjson
 
 from .grader import GRADER_VERSION
 from .grader.request import grade_request
+from .io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
 from .policy import GradingPolicy
 from .prompt import prompt_key
 from .records import STATUS_INVALID_ROW, Row
@@ -194,13 +196,16 @@ def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finite(v: Any) -> Any:
-    """A copy of a value with every NaN/Infinity number replaced by null (JSON has no NaN)."""
+    """A copy of a value with every NaN/Infinity number and every value JSON has no form for (a Parquet
+    row's bytes, decimals, durations) replaced by null."""
     if type(v) is float:
         return v if math.isfinite(v) else None
     if type(v) is dict:
         return {k: _finite(x) for k, x in v.items()}
-    if type(v) is list:
+    if type(v) in (list, tuple):
         return [_finite(x) for x in v]
+    if isinstance(v, _FOREIGN_VALUES) or isinstance(v, tuple):
+        return None
     return v
 
 
@@ -224,7 +229,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         return _line(out), Outcome(
             rid, STATUS_INVALID_ROW, None, 0.0, None, None, None, None, None, None, "unreadable"
         )
-    if rec.nonfinite:
+    if rec.nonfinite or rec.foreign:
         row = _finite(row)
     graded, joined = _join(row, s.index) if s.index is not None else (row, None)
     problem = _row_problem(graded, joined)
@@ -287,6 +292,8 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         )
     if rec.nonfinite:
         grading["nonfinite_replaced"] = list(rec.nonfinite)
+    if rec.foreign:
+        grading["non_json_replaced"] = list(rec.foreign)
     out_row["metadata"] = _with_grading(row.get("metadata"), grading)
     return _line(out_row), outcome
 

@@ -4,7 +4,8 @@ prompts, evidence.distribution; the model as evidence.model_of says, "(unknown)"
 
 Rows are pooled only when they were graded under one contract (metadata.grading.contract): numbers from
 different grading semantics are not comparable, so mixing them is refused unless one contract is chosen.
-Rows without metadata.grading are counted as unscored, never pooled. Streams: memory grows with the
+Rows without metadata.grading are counted as unscored, never pooled; a scored row whose reward is not a
+number in [0, 1] (NaN, a string) is counted as malformed, with its line, like a line that is not JSON. Streams: memory grows with the
 number of distinct prompts and templates, not rows.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContractMismatch, InputError
-from .evidence import PASS_THRESHOLD, distribution, model_of
+from .evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
 from .io.readers import iter_file
 from .prompt import prompt_key
 
@@ -35,11 +36,8 @@ def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
     return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
 
 
-def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> float:
-    v = row.get("reward", grading.get("reward"))
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return 0.0
-    return float(v)
+def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:
+    return row.get("reward", grading.get("reward"))
 
 
 @dataclass
@@ -58,7 +56,7 @@ class _Pool:
     by_template: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
 
     def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
-        reward = _reward(row, grading)
+        reward = float(_reward(row, grading))
         self.rows += 1
         self.reward_sum += reward
         status = grading.get("status")
@@ -131,6 +129,18 @@ def _rescored_file(name: str) -> Path:
     return p
 
 
+def _grading(rec: Any) -> tuple[Mapping[str, Any] | None, str | None]:
+    """(the row's metadata.grading or None, why the row is malformed or None). A scored row whose reward is
+    not one (NaN, a string) is malformed: pooled, it would poison every sum."""
+    if rec.data is None:
+        return None, rec.error or "no data"
+    meta = rec.data.get("metadata")
+    grading = meta.get("grading") if isinstance(meta, Mapping) else None
+    if not isinstance(grading, Mapping):
+        return None, None
+    return grading, reward_problem(_reward(rec.data, grading))
+
+
 def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[str, Any]:
     """The summary report of rescored JSONL files.
 
@@ -145,15 +155,14 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     malformed_lines: list[str] = []
     for name in files:
         for rec in iter_file(_rescored_file(name)):
-            if rec.data is None:
+            grading, error = _grading(rec)
+            if error is not None:
                 malformed += 1
                 if len(malformed_lines) < MAX_MALFORMED_REPORTED:
-                    malformed_lines.append(f"{rec.file}:{rec.line}: {rec.error}")
+                    malformed_lines.append(f"{rec.file}:{rec.line}: {error}")
                 continue
             lines_read += 1
-            meta = rec.data.get("metadata")
-            grading = meta.get("grading") if isinstance(meta, Mapping) else None
-            if not isinstance(grading, Mapping):
+            if grading is None:
                 unscored += 1
                 continue
             cid = grading.get("contract")

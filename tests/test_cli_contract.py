@@ -51,11 +51,14 @@ MISSING_INPUT = {
     "pull": lambda t: ["pull", "not a repo id", "--to", t / "d", "--offline"],
     "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
     "convert": lambda t: ["convert", _missing(t), "-o", t / "out.jsonl"],
+    "report": lambda t: ["report", _missing(t), "-o", t / "r.html"],
 }
 
 
 def test_every_command_is_in_the_contract_table():
-    assert set(MISSING_INPUT) >= set(COMMANDS) - {"convert", "passrates", "report"}
+    """convert and passrates were written beside the contract work: they keep it too (a new command must be
+    added here, and to tests/hostile, before this passes)."""
+    assert set(MISSING_INPUT) >= set(COMMANDS)
 
 
 @pytest.mark.parametrize("command", sorted(MISSING_INPUT))
@@ -137,3 +140,49 @@ def test_bad_bounds_are_refused_alike(tmp_path, value):
     ):
         res = _run(args)
         assert res.exit_code == 2, (args, res.output)
+
+
+def test_the_json_document_is_strict_json_and_valid_utf8():
+    """A NaN that reached a report is null; a file name that is not UTF-8 is escaped (tests/hostile)."""
+    from mcqa_prep.cli.common import dumps_document
+
+    text = dumps_document({"path": "bad\udcffname.jsonl", "mean": float("nan"), "rows": [float("inf"), 1]})
+    text.encode("utf-8")  # no lone surrogate left
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(c))
+    assert doc == {"path": "bad\udcffname.jsonl", "mean": None, "rows": [None, 1]}
+
+
+def test_grade_refuses_text_that_is_not_utf8():
+    """stdin bytes that are not UTF-8: exit 1 with the offset; an argument that is not: exit 2 (tests/hostile)."""
+    res = _run(["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input=b"\\boxed{A} \xff")
+    assert _assert_contract(res, 1)["error"]["reason"] == "input_not_utf8"
+    assert "byte 0xff at offset 10" in res.stderr
+    res = _run(["grade", "\\boxed{A} \udcff", "-o", "A=x", "--expected", "A", "--format", "json"])
+    _assert_contract(res, 2)
+    ok = _run(
+        ["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input="\ufeff\\boxed{A}".encode()
+    )
+    assert _assert_contract(ok, 0)["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rescore", "{rollouts}", "--rows", "{train}", "-o", "{train}"],
+        ["rescore", "{rollouts}", "--rows", "{dir}", "-o", "{dir}/r.jsonl"],
+        ["passrates", "{rollouts}", "--rescore", "--rows", "{train}", "-o", "{train}"],
+        ["convert", "{dir}", "-o", "{dir}/out.jsonl"],
+    ],
+)
+def test_an_output_may_name_no_input_of_any_kind(tmp_path, args):
+    """--rows files are inputs too: writing over one destroyed the dataset (found by tests/hostile)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "train.jsonl").write_bytes((SAMPLE / "train.jsonl").read_bytes())
+    places = {"rollouts": SAMPLE / "rollouts.jsonl", "train": d / "train.jsonl", "dir": d}
+    before = (d / "train.jsonl").read_bytes()
+    res = _run([a.format(**places) for a in args] + ["--format", "json"])
+    assert _assert_contract(res, 2)["error"]["reason"] in ("output_is_input", "output_inside_input")
+    assert (d / "train.jsonl").read_bytes() == before and sorted(p.name for p in d.iterdir()) == [
+        "train.jsonl"
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,3 +119,22 @@ def test_invalid_policy_is_a_usage_error(cli, tmp_path):
     assert "reasoning_mode" in r.output
     missing = cli("contract", "--policy", tmp_path / "nope.json")
     assert missing.exit_code == 2 and "not found" in missing.output
+
+
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (b'{"final_answer_only": \xff}', "not valid UTF-8"),
+        (b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+        (b'{"final_answer_only": "\\ud800"}', "lone surrogate"),
+        (b'{"final_answer_only": tru', "not valid JSON"),
+    ],
+)
+def test_a_policy_file_that_is_not_a_json_document_is_a_policy_error(tmp_path, data, why):
+    """The same document reader as manifests and locks: a reason, never an internal error (tests/hostile)."""
+    from mcqa_prep.errors import PolicyError
+
+    p = tmp_path / "policy.json"
+    p.write_bytes(data)
+    with pytest.raises(PolicyError, match=why):
+        GradingPolicy.from_file(p)

@@ -161,3 +161,79 @@ def test_parquet_template_metadata_nulls_filled_by_arrow_are_dropped(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), path)
     got = [r.data["template_metadata"] for r in iter_rows([path])]
     assert got == [{"template_id": "t1", "output_regex": "Answer: ([A-D])"}, {"template_id": "t2"}, None]
+
+
+def test_a_row_is_only_what_every_writer_can_write_back(tmp_path):
+    """Deeper than orjson writes, or a lone surrogate (Python's json reads both): a finding on its line, never
+    a crash later when the row is written (found by tests/hostile)."""
+    from mcqa_prep.io.readers import MAX_DEPTH
+
+    def nested(levels):  # a row (1 level) holding a list nested levels - 1 deep
+        return "[" * (levels - 1) + "]" * (levels - 1)
+
+    p = tmp_path / "x.jsonl"
+    p.write_text(
+        f'{{"ok": {nested(MAX_DEPTH)}}}\n{{"deep": {nested(MAX_DEPTH + 1)}}}\n'
+        '{"s": "\\ud800"}\n{"k\\udc00": 1}\n{"pair": "\\ud83d\\ude00", "n": NaN}\n{"last": 1}\n'
+    )
+    got = list(iter_rows([p]))
+    assert [r.data is not None for r in got] == [True, False, False, False, True, True]
+    assert "nested too deeply" in got[1].error
+    assert "lone surrogate" in got[2].error and "$.s" in got[2].error and "\\ud800" in got[2].error
+    assert "lone surrogate" in got[3].error
+    assert got[4].data["pair"] == "\U0001f600" and got[4].nonfinite == ("$.n",)
+
+
+def test_parquet_rows_list_nan_and_values_json_cannot_hold(tmp_path):
+    """NaN/Infinity in floating columns (nested too) are listed like JSONL's, nulls are not NaN; bytes and
+    decimals are listed as foreign (found by tests/hostile: they passed validate, then failed to write)."""
+    import decimal
+
+    t = pa.table(
+        {
+            "score": pa.array([0.5, float("nan"), None, float("inf")]),
+            "m": pa.array([{"w": [1.0]}, {"w": [1.0]}, {"w": [float("-inf")]}, {"w": None}]),
+            "blob": pa.array([None, b"\x00", None, None], pa.binary()),
+            "price": pa.array([decimal.Decimal("1.5"), None, None, None], pa.decimal128(4, 2)),
+        }
+    )
+    path = tmp_path / "x.parquet"
+    pq.write_table(t, path)
+    got = [(r.nonfinite, r.foreign) for r in iter_rows([path])]
+    assert got == [
+        ((), ("$.price",)),
+        (("$.score",), ("$.blob",)),
+        (("$.m.w[0]",), ()),
+        (("$.score",), ()),
+    ]
+
+
+def test_a_pipe_is_an_input_where_it_is_read_once(tmp_path):
+    """`<(zcat rows.jsonl.gz)` was taken for a missing file; commands that read an input twice (hash, then
+    rows) refuse it by name instead of reporting an empty input (found by tests/hostile)."""
+    import os
+
+    from mcqa_prep.errors import UsageError
+    from mcqa_prep.io.paths import expand_inputs, require_regular
+
+    fifo = tmp_path / "rows.jsonl"
+    os.mkfifo(fifo)
+    assert [f.path for f in expand_inputs([fifo])] == [fifo]
+    with pytest.raises(UsageError, match="not a regular file .* hashes") as err:
+        require_regular(fifo, "it hashes")
+    assert err.value.reason == "input_not_regular"
+    require_regular(tmp_path, "a directory is fine")
+
+
+def test_parquet_rows_without_nan_are_not_walked(tmp_path, monkeypatch):
+    """Only a batch holding a NaN (or bytes) is walked in Python: a struct mixing strings and finite floats
+    (template_metadata with a weight) is cleared column-wise."""
+    t = pa.table({"tm": pa.array([{"id": "t", "weight": 0.1}, None, {"id": "u", "weight": None}])})
+    path = tmp_path / "x.parquet"
+    pq.write_table(t, path)
+
+    def walked(*a, **k):
+        raise AssertionError("walked a batch without NaN")
+
+    monkeypatch.setattr(readers, "odd_paths", walked)
+    assert [r.nonfinite for r in iter_rows([path])] == [(), (), ()]

@@ -159,3 +159,15 @@ def test_prepare_output_is_byte_identical_for_any_worker_count(tmp_path, small_c
         rejects = [json.loads(x) for x in files["rejects.jsonl"].splitlines()]
         dup = [r for r in rejects if r["findings"][0]["rule"] == "duplicate_row"]
         assert [r["row"]["uuid"] for r in dup] == ["row-000005", "row-000250"]  # the raw rows, as read
+
+
+def test_workers_leave_ctrl_c_to_the_parent():
+    """A terminal's Ctrl-C reaches every process of the group: workers ignore it, so the parent reports it
+    once instead of each worker printing a KeyboardInterrupt traceback (found by tests/hostile)."""
+    import signal
+
+    from mcqa_prep.parallel import Chunk, ordered_map
+
+    chunks = [Chunk(i, "x", None, 1, data=b"{}\n") for i in range(4)]
+    got = [r for _, r in ordered_map(lambda c: signal.getsignal(signal.SIGINT), chunks, 2)]
+    assert got == [signal.SIG_IGN] * 4

@@ -143,7 +143,7 @@ def test_usage_errors_exit_2(cli, tmp_path):
         tmp_path / "rows.jsonl", [json.loads(SAMPLE.joinpath("train.jsonl").read_text().split("\n")[0])]
     )
     res = cli("report", copy, "-o", copy)
-    assert res.exit_code == 2 and "also an input" in res.output
+    assert res.exit_code == 2 and "is an input" in res.output
     res = cli("report", tmp_path, "-o", tmp_path / "inside.html")
     assert res.exit_code == 2 and "inside the input directory" in res.output
 

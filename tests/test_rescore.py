@@ -338,3 +338,20 @@ def test_rows_with_null_options_and_a_custom_regex_are_graded_as_nemo_gym_does(c
     assert res.exit_code == 0, res.output
     graded = read_jsonl(out)[0]
     assert graded["reward"] == 1.0 and graded["extracted_answer"] == "B"
+
+
+def test_parquet_values_json_cannot_hold_are_written_as_null_and_listed(cli, tmp_path):
+    """A Parquet verify request with a bytes column is rescored, not a crash (found by tests/hostile)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = read_jsonl(SAMPLE / "train.jsonl")[:2]
+    for r in rows:
+        r["response"] = {"output": [{"type": "message", "content": [{"type": "output_text", "text": "x"}]}]}
+    src = tmp_path / "requests.parquet"
+    pq.write_table(pa.Table.from_pylist(rows).append_column("blob", pa.array([b"\xff", None])), src)
+    res = cli("rescore", src, "-o", tmp_path / "out.jsonl", "-q")
+    assert res.exit_code == 0, res.output
+    out = read_jsonl(tmp_path / "out.jsonl")
+    assert out[0]["blob"] is None and out[0]["metadata"]["grading"]["non_json_replaced"] == ["$.blob"]
+    assert "non_json_replaced" not in out[1]["metadata"]["grading"]

@@ -188,3 +188,22 @@ def test_cli_malformed_lines_on_stderr(tmp_path: Path) -> None:
 def test_cli_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["summarize", str(tmp_path / "none.jsonl")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_a_reward_that_is_not_one_is_malformed_not_pooled(tmp_path, cli):
+    """NaN (Python writes it), Infinity (1e400) or a string as a scored row's reward: counted as malformed at
+    its line, and the JSON report stays strict JSON (found by tests/hostile)."""
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "rollouts.jsonl"
+    rows = [json.loads(x) for x in sample.read_text().splitlines()[:3]]
+    for r in rows:
+        r["metadata"] = {"grading": {"contract": "sha256:" + "1" * 64, "status": "ok"}}
+        r["reward"] = 1.0
+    rows[1]["reward"] = float("nan")
+    rows[2]["reward"] = "1"
+    p = tmp_path / "r.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = cli("summarize", p, "--format", "json")
+    doc = json.loads(res.output, parse_constant=lambda c: pytest.fail(f"{c} in the JSON report"))
+    assert (doc["lines_read"], doc["scored"], doc["accuracy"]) == (1, 1, 1.0)
+    assert doc["malformed"]["count"] == 2
+    assert ":2: $.reward: nan is not a reward" in doc["malformed"]["lines"][0]

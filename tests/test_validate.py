@@ -26,10 +26,38 @@ CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").spl
 
 
 def _record(case: dict, file: str = "cases.jsonl", line: int = 9) -> RowRecord:
-    """The case's row as the reader makes it (a "line" is read as JSONL text: NaN, bad JSON, ...)."""
+    """The case's row as the reader makes it (a "line" is read as JSONL text: NaN, bad JSON, ...; "arrow"
+    columns are added to the row in a Parquet record batch: bytes, decimals, NaN as Parquet holds them)."""
+    if "arrow" in case:
+        return _arrow_record(case, file, line)
     text = case["line"] if "line" in case else json.dumps(case["row"], ensure_ascii=False)
     [rec] = read_jsonl([text.encode()], file, None, first_line=line, first_index=line - 1)
     return rec
+
+
+def _arrow_record(case: dict, file: str, line: int) -> RowRecord:
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    from mcqa_prep.io.readers import batch_records
+
+    def column(spec: dict) -> pa.Array:
+        kind, value = spec["type"], spec["value"]
+        if kind == "binary":
+            return pa.array([bytes.fromhex(value)], pa.binary())
+        if kind == "decimal":
+            return pa.array([decimal.Decimal(value)], pa.decimal128(9, 2))
+        if kind == "duration":
+            return pa.array([datetime.timedelta(seconds=value)], pa.duration("s"))
+        return pa.array([float(value)], getattr(pa, kind)())
+
+    table = pa.Table.from_pylist([case["row"]])
+    for name, spec in case["arrow"].items():
+        table = table.append_column(name, column(spec))
+    [batch] = table.to_batches()
+    return next(batch_records(batch, file, None, line, line - 1))
 
 
 def _triples(findings) -> list[tuple[str, str, str]]:
@@ -105,7 +133,7 @@ def _mixed_file(tmp_path: Path) -> tuple[Path, dict[int, list[tuple[str, str, st
     """Every single-row golden case in one file (unique uuids and prompts), with the wanted findings by line."""
     lines: list[str] = []
     want: dict[int, list[tuple[str, str, str]]] = {}
-    for i, case in enumerate(c for c in CASES if "before" not in c):
+    for i, case in enumerate(c for c in CASES if "before" not in c and "arrow" not in c):  # JSONL cases
         if "line" in case:
             lines.append(case["line"])
         else:

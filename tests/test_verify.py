@@ -198,3 +198,18 @@ def test_lazy_top_level_export(prepared, tmp_path):
     import mcqa_prep
 
     assert mcqa_prep.load_prepared(prepared, split="train", cache_dir=tmp_path / "c").num_rows == 13
+
+
+def test_a_split_renamed_everywhere_but_in_the_inputs_is_refused(prepared):
+    """validation -> test in the manifest and on disk, consistently: only the inputs still say validation,
+    and a split no input is of cannot hold rows (found by tests/hostile)."""
+    m = json.loads((prepared / "manifest.json").read_text())
+    for f in m["files"]:
+        if f["split"] == "validation":
+            new = f["path"].replace("validation", "test")
+            (prepared / f["path"]).rename(prepared / new)
+            f.update(path=new, split="test")
+    m["splits"]["test"] = m["splits"].pop("validation")
+    (prepared / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(IntegrityError, match=r"\['test'\] hold rows, but no input is of that split"):
+        verify_prepared(prepared)

@@ -9,8 +9,8 @@ exit code of the contract (cli/errors.py); with `--format json` also exactly one
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import json
 import sys
 from typing import Any
 
@@ -65,19 +65,25 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*ctx._protected_args, *ctx.args]
         json_mode = _wants_json(raw)
+        # a file name that is not UTF-8 (Linux names are bytes) is printed back as the bytes it was, as
+        # Python does under the C locale, not refused by a strict UTF-8 stdout (JSON escapes it instead)
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="surrogateescape")
         ctx.meta["mcqa_prep.json_emitted"] = False
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
+            from .common import dumps_document
             from .errors import debug, describe, to_click
 
             if debug() and not isinstance(exc, click.ClickException):
                 raise
             if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
-                doc = {"ok": False, "error": describe(exc)}
-                sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+                sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
                 sys.stdout.flush()
             raise to_click(exc) from None
 

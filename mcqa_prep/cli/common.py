@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
+import math
 import sys
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -20,11 +18,11 @@ __all__ = [
     "regex_timeout_option",
     "Failure",
     "emit_json",
+    "dumps_document",
     "report_error",
     "progress",
     "bar_factory",
     "fail",
-    "check_output_not_input",
 ]
 
 FORMAT_OPTION = click.option(
@@ -61,6 +59,27 @@ WORKERS_OPTION = click.option(
 )
 
 
+def dumps_document(doc: Any) -> str:
+    """The text of the one JSON document: strict JSON (a NaN or Infinity that reached a report is written as
+    null, never as `NaN`) that is valid UTF-8 (a lone surrogate, from a file name that is not UTF-8, is
+    written as its `\\udcff` escape: the surrogateescape convention, and valid JSON)."""
+    try:
+        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(doc), ensure_ascii=False, indent=2, allow_nan=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
 def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> None:
     """Print the command's one JSON document, "ok" first and, for a report of a failed run, "error" (the
     same shape as the failure document); later failures then print no second document."""
@@ -70,7 +89,7 @@ def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> No
     head: dict[str, Any] = {"ok": error is None}
     if error is not None:
         head["error"] = error
-    click.echo(json.dumps({**head, **doc}, ensure_ascii=False, indent=2, sort_keys=False))
+    click.echo(dumps_document({**head, **doc}))
 
 
 def report_error(reason: str, message: str) -> dict[str, Any]:
@@ -110,32 +129,3 @@ def bar_factory(quiet: bool):
         return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
 
     return factory
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a.resolve() == b.resolve()
-
-
-def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
-    """Usage error (exit 2) when the output is one of the inputs, or lies inside an input directory (a rerun
-    would then read its own output)."""
-    if str(output) == "-":
-        return
-    out = Path(output)
-    for i in inputs:
-        if str(i) == "-":
-            continue
-        p = Path(i)
-        if out.exists() and p.exists() and _same_file(out, p):
-            raise click.UsageError(f"the output {out} is also an input; write the output to another path")
-        if p.is_dir():
-            try:
-                out.resolve().relative_to(p.resolve())
-            except ValueError:
-                continue
-            raise click.UsageError(
-                f"the output {out} lies inside the input directory {p}; write the output outside it"
-            )

@@ -46,6 +46,8 @@ HINTS: dict[str, str] = {
         "rejects.jsonl"
     ),
     "no_rows": "check the input paths (an empty input is not a dataset)",
+    "input_not_utf8": "convert the text to UTF-8 first (e.g. iconv -t UTF-8)",
+    "input_changed": "run again once nothing writes to the input",
     "no_scored_rows": "rescore the rows first (mcqa-prep rescore), then summarize the rescored file",
     "contracts_mixed": "choose one with --contract ID (or rescore the files under one policy)",
     "contract_not_found": "pass one of the contract ids listed",

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..errors import InputError
 from ..grader import DEFAULT_MODE, OVERRIDE_MODES, grade_text
 from .common import FORMAT_OPTION, emit_json
 
@@ -25,6 +26,30 @@ def _parse_option(ctx, param, values):
         seen.add(letter)
         options.append({letter: text})
     return options
+
+
+def _read_stdin() -> str:
+    """The response piped on stdin, as UTF-8 text: a model's response is text, so bytes that are not UTF-8
+    are refused with their offset instead of being guessed at."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"stdin: not valid UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}",
+            reason="input_not_utf8",
+        ) from None
+
+
+def _check_text(what: str, value: str) -> None:
+    """An argument that is not UTF-8 arrives with surrogate escapes: refuse it as a bad value."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise click.BadParameter(
+            f"not valid UTF-8 text (byte 0x{ord(value[exc.start]) & 0xFF:02x} at character {exc.start})",
+            param_hint=what,
+        ) from None
 
 
 @click.command("grade")
@@ -73,7 +98,15 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
     if response is None or response == "-":
         if sys.stdin.isatty():
             raise click.UsageError("give the response as an argument, or pipe it on stdin")
-        response = sys.stdin.read()
+        response = _read_stdin()
+    for what, value in [
+        ("RESPONSE", response),
+        ("--expected", expected),
+        ("--answer-prefix", answer_prefix or ""),
+        *(("--regex", r) for r in regexes),
+        *(("--option", t) for o in options for t in (*o, *o.values())),
+    ]:
+        _check_text(what, value)
     tm = {}
     if regexes:
         tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)

@@ -8,7 +8,7 @@ import click
 
 from ..evidence import BUCKETS
 from ..passrates import measure
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, check_output_not_input, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -97,7 +97,6 @@ def passrates_command(
       mcqa-prep passrates rollouts.jsonl --rescore --rows train.jsonl -o train.passrates.jsonl --final-answer-only
       mcqa-prep passrates a.jsonl b.jsonl --contract sha256:0f3c... -o t.jsonl --format json
     """
-    check_output_not_input(output, list(rollouts) + list(rows_paths))
     policy = policy_from_options(none_if_unset=not rescore, **policy_kw)
     report = measure(
         list(rollouts),

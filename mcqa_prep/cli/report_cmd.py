@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
+from ..io.paths import check_output
 from ..report import build_report, write_html
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, check_output_not_input, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 @click.command("report")
@@ -66,7 +67,7 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
     if output == "-" and fmt == "json":
         raise click.UsageError("-o - and --format json both write to stdout; give -o FILE for the page")
     if output is not None:
-        check_output_not_input(output, paths)
+        check_output(output, paths)
     doc = build_report(
         paths, examples=examples, verify=not no_verify, progress=bar_factory(quiet), title=title
     )

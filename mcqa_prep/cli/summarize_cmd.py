@@ -28,7 +28,8 @@ def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) ->
 
     Rows graded under different contracts (metadata.grading.contract) are never pooled: the command exits 1
     naming the contracts it found unless --contract selects one. Rows without metadata.grading
-    are counted as unscored. Malformed lines are reported as FILE:LINE and counted.
+    are counted as unscored. Malformed lines (and scored rows whose reward is not a number in [0, 1]) are
+    reported as FILE:LINE and counted.
 
     \b
     Examples:

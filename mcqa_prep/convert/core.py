@@ -8,14 +8,13 @@ response must yield no letter) -> write; or a reject with its reason. Counts: re
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as _dt
 import decimal
 import hashlib
-import json
 import math
 import os
 import re
-import shutil
 import uuid as uuidlib
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -27,18 +26,20 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..errors import McqaPrepError, UsageError
+from ..errors import InputError, McqaPrepError, UsageError
 from ..grader import grade_text
 from ..io import AtomicFile
+from ..io.paths import check_output
+from ..io.writers import output_error
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, norm_pin, pinned_positions
 from .checks import TemplateChecker
+from .outputs import REPORT_NAME, Outputs
 from .shapes import LETTERS, REJECT_REASONS, ColumnMap, Extractor, RowReject
 from .sources import Source, plan_sources
 from .templates import Template, TemplateMix, load_templates
 
 REPORT_VERSION = 1
-REPORT_NAME = "convert.json"
 # uuid5 namespace of converted rows: uuid5(NAMESPACE_URL, "mcqa-prep/convert")
 NAMESPACE = uuidlib.uuid5(uuidlib.NAMESPACE_URL, "mcqa-prep/convert")
 BIAS_RATIO = 2.0  # report warning: a gold letter over twice its uniform share ...
@@ -189,13 +190,13 @@ def default_rejects(out: Path) -> Path:
     return out.with_name(out.name + ".rejects.jsonl")
 
 
-def _check_paths(out: Path, rejects: Path, sources: Sequence[Source]) -> None:
+def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequence[Source]) -> None:
+    inputs = [*args, *(src.path for src in sources if src.path is not None)]
+    check_output(out, inputs)
+    check_output(rejects, inputs, "the rejects file")
     for src in sources:
-        if src.path is None:
-            continue
-        for target, what in ((out, "the output"), (rejects, "the rejects file")):
-            if _same(target, src.path) or _inside(src.path, target):
-                raise UsageError(f"{what} {target} is an input ({src.path})", reason="output_is_input")
+        if src.path is not None and _inside(src.path, out):
+            raise UsageError(f"the output {out} holds an input ({src.path})", reason="output_is_input")
     if _same(out, rejects):
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
@@ -238,84 +239,6 @@ def _bias_warnings(hist: dict[str, dict[int, list[int]]], shuffled: bool) -> lis
                     f"({100 * counts[top] / total:.0f}%, uniform is {100 / n:.0f}%){fix}"
                 )
     return out
-
-
-# ------------------------------------------------------------------------------------------ writers
-
-
-class _Outputs:
-    """JSONL file mode (one AtomicFile) or directory mode (one <split>.jsonl per split in a staging
-    directory renamed into place, convert.json written last)."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        self.dir_mode = out.suffix != ".jsonl"
-        self.files: dict[str, Any] = {}
-        self.rows: Counter[str] = Counter()
-        self._atomic: AtomicFile | None = None
-        self.staging: Path | None = None
-
-    def key_for(self, src: Source) -> str:
-        return src.split if self.dir_mode else ""
-
-    def open(self) -> None:
-        if self.dir_mode:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            self.staging = self.out.parent / f".{self.out.name}.convert-{os.getpid()}.tmp"
-            if self.staging.exists():
-                shutil.rmtree(self.staging)
-            self.staging.mkdir()
-        else:
-            atomic = AtomicFile(self.out, "wb")
-            self.files[""] = atomic.__enter__()
-            self._atomic = atomic  # only once entered: abort() exits it
-
-    def handle(self, key: str):
-        fh = self.files.get(key)
-        if fh is None:
-            assert self.staging is not None
-            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in key) or "train"
-            fh = self.files[key] = open(self.staging / f"{name}.jsonl", "wb")
-        return fh
-
-    def names(self) -> dict[str, str]:
-        if not self.dir_mode:
-            return {"": str(self.out)}
-        return {k: str(self.out / Path(fh.name).name) for k, fh in self.files.items()}
-
-    def commit(self, report: dict[str, Any]) -> None:
-        if not self.dir_mode:
-            assert self._atomic is not None
-            self._atomic.__exit__(None, None, None)
-            self._atomic = None
-            return
-        assert self.staging is not None
-        for fh in self.files.values():
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-        tmp = self.staging / (REPORT_NAME + ".tmp")
-        tmp.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.staging / REPORT_NAME)
-        old = None
-        if self.out.exists():
-            old = self.out.parent / f".{self.out.name}.convert-old-{os.getpid()}"
-            os.replace(self.out, old)
-        os.replace(self.staging, self.out)
-        self.staging = None
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-
-    def abort(self, exc: BaseException) -> None:
-        if self._atomic is not None:
-            self._atomic.__exit__(type(exc), exc, exc.__traceback__)
-            self._atomic = None
-        for fh in self.files.values():
-            if not fh.closed:
-                fh.close()
-        if self.staging is not None:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            self.staging = None
 
 
 # ------------------------------------------------------------------------------------------ mapping
@@ -392,7 +315,7 @@ def convert(
         verify=verify,
         progress=progress,
     )
-    _check_paths(out_p, rejects_p, srcs)
+    _check_paths(out_p, rejects_p, sources, srcs)
     if revision is not None and not any(s.kind == "hub" for s in srcs):
         raise UsageError("a revision applies to hub datasets (owner/name); no source is one", reason="usage")
     if config is not None and not any(s.kind == "hub" or s.commit is not None for s in srcs):
@@ -403,7 +326,7 @@ def convert(
     uses_row = any(t.uses_row() for t in tmpls)
 
     checker = TemplateChecker()
-    outputs = _Outputs(out_p)
+    outputs = Outputs(out_p)
     balancer = Balancer()
     # BLAKE2b's salt (16 bytes) is part of its parameter block: keying by the seed costs nothing per row
     seed_salt = hashlib.sha256(b"mcqa-prep/convert seed %d" % seed).digest()[:16]
@@ -622,20 +545,34 @@ def convert(
         assert read == written + rejected
         rejects_atomic.__exit__(None, None, None)
         rj = None
-        outputs.commit(doc)
+        try:
+            outputs.commit(doc)
+        except BaseException:
+            # the rows could not be put in place: their rejects file must not stay, looking complete
+            with contextlib.suppress(OSError):
+                rejects_p.unlink()
+            raise
         return ConvertReport(doc, shown)
     except BaseException as exc:
         if rj is not None:
             rejects_atomic.__exit__(type(exc), exc, exc.__traceback__)
         outputs.abort(exc)
         if isinstance(exc, OSError):  # a full disk, a read-only directory: a failure, not a crash
-            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-            raise ConvertError(f"I/O error{where}: {exc.strerror or exc}; nothing was written") from exc
+            raise _os_failure(exc, out_p) from None
         raise
     finally:
         checker.close()
         if bar is not None and hasattr(bar, "close"):
             bar.close()
+
+
+def _os_failure(exc: OSError, out: Path) -> McqaPrepError:
+    """An OSError that reached convert: an output error (with the writers' reason: disk full, read-only,
+    permission) unless it names a file that is not one of the outputs."""
+    name = exc.filename
+    if name is None or str(name) == str(out) or str(name).startswith(str(out.parent / f".{out.name}.")):
+        return output_error(exc, out)
+    return InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable")
 
 
 def _projection(ext: Extractor) -> list[str]:

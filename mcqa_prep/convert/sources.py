@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, UsageError
+from ..io.paths import require_regular
+from ..io.readers import read_jsonl
 
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".tsv")
 PARQUET_BATCH = 4096
@@ -77,11 +79,15 @@ class Source:
         if self.kind == "parquet":
             return list(_parquet(self.path).schema_arrow.names)  # type: ignore[arg-type]
         if self.kind == "csv":
-            with _open_text(self.path) as fh:  # type: ignore[arg-type]
+            with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
                 try:
-                    return next(csv.reader(fh, delimiter=self._delim()), None)
-                except (csv.Error, UnicodeDecodeError) as exc:
+                    header = next(csv.reader(fh, delimiter=self._delim()), None)
+                except csv.Error as exc:
                     raise InputError(f"{self.label}: cannot read the CSV header: {exc}") from None
+            bad = _not_utf8(dict.fromkeys(header or []))
+            if bad:
+                raise InputError(f"{self.label}: cannot read the CSV header: {bad}")
+            return header
         if self.kind == "hub":
             names = self._hub.column_names
             if names:
@@ -110,59 +116,45 @@ class Source:
         return self._json_rows()
 
     def _json_rows(self) -> Iterator[SourceRow]:
-        fh = _open_text(self.path)  # type: ignore[arg-type]
-        i = self.start_index
-        loads = json.loads
+        """A `.json` file holding one array of objects, or JSONL read by the one reader (io.readers): a bad
+        line (bytes that are not UTF-8, not JSON, too deep) is one malformed row at its line, and the next
+        line is read as usual. NaN/Infinity is read, as from Parquet: convert's _jsonable decides."""
+        assert self.path is not None
+        if self.path.suffix == ".json":
+            with _open_text(self.path) as fh:
+                if _peek(fh) == "[":  # not streamed: such files are small
+                    yield from self._json_array(fh)
+                    return
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
         with fh:
-            first = _peek(fh)
-            if first == "[":  # a .json file holding one array of objects (not streamed: such files are small)
-                try:
-                    doc = json.load(fh)
-                except (ValueError, UnicodeDecodeError) as exc:
-                    yield i, 1, None, f"not valid JSON: {exc}"
-                    return
-                for k, data in enumerate(doc):
-                    ok = isinstance(data, dict)
-                    yield i, k + 1, data if ok else None, None if ok else f"element {k} is not an object"
-                    i += 1
-                return
-            lineno = 0
-            while True:
-                try:
-                    line = fh.readline()
-                except UnicodeDecodeError as exc:
-                    yield (
-                        i,
-                        lineno + 1,
-                        None,
-                        f"not valid UTF-8 ({exc.reason}); the rest of the file is skipped",
-                    )
-                    return
-                if not line:
-                    return
-                lineno += 1
-                if not line.strip():
-                    continue
-                try:
-                    data = loads(line)
-                except ValueError as exc:
-                    msg = getattr(exc, "msg", str(exc))
-                    col = getattr(exc, "colno", None)
-                    yield i, lineno, None, f"not valid JSON: {msg}" + (f" (column {col})" if col else "")
-                else:
-                    if type(data) is dict:
-                        yield i, lineno, data, None
-                    else:
-                        yield i, lineno, None, f"a row must be a JSON object, got {type(data).__name__}"
-                i += 1
+            for rec in read_jsonl(fh, self.label, self.split):
+                yield self.start_index + rec.index, rec.line, rec.data, rec.error
+
+    def _json_array(self, fh: Any) -> Iterator[SourceRow]:
+        i = self.start_index
+        try:
+            doc = json.load(fh)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            yield i, 1, None, f"not valid JSON: {reason}"
+            return
+        for k, data in enumerate(doc if isinstance(doc, list) else [doc]):
+            ok = isinstance(data, dict)
+            yield i, k + 1, data if ok else None, None if ok else f"element {k} is not an object"
+            i += 1
 
     def _csv_rows(self) -> Iterator[SourceRow]:
+        """CSV records; bytes that are not UTF-8 cost their record (a malformed row at its line), not the
+        rest of the file: they are decoded as surrogates and the record holding them is refused."""
         i = self.start_index
-        with _open_text(self.path) as fh:  # type: ignore[arg-type]
+        with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
             reader = csv.DictReader(fh, delimiter=self._delim())
             try:
                 reader.fieldnames  # noqa: B018 - reads the header now, so line_num counts it
-            except (csv.Error, UnicodeDecodeError) as exc:
+            except csv.Error as exc:
                 raise InputError(f"{self.label}: cannot read the CSV header: {exc}") from None
             while True:
                 start = reader.line_num + 1  # a quoted cell may span lines: report where the record starts
@@ -170,15 +162,13 @@ class Source:
                     data = next(reader)
                 except StopIteration:
                     return
-                except UnicodeDecodeError as exc:
-                    yield i, start, None, f"not valid UTF-8 ({exc.reason}); the rest is skipped"
-                    return
                 except csv.Error as exc:
                     yield i, start, None, f"not valid CSV: {exc}"
                     i += 1
                     continue
                 data.pop(None, None)  # cells past the header
-                yield i, start, data, None
+                bad = _not_utf8(data)
+                yield (i, start, None, bad) if bad else (i, start, data, None)
                 i += 1
 
     def _parquet_rows(self, columns: Sequence[str] | None) -> Iterator[SourceRow]:
@@ -231,9 +221,21 @@ def _peek(fh) -> str:
     return head.lstrip("\ufeff \t\r\n")[:1]
 
 
-def _open_text(path: Path):
+def _not_utf8(record: dict[str, Any]) -> str | None:
+    """Why a CSV record read with surrogateescape is not UTF-8 text (the first bad byte and its column)."""
+    for key, cell in record.items():
+        for text in (key, cell):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    return f"not valid UTF-8: byte 0x{ord(text[exc.start]) & 0xFF:02x} in column {key!r}"
+    return None
+
+
+def _open_text(path: Path, errors: str = "strict"):
     try:
-        return open(path, encoding="utf-8-sig", newline="")
+        return open(path, encoding="utf-8-sig", newline="", errors=errors)
     except OSError as exc:
         raise InputError(f"{path}: cannot open: {exc.strerror}") from None
 
@@ -334,6 +336,8 @@ def plan_sources(
             out.append(
                 Source(_kind(p), spec, dataset or p.name, split or split_of(p.name), file=p.name, path=p)
             )
+        elif p.exists():
+            require_regular(p, "convert reads a source twice (its columns, then its rows)")
         elif _HUB_ID.match(spec) and p.suffix.lower() not in SUFFIXES:
             repo = _HUB_ID.match(spec).group(1)  # type: ignore[union-attr]
             out.extend(open_hub(repo, revision=revision, config=config, split=split, dataset=dataset))

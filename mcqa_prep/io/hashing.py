@@ -58,3 +58,30 @@ def sha256_file(
 ) -> tuple[str, int, int]:
     """(sha256 hex, size in bytes, newline count when count_lines else 0), in one streaming pass."""
     return hash_file(path, HASH_SHA256, on_bytes, count_lines=count_lines)
+
+
+Stamp = tuple[int, int, int]
+
+
+def stamp(path: str | os.PathLike) -> Stamp:
+    """(size, modification time, inode) of a file: taken before it is hashed, compared after it was read."""
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def check_unchanged(stamps: dict[str, Stamp]) -> None:
+    """A command that records an input's hash and then reads its rows must have read the hashed bytes: an
+    input written to in between (size, time or inode changed) is refused, not recorded under a hash that is
+    not the one of the rows read."""
+    for path, before in stamps.items():
+        try:
+            now = stamp(path)
+        except OSError:
+            now = None
+        if now != before:
+            raise InputError(
+                f"{path}: changed while it was read (after its hash was taken): the rows read may not be the "
+                "bytes recorded; nothing was written",
+                reason="input_changed",
+                path=path,
+            )

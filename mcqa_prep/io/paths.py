@@ -10,12 +10,14 @@ the file lies and whether or not a pull lock sits beside it.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 
 DATA_SUFFIXES = (".jsonl", ".parquet")
 STDIN = "-"
@@ -98,8 +100,57 @@ def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> l
             for f in found:
                 name = f.relative_to(path).as_posix()
                 out.append(InputFile(f, name, split or split_of(name)))
-        elif path.is_file():
+        elif path.exists():  # a regular file, or a pipe (`<(zcat rows.jsonl.gz)`) read as it streams
             out.append(InputFile(path, path.name, split or split_of(path.name)))
         else:
             raise InputError(f"{path}: no such file or directory", reason="missing_input", path=str(path))
     return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_output(
+    output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str = "the output"
+) -> None:
+    """Refuse an output that is one of the inputs (the same file, through any path: writing it would destroy
+    an input) or lies inside an input directory (the next run would read it as input): one rule for every
+    command that writes. '-' (stdout, stdin) is neither."""
+    if str(output) == STDIN:
+        return
+    out = Path(output)
+    for i in inputs:
+        if str(i) == STDIN:
+            continue
+        p = Path(i)
+        if _same_file(out, p):
+            raise UsageError(f"{what} {out} is an input", reason="output_is_input", path=str(out))
+        if p.is_dir():
+            try:
+                out.resolve().relative_to(p.resolve())
+            except ValueError:
+                continue
+            raise UsageError(
+                f"{what} {out} lies inside the input directory {p}",
+                reason="output_inside_input",
+                path=str(out),
+            )
+
+
+def require_regular(path: str | os.PathLike, why: str) -> None:
+    """Refuse a pipe or a device where a command must read its input twice (hash it, then read its rows):
+    the second read of a pipe would find nothing, and an empty result would be reported instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # a missing file is reported where it is opened
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise UsageError(
+            f"{path}: not a regular file (a pipe or a device): {why}; write it to a file first",
+            reason="input_not_regular",
+            path=str(path),
+        )

@@ -7,15 +7,23 @@ Every input row comes out: parsed data, or an error with its file and line. Neve
 - Lines are parsed with orjson; a line orjson refuses is parsed again with Python's json, which also reads
   what Python writes but JSON does not have (NaN, Infinity) and integers beyond 64 bits, exactly. Such
   non-finite numbers are listed on the row (`Row.nonfinite`) so that validation can report them.
+- A row is only what every writer can write back: a value nested deeper than MAX_DEPTH levels (orjson,
+  which every writer uses, writes no deeper) or a string holding a lone UTF-16 surrogate (`"\\ud800"`:
+  Python's json reads it, but it has no UTF-8 form) is a finding on its line, like a line that is not JSON.
 - Parquet is read batch by batch. Arrow fills every struct with every key: the `options` elements carry
   all letters (null for the absent ones) and a `template_metadata` struct carries every template key; the
   reader drops those filled-in nulls (options column-wise, see _arrow_options), so a Parquet row reads
-  like the JSONL row it stands for.
+  like the JSONL row it stands for. What JSON has no form for is listed on the row as JSONL's NaN is:
+  NaN/Infinity in floating columns (`Row.nonfinite`; Arrow keeps NaN apart from null, and a null is fine),
+  and bytes, decimals, durations (`Row.foreign`). Only batches whose columns can hold such values and do
+  are walked in Python (see batch_marks).
 Memory stays flat: one line or one record batch at a time.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import math
 import sys
@@ -35,6 +43,10 @@ _BOM = b"\xef\xbb\xbf"
 # bytes -> b"0" for ASCII digits, b" " otherwise: a run of 20 digits may be an integer orjson cannot hold
 _DIGITS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
 _LONG_INT = b"0" * 20
+# The deepest value a row may hold: orjson, which every writer uses, writes no deeper (255 levels and more
+# raise), and anything deeper would fail only when written (a crash) instead of when read (a finding).
+MAX_DEPTH = 254
+TOO_DEEP = f"not readable: the JSON value is nested too deeply (more than {MAX_DEPTH} levels)"
 
 
 def iter_rows(paths: Iterable[str | Path], *, split: str | None = None) -> Iterator[Row]:
@@ -87,13 +99,17 @@ def read_jsonl(
             if raw.translate(_DIGITS).find(_LONG_INT) >= 0:
                 raise orjson.JSONDecodeError("long integer", "", 0)
             data = loads(raw)
+            error = None
+            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(data) > MAX_DEPTH:
+                error = TOO_DEEP
         except orjson.JSONDecodeError:
             data, error = parse_fallback(raw)
-            if error is not None:
-                yield Row(name, lineno, index, None, error, split)
-                index += 1
-                continue
-            nonfinite = tuple(nonfinite_paths(data))
+            if error is None:
+                nonfinite, error = inspect_value(data)
+        if error is not None:
+            yield Row(name, lineno, index, None, error, split)
+            index += 1
+            continue
         if type(data) is dict:
             row = Row(name, lineno, index, data, None, split)
             if nonfinite:
@@ -151,6 +167,25 @@ def parse_fallback(raw: bytes) -> tuple[Any, str | None]:
         return None, "not readable: the JSON value is nested too deeply"
 
 
+def read_document(path: str | Path) -> tuple[Any, str | None]:
+    """A whole small JSON document (a manifest, a lock, a policy): (value, None), or (None, why its bytes are
+    not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone surrogate). Each caller
+    turns the reason into its own error; an OSError (no such file, permission) propagates."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"line {exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, TOO_DEEP
+    _, problem = inspect_value(value)
+    return (None, problem) if problem else (value, None)
+
+
 def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
     """JSON paths of NaN / Infinity numbers inside a parsed value (JSON has none; Python's json writes them)."""
     stack = [(value, path)]
@@ -165,6 +200,57 @@ def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
             stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
 
 
+def depth(value: Any) -> int:
+    """How deeply containers nest in a value (a scalar is 0, `[]` is 1), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if type(v) is dict:
+            v = v.values()
+        elif type(v) is not list:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((x, d + 1) for x in v if type(x) in (dict, list))
+    return deepest
+
+
+def inspect_value(value: Any) -> tuple[tuple[str, ...], str | None]:
+    """(NaN/Infinity paths, why the value is not a row every writer can write, or None) of a value parsed by
+    Python's json: too deep, or a string (key or value) with a lone surrogate."""
+    if depth(value) > MAX_DEPTH:
+        return (), TOO_DEEP
+    stack = [(value, "$")]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is str:
+            if not _utf8(v):
+                return (), f"not valid UTF-8 text: a lone surrogate escape (\\u{_surrogate(v):04x}) at {p}"
+        elif type(v) is dict:
+            for k, x in v.items():
+                if not _utf8(k):
+                    return (
+                        (),
+                        f"not valid UTF-8 text: a lone surrogate escape (\\u{_surrogate(k):04x}) in a key of {p}",
+                    )
+                stack.append((x, f"{p}.{k}"))
+        elif type(v) is list:
+            stack.extend((x, f"{p}[{i}]") for i, x in enumerate(v))
+    return tuple(nonfinite_paths(value)), None
+
+
+def _utf8(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate(s: str) -> int:
+    return next(ord(c) for c in s if 0xD800 <= ord(c) <= 0xDFFF)
+
+
 # ---- Parquet --------------------------------------------------------------------------------------------
 
 
@@ -177,15 +263,23 @@ def read_parquet(
     index = 0
     if row_groups:
         index = _rows_before(path, row_groups[0])
-    for rows, hints in _parquet_batches(path, row_groups, columns):
-        if hints is None:
-            for data in rows:
-                yield Row(name, index + 1, index, data, None, split)
-                index += 1
-        else:
-            for data, hint in zip(rows, hints, strict=True):
-                yield Row(name, index + 1, index, data, None, split, hint)
-                index += 1
+    for batch in _parquet_batches(path, row_groups, columns):
+        yield from batch_records(batch, name, split, index + 1, index)
+        index += batch.num_rows
+
+
+def batch_records(
+    batch: Any, name: str, split: str | None, first_line: int, first_index: int
+) -> Iterator[Row]:
+    """The Rows of one Arrow record batch, numbered from `first_line` / `first_index`, with their option
+    hints and the paths of their values JSON has no form for."""
+    rows, hints = batch_rows(batch)
+    marks = batch_marks(batch, rows)
+    for i, data in enumerate(rows):
+        row = Row(name, first_line + i, first_index + i, data, None, split, hints[i] if hints else None)
+        if i in marks:
+            row.nonfinite, row.foreign = marks[i]
+        yield row
 
 
 def open_parquet(path: Path) -> Any:
@@ -212,15 +306,13 @@ def parquet_num_rows(path: str | Path) -> int:
 
 def _parquet_batches(
     path: Path, row_groups: list[int] | None, columns: list[str] | None = None
-) -> Iterator[tuple[list[Any], list[Any] | None]]:
-    """(rows, option hints or None) per record batch; each row as batch.to_pylist() gives it, except that
-    options are built column-wise (see _arrow_options) with their key last, and filled nulls are dropped."""
+) -> Iterator[Any]:
+    """The record batches of a Parquet file, any failure to read them as InputError."""
     import pyarrow as pa
 
     pf = open_parquet(path)
     try:
-        for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns):
-            yield batch_rows(batch)
+        yield from pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=row_groups, columns=columns)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
             f"{path}: Parquet data cannot be read past this point: {exc}", reason="unreadable_parquet"
@@ -249,6 +341,104 @@ def batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
     else:
         rows = batch.to_pylist()
     return rows, row_hints
+
+
+# ---- values JSON has no form for ------------------------------------------------------------------------
+
+_FLOAT, _FOREIGN = 1, 2
+# Python values of Arrow types JSON has no form for (datetime, date and time are written as ISO strings)
+FOREIGN_VALUES = (bytes, bytearray, memoryview, decimal.Decimal, datetime.timedelta)
+
+
+def _kinds(t: Any) -> int:
+    """_FLOAT when an Arrow type can hold a floating value, _FOREIGN when it can hold a value JSON has no
+    form for (binary, decimal, duration, interval), anywhere inside it."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        return _FLOAT
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or getattr(pa.types, "is_binary_view", lambda _: False)(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_duration(t)
+        or pa.types.is_interval(t)
+    ):
+        return _FOREIGN
+    if pa.types.is_struct(t):
+        out = 0
+        for i in range(t.num_fields):
+            out |= _kinds(t.field(i).type)
+        return out
+    if pa.types.is_map(t):
+        return _kinds(t.key_type) | _kinds(t.item_type)
+    if pa.types.is_dictionary(t):
+        return _kinds(t.value_type)
+    value = getattr(t, "value_type", None)  # list, large_list, fixed_size_list, list_view
+    return _kinds(value) if value is not None else 0
+
+
+def _may_be_nonfinite(arr: Any) -> bool:
+    """Whether a floating value anywhere in an Arrow array may be NaN or infinite (cheap, column-wise)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = arr.type
+    if not _kinds(t) & _FLOAT:
+        return False
+    if pa.types.is_floating(t):
+        try:
+            return bool(pc.any(pc.or_(pc.is_nan(arr), pc.is_inf(arr))).as_py())
+        except pa.ArrowNotImplementedError:  # half floats: let the walk decide
+            return True
+    if pa.types.is_struct(t):
+        return any(_may_be_nonfinite(arr.field(i)) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _may_be_nonfinite(arr.keys) or _may_be_nonfinite(arr.items)
+    if pa.types.is_dictionary(t):
+        return _may_be_nonfinite(arr.dictionary)
+    if hasattr(arr, "flatten") and getattr(t, "value_type", None) is not None:
+        return _may_be_nonfinite(arr.flatten())
+    return True  # a container of floats this cannot look into column-wise: the walk decides
+
+
+def batch_marks(batch: Any, rows: list[Any]) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Row index -> (NaN/Infinity paths, paths of values JSON has no form for), for the rows of a batch that
+    hold any. Only columns whose type can hold such values, and whose values do, are walked."""
+    marks: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        kinds = _kinds(col.type)
+        if not (
+            (kinds & _FLOAT and _may_be_nonfinite(col)) or (kinds & _FOREIGN and col.null_count < len(col))
+        ):
+            continue
+        for i, row in enumerate(rows):
+            nonfinite, foreign = odd_paths(row.get(name), f"$.{name}")
+            if nonfinite or foreign:
+                old = marks.get(i, ((), ()))
+                marks[i] = (old[0] + nonfinite, old[1] + foreign)
+    return marks
+
+
+def odd_paths(value: Any, path: str = "$") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(NaN/Infinity paths, paths of bytes/decimal/duration values) inside a value read from Parquet."""
+    nonfinite: list[str] = []
+    foreign: list[str] = []
+    stack = [(value, path)]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is float:
+            if not math.isfinite(v):
+                nonfinite.append(p)
+        elif isinstance(v, FOREIGN_VALUES) or (isinstance(v, tuple) and type(v) is not tuple):
+            foreign.append(p)  # a tuple subclass: an Arrow interval (MonthDayNano)
+        elif type(v) is dict:
+            stack.extend((x, f"{p}.{k}") for k, x in reversed(v.items()))
+        elif type(v) in (list, tuple):
+            stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
+    return tuple(nonfinite), tuple(foreign)
 
 
 def _drop_nulls(tm: Any) -> Any:

@@ -197,6 +197,16 @@ def strings_for_timestamps(schema: Any) -> Any:
     return pa.schema([pa.field(f.name, fix(f.type), f.nullable) for f in schema])
 
 
+def read_json_block(block: bytes, parse_options: Any = None) -> Any:
+    """A block of whole JSONL lines as one Arrow table. Arrow reads JSON in blocks of 1 MiB by default and
+    refuses a row longer than a block ('straddling object'): the block size here is the block's own size."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    opts = pj.ReadOptions(block_size=max(len(block) + 1, 1 << 20))
+    return pj.read_json(pa.BufferReader(block), read_options=opts, parse_options=parse_options)
+
+
 def jsonl_to_parquet(shard: Shard) -> None:
     """Convert a finished temporary JSONL shard to Parquet with one schema unified over all its rows.
 
@@ -207,7 +217,7 @@ def jsonl_to_parquet(shard: Shard) -> None:
     import pyarrow.parquet as pq
 
     try:
-        schemas = [pj.read_json(pa.BufferReader(b)).schema for b in line_blocks(shard.tmp)]
+        schemas = [read_json_block(b).schema for b in line_blocks(shard.tmp)]
         schema = strings_for_timestamps(pa.unify_schemas(schemas, promote_options="permissive"))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise InputError(
@@ -220,7 +230,7 @@ def jsonl_to_parquet(shard: Shard) -> None:
     opts = pj.ParseOptions(explicit_schema=schema)
     with pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema) as pw:
         for b in line_blocks(shard.tmp):
-            pw.write_table(pj.read_json(pa.BufferReader(b), parse_options=opts))
+            pw.write_table(read_json_block(b, opts))
     shard.sha256 = sink.close()
     shard.bytes = sink.bytes
     shard.tmp.unlink()

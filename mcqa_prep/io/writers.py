@@ -94,7 +94,7 @@ def remove_dead_temporaries(path: Path) -> None:
                     p.unlink()
 
 
-class _Guarded:
+class GuardedFile:
     """The open temporary file, with write failures (a full disk) reported against the target's path."""
 
     __slots__ = ("_fh", "_target")
@@ -140,7 +140,7 @@ class AtomicFile:
         except OSError as exc:
             raise output_error(exc, self.path) from None
         self._fh = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
-        return _Guarded(self._fh, self.path)
+        return GuardedFile(self._fh, self.path)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if self.stdout:

@@ -25,7 +25,7 @@ from ..prompt import content_text, user_prompt
 from ..records import Row
 
 # guard bits: set when the rules they guard may fire on the row
-G_NONFINITE = 1 << 0  # non_finite_number
+G_NONFINITE = 1 << 0  # non_finite_number, non_json_value
 G_SCHEMA = 1 << 1  # schema
 G_PROMPT = 1 << 2  # prompt_messages
 G_MARKERS = 1 << 3  # template_unrendered
@@ -137,7 +137,7 @@ class RowFacts:
     def of(cls, row: Row, cfg: Config) -> RowFacts:
         f = cls(row, cfg)
         d = f.d
-        may = G_NONFINITE if row.nonfinite else 0
+        may = G_NONFINITE if row.nonfinite or row.foreign else 0
         if not schema_quiet(d):
             may |= G_SCHEMA
         may |= f._prompt_facts()

@@ -1,5 +1,5 @@
 """Rules on the input as documents: a file that cannot be read, an input with no row, a line that is not a
-row, NaN/Infinity, and mcqa-row.v1 violations.
+row, NaN/Infinity, values JSON has no form for, and mcqa-row.v1 violations.
 
 jsonschema's iter_errors is the definition of a schema finding (every violation, with its address); it runs
 only for rows that jsonschema-rs, compiled from the same schema file, does not accept (facts.schema_quiet).
@@ -100,6 +100,22 @@ def non_finite_number(f: RowFacts) -> Iterator[Hit]:
                 "NaN/Infinity is not a JSON number: no JSON writer (NeMo Gym's, prepare's) can write this row; "
                 "replace it with null or a finite number"
             ),
+        )
+
+
+@rule(
+    "non_json_value",
+    ERROR,
+    "a value read from Parquet that JSON has no form for (bytes, a decimal, a duration): no JSON writer can "
+    "write the row (prepare rejects it)",
+    "store it as a string or a number in the Parquet file, or drop the column",
+    guard=G_NONFINITE,
+)
+def non_json_value(f: RowFacts) -> Iterator[Hit]:
+    for path in f.row.foreign:  # found by the reader in the Parquet batch
+        yield (
+            path,
+            "JSON has no form for this value (bytes, a decimal or a duration): no JSON writer can write it",
         )
 
 
