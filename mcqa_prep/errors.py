@@ -46,12 +46,23 @@ class McqaPrepError(Exception):
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
 
+    def __reduce__(self) -> Any:
+        # whole, reason and details included, when a worker process hands the error to its parent
+        return (_restore, (type(self), self.args, self.__dict__))
+
     def to_dict(self) -> dict[str, Any]:
         """Type, reason, message and structured details, JSON-ready."""
         out: dict[str, Any] = {"type": type(self).__name__, "reason": self.reason, "message": self.message}
         for k, v in self.details.items():
             out[k] = _jsonable(v)
         return out
+
+
+def _restore(cls: type, args: tuple, state: dict[str, Any]) -> Exception:
+    err = cls.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err
 
 
 def _jsonable(v: Any) -> Any:

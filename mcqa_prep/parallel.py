@@ -65,6 +65,8 @@ class Chunk:
     data: bytes | None = None
     batch: Any = None
     row_group: int | None = None
+    source: int = 0  # which of the inputs given to chunks_of it belongs to
+    failure: Exception | None = None  # the file could not be read past this point (never sent to a worker)
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
 
     def _batches(self) -> Iterator[Any]:
@@ -115,6 +117,22 @@ class Chunk:
         else:
             one = self._row_group().slice(i, 1).to_batches()[0]
         return next(batch_records(one, self.file, self.split, line, i))
+
+
+def chunks_of(files: Iterable[tuple[str | os.PathLike, str | None]]) -> Iterator[Chunk]:
+    """The chunks of several input files, one pool for all of them (no start-up and no drain per file). A
+    file that cannot be read (further) ends in a chunk carrying the InputError as `failure`, in its place
+    in the order, and the next file follows."""
+    seq = 0
+    for i, (path, split) in enumerate(files):
+        try:
+            for c in chunks(path, split, seq):
+                c.source = i
+                seq = c.seq + 1
+                yield c
+        except InputError as exc:
+            yield Chunk(seq, str(path), split, 0, source=i, failure=exc)
+            seq += 1
 
 
 def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:
@@ -214,12 +232,13 @@ def ordered_map(
     """(chunk, fn(chunk)) for every chunk, in input order, computed by `workers` forked processes.
 
     `fn` may be a closure over large state: the workers inherit it by fork. In a worker, an exception is
-    returned to the parent and raised there for the chunk that failed."""
+    returned to the parent and raised there for the chunk that failed. A chunk that carries a `failure`
+    (its file could not be read further) comes back in its place with the result None."""
     items = iter(items)
     head = [c for _, c in zip(range(2), items, strict=False)]
     if workers <= 1 or len(head) < 2:  # one worker, or an input of one chunk: no pool to start
         for chunk in itertools.chain(head, items):
-            yield chunk, fn(chunk)
+            yield chunk, (None if chunk.failure is not None else fn(chunk))
         return
     items = itertools.chain(head, items)
     import multiprocessing as mp
@@ -235,13 +254,14 @@ def ordered_map(
         try:
             pending: deque = deque()
             for chunk in items:
-                pending.append((chunk, pool.submit(_call, key, chunk)))
+                fut = None if chunk.failure is not None else pool.submit(_call, key, chunk)
+                pending.append((chunk, fut))
                 if len(pending) >= window:
                     c, fut = pending.popleft()
-                    yield c, fut.result()
+                    yield c, (None if fut is None else fut.result())
             while pending:
                 c, fut = pending.popleft()
-                yield c, fut.result()
+                yield c, (None if fut is None else fut.result())
         except BaseException:
             # Ctrl-C, an error, or the consumer stopped: drop the chunks not started, let the running ones end
             pool.shutdown(wait=True, cancel_futures=True)

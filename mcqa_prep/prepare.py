@@ -32,7 +32,7 @@ from .io.paths import DATA_SUFFIXES, check_output, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
-from .parallel import check_workers, chunks, ordered_map
+from .parallel import check_workers, chunks_of, ordered_map
 from .policy import GradingPolicy
 from .prepare_rows import Outcome, RowWork, Stamper, normalise_options, prepare_chunk, settle
 from .records import Finding, Row
@@ -447,21 +447,23 @@ def _run_rows(
     bar = progress(total=total, desc="prepare", unit="row") if progress is not None else None
     try:
         with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
-            for src in sources:
-                base = 0
-                fn = functools.partial(prepare_chunk, work, _source_of(src))
-                for chunk, results in ordered_map(fn, chunks(src.path, src.split), workers):
-                    for line, rel, findings, keys, outcome in results:
-                        stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
-                        found = validator.absorb(
-                            stub, at_index(findings, base + rel) if base else findings, keys
-                        )
-                        final = settle(outcome, found)
-                        rec = chunk.row_at(line) if final.line is None and final.errors else stub
-                        router.route(rec, src, final)
-                    base += len(results)
-                    if bar is not None:
-                        bar.update(len(results))
+            fn = functools.partial(prepare_chunk, work, [_source_of(s) for s in sources])
+            current, base = -1, 0
+            for chunk, results in ordered_map(fn, chunks_of((s.path, s.split) for s in sources), workers):
+                if chunk.failure is not None:
+                    raise chunk.failure  # an unreadable input: nothing is committed
+                if chunk.source != current:
+                    current, base = chunk.source, 0
+                src = sources[chunk.source]
+                for line, rel, findings, keys, outcome in results:
+                    stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
+                    found = validator.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
+                    final = settle(outcome, found)
+                    rec = chunk.row_at(line) if final.line is None and final.errors else stub
+                    router.route(rec, src, final)
+                base += len(results)
+                if bar is not None:
+                    bar.update(len(results))
     finally:
         if bar is not None:
             bar.close()

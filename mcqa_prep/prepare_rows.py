@@ -4,6 +4,7 @@ rows in order (duplicates across the input) and routes each row (prepare.Router)
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +21,21 @@ from .records import Finding, Row
 ERROR = "error"
 
 
+_DICT_ONLY = {dict}
+
+
 def normalise_options(options: Any) -> Any:
     """Drop null-valued keys (the Parquet all-letters shape), keep letter order; other shapes pass through
     unchanged (validate reports them)."""
     if not isinstance(options, list):
         return options
+    # the usual case, already normal (JSONL rows, and Parquet rows as the reader builds them): a few
+    # C-level passes instead of a dict comprehension per option
+    if set(map(type, options)) == _DICT_ONLY and None not in itertools.chain.from_iterable(
+        map(dict.values, options)
+    ):
+        if all(options):
+            return options
     out = []
     for opt in options:
         if isinstance(opt, dict):
@@ -134,9 +145,11 @@ class RowWork:
     difficulty: Difficulty | None
 
 
-def prepare_chunk(work: RowWork, source: dict[str, Any], chunk: Chunk) -> list[tuple[Any, ...]]:
+def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) -> list[tuple[Any, ...]]:
     """(line, index within the chunk, validator findings, RowKeys, outcome) of every row of a chunk, the
-    outcome decided as if no later duplicate check objects (the parent re-decides when one does)."""
+    outcome decided as if no later duplicate check objects (the parent re-decides when one does).
+    `sources` is the provenance of each input, as the rows of `chunk.source` record it."""
+    source = sources[chunk.source]
     out = []
     for rec in chunk.rows():
         findings, keys = work.checker.check(rec)

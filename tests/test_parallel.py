@@ -171,3 +171,16 @@ def test_workers_leave_ctrl_c_to_the_parent():
     chunks = [Chunk(i, "x", None, 1, data=b"{}\n") for i in range(4)]
     got = [r for _, r in ordered_map(lambda c: signal.getsignal(signal.SIGINT), chunks, 2)]
     assert got == [signal.SIG_IGN] * 4
+
+
+def test_one_pool_for_every_input_and_an_unreadable_one_is_a_finding_in_its_place(tmp_path, small_chunks):
+    from mcqa_prep.validate import validate_paths
+
+    jl, pqf = _dataset(tmp_path)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1" + b"\x00" * 64 + b"PAR1")
+    docs = [validate_paths([broken, jl, pqf], max_findings=0, workers=w).to_dict() for w in (1, 2)]
+    assert docs[0] == docs[1]
+    unreadable = [f for f in docs[0]["findings"] if f["rule"] == "unreadable_file"]
+    assert [f["file"] for f in unreadable] == [str(broken)]
+    assert [i["rows"] for i in docs[0]["summary"]["inputs"]] == [0, 303, 120]

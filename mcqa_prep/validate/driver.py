@@ -15,7 +15,7 @@ from .._perf import streaming_gc
 from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import parquet_num_rows
-from ..parallel import Chunk, check_workers, chunks, ordered_map
+from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..records import Finding, Row
 from .crossrow import RowKeys
 from .engine import RowChecker
@@ -124,12 +124,18 @@ def _total_rows(sources: list[_Source]) -> int | None:
     return None
 
 
-def check_chunk(checker: RowChecker, chunk: Chunk) -> list[tuple[int, int, list[Finding], RowKeys | None]]:
-    """(line, index within the chunk, row findings, RowKeys) of every row of a chunk: a worker's share."""
+def check_chunk(
+    checker: RowChecker, chunk: Chunk
+) -> list[tuple[int, int, list[Finding], RowKeys | None]] | InputError:
+    """(line, index within the chunk, row findings, RowKeys) of every row of a chunk: a worker's share; the
+    InputError when the worker cannot read the chunk's bytes (a damaged Parquet row group)."""
     out = []
-    for row in chunk.rows():
-        findings, keys = checker.check(row)
-        out.append((row.line, row.index, findings, keys))
+    try:
+        for row in chunk.rows():
+            findings, keys = checker.check(row)
+            out.append((row.line, row.index, findings, keys))
+    except InputError as exc:
+        return exc
     return out
 
 
@@ -138,38 +144,44 @@ def at_index(findings: list[Finding], index: int) -> list[Finding]:
     return [f if f.row == index else dataclasses.replace(f, row=index) for f in findings]
 
 
-def _read_one(src: _Source, v: RowValidator, keep: _Keeper, workers: int, bar: Any) -> None:
-    work = functools.partial(check_chunk, v.checker)
-    base = 0
-    for chunk, results in ordered_map(work, chunks(src.file, src.split), workers):
-        for line, rel, findings, keys in results:
-            stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
-            fs = v.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
-            if fs:
-                keep(fs)
-        base += len(results)
-        src.entry["rows"] += len(results)
-        if bar is not None:
-            bar.update(len(results))
+def _unreadable(src: _Source, exc: Exception) -> list[Finding]:
+    r = RULES["unreadable_file"]
+    return [Finding(str(src.file), None, None, "$", r.name, r.severity, msg) for _, msg in r.check(exc)]
 
 
 def _read_all(
     sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, workers: int
 ) -> None:
+    """Every chunk of every input through one pool, in input order; the cross-row half here."""
     bar = progress(total=_total_rows(sources), desc="validate", unit="row") if progress is not None else None
-    unreadable = RULES["unreadable_file"]
+    work = functools.partial(check_chunk, v.checker)
+    current, base = -1, 0
     try:
         with streaming_gc():
-            for src in sources:
-                try:
-                    _read_one(src, v, keep, workers, bar)
-                except InputError as exc:
-                    fs = [
-                        Finding(str(src.file), None, None, "$", unreadable.name, unreadable.severity, msg)
-                        for _, msg in unreadable.check(exc)
-                    ]
+            files = [(s.file, s.split) for s in sources]
+            failed: set[int] = set()
+            for chunk, results in ordered_map(work, chunks_of(files), workers):
+                src = sources[chunk.source]
+                if chunk.source != current:
+                    current, base = chunk.source, 0
+                if chunk.source in failed:
+                    continue  # the file could not be read further: its later chunks do not count
+                failure = chunk.failure if chunk.failure is not None else results
+                if isinstance(failure, Exception):
+                    failed.add(chunk.source)
+                    fs = _unreadable(src, failure)
                     v.add(fs)
                     keep(fs)
+                    continue
+                for line, rel, findings, keys in results:
+                    stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
+                    fs = v.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
+                    if fs:
+                        keep(fs)
+                base += len(results)
+                src.entry["rows"] += len(results)
+                if bar is not None:
+                    bar.update(len(results))
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
