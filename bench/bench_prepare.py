@@ -1,8 +1,10 @@
-"""Benchmark `prepare` (Parquet in, JSONL out) against a bare read-parse-serialise floor, and its peak memory.
+"""Benchmark `prepare` and `validate` (Parquet in) against a bare read-and-serialise floor, with 1 and 2
+workers, and prepare's peak memory.
 
 Synthetic data shaped like nvidia/Nemotron-RL-knowledge-mcqa: 10 options stored the Parquet way (every
 element carries all letters, null-filled), 30% rows with a custom template (output_regex etc.), uuids,
-reward_profiles. The floor is what any tool must do: pyarrow batches -> to_pylist -> json.dumps -> write.
+reward_profiles, in row groups of 5,000 rows. The floor is what any tool must do, on one core and with the
+JSON library prepare itself uses: pyarrow batches -> to_pylist -> orjson.dumps -> write.
 
     python bench/bench_prepare.py --rows 100000        # prints one JSON document
 """
@@ -93,23 +95,32 @@ def make_parquet(path: Path, n: int) -> Path:
 
 
 def floor_pass(src: Path, dst: Path) -> float:
-    """The bare minimum: read batches, to Python, JSON, write lines."""
+    """The bare minimum, on one core: read batches, to Python, JSON (orjson, as prepare), write lines."""
+    import orjson
     import pyarrow.parquet as pq
 
     t0 = time.perf_counter()
-    dumps = json.dumps
-    with open(dst, "w", encoding="utf-8") as fh:
+    dumps = orjson.dumps
+    with open(dst, "wb") as fh:
         for batch in pq.ParquetFile(src).iter_batches(batch_size=2048):
-            fh.write("".join(dumps(r, ensure_ascii=False) + "\n" for r in batch.to_pylist()))
+            fh.write(b"".join(dumps(r) + b"\n" for r in batch.to_pylist()))
     return time.perf_counter() - t0
 
 
-def prepare_pass(src: Path, out: Path) -> tuple[float, dict[str, Any]]:
+def prepare_pass(src: Path, out: Path, workers: int = 1) -> tuple[float, dict[str, Any]]:
     from mcqa_prep.prepare import prepare
 
     t0 = time.perf_counter()
-    report = prepare([src], out, on_invalid="reject")
+    report = prepare([src], out, on_invalid="reject", workers=workers)
     return time.perf_counter() - t0, report.counts
+
+
+def validate_pass(src: Path, workers: int) -> float:
+    from mcqa_prep.validate import validate_paths
+
+    t0 = time.perf_counter()
+    validate_paths([src], workers=workers)
+    return time.perf_counter() - t0
 
 
 def _child(rows: int) -> None:
@@ -159,7 +170,7 @@ def run(rows: int = 100_000, *, memory: bool = True) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-"))
     try:
         src = make_parquet(work / "train-00000-of-00001.parquet", rows)
-        floor_s = floor_pass(src, work / "floor.jsonl")
+        floor_s = min(floor_pass(src, work / "floor.jsonl") for _ in range(2))
         prep_s, counts = prepare_pass(src, work / "prepared")
         result: dict[str, Any] = {
             "rows": rows,
@@ -170,7 +181,17 @@ def run(rows: int = 100_000, *, memory: bool = True) -> dict[str, Any]:
             "ratio": round(prep_s / floor_s, 2),
             "target_ratio": TARGET_RATIO,
             "counts": counts,
+            "workers": {},
         }
+        for w in (1, 2):  # wall seconds, workers included (the floor is one core)
+            p_s, _ = prepare_pass(src, work / f"prepared-w{w}", workers=w)
+            v_s = validate_pass(src, workers=w)
+            result["workers"][str(w)] = {
+                "prepare_seconds": round(p_s, 3),
+                "prepare_vs_floor": round(p_s / floor_s, 2),
+                "validate_seconds": round(v_s, 3),
+                "validate_vs_floor": round(v_s / floor_s, 2),
+            }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if memory:

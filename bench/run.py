@@ -179,6 +179,13 @@ def rows_of(results: dict) -> list[tuple[str, str, str, str, str]]:
     if p.get("prepare_rows_per_s"):
         out.append(("prepare (Parquet in, JSONL out)", _n(p["prepare_rows_per_s"]), _n(p["floor_rows_per_s"]),
                     _x(p["prepare_rows_per_s"], p["floor_rows_per_s"]), "read-parse-serialise floor (target >= 0.33x)"))  # fmt: skip
+    for w, x in (p.get("workers") or {}).items():
+        n, floor = p["rows"], p["floor_seconds"]
+        for what in ("prepare", "validate"):
+            out.append((f"{what} --workers {w} (wall; Parquet in)", _n(n / x[f"{what}_seconds"]), _n(n / floor),
+                        f"{x[f'{what}_vs_floor']:.2f}x time",
+                        "one-core read + orjson serialise floor, same file (targets: prepare <= 1.2x, validate <= 0.6x "
+                        "with 2 workers)"))  # fmt: skip
     cv = results.get("bench_convert") or {}
     for label, x in (
         ("convert (Parquet, 4-10 options, 2 templates)", cv),
