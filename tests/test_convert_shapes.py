@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mcqa_prep.convert.extract import Extractor
 from mcqa_prep.convert.presets import PRESETS, detect, get_preset
-from mcqa_prep.convert.shapes import REJECT_REASONS, ColumnMap, Extractor, RowReject
+from mcqa_prep.convert.shapes import REJECT_REASONS, ColumnMap, RowReject
 from mcqa_prep.errors import UsageError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "convert_cases.jsonl"

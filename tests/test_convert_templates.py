@@ -236,7 +236,7 @@ def test_template_spec_errors():
 def test_boxed_template_prompts_never_grade_to_a_letter():
     """The built-in boxed template ends with an empty \\boxed{}: the boxed modes read only the last box, so
     the per-row self-check is skipped for it. Whatever the question holds, the prompt yields no letter."""
-    from mcqa_prep.convert.core import _SelfCheck
+    from mcqa_prep.convert.checks import SelfCheck as _SelfCheck
     from mcqa_prep.grader import grade_text
 
     t = BUILTIN["boxed"]

@@ -11,6 +11,7 @@ must score each letter, a refusal and the prompt must score none. Any finding fa
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from ..errors import UsageError
 from ..grader import grade_text
 from ..io import iter_rows
 from ..validate import RowValidator
-from .shapes import LETTERS
+from .shapes import LETTERS, RowReject
 from .templates import Template, render_variables
 
 # Rules that concern the set of rows, not one row; a probe row is alone by construction.
@@ -145,3 +146,64 @@ class TemplateChecker:
                     f"{what} is graded as option {res.extracted_answer} (rule {res.rule or res.mode}): "
                     "write the answer format with a placeholder that is not a letter, e.g. <letter>",
                 )
+
+
+# ------------------------------------------------------------------------------------------ self-check
+
+
+_ANSWER_COLON = re.compile(r"answer\s*:", re.IGNORECASE)
+_BOXED_MODES = ("strict_single_letter_boxed", "lenient_boxed")
+
+
+class SelfCheck:
+    """Grades a rendered prompt as if it were a response (it must yield no letter). grade_text decides; a
+    conservative pre-test skips the call when no letter is possible: no output_regex pattern matches the
+    prompt, and for the boxed modes the last \\boxed{ is empty or absent, for lenient_answer_colon no
+    'answer:' occurs."""
+
+    def __init__(self, t: Template):
+        self.t = t
+        pats = [t.output_regex] if isinstance(t.output_regex, str) else list(t.output_regex or [])
+        self.patterns = []
+        for p in pats:
+            try:
+                self.patterns.append(re.compile(p, re.IGNORECASE))
+            except re.error:
+                self.patterns = None  # type: ignore[assignment]
+                break
+        self.tm = t.template_metadata()
+        t.compile()
+        plan = t._plan
+        tail = plan[-1] if plan and type(plan[-1]) is str else ""
+        i = tail.rfind("\\boxed{")
+        # A boxed-mode template without output_regex whose fixed closing text holds an empty \boxed{}: that
+        # box is the last one of every prompt it renders, and the boxed modes read only the last box, so no
+        # prompt can yield a letter (the built-in `boxed` template)
+        self.never = (
+            not pats and t.grading_mode in _BOXED_MODES and i >= 0 and tail.startswith("\\boxed{}", i)
+        )
+
+    def possible(self, prompt: str) -> bool:
+        if self.patterns is None:
+            return True
+        for p in self.patterns:
+            if p.search(prompt):
+                return True
+        mode = self.t.grading_mode
+        if mode in _BOXED_MODES:
+            i = prompt.rfind("\\boxed{")
+            return i >= 0 and not prompt.startswith("\\boxed{}", i)
+        if mode == "lenient_answer_colon":
+            return _ANSWER_COLON.search(prompt) is not None
+        return True
+
+    def check(self, prompt: str, options: list[dict[str, str]], gold: str) -> None:
+        """Raise RowReject when the prompt is graded to a letter (call when possible(prompt))."""
+        res = grade_text(prompt, options, gold, self.t.grading_mode, self.tm)
+        if res.extracted_answer is not None or res.status == "regex_timeout":
+            got = res.extracted_answer or "a timeout"
+            raise RowReject(
+                "prompt_self_graded",
+                f"the prompt itself is graded as {got} under template {self.t.id!r} "
+                f"({res.rule or res.mode}): a response that echoes it would score",
+            )

@@ -1,7 +1,8 @@
 """Where a source row keeps its question, its choices and its answer, and how the answer is encoded.
 
-A `ColumnMap` names the columns; `Extractor` binds it to one source's columns (exact name, then a unique
-case-insensitive match, then a dotted path into a nested value) and turns each row into an `Item` or raises
+A `ColumnMap` names the columns; `resolve_column` finds one among a source's columns (exact name, then a
+unique case-insensitive match, then a dotted path into a nested value); `split_choices` and `resolve_answer`
+read the value shapes. `extract.Extractor` puts them together, turning each row into an `Item` or raising
 `RowReject` with a stable reason. Nothing here knows about templates, letters in prompts or shuffling.
 
 Choice shapes (exactly one per map):
@@ -189,7 +190,7 @@ class ColumnMap:
 # --------------------------------------------------------------------------------------------- columns
 
 
-class _Col:
+class Col:
     """A resolved column: a top-level key and an optional path into nested objects."""
 
     __slots__ = ("name", "key", "path")
@@ -200,38 +201,38 @@ class _Col:
         self.path = path
 
     def get(self, row: dict[str, Any]) -> Any:
-        v = row.get(self.key, _ABSENT) if type(row) is dict else _ABSENT
+        v = row.get(self.key, ABSENT) if type(row) is dict else ABSENT
         for p in self.path:
             if isinstance(v, dict):
-                v = v.get(p, _ABSENT)
+                v = v.get(p, ABSENT)
             else:
-                return _ABSENT
+                return ABSENT
         return v
 
 
-_ABSENT = object()
+ABSENT = object()
 
 
-def resolve_column(name: str, columns: Sequence[str]) -> _Col | None:
+def resolve_column(name: str, columns: Sequence[str]) -> Col | None:
     """The source column for a mapped name: exact, then one case-insensitive match, then a dotted path
     (`mc1_targets.choices`) whose head resolves the same way; None when nothing matches."""
     if name in columns:
-        return _Col(name, name)
+        return Col(name, name)
     folded = [c for c in columns if c.casefold() == name.casefold()]
     if len(folded) == 1:
-        return _Col(name, folded[0])
+        return Col(name, folded[0])
     if "." in name:
         head, *rest = name.split(".")
         base = resolve_column(head, columns)
         if base is not None and not base.path:
-            return _Col(name, base.key, tuple(rest))
+            return Col(name, base.key, tuple(rest))
     return None
 
 
 # --------------------------------------------------------------------------------------------- values
 
 
-def _text(v: Any) -> str | None:
+def as_text(v: Any) -> str | None:
     """A choice/question value as text; None for null. Numbers are written as Python writes them."""
     if v is None:
         return None
@@ -244,19 +245,19 @@ def _text(v: Any) -> str | None:
     return None
 
 
-def _norm(s: str) -> str:
+def norm_text(s: str) -> str:
     return " ".join(s.lower().split())
 
 
-_STR_ONLY = {str}
-_PLACEHOLDERS = frozenset(
+STR_ONLY = {str}
+PLACEHOLDERS = frozenset(
     {"n/a", "na", "n.a.", "nan", "null", "none", "tbd", "-", "--", "?", "blank", "empty"}
 )
-_LABEL_START = frozenset("Aa(")
+LABEL_START = frozenset("Aa(")
 _OWN_LABEL = re.compile(r"\(?([A-Za-z])\s*[).:]\s*")
 
 
-def _strip_own_labels(texts: list[Any]) -> list[Any]:
+def strip_own_labels(texts: list[Any]) -> list[Any]:
     """['A)21', 'B)21.5', ...] -> ['21', '21.5', ...] when every choice starts with its own positional
     letter and ')' '.' or ':' (AQuA-RAT, some exports): the letters would be wrong once options are
     shuffled or relabelled. Anything less consistent is kept as it is."""
@@ -276,7 +277,7 @@ def _strip_own_labels(texts: list[Any]) -> list[Any]:
 _RANGES: dict[int, list[int]] = {}
 
 
-def _range_list(n: int) -> list[int]:
+def range_list(n: int) -> list[int]:
     """list(range(n)), shared per n: callers only read it (it becomes metadata.convert.option_source_index)."""
     r = _RANGES.get(n)
     if r is None:
@@ -288,7 +289,7 @@ _TEXT_KEYS = ("text", "atext", "content", "option", "choice", "value", "answer")
 _LABEL_KEYS = ("label", "aid", "key", "letter", "id", "name")
 
 
-def _maybe_json(v: Any) -> Any:
+def maybe_json(v: Any) -> Any:
     """A list or object written into a CSV cell (JSON, or Python's repr as pandas writes it)."""
     if isinstance(v, str):
         s = v.strip()
@@ -316,7 +317,7 @@ def _pick_key(d: dict[str, Any], names: Sequence[str]) -> str | None:
 
 def split_choices(value: Any) -> tuple[list[Any], list[str] | None]:
     """(raw choice values, labels or None) of a `choices` value in any of the supported layouts."""
-    value = _maybe_json(value)
+    value = maybe_json(value)
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(x, dict) for x in value):
             first = value[0]
@@ -393,8 +394,8 @@ def _by_text(s: str, texts: list[str | None]) -> int | None:
     for i, t in enumerate(texts):
         if t is not None and t == s:
             return i
-    ns = _norm(s)
-    hits = [i for i, t in enumerate(texts) if t is not None and _norm(t) == ns]
+    ns = norm_text(s)
+    hits = [i for i, t in enumerate(texts) if t is not None and norm_text(t) == ns]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -409,23 +410,34 @@ def _by_label(s: str, labels: list[str]) -> int | None:
 def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None, answer_type: str) -> int:
     """The gold's position among `texts` (source order), or RowReject. See docs/convert.md for `auto`."""
     n = len(texts)
-    value = _maybe_json(value) if isinstance(value, str) and value.strip()[:1] == "[" else value
+    value = maybe_json(value) if isinstance(value, str) and value.strip()[:1] == "[" else value
     if value is None or (isinstance(value, str) and not value.strip()):
         raise RowReject("no_answer", "the answer is missing or empty")
     if isinstance(value, float) and not math.isfinite(value):
         raise RowReject("no_answer", "the answer is NaN")
-    t = answer_type
-    if t == "flags" or (t == "auto" and isinstance(value, (list, tuple))):
-        if not isinstance(value, (list, tuple)):
-            raise RowReject("unparseable_answer", f"flags must be a list of 0/1, got {value!r}")
-        marked = [i for i, f in enumerate(value) if f in (1, True, "1", "true", "True")]
-        if len(value) != n:
-            raise RowReject("unparseable_answer", f"{len(value)} flags for {n} choices")
-        if not marked:
-            raise RowReject("no_answer", "no choice is flagged correct")
-        if len(marked) > 1:
-            raise RowReject("several_answers", f"choices {marked} are all flagged correct")
-        return marked[0]
+    if answer_type == "flags" or (answer_type == "auto" and isinstance(value, (list, tuple))):
+        return _by_flags(value, n)
+    if answer_type != "auto":
+        return _by_type(value, texts, labels, answer_type)
+    return _auto(value, texts, labels)
+
+
+def _by_flags(value: Any, n: int) -> int:
+    if not isinstance(value, (list, tuple)):
+        raise RowReject("unparseable_answer", f"flags must be a list of 0/1, got {value!r}")
+    marked = [i for i, f in enumerate(value) if f in (1, True, "1", "true", "True")]
+    if len(value) != n:
+        raise RowReject("unparseable_answer", f"{len(value)} flags for {n} choices")
+    if not marked:
+        raise RowReject("no_answer", "no choice is flagged correct")
+    if len(marked) > 1:
+        raise RowReject("several_answers", f"choices {marked} are all flagged correct")
+    return marked[0]
+
+
+def _by_type(value: Any, texts: list[str | None], labels: list[str] | None, t: str) -> int:
+    """The gold under an explicit answer_type: index, index1, letter, label or text."""
+    n = len(texts)
     if t in ("index", "index1"):
         i = _as_int(value)
         if i is None:
@@ -454,7 +466,13 @@ def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None
                 "answer_not_in_choices", f"answer {str(value)[:80]!r} is not the text of a choice"
             )
         return i
-    # auto
+    raise UsageError(f"unknown answer_type {t!r}", reason="usage")
+
+
+def _auto(value: Any, texts: list[str | None], labels: list[str] | None) -> int:
+    """The gold when answer_type is auto: a number is a 0-based index; a string is a label, a choice's text,
+    an index or a letter, and a string that is both one choice's text and another's index is ambiguous."""
+    n = len(texts)
     if isinstance(value, bool):
         raise RowReject("unparseable_answer", f"answer {value!r} is a boolean")
     if isinstance(value, (int, float)):
@@ -486,160 +504,3 @@ def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None
     if by_text is not None:
         return by_text
     raise RowReject("answer_not_in_choices", f"answer {s[:80]!r} is not the text of any choice")
-
-
-# --------------------------------------------------------------------------------------------- extractor
-
-
-class Extractor:
-    """A ColumnMap bound to one source's columns. `extract(row)` -> Item, or raises RowReject."""
-
-    def __init__(self, cmap: ColumnMap, columns: Sequence[str] | None, *, where: str = "the source"):
-        cmap.check()
-        self.cmap = cmap
-        cols = list(columns) if columns is not None else []
-        missing: list[str] = []
-
-        def col(name: str | None, required: bool = True) -> _Col | None:
-            if not name:
-                return None
-            c = resolve_column(name, cols) if columns is not None else None
-            if c is None:
-                if columns is not None and required:
-                    missing.append(name)
-                head, _, rest = name.partition(".")
-                c = (
-                    _Col(name, head, tuple(rest.split(".")))
-                    if rest and head not in cols
-                    else _Col(name, name)
-                )
-            return c
-
-        self.question = col(cmap.question)
-        self.choices = col(cmap.choices)
-        self.options = [col(c) for c in cmap.options]
-        self.correct = col(cmap.correct)
-        self.incorrect = [col(c) for c in cmap.incorrect]
-        self.answer = col(cmap.answer)
-        # optional columns: a row without them is fine (the value is null)
-        self.context = col(cmap.context, False)
-        self.id = col(cmap.id, False)
-        self.subject = col(cmap.subject, False)
-        self.keep = [col(c, False) for c in cmap.keep]
-        if missing:
-            shown = ", ".join(repr(c) for c in cols[:40])
-            raise UsageError(
-                f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {shown})",
-                reason="map_missing_column",
-            )
-        self.drop = {_norm(d) for d in cmap.drop}
-        self.answer_type = cmap.answer_type
-        self._int_index = cmap.answer_type in ("index", "auto")
-        self.shape = cmap.shape
-
-    def _get(self, c: _Col, row: dict[str, Any]) -> Any:
-        v = c.get(row)
-        if v is _ABSENT:
-            raise RowReject("missing_field", f"the row has no field {c.name!r}")
-        return v
-
-    def extract(self, row: Any) -> Item:
-        if type(row) is not dict:
-            raise RowReject("malformed_row", f"a row must be an object, got {type(row).__name__}")
-        get = self._get
-        qc = self.question
-        q = row.get(qc.key, _ABSENT) if not qc.path else qc.get(row)  # type: ignore[union-attr]
-        if q is _ABSENT:
-            raise RowReject("missing_field", f"the row has no field {qc.name!r}")  # type: ignore[union-attr]
-        q = q.strip() if type(q) is str else _text(q)
-        if not q:
-            raise RowReject("no_question", "the question is missing or empty")
-        labels: list[str] | None = None
-        if self.shape == "choices":
-            cc = self.choices
-            value = row.get(cc.key, _ABSENT) if not cc.path else cc.get(row)  # type: ignore[union-attr]
-            if value is _ABSENT:
-                raise RowReject("missing_field", f"the row has no field {cc.name!r}")  # type: ignore[union-attr]
-            if type(value) is list and (not value or type(value[0]) is not dict):
-                raw: list[Any] = value
-            else:
-                raw, labels = split_choices(value)
-            if set(map(type, raw)) == _STR_ONLY:
-                texts: list[Any] = [*map(str.strip, raw)]
-            else:
-                texts = [v.strip() if type(v) is str else _text(v) for v in raw]
-            ac = self.answer
-            a = row.get(ac.key, _ABSENT) if not ac.path else ac.get(row)  # type: ignore[union-attr]
-            if a is _ABSENT:
-                raise RowReject("missing_field", f"the row has no field {ac.name!r}")  # type: ignore[union-attr]
-            if type(a) is int and self._int_index and 0 <= a < len(texts):
-                gold = a
-            else:
-                gold = resolve_answer(a, texts, labels, self.answer_type)
-        elif self.shape == "options":
-            texts = [_text(get(c, row)) for c in self.options]  # type: ignore[arg-type]
-            while texts and texts[-1] is None:  # absent trailing options (a 5-column layout with 4 used)
-                texts.pop()
-            gold = resolve_answer(get(self.answer, row), texts, None, self.answer_type)  # type: ignore[arg-type]
-        else:
-            texts = [_text(get(self.correct, row))]  # type: ignore[arg-type]
-            for c in self.incorrect:
-                v = _maybe_json(get(c, row))  # type: ignore[arg-type]
-                if isinstance(v, (list, tuple)):
-                    texts.extend(_text(x) for x in v)
-                elif v is not None:
-                    texts.append(_text(v))
-            if texts[0] is None or texts[0] == "":
-                raise RowReject("no_answer", "the correct-answer column is empty")
-            gold = 0
-        if texts and texts[0] is not None and texts[0][:1] in _LABEL_START:
-            texts = _strip_own_labels(texts)
-        if None in texts or "" in texts:
-            i = next(i for i, t in enumerate(texts) if not t)
-            raise RowReject("empty_choice", f"choice {i} is empty or null")
-        joined = "|".join(texts)
-        # _norm(t) is just t.lower() for ASCII texts (stripped) with single spaces and no other whitespace (in
-        # ASCII, every whitespace character but the space is unprintable); one lower() and split() for all
-        low = joined.lower().split("|")
-        if not (len(low) == len(texts) and joined.isascii() and joined.isprintable() and "  " not in joined):
-            low = [_norm(t) for t in texts]
-        index = _range_list(len(texts))
-        if self.drop and not self.drop.isdisjoint(low):
-            keep = [i for i, k in enumerate(low) if i == gold or k not in self.drop]
-            gold = keep.index(gold)
-            texts = [texts[i] for i in keep]
-            low = [low[i] for i in keep]
-            index = keep
-        n = len(texts)
-        if n < 2:
-            raise RowReject("too_few_choices", f"{n} choice(s); a multiple-choice row needs at least two")
-        if n > MAX_OPTIONS:
-            raise RowReject("too_many_choices", f"{n} choices; at most {MAX_OPTIONS} (letters A-Z)")
-        if len(set(low)) != n:
-            seen: dict[str, int] = {}
-            for i, k in enumerate(low):
-                if k in seen:
-                    hint = ""
-                    if k in _PLACEHOLDERS or not any(ch.isalnum() for ch in k):
-                        hint = f"; if it is a placeholder, remove it with --drop-choice {texts[i]!r}"
-                    raise RowReject(
-                        "duplicate_choices",
-                        f"choices {seen[k]} and {i} have the same text ({texts[i][:60]!r}){hint}",
-                    )
-                seen[k] = i
-        context = _text(self.context.get(row)) or None if self.context else None
-        ic = self.id
-        ident = (row.get(ic.key) if not ic.path else ic.get(row)) if ic else None
-        sc = self.subject
-        if sc:
-            subject = row.get(sc.key) if not sc.path else sc.get(row)
-            subject = (subject.strip() or None) if type(subject) is str else (_text(subject) or None)
-        else:
-            subject = None
-        kept = None
-        if self.keep:
-            kept = {}
-            for c in self.keep:
-                v = c.get(row)  # type: ignore[union-attr]
-                kept[c.name] = None if v is _ABSENT else v  # type: ignore[union-attr]
-        return Item(q, texts, gold, index, context, None if ident is _ABSENT else ident, subject, kept)

@@ -1,0 +1,410 @@
+"""One conversion's row loop: per source, decode (extract) -> identity (uuid5 of the source identity and row
+index) -> template (weighted, by the row name's hash) -> option order (balance) -> prompt (templates) ->
+self-check (the prompt graded as a response must yield no letter) -> a line in the output, or a reject with
+its reason. The counts and per-source documents become the report that `core.convert` commits."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import decimal
+import hashlib
+import math
+import uuid as uuidlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from hashlib import blake2b, sha1
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import __version__
+from ..errors import UsageError
+from . import presets as presetmod
+from .balance import Balancer, RowRandom, arrange, pinned_positions
+from .checks import SelfCheck, TemplateChecker
+from .extract import Extractor
+from .outputs import Outputs
+from .shapes import LETTERS, ColumnMap, RowReject
+from .sources import Source
+from .templates import Template, TemplateMix
+
+REPORT_VERSION = 1
+# uuid5 namespace of converted rows: uuid5(NAMESPACE_URL, "mcqa-prep/convert")
+NAMESPACE = uuidlib.uuid5(uuidlib.NAMESPACE_URL, "mcqa-prep/convert")
+BIAS_RATIO = 2.0  # report warning: a gold letter over twice its uniform share ...
+BIAS_MIN_ROWS = 20  # ... among at least this many rows with that option count
+
+
+def _jsonable(v: Any) -> Any:
+    """Source values that JSON cannot hold as such (NaN, dates, bytes, decimals) made representable; only
+    for metadata copied from the source, never for grading fields."""
+    if v is None or isinstance(v, (str, bool)):
+        return v
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**64 else str(v)  # orjson holds 64-bit integers only
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (_dt.date, _dt.datetime, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    return str(v)
+
+
+def _dumps(row: dict[str, Any]) -> bytes:
+    """One JSONL line (UTF-8, newline included). orjson: the standard library's encoder took 30 of the 50 us
+    a row may cost at the 20,000 rows/s target; orjson takes 2."""
+    try:
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # a source value orjson cannot hold (e.g. an integer beyond 64 bits, non-str keys)
+        return orjson.dumps(_jsonable(row), option=orjson.OPT_APPEND_NEWLINE)
+
+
+_NS_BYTES = NAMESPACE.bytes
+# the variant bits of an RFC 4122 uuid: the first hex digit of the fourth group is 8, 9, a or b
+_VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
+
+
+def row_uuid(name: bytes) -> str:
+    """uuid5(NAMESPACE, name) as text, without building a UUID object (a third of the cost)."""
+    h = sha1(_NS_BYTES + name).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+def _bias_warnings(hist: dict[str, dict[int, list[int]]], shuffled: bool) -> list[str]:
+    out = []
+    for key, by_n in hist.items():
+        for n, counts in by_n.items():
+            total = sum(counts)
+            if total < BIAS_MIN_ROWS:
+                continue
+            top = max(range(n), key=counts.__getitem__)
+            if counts[top] > BIAS_RATIO * total / n:
+                where = f" in {key}" if key else ""
+                fix = "" if shuffled else "; pass --shuffle --seed N to balance the gold positions"
+                out.append(
+                    f"gold letter {LETTERS[top]} in {counts[top]} of {total} rows with {n} options{where} "
+                    f"({100 * counts[top] / total:.0f}%, uniform is {100 / n:.0f}%){fix}"
+                )
+    return out
+
+
+# ------------------------------------------------------------------------------------------ mapping
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """How the user asked to map source columns: a preset name (or None/"auto"), column=role pairs, columns
+    to leave out of the copied source fields."""
+
+    preset: str | None
+    pairs: tuple[str, ...]
+    drop: tuple[str, ...]
+
+
+def _map_for(src: Source, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
+    """(ColumnMap, preset name or None) for one source: an explicit preset, else a complete --map, else the
+    preset detected from the dataset id or the columns, with --map pairs applied on top."""
+    preset, pairs, drop = mapping.preset, mapping.pairs, mapping.drop
+    chosen = None
+    if preset and preset != "auto":
+        chosen = presetmod.get_preset(preset)
+        cmap = chosen.cmap.with_pairs(pairs)
+    else:
+        cmap = ColumnMap().with_pairs(pairs)
+        try:
+            cmap.check()
+        except UsageError:
+            chosen = presetmod.for_dataset(src.dataset) if src.kind == "hub" else None
+            chosen = chosen or presetmod.detect(columns)
+            if chosen is None:
+                shown = ", ".join(repr(c) for c in columns[:40])
+                raise UsageError(
+                    f"{src.label}: no preset matches the columns ({shown})",
+                    reason="no_preset",
+                    columns=columns[:40],
+                ) from None
+            cmap = chosen.cmap.with_pairs(pairs)
+    if drop:
+        from dataclasses import replace
+
+        cmap = replace(cmap, drop=tuple(dict.fromkeys([*cmap.drop, *drop])))
+    cmap.check()
+    return cmap, (chosen.name if chosen else None)
+
+
+# ------------------------------------------------------------------------------------------ the run
+
+
+class Run:
+    """The state of one conversion: templates and their self-checks, the option balancer, the counts and the
+    per-source documents that become the report. `source()` streams one source; `report()` builds the
+    document once every source is done."""
+
+    def __init__(
+        self, tmpls: list[Template], *, shuffle: bool, seed: int, pins: frozenset[str], max_shown: int
+    ):
+        self.tmpls = tmpls
+        self.mix = TemplateMix(tmpls)
+        self.shuffle = shuffle
+        self.seed = seed
+        self.user_pins = pins
+        self.max_shown = max_shown
+        self.uses_row = any(t.uses_row() for t in tmpls)
+        self.checker = TemplateChecker()
+        self.balancer = Balancer()
+        # BLAKE2b's salt (16 bytes) is part of its parameter block: keying by the seed costs nothing per row
+        self.seed_salt = hashlib.sha256(b"mcqa-prep/convert seed %d" % seed).digest()[:16]
+        self.by_reason: Counter[str] = Counter()
+        self.tpl_rows: Counter[str] = Counter()
+        self.n_rows: Counter[int] = Counter()
+        self.n_pinned = self.n_gold_pinned = 0
+        self.shown: list[dict[str, Any]] = []
+        self.src_docs: list[dict[str, Any]] = []
+        self.slots = []
+        for t in tmpls:
+            sc = SelfCheck(t)
+            t.compile()
+            possible = (lambda _prompt: False) if sc.never else sc.possible
+            self.slots.append(
+                (t.id, t.row_renderer(), t.grading_mode, t.template_metadata(), possible, sc.check)
+            )
+        self.meta_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
+
+    # -- one source
+
+    def source(
+        self, src: Source, outputs: Outputs, rj: Any, tick: Callable[[], None], mapping: Mapping
+    ) -> None:
+        """Convert every row of `src`: a line in its output file or a record in the rejects file `rj`."""
+        sdoc = {**src.identity(), "kind": src.kind, "path": src.label, "read": 0, "written": 0, "rejected": 0}
+        self.src_docs.append(sdoc)
+        columns = src.columns()
+        if columns is None:
+            return  # an empty source
+        cmap, pname = _map_for(src, columns, mapping)
+        sdoc["preset"] = pname
+        sdoc["map"] = cmap.to_dict()
+        ext = Extractor(cmap, columns, where=src.label)
+        key = outputs.key_for(src)
+        ident = src.identity()
+        prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
+        meta_convert = {**self.meta_base, "preset": pname}
+        extract, pick, slots, seed_salt = ext.extract, self.mix.pick_index, self.slots, self.seed_salt
+        counts = self.balancer.counts
+        fh = None
+        n_read = n_written = 0
+        for index, line, data, error in src.rows(None if self.uses_row else _projection(ext)):
+            n_read += 1
+            tick()
+            try:
+                if error is not None:
+                    raise RowReject("malformed_row", error)
+                item = extract(data)
+                name = (prefix + str(index)).encode("utf-8", "surrogatepass")
+                h = blake2b(name, digest_size=32, salt=seed_salt).digest()
+                k = pick(int.from_bytes(h[:8], "big"))
+                line_out, target, n = self._line(
+                    slots[k],
+                    k,
+                    item,
+                    data,
+                    key,
+                    h,
+                    row_uuid(name),
+                    {**ident, "row": index},
+                    meta_convert,
+                    src.label,
+                    index,
+                )
+            except RowReject as r:
+                self._reject(rj, r, {**ident, "row": index, "line": line, "path": src.label}, data)
+                continue
+            c = counts.get((key, n))
+            if c is None:
+                c = counts[(key, n)] = [0] * n
+            c[target] += 1
+            if fh is None:
+                fh = outputs.handle(key)
+            fh.write(line_out)
+            n_written += 1
+            self.tpl_rows[slots[k][0]] += 1
+            self.n_rows[n] += 1
+        sdoc["read"] += n_read
+        sdoc["written"] += n_written
+        sdoc["rejected"] += n_read - n_written
+        outputs.rows[key] += n_written
+
+    def _line(
+        self, slot, k, item, data, key, h, u, src_meta, meta_convert, label, index
+    ) -> tuple[bytes, int, int]:
+        """The output line of one decoded row, the gold's position in it and its option count."""
+        tid, render, mode, tm, possible, check = slot
+        question, choices, gold, sidx, context, ident_col, subject, kept = item
+        n = len(choices)
+        if (tid, n) not in self.checker.done:
+            self.checker.ensure(self.mix.templates[k], n, data)
+        if self.shuffle:
+            target, perm = self._order(key, choices, gold, int.from_bytes(h[8:], "big"))
+            texts = [*map(choices.__getitem__, perm)]
+            osi = [*map(sidx.__getitem__, perm)]
+        else:
+            target, texts, osi = gold, choices, sidx
+        letters = LETTERS[:n]
+        prompt = render(question, texts, context, subject, data)
+        if not prompt or prompt.isspace():
+            raise UsageError(f"template {tid!r} rendered an empty prompt for {label} row {index}")
+        options = [{L: x} for L, x in zip(letters, texts)]  # noqa: B905 - equal lengths
+        gold_letter = letters[target]
+        if possible(prompt):
+            check(prompt, options, gold_letter)
+        if ident_col is not None:
+            src_meta["id"] = ident_col
+        meta = {
+            "source": src_meta,
+            "convert": {**meta_convert, "option_source_index": osi, "gold_source_index": sidx[gold]},
+        }
+        if subject is not None:
+            meta["subject"] = subject
+        if kept:
+            meta["source_fields"] = kept
+        row = {
+            "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
+            "options": options,
+            "expected_answer": gold_letter,
+            "grading_mode": mode,
+            "template_metadata": tm,
+            "uuid": u,
+            "metadata": meta,
+        }
+        return _dumps(row), target, n
+
+    def _order(self, key: str, choices: list[str], gold: int, seed: int) -> tuple[int, list[int]]:
+        """The gold's new position and the option permutation: balanced per (output, option count), with
+        positional options ("All of the above", --pin texts) kept in place."""
+        n = len(choices)
+        rng = RowRandom(seed)
+        pinned = pinned_positions(choices, self.user_pins)
+        if not pinned:
+            return self.balancer.place_free(key, n, gold, rng)
+        self.n_pinned += 1
+        if gold in pinned:
+            self.n_gold_pinned += 1
+            target = gold
+        else:
+            target = self.balancer.choose(key, n, [p for p in range(n) if p not in pinned], rng)
+        return target, arrange(n, gold, pinned, target, rng)
+
+    def _reject(self, rj: Any, r: RowReject, where: dict[str, Any], data: Any) -> None:
+        self.by_reason[r.reason] += 1
+        rec = {
+            "reason": r.reason,
+            "message": r.message,
+            "source": where,
+            "row": _jsonable(data) if data is not None else None,
+        }
+        rj.write(_dumps(rec))
+        if len(self.shown) < self.max_shown:
+            self.shown.append(rec)
+
+    # -- the end
+
+    def totals(self) -> tuple[int, int, int]:
+        read = sum(s["read"] for s in self.src_docs)
+        written = sum(s["written"] for s in self.src_docs)
+        rejected = sum(s["rejected"] for s in self.src_docs)
+        assert read == written + rejected
+        return read, written, rejected
+
+    def nothing_converted(self) -> str:
+        """Why no row could be converted: the counts by reason and the first reject."""
+        read, _, rejected = self.totals()
+        first = ""
+        if self.shown:
+            s0 = self.shown[0]
+            first = (
+                f"; first: {s0['source']['path']}:{s0['source']['line']}: {s0['message']} [{s0['reason']}]"
+            )
+        reasons = ", ".join(f"{k} {v}" for k, v in self.by_reason.most_common())
+        return f"no row could be converted ({read} read, {rejected} rejected: {reasons or 'no rows'}){first}"
+
+    def report(self, out: Path, rejects: Path, outputs: Outputs) -> dict[str, Any]:
+        read, written, rejected = self.totals()
+        hist: dict[str, dict[int, list[int]]] = {}
+        for (key, n), c in sorted(self.balancer.counts.items()):
+            hist.setdefault(key, {})[n] = c
+        shuffle, seed = self.shuffle, self.seed
+        return {
+            "report_version": REPORT_VERSION,
+            "tool_version": __version__,
+            "ok": True,
+            "output": str(out),
+            "output_files": [
+                {"path": path, "split": key or None, "rows": outputs.rows[key]}
+                for key, path in outputs.names().items()
+            ],
+            "rejects": str(rejects),
+            "counts": {
+                "read": read,
+                "written": written,
+                "rejected": rejected,
+                "rejected_by_reason": dict(sorted(self.by_reason.items())),
+            },
+            "sources": self.src_docs,
+            "templates": [{**t.describe(), "rows": self.tpl_rows[t.id]} for t in self.tmpls],
+            "template_controls": self.checker.checked,
+            "shuffle": {
+                "enabled": shuffle,
+                "seed": seed if shuffle else None,
+                "pins": sorted(self.user_pins),
+                "rows_with_pins": self.n_pinned,
+                "gold_pinned": self.n_gold_pinned,
+            },
+            "option_counts": {str(n): c for n, c in sorted(self.n_rows.items())},
+            "gold_histogram": {
+                (key or "all"): {str(n): dict(zip(LETTERS[:n], c, strict=True)) for n, c in by_n.items()}
+                for key, by_n in hist.items()
+            },
+            "gold_spread": {
+                (key or "all"): {str(n): s for n, s in by_n.items()}
+                for key, by_n in self.balancer.spread().items()
+            },
+            "warnings": _bias_warnings(hist, shuffle),
+        }
+
+
+class Ticker:
+    """Counts rows and moves the progress bar every 1,024 of them (a bar update per row costs more than the
+    row)."""
+
+    __slots__ = ("bar", "pending")
+
+    def __init__(self, bar: Any):
+        self.bar = bar
+        self.pending = 0
+
+    def __call__(self) -> None:
+        self.pending += 1
+        if self.pending >= 1024 and self.bar is not None:
+            self.bar.update(self.pending)
+            self.pending = 0
+
+    def flush(self) -> None:
+        if self.bar is not None and self.pending:
+            self.bar.update(self.pending)
+        self.pending = 0
+
+
+def _projection(ext: Extractor) -> list[str]:
+    cols = [ext.question, ext.choices, ext.correct, ext.answer, ext.context, ext.id, ext.subject]
+    cols += ext.options + ext.incorrect + ext.keep
+    return sorted({c.key for c in cols if c is not None})
