@@ -31,6 +31,7 @@ PARTS = {
     "held-out v5": ("hand_heldout5.jsonl", "generated_heldout5.jsonl"),
     "held-out v6": ("hand_heldout6.jsonl", "generated_heldout6.jsonl"),
     "held-out v7": ("hand_heldout7.jsonl", "generated_heldout7.jsonl"),
+    "held-out v8": ("hand_heldout8.jsonl", "generated_heldout8.jsonl"),
 }
 # The hand-written held-out files are never edited (README): their digests are pinned.
 HAND_HELDOUT_SHA256 = {
@@ -41,7 +42,11 @@ HAND_HELDOUT_SHA256 = {
     "hand_heldout5.jsonl": "e103c2718a9bdb3e8cd371e17b338f8e0411aa0f8bb78712dadba5fa68ee806c",
     "hand_heldout6.jsonl": "a68e8a10279a6ead8b04e03512a29c39683bebd979547065a1a935938d1cfd7f",
     "hand_heldout7.jsonl": "cb2519cc76aaa5bde7969f686812050ff46e345ff8ca7b7c86089707b8212259",
+    "hand_heldout8.jsonl": "48efdecbd84c776151b36ab8e9272551ba963ed3cc16efb60118c090ba9c024b",
 }
+# The held-out parts' collapse bound, far below each part's first-sight rate (README); held-out v8 was
+# 86.1% at first sight, below the 0.9 of the others.
+COLLAPSE_BOUND = {"held-out v8": 0.8}
 
 
 def _load(name: str) -> list[dict]:
@@ -108,7 +113,16 @@ def test_tuned_part_passes():
 
 @pytest.mark.parametrize(
     "part",
-    ["held-out", "held-out v2", "held-out v3", "held-out v4", "held-out v5", "held-out v6", "held-out v7"],
+    [
+        "held-out",
+        "held-out v2",
+        "held-out v3",
+        "held-out v4",
+        "held-out v5",
+        "held-out v6",
+        "held-out v7",
+        "held-out v8",
+    ],
 )
 def test_heldout_part_report(part):
     """Reported, never tuned on. The bound only catches a collapse (it is far below the measured rate)."""
@@ -120,7 +134,7 @@ def test_heldout_part_report(part):
     )
     for m in misses:
         print("  MISS", m)
-    assert right >= 0.9 * total
+    assert right >= COLLAPSE_BOUND.get(part, 0.9) * total
 
 
 def test_dev_corpus_pass_set_is_pinned():

@@ -35,6 +35,7 @@ PARTS = {
     "heldout5": (141421, 400),
     "heldout6": (173205, 400),
     "heldout7": (223606, 400),
+    "heldout8": (244948, 400),
 }
 
 
@@ -814,6 +815,94 @@ VOCAB["heldout7"] = Vocab(
     walks=("Going through each option:\n\nA. {TA} —", "A) {TA}: This option"),
     subitems=("(a) {X}, (b) {Y}", "i) {X}\nii) {Y}"),
 )
+TOPICS_I = (
+    _topic("the longest bone in the human body", ("Humerus", "it is in the upper arm and shorter"), ("Tibia", "it is only the second longest"),
+           ("Femur", "it runs from the hip to the knee"), ("Fibula", "it is thin and shorter")),
+    _topic("the author of One Hundred Years of Solitude", ("Jorge Luis Borges", "he wrote short fictions, not novels"), ("Gabriel Garcia Marquez", "he published it in 1967"),
+           ("Pablo Neruda", "he was a poet"), ("Isabel Allende", "she wrote The House of the Spirits")),
+    _topic("the value of 2 to the power 10", ("512", "that is 2 to the 9"), ("1000", "that is 10 cubed"),
+           ("1024", "ten doublings of 1 give it"), ("2048", "that is 2 to the 11")),
+    _topic("the currency of Japan", ("Won", "it is used in Korea"), ("Yuan", "it is used in China"), ("Yen", "the Bank of Japan issues it"),
+           ("Ringgit", "it is used in Malaysia"), ("Baht", "it is used in Thailand")),
+    _topic("the process by which water vapour turns into liquid", ("Evaporation", "that goes the other way"), ("Condensation", "cooling vapour forms droplets"),
+           ("Sublimation", "that skips the liquid phase"), ("Melting", "that turns a solid into a liquid")),
+    _topic("the false statement about the Moon", ("It orbits the Earth.", "that is true"), ("It gives off no light of its own.", "that is true"),
+           ("It is larger than Mercury.", "Mercury is larger, so this one is false"), ("It drives the ocean tides.", "that is true")),
+)  # fmt: skip
+VOCAB["heldout8"] = Vocab(
+    topics=TOPICS_I,
+    openers=(
+        "Let's figure out {Q}.",
+        "Reasoning step by step:",
+        "The task: find {Q}.",
+        "Right, let me think.",
+    ),
+    discuss=(
+        "{X} ({T}) is off the table: {W}.",
+        "Not {X} - {W}.",
+        "{X} falls short because {W}.",
+        "~ {X}: {W}",
+        "Dismiss {X}: {W}.",
+    ),
+    fillers=("Next point.", "That checks out.", "Worth noting.", "Onwards."),
+    answers=(
+        "Final verdict: {L}",
+        "The answer is therefore {L}.",
+        "**Final answer:** ({L})",
+        "Answer ⇒ {L}",
+        "I'm confident the answer is {L}.",
+        "Correct response: {L}",
+        "$\\boxed{{\\mathrm{{{L}}}}}$",
+        "**Option {L}** is the correct one.",
+        "Answer: option {L} ({T})",
+        "The choice that fits is {L}.",
+        "So we get {L} as the answer.",
+    ),
+    answers_intl=(
+        "答案：选{L}",
+        "综上，答案是{L}。",
+        "그러므로 답은 {L}.",
+        "したがって、正解は{L}。",
+        "الإجابة النهائية: {AR}",
+        "Итак, ответ: {L}",
+        "Die Lösung ist {L}.",
+        "Donc la réponse est {L}.",
+        "Por lo tanto, la respuesta es {L}.",
+        "Portanto, a resposta é {L}.",
+        "Quindi la risposta è {L}.",
+        "Odpowiedź: {L}",
+        "Dolayısıyla cevap {L}.",
+    ),
+    revisions=("Hmm, hold on a second.", "No, that's wrong.", "Let me look at that again.", "Second look:"),
+    drafts=("Gut feeling: {D}.", "Answer (draft): {D}", "Initially I'd pick {D}."),
+    tails=(
+        "The other choices ({X}, {Y}) don't hold up.",
+        "{X} is the most common wrong answer.",
+        "(Neither {X} nor {Y} fits.)",
+    ),
+    followups=("Question 6: {NQ}", "Follow-up question: {NQ}", "--- Next problem ---\n{NQ}"),
+    several=(
+        "Both {X} and {Y} are valid answers.",
+        "Answer: {X}, {Y} (both)",
+        "I'd say {X} as well as {Y}.",
+        "{X} + {Y}",
+    ),
+    hedged=(
+        "Leaning {X}, but {Y} is not out of the question.",
+        "Somewhere between {X} and {Y}; hard to say.",
+    ),
+    refusals=(
+        "I can't give a definite answer to this.",
+        "None of the choices can be justified.",
+        "I have no idea, honestly.",
+    ),
+    no_anchor=("So that's {L}.", "Which points to {L}.", "{L} stands out.", "That settles it: {L}."),
+    text_answers=("Answer: *{T}*", "The final answer is {T}.", "It has to be {T}."),
+    json_answers=('{{"final_answer_letter": "{L}"}}', '```json\n{{"pick": "{l}"}}\n```'),
+    bare=("-> {L}", "{L} ✓", "`{L}`", "{l}: {T}"),
+    walks=("Walking through the options:\n\nA) {TA} could", "Option A, {TA}: to evaluate this"),
+    subitems=("Q1: {X}\nQ2: {Y}", "(a) -> {X}; (b) -> {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -846,6 +935,10 @@ NEXT_QUESTIONS = {
     "heldout7": (
         ("Which ocean is the largest?", ("Atlantic", "Indian", "Pacific", "Arctic")),
         ("How many minutes are in an hour?", ("30", "60", "90", "100")),
+    ),
+    "heldout8": (
+        ("Which planet is the hottest?", ("Mercury", "Venus", "Mars", "Jupiter")),
+        ("What is 6 x 7?", ("36", "42", "48", "54")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
