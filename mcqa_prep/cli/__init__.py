@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -73,10 +74,14 @@ class _Group(click.Group):
                 reconfigure(errors="surrogateescape")
         ctx.meta["mcqa_prep.json_emitted"] = False
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a reader that went away shows here, not as noise at interpreter exit
+            return result
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
+            if _reader_went_away(exc):
+                raise click.exceptions.Exit(1) from None
             from .common import dumps_document
             from .errors import debug, describe, to_click
 
@@ -86,6 +91,23 @@ class _Group(click.Group):
                 sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
                 sys.stdout.flush()
             raise to_click(exc) from None
+
+
+def _reader_went_away(exc: BaseException) -> bool:
+    """True when stdout's reader closed the pipe (`mcqa-prep ... | head`): like any Unix filter the command
+    stops without a message, exit 1 (its output was not all delivered). Further writes go to /dev/null so the
+    interpreter's last flush is quiet too."""
+    import errno
+
+    seen: BaseException | None = exc
+    while seen is not None and not (isinstance(seen, OSError) and seen.errno == errno.EPIPE):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return True
 
 
 @click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)

@@ -17,7 +17,7 @@ import pytest
 from . import build
 from .kit import FAILURE, OK, USAGE, leftovers
 
-COVERS = {"validate": 6, "grade": 2, "prepare": 2, "rescore": 5, "passrates": 1, "convert": 1}
+COVERS = {"validate": 6, "grade": 2, "prepare": 2, "rescore": 7, "passrates": 1, "convert": 1}
 DEADLINE = 120  # seconds a step may take before the test gives up (never a performance claim)
 
 
@@ -81,6 +81,23 @@ def test_closed_stdout_is_not_a_traceback(tmp_path):
     err = proc.stderr.read()
     proc.wait(timeout=DEADLINE)
     no_traceback(err)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_reader_that_goes_away_stops_the_command_quietly(tmp_path, big_input, workers):
+    """`mcqa-prep rescore big.jsonl -o - | head -c 100`: like any Unix filter, the command stops without a
+    message (not "Error: (unknown path): Broken pipe") and exits 1: its output was not all delivered."""
+    src = build.write(tmp_path / "big.jsonl", big_input)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcqa_prep", "rescore", src, "-o", "-", "--workers", workers],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=DEADLINE) == FAILURE
+    assert err == b"", err.decode("utf-8", "replace")[-2000:]
 
 
 def test_file_names_that_are_not_utf8(tmp_path):
