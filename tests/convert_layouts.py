@@ -360,6 +360,21 @@ def aqua_rat(cases):
     ]
 
 
+def math_qa(cases):
+    return [
+        {
+            "Problem": c.question,
+            "Rationale": "explanation",
+            "options": " , ".join(f"{LETTERS[j].lower()} ) {t}" for j, t in enumerate(c.choices)),
+            "correct": LETTERS[c.gold].lower(),
+            "annotated_formula": "add(n0, n1)",
+            "linear_formula": "add(n0,n1)|",
+            "category": "gain",
+        }
+        for c in cases
+    ]
+
+
 def global_mmlu(cases):
     return [
         {
@@ -416,6 +431,7 @@ LAYOUTS: dict[str, tuple[Callable, Any, str]] = {
     "ai2_raw": (ai2_raw, lambda i: 3 + i % 3, "jsonl"),
     "logiqa": (logiqa, 4, "parquet"),
     "aqua_rat": (aqua_rat, 5, "jsonl"),
+    "math_qa": (math_qa, 5, "jsonl"),
     "global_mmlu": (global_mmlu, 4, "parquet"),
     "lukaemon_mmlu": (lukaemon_mmlu, 4, "csv"),
 }

@@ -185,6 +185,19 @@ PRESETS: dict[str, Preset] = {
             ("question", "options", "rationale", "correct"),
         ),
         Preset(
+            "math_qa",
+            "MathQA: Problem, options (one text: 'a ) 38 , b ) 27.6 , ...'), correct (a letter), category",
+            ("allenai/math_qa", "math_qa"),
+            ColumnMap(
+                question="Problem",
+                choices="options",
+                answer="correct",
+                answer_type="letter",
+                subject="category",
+            ),
+            ("Problem", "Rationale", "options", "correct"),
+        ),
+        Preset(
             "global_mmlu",
             "Global-MMLU: question, option_a..option_d, answer (a letter), subject",
             ("CohereForAI/Global-MMLU",),

@@ -352,7 +352,53 @@ def split_choices(value: Any) -> tuple[list[Any], list[str] | None]:
         return [v for _, v in items], [k for k, _ in items]
     if value is None:
         return [], None
-    raise RowReject("unparseable_choices", f"choices must be a list or an object, got {type(value).__name__}")
+    if isinstance(value, str):
+        split = split_labelled(value)
+        if split is not None:
+            return split
+    raise RowReject(
+        "unparseable_choices",
+        f"choices must be a list, an object or one text of labelled choices ('a ) x , b ) y'), "
+        f"got {type(value).__name__}",
+    )
+
+
+# per letter, a label after a separator (", b)") and one after any space ("b)"): the first is preferred, so a
+# label-like run inside a text ("vitamin b) deficiency, b) excess") is not taken for the next label
+_LABEL_AT = {
+    case: [
+        (
+            re.compile(rf"[,;\n]\s*(\(?{L}\s*[).:])"),
+            re.compile(rf"(?:^|(?<=\s))(\(?{L}\s*[).:])"),
+        )
+        for L in letters
+    ]
+    for case, letters in (("upper", LETTERS), ("lower", LETTERS.lower()))
+}
+
+
+def split_labelled(text: str) -> tuple[list[str], list[str]] | None:
+    """One text holding labelled choices in order, 'a ) 38 , b ) 27.6 , c ) 40' (MathQA) or 'A. x B. y'
+    -> (texts, labels); None unless the first label opens the text and at least two labels follow each
+    other in order (a, b, c, ...; one letter case throughout)."""
+    s = text.strip()
+    first = _OWN_LABEL.match(s)
+    if first is None or first.group(1) not in "Aa":
+        return None
+    pats = _LABEL_AT["upper" if first.group(1) == "A" else "lower"]
+    starts: list[tuple[int, int]] = [(0, first.end())]
+    for after_separator, after_space in pats[1:]:
+        m = after_separator.search(s, starts[-1][1]) or after_space.search(s, starts[-1][1])
+        if m is None:
+            break
+        starts.append((m.start(1), m.end()))
+    if len(starts) < 2:
+        return None
+    texts = []
+    for i, (_, end) in enumerate(starts):
+        stop = starts[i + 1][0] if i + 1 < len(starts) else len(s)
+        texts.append(s[end:stop].strip().rstrip(",;").strip())
+    return texts, [LETTERS[i] for i in range(len(starts))]
 
 
 # --------------------------------------------------------------------------------------------- answers
@@ -415,8 +461,13 @@ def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None
         raise RowReject("no_answer", "the answer is missing or empty")
     if isinstance(value, float) and not math.isfinite(value):
         raise RowReject("no_answer", "the answer is NaN")
-    if answer_type == "flags" or (answer_type == "auto" and isinstance(value, (list, tuple))):
+    if answer_type == "flags":
         return _by_flags(value, n)
+    if isinstance(value, (list, tuple)):
+        if answer_type == "auto":
+            return _by_list(value, texts, labels)
+        if len(value) == 1:  # [2] (AGIEval's gold), under an explicit type: its one element
+            value = value[0]
     if answer_type != "auto":
         return _by_type(value, texts, labels, answer_type)
     return _auto(value, texts, labels)
@@ -433,6 +484,25 @@ def _by_flags(value: Any, n: int) -> int:
     if len(marked) > 1:
         raise RowReject("several_answers", f"choices {marked} are all flagged correct")
     return marked[0]
+
+
+_FLAG_VALUES = (0, 1, "0", "1", "true", "false", "True", "False")
+
+
+def _by_list(value: list[Any] | tuple[Any, ...], texts: list[str | None], labels: list[str] | None) -> int:
+    """A list as the answer, answer_type auto: one 0/1 flag per choice, else a list of gold answers (AGIEval's
+    `gold: [2]`) of which there must be exactly one."""
+    n = len(texts)
+    if len(value) == n and all(type(f) in (int, bool, str) and f in _FLAG_VALUES for f in value):
+        return _by_flags(value, n)
+    if not value:
+        raise RowReject("no_answer", "the answer is an empty list")
+    if len(value) > 1:
+        raise RowReject("several_answers", f"the answer lists {len(value)} choices: {list(value)[:10]}")
+    one = value[0]
+    if isinstance(one, (list, tuple, dict)):
+        raise RowReject("unparseable_answer", f"answer {value!r} is a nested list")
+    return resolve_answer(one, texts, labels, "auto")
 
 
 def _by_type(value: Any, texts: list[str | None], labels: list[str] | None, t: str) -> int:
