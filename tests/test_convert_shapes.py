@@ -40,6 +40,8 @@ def test_golden_decoding(case):
     assert item.gold == exp["gold"]
     if "source_index" in exp:
         assert item.source_index == exp["source_index"]
+    if "context" in exp:
+        assert item.context == exp["context"]
 
 
 def test_golden_cases_cover_every_reject_reason_but_the_row_level_ones():

@@ -18,6 +18,7 @@ from .shapes import (
     Item,
     RowReject,
     as_text,
+    context_text,
     maybe_json,
     norm_text,
     range_list,
@@ -167,7 +168,7 @@ class Extractor:
 
     def _extras(self, row: dict[str, Any]) -> tuple[str | None, Any, str | None, dict[str, Any] | None]:
         """The optional columns: context, id, subject and the kept source fields (null when absent)."""
-        context = as_text(self.context.get(row)) or None if self.context else None
+        context = context_text(self.context.get(row)) if self.context else None
         ic = self.id
         ident = (row.get(ic.key) if not ic.path else ic.get(row)) if ic else None
         sc = self.subject

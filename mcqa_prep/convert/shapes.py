@@ -245,6 +245,16 @@ def as_text(v: Any) -> str | None:
     return None
 
 
+def context_text(v: Any) -> str | None:
+    """A context value as text: a list of texts (DREAM's dialogue turns, several passages) is one line each;
+    None when there is no text."""
+    v = maybe_json(v) if isinstance(v, str) and v.lstrip()[:1] == "[" else v
+    if isinstance(v, (list, tuple)):
+        lines = [t for t in (as_text(x) for x in v) if t]
+        return "\n".join(lines) or None
+    return as_text(v) or None
+
+
 def norm_text(s: str) -> str:
     return " ".join(s.lower().split())
 
