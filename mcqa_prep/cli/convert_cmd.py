@@ -220,50 +220,7 @@ def convert_command(
     srcs, pairs = _split_args(sources, maps)
     if not srcs:
         raise UsageError("no SOURCE given (KEY=COLUMN words are read as --map entries)")
-    report = _run(
-        srcs,
-        out,
-        preset,
-        pairs,
-        templates,
-        shuffle,
-        seed,
-        pins,
-        drop,
-        revision,
-        config,
-        split,
-        dataset,
-        rejects,
-        no_verify,
-        quiet,
-    )
-    if fmt == "json":
-        emit_json(report.to_dict())
-    else:
-        for line in render_text(report):
-            click.echo(line)
-
-
-def _run(
-    srcs,
-    out,
-    preset,
-    pairs,
-    templates,
-    shuffle,
-    seed,
-    pins,
-    drop,
-    revision,
-    config,
-    split,
-    dataset,
-    rejects,
-    no_verify,
-    quiet,
-) -> ConvertReport:
-    return convert(
+    report = convert(
         srcs,
         out,
         preset=preset,
@@ -281,6 +238,11 @@ def _run(
         verify=not no_verify,
         progress=_bar(quiet),
     )
+    if fmt == "json":
+        emit_json(report.to_dict())
+    else:
+        for line in render_text(report):
+            click.echo(line)
 
 
 __all__ = ["convert_command", "REJECT_REASONS"]
