@@ -1,6 +1,6 @@
 """mcqa-prep: pull, validate, prepare and rescore MCQA data for RL post-training."""
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["__version__", "load_prepared"]
 

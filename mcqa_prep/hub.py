@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import __version__
 from . import lock as locks
+from ._version import __version__
 from .errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
 
 DEFAULT_REPO = "nvidia/Nemotron-RL-knowledge-mcqa"

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .errors import (
     ContractMismatch,
     Difference,

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from . import __version__
+from ._version import __version__
 from .errors import ContractMismatch, Difference, InputError, IntegrityError
 from .evidence import row_keys
 from .io.readers import block_lines, nonfinite_paths, parse_fallback

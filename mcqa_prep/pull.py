@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import __version__
 from . import lock as locks
+from ._version import __version__
 from .errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
 from .hub import (
     DEFAULT_REPO,

@@ -243,3 +243,13 @@ def test_size_bound_counts_what_it_claims():
     src = "def f():\n    '''doc\n    more doc'''\n    a = 1\n    return a\n"
     fn = ast.parse(src).body[0]
     assert _function_body_lines(fn) == 3  # def line + two statements; the docstring is not counted
+
+
+def test_package_version_has_one_value():
+    import pytest
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from mcqa_prep import __version__
+
+    project = tomllib.loads((PKG.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == __version__

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .._version import __version__
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

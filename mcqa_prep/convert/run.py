@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from .. import __version__
+from .._version import __version__
 from ..errors import UsageError
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, pinned_positions

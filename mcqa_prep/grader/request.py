@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
 from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
@@ -19,20 +19,29 @@ from .selection import (
     GATE_TRUNCATED,
     SELECTOR_VERSION,
     Selection,
+    SelectionPolicy,
     collect_output,
     detect_prompt_thinking,
     select,
 )
 
-if TYPE_CHECKING:  # the grader takes a policy but never imports its module (schemas, jsonschema)
-    from ..policy import GradingPolicy
+
+class RequestPolicy(SelectionPolicy, Protocol):
+    """What grading a request reads of a policy (policy.GradingPolicy has it): the grader never imports the
+    policy module (schemas, jsonschema), which depends on the grader's versions."""
+
+    grading_mode_default: str
+    grading_mode_override: str | None
+
+    def contract_id(self) -> str: ...
+
 
 RULE_SELECTION = "final_answer_selection"
 RULE_GATE = "truncation_gate"
 
 
 @functools.lru_cache(maxsize=64)
-def _static(policy: GradingPolicy, contract: str | None) -> tuple[str, dict[str, Any]]:
+def _static(policy: RequestPolicy, contract: str | None) -> tuple[str, dict[str, Any]]:
     """(contract id, the part of the provenance that is the same for every row) of one policy."""
     cid = contract if contract is not None else policy.contract_id()
     comp = policy.component
@@ -89,7 +98,7 @@ def provenance(selection: Selection | None, static: Mapping[str, Any], boundary:
 
 def grade_request(
     request: Any,
-    policy: GradingPolicy,
+    policy: RequestPolicy,
     *,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
     contract: str | None = None,
@@ -154,7 +163,7 @@ def grade_request(
 
 
 def _parity_provenance(
-    request: Mapping[str, Any], response: Mapping[str, Any], policy: GradingPolicy, static: Mapping[str, Any]
+    request: Mapping[str, Any], response: Mapping[str, Any], policy: RequestPolicy, static: Mapping[str, Any]
 ) -> tuple[str, dict[str, Any]]:
     """(the raw message text, the provenance) of the parity path: the values select() and provenance() give,
     without building the parts records; one dict display in provenance()'s key order, not a copy and stores."""
@@ -184,7 +193,7 @@ def _parity_provenance(
 
 def _verdict(
     request: Mapping[str, Any],
-    policy: GradingPolicy,
+    policy: RequestPolicy,
     status: str,
     rule: str | None,
     message: str | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..records import (
     STATUS_MISSING_FINAL_ANSWER,
@@ -23,8 +23,25 @@ from ..records import (
     STATUS_UNFINISHED_REASONING,
 )
 
-if TYPE_CHECKING:  # typed, never imported at run time (the grader stays free of jsonschema)
-    from ..policy import GradingPolicy
+
+class _Component(Protocol):
+    objective: str
+    require_response: bool
+
+
+class SelectionPolicy(Protocol):
+    """What selection reads of a grading policy (policy.GradingPolicy has it). A protocol, so the grader
+    never imports the policy module: the policy depends on the grader's versions, not the other way."""
+
+    prompt_thinking: str | None
+    zero_truncated: bool
+    final_answer_only: bool
+    reasoning_mode: str
+    component: _Component
+
+    @property
+    def effective_scope(self) -> str: ...
+
 
 SELECTOR_VERSION = "1.0.0"
 
@@ -221,10 +238,10 @@ def _stripped(response: str | None, offset: int | None) -> tuple[str | None, int
 # ---- selection -----------------------------------------------------------------------------------
 
 
-def select(request: Mapping, policy: GradingPolicy) -> Selection:
+def select(request: Mapping, policy: SelectionPolicy) -> Selection:
     """Split the request's response into parts and decide what the grading mode reads.
 
-    `policy` is a GradingPolicy (only its final_answer_only, reasoning_mode, zero_truncated,
+    `policy` is a GradingPolicy or anything with its fields (only its final_answer_only, reasoning_mode, zero_truncated,
     prompt_thinking and component fields are read). Never raises on bad data.
     """
     response = request.get("response") if _is_map(request) else None
@@ -336,7 +353,7 @@ def _final_answer(
     return thinking, delivered, offset, source, boundary
 
 
-def _status(boundary: str, policy: GradingPolicy) -> str | None:
+def _status(boundary: str, policy: SelectionPolicy) -> str | None:
     """The boundary verdict as a row status. A component that does not require a response (it reads
     the thinking or the full text) is not failed by a missing or unfinished response."""
     if boundary in (BOUNDARY_OK, BOUNDARY_NO_RESPONSE):
@@ -346,7 +363,7 @@ def _status(boundary: str, policy: GradingPolicy) -> str | None:
     return boundary if policy.component.require_response else None
 
 
-def _scoped_text(parts: ResponseParts, policy: GradingPolicy) -> tuple[str | None, int | None]:
+def _scoped_text(parts: ResponseParts, policy: SelectionPolicy) -> tuple[str | None, int | None]:
     """What the component reads: the delivered response (scope 'response'), the thinking, or the whole
     cleaned text (offset 0 of the raw text)."""
     scope = policy.effective_scope

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._perf import streaming_gc
+from .._version import __version__
 from ..errors import InputError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import iter_file, parquet_num_rows

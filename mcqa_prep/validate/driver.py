@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, schema
+from .. import schema
 from .._perf import streaming_gc
+from .._version import __version__
 from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import parquet_num_rows
