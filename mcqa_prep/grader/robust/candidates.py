@@ -382,7 +382,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
             r = _letters_at(x, f.start("L"), "verdict_alone", f.start())
             return Evidence(f.start(), PHRASE, "robust.commit_correct", r, verdict_of_letter=True)
     if not copula_before(low, k):
-        return None
+        return _as_the_answer(x, k, seen) if kw == "answer" else None
     q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
         return _label_sentence(x, k, kw, seen) if kw == "answer" else None
@@ -416,6 +416,21 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
     )
+
+
+def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
+    """ "So we get D as the answer.": a letter taken as the answer, closing its line."""
+    if k < 8 or x.low[k - 1] != " " or not X.LINE_CLOSES_RE.match(x.low, k + 6):
+        return None
+    q = X.AS_THE_ANSWER_BEFORE_RE.search(x.t, max(0, k - 40), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    w = X.PREV_WORD_RE.search(x.t, max(0, j - 40), j)
+    if w is not None and not w.group(1).islower():  # ("Vitamin D as the answer": a name)
+        return None
+    seen.add(j)
+    return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))
 
 
 _AFTER_COPULA = (
@@ -453,7 +468,7 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
         j = m.start("L")
         start = k
     else:
-        if kw not in ("remains", "survives", "left"):
+        if kw not in ("remains", "survives", "left", "stands out"):
             return None
         q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
         if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:

@@ -166,11 +166,21 @@ CONCLUSION_RE = re.compile(
     + _alt(P.CONCLUSION_WORDS)
     + r"\b|"
     + _alt(P.CONCLUSION_ARROWS)
-    + r")\s*[,:]?\s+(?:(?:option|choice)\s+)?"
+    + r")\s*[,:]?\s+(?:"
+    + _alt(P.CONCLUSION_LINKS)
+    + r"\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
     + r"\s*[.!]?\s*$"
 )
-CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS
+CONCLUSION_ENDINGS = (
+    ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS + tuple(P.CONCLUSION_LINKS)
+)
+# "So we get D as the answer.": found from "answer" backwards (on the original text: the letter is a
+# capital), then the line must close right after "answer".
+AS_THE_ANSWER_BEFORE_RE = re.compile(
+    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?i:" + "|".join(P.AS_THE_ANSWER) + r")$"
+)
+LINE_CLOSES_RE = re.compile(r"[ \t*_]*[.!]?[ \t*_]*(?=\r?\n|$)")
 # "D it is.": a letter opening its line, then an it-is phrase closing the sentence (found backwards).
 LETTER_BEFORE_IT_IS_RE = re.compile(
     r"(?:^|\n)[ \t*_>#-]*(?:(?:option|choice)\s+)?[\(\[]?\**(?P<L>[A-Z])\**[\)\]]?,?[ \t]+$", re.IGNORECASE
@@ -205,7 +215,7 @@ ELIMINATION_AFTER_RE = re.compile(
 )
 STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
 LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
-ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives")
+ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives", "stands out")
 # The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
 LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
 LINE_END_TRAIL = frozenset(" \t\r.!*)]")

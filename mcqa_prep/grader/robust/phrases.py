@@ -237,7 +237,10 @@ CONCLUSION_WORDS = (
     "therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo",
     "which gives", "that gives", "this gives", "which means", "that means", "this means",
     "which makes it", "that makes it", "this makes it",
+    "which points to", "that points to", "this points to", "it all points to", "everything points to",
 )  # fmt: skip
+# Words between a conclusion word and its letter ("So that's D.", "Thus we get B.").
+CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get", "we're left with")
 # ... and arrows that conclude the same way ("=> B").
 CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
@@ -249,7 +252,12 @@ ELIMINATION_BEFORE = (
     r"left\s+with",
     r"elimination,?",
 )
-ELIMINATION_AFTER = (r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives")
+ELIMINATION_AFTER = (
+    r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
+)  # fmt: skip
+# "So we get D as the answer.": a letter taken as the answer, closing its line (the words between the
+# letter and "answer").
+AS_THE_ANSWER = (r"as\s+(?:the|my|our)(?:\s+(?:final|correct|right|best))?\s+",)
 
 # --------------------------------------------------------------------------------------------------
 # Revisions, hedges, conditions, negations
