@@ -320,7 +320,8 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
         more = [c.upper() for c in X.LONE_LETTER_RE.findall(m.group("more"))]
         if any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
-    return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
+    draft = h.kind == "choose" and _draft_before(x.low, start)  # ("Initially I'd pick B")
+    return Evidence(start, tier, rule, r, revision=h.kind == "self_correction", draft=draft)
 
 
 def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:

@@ -81,10 +81,10 @@ QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
     "closest", "nearest", "true", "likeliest", "only", "overall", "actual",
 )  # fmt: skip
-# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B"): any later
-# commitment, however weakly written, replaces it.
+# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B", "Initially
+# I'd pick B"): any later commitment, however weakly written, replaces it.
 DRAFT_QUALIFIERS = (
-    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough",
+    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough", "initially",
 )  # fmt: skip
 # "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
 # accurate statement"), as does "only correct".
@@ -273,6 +273,7 @@ REVISION_MARKERS = (
     r"re-?examin(?:e|ing)", r"re-?evaluat(?:e|ing)", r"reconsider(?:ing)?", r"correction",
     r"i\s+made\s+an?\s+(?:mistake|error)", r"i\s+was\s+wrong", r"that(?:'s|’s|\s+is)\s+(?:wrong|incorrect|not\s+right)",
     r"scratch\s+that", r"i\s+misread",
+    r"(?:second|another|closer|fresh)\s+look", r"look(?:ing)?\s+(?:at\s+(?:it|this|that)\s+)?again",
 )  # fmt: skip
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
