@@ -322,7 +322,7 @@ TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
 # rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
 # The follow-up patterns run on the lower-cased text.
-_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
+_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
 FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
@@ -337,15 +337,17 @@ FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
 # letters of a follow-up marker or of a sub-item label, in any of the usual cases.
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
 _HINT_ALTS = [
-    alt for w in P.FOLLOW_UP_HINTS for alt in sorted({w, w.capitalize(), w.upper()}, key=len, reverse=True)
+    alt
+    for w in P.FOLLOW_UP_HINTS
+    for alt in sorted({w, w.capitalize(), w.title(), w.upper()}, key=len, reverse=True)
 ]
 _HINT_ALTS += list(P.SUB_ITEM_HINTS)
 _HINT_FIRST = sorted({re.sub(r"^\\", "", alt)[0] for alt in _HINT_ALTS})
 STRUCTURE_HINT_RE = re.compile(
-    r"\n[ \t>*#_-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
+    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
 )
 STRUCTURE_NL_RE = re.compile(
-    r"\n[ \t>*#_-]*(?:"
+    r"\n[ \t>*#_=-]*(?:"
     + "|".join(P.FOLLOW_UP_MARKERS)
     + r"|(?:(?:"
     + "|".join(P.SUB_ITEM_PREFIXES)

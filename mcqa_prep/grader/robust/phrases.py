@@ -358,17 +358,21 @@ ALL_OF_THE_ABOVE = r"all\s+of\s+(?:the\s+)?(?:above|options|choices|them|these)"
 # Scope: where the answer to the question asked ends
 # --------------------------------------------------------------------------------------------------
 
-# Line openings that start another question or another turn: an answer after them answers that
-# question, not the one asked (base models often continue with "Question: ... Answer: (C)").
+# Line openings (after markup such as "###" or "---") that start another question or another turn: an
+# answer after them answers that question, not the one asked (base models often continue with "Question: ... Answer: (C)").
 FOLLOW_UP_MARKERS = (
     r"question(?:\s*\d+)?\s*[:.)]", r"q\s*\d*\s*[:.)]", r"problem(?:\s*\d+)?\s*[:.)]", r"example\s*\d+\s*[:.)]",
     r"human\s*:", r"user\s*:", r"<\|(?:im_start|user|start_header_id)\|>", r"\[inst\]",
     r"the\s+following\s+(?:are|is)\s+(?:a\s+)?multiple[\s-]+choice\s+questions?",
-    r"next\s+question", r"(?:here\s+is\s+)?another\s+question",
+    r"next\s+(?:question|problem|item|exercise)", r"(?:here\s+is\s+)?another\s+(?:question|problem)",
+    r"follow[\s-]*up\s+(?:question|problem)",
 )  # fmt: skip
 # How every follow-up marker begins (in any case) and how every sub-item label begins (as written):
 # regex fragments; a line starting otherwise cannot hold one, which the scan checks first.
-FOLLOW_UP_HINTS = ("q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "another q")
+FOLLOW_UP_HINTS = (
+    "q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "next p", "next i", "next e",
+    "another q", "another p", "follow",
+)  # fmt: skip
 SUB_ITEM_HINTS = (
     r"\(",
     r"b\)",
