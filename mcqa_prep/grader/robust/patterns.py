@@ -333,6 +333,13 @@ _SUB_ITEM_BODY = (
 SUB_ITEM_START_RE = re.compile(_SUB_ITEM_BODY)
 SUB_ITEM_NL_RE = re.compile(r"\n" + _SUB_ITEM_BODY)
 FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
+# "Q1: D", "Question 2) A": a numbered answer line (the rest of the line is checked to be short).
+NUMBERED_ITEM_RE = re.compile(
+    r"(?m)^[ \t>*#_-]*(?:"
+    + _alt(P.NUMBERED_ITEM_PREFIXES)
+    + r")[ \t]*(?P<n>\d{1,2})[ \t]*[:.)][ \t]*(?P<rest>[^\n]*)",
+    re.IGNORECASE,
+)
 # A cheap necessary test for either (one scan of the original text): a line that starts with the first
 # letters of a follow-up marker or of a sub-item label, in any of the usual cases.
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)

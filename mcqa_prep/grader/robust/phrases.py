@@ -391,6 +391,9 @@ SUB_ITEM_HINTS = (
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
+# Numbered labels of the response's own answers to several questions ("Q1: D" / "Q2: A"): lines that
+# hold the label and a short answer, numbered from 1 in order, are sub-items, not follow-up questions.
+NUMBERED_ITEM_PREFIXES = ("q", "question", "part")
 
 # --------------------------------------------------------------------------------------------------
 # Structured answers
