@@ -289,7 +289,7 @@ FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 LIST_SEP_RE = re.compile(
-    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w + r"\b" for w in P.LIST_SEPARATOR_WORDS)
+    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
     r"[\s(\[{'\"“‘]*",
     re.IGNORECASE,

@@ -330,8 +330,10 @@ PAYLOAD_FILLER_WORDS = (
     "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак",
 )  # fmt: skip
 PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
-# Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D").
-LIST_SEPARATOR_WORDS = ("and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или")
+# Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
+LIST_SEPARATOR_WORDS = (
+    "and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или", "as well as", "along with", "together with",
+)  # fmt: skip
 LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
