@@ -76,7 +76,8 @@ def _other_anchor(a: P.Anchor) -> tuple[str, re.Pattern[str], re.Pattern[str] | 
             links.append(r"\b" + re.escape(link) + r"\b")
         else:
             links.append(re.escape(link))
-    after = r"(?:\s+" + _alt(a.after) + ")" + ("" if a.after_required else "?") if a.after else ""
+    space = r"\s+" if _is_latin(a.word) else r"\s*"  # (Thai and CJK write no space before the qualifier)
+    after = "(?:" + space + _alt(a.after) + ")" + ("" if a.after_required else "?") if a.after else ""
     link = r"(?:[:：ঃ]|" + "|".join(links) + ")" if links else r"[:：]"
     body = (
         re.escape(a.word)

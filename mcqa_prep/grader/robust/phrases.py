@@ -16,14 +16,15 @@ from ..letters import LOCALISED
 # --------------------------------------------------------------------------------------------------
 
 # Letters written in another script that stand for a Latin option letter, read only as standalone tokens
-# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED) and the Cyrillic and Greek capitals
-# that look like Latin ones.
+# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED), the Thai labels ก ข ค ง จ, and the
+# Cyrillic and Greek capitals that look like Latin ones.
 LOCAL_LETTERS: dict[str, str] = {
     **LOCALISED,
     "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
     "Т": "T", "Х": "X",
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
     "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X",
+    "ก": "A", "ข": "B", "ค": "C", "ง": "D", "จ": "E",
 }  # fmt: skip
 
 # Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
@@ -139,8 +140,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
     Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
     Anchor("jawapan", ("yang betul", "betul", "akhir"), ("adalah", "ialah")),
-    Anchor("cevap", (), ("budur",)),
-    Anchor("jibu", (), ()),
+    Anchor("cevap", (), ("budur",), link_required=False),
+    Anchor("jibu", ("sahihi",), ("ni",)),
     Anchor("idahun", (), ()),
     Anchor("ìdáhùn", (), ()),
     Anchor("odpowiedź", (), ("to",)),
@@ -153,7 +154,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("الخيار", ("الصحيح",), ("هو",), after_required=True),
     Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
     Anchor("відповідь", (), ("—", "–", "-")),
-    Anchor("yanıt", (), ()),
+    Anchor("yanıt", (), (), link_required=False),
+    Anchor("option", (), ("est", "serait"), before_required=("bonne ",)),
     Anchor("đáp án", ("đúng",), ("là",)),
     Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),
     Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
@@ -306,6 +308,7 @@ DISMISSALS_AFTER = (
     r"(?:wrong|incorrect|excluded|eliminated)\b",
     r"(?:can|could|should|must)\s+be\s+(?:ruled\s+out|eliminated|excluded|discarded|rejected|dismissed)",
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:most\s+)?(?:common\s+|usual\s+|tempting\s+|popular\s+)?(?:wrong|incorrect)\s+(?:answers?|choices?|options?|picks?)\b",
     r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
 # Negations before a letter in languages without spaces ("不是A而是B").
