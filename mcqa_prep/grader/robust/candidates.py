@@ -255,9 +255,13 @@ def conditional_before(low: str, a: int, b: int) -> bool:
     e = b - 1 if b > a and low[b - 1] == "\n" else b
     c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
     w = low[c:e]
-    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w:
+    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w or _reading_words(w):
         return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
     return False
+
+
+def _reading_words(w: str) -> bool:
+    return "way" in w or "reading" in w or "interpretation" in w
 
 
 # --------------------------------------------------------------------------------------------------

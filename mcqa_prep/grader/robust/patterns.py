@@ -29,6 +29,7 @@ def _is_latin(word: str) -> bool:
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
 NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’]*)")
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
+NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
 PROSE_LETTER_RE = re.compile(r"(?<![A-Za-z0-9'’\\])[A-Z](?![A-Za-z0-9])")
 
@@ -231,7 +232,9 @@ HEDGE_BEFORE_RE = re.compile(
 )
 HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
-CONDITIONAL_BEFORE_RE = re.compile(r"\b" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.\n]*$")
+CONDITIONAL_BEFORE_RE = re.compile(
+    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(P.READING_CONDITIONS) + r")\b[^.\n]*$"
+)
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
 # A clause (since the last ".", ";" or line break) that starts with a condition word.
 CONDITIONAL_CLAUSE_RE = re.compile(

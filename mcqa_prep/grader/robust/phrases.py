@@ -295,6 +295,12 @@ ALSO_VALID = (
 )
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
+# One of several readings of the question: "read one way it's A, read the other way it's D" commits to
+# neither (regex fragments; each contains "way", "reading" or "interpretation", which a cheap test checks).
+READING_CONDITIONS = (
+    r"(?:read|interpreted|taken|understood)\s+(?:one|the\s+other|another|this|that)\s+way",
+    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+(?:reading|interpretation)",
+)
 CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
 # Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
 NEGATIONS_BEFORE = (
