@@ -23,6 +23,7 @@ from .evidence import (
     none_reading,
 )
 from .options import Options
+from .ordinals import ordinal_commitment
 from .payload import read_letter_list, read_payload
 from .scope import may_be_label
 from .text import at_line_start, az_run_start, line_end
@@ -486,6 +487,14 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     return Evidence(start, PHRASE, "robust.elimination", _letters_at(x, j, "elimination", start))
 
 
+def _ordinal(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    """ "That's the second option." (ordinals.py), unless under a condition."""
+    ev = ordinal_commitment(x.t, x.low, k, kw, x.opts.letters)
+    if ev is not None and ev.decisive and conditional_before(x.low, max(0, ev.pos - 60), ev.pos):
+        return ev._replace(reading=none_reading(ev.reading.span, "conditional, not a commitment"))
+    return ev
+
+
 # What each kind of keyword handler tries (keywords.py): all take (text, position, keyword, handler, seen).
 _TRY = {
     K.ANCHOR: _anchor,
@@ -493,6 +502,7 @@ _TRY = {
     K.VERDICT: _verdict,
     K.CJK_VERDICT: _cjk_verdict,
     K.ELIMINATION: _elimination,
+    K.ORDINAL: _ordinal,
 }
 
 

@@ -195,6 +195,11 @@ IT_IS_AFTER_LETTER_RE = re.compile(
 BULLET_LETTER_LINE_RE = re.compile(r"(?m)^[ \t>]*(?P<b>[-*+•])[ \t]+[*_]{0,2}[\(\[]?[A-Z](?![A-Za-z0-9])")
 # "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
 IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
+# "That's the second option.": the commitment before "the <ordinal> <noun>" (searched backwards on the
+# line) and the sentence closing after it.
+ORDINAL_BEFORE_RE = re.compile(r"(?:^|(?<=[\s,:;—–(]))(?:" + "|".join(P.ORDINAL_COMMITS) + r")\s+the\s+$")
+ORDINAL_AFTER_RE = re.compile(r"[ \t*_)]*(?:[.!;]|$|\n)")
+ORDINAL_KEYWORDS = tuple(o + " " + n for o in P.ORDINALS for n in P.ORDINAL_NOUNS)
 # "The vitamin in question is (D)." closing the last line.
 CLOSING_COPULA_RE = re.compile(
     r"(?:^|\s)" + _alt(P.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"

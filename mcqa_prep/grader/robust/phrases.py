@@ -234,6 +234,28 @@ CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢")
 CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
+# "That's the second option.", "I'll go with the third choice": an option named by its position, after a
+# phrase that commits to it (regex fragments, each ending right before "the"), closing the sentence.
+ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "last",
+)
+ORDINAL_NOUNS = ("option", "choice", "answer", "alternative", "one")
+ORDINAL_COMMITS = (
+    r"it(?:'s|’s|\s+is)", r"that(?:'s|’s|\s+is)", r"this\s+is", r"(?:must|should|has\s+to)\s+be",
+    r"answer\s+(?:is|would\s+be)", r"answer\s*:",
+    r"(?:i|we)(?:'ll|’ll|'d|’d|\s+will|\s+would)?\s+(?:choose|pick|select|go\s+with|go\s+for)",
+    r"(?:i'm|i’m|we're|we’re)\s+going\s+with",
+)  # fmt: skip
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
 CONCLUSION_WORDS = (
     "therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo",
