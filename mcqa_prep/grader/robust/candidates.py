@@ -432,8 +432,8 @@ def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
     if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
-    w = X.PREV_WORD_RE.search(x.t, max(0, j - 40), j)
-    if w is not None and not w.group(1).islower():  # ("Vitamin D as the answer": a name)
+    c = max(x.low.rfind(p, max(0, j - 80), j) for p in ".;!?\n:") + 1  # (the clause before the letter)
+    if not X.AS_THE_ANSWER_LEAD_RE.fullmatch(x.low, max(c, j - 80), j):
         return None
     seen.add(j)
     return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))

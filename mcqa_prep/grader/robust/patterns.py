@@ -182,6 +182,11 @@ CONCLUSION_ENDINGS = (
 AS_THE_ANSWER_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?i:" + "|".join(P.AS_THE_ANSWER) + r")$"
 )
+AS_THE_ANSWER_LEAD_RE = re.compile(
+    r"\s*(?:(?:so|thus|therefore|hence|finally|overall)\s*,?\s*)?(?:(?:"
+    + "|".join(P.AS_THE_ANSWER_LEADS)
+    + r")\s+)?[(\[]?"
+)
 LINE_CLOSES_RE = re.compile(r"[ \t*_]*[.!]?[ \t*_]*(?=\r?\n|$)")
 # "D it is.": a letter opening its line, then an it-is phrase closing the sentence (found backwards).
 LETTER_BEFORE_IT_IS_RE = re.compile(

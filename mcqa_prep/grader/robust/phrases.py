@@ -279,9 +279,15 @@ ELIMINATION_BEFORE = (
 ELIMINATION_AFTER = (
     r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
 )  # fmt: skip
-# "So we get D as the answer.": a letter taken as the answer, closing its line (the words between the
-# letter and "answer").
+# "So we get D as the answer.": a letter taken as the answer, closing its line — the words between the
+# letter and "answer", and what may open the clause before the letter (after an optional conclusion word:
+# "So, D as the answer."); any other subject ("Many pick C as the answer", "We rule out A as the answer")
+# does not commit.
 AS_THE_ANSWER = (r"as\s+(?:the|my|our)(?:\s+(?:final|correct|right|best))?\s+",)
+AS_THE_ANSWER_LEADS = (
+    r"(?:i|we)(?:'ll|’ll|'d|’d|\s+will|\s+would|\s+can)?\s+(?:get|got|have|take|pick|choose|select|go\s+with|end\s+up\s+with|settle\s+on|arrive\s+at|are\s+left\s+with)",
+    r"(?:this|that|which|it)\s+(?:gives|leaves)(?:\s+us)?",
+)  # fmt: skip
 
 # --------------------------------------------------------------------------------------------------
 # Revisions, hedges, conditions, negations
