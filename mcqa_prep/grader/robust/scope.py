@@ -112,13 +112,19 @@ def _items_are_foreign(t: str, run: list[tuple[int, str]], opts: Options) -> boo
 
 def numbered_items(t: str) -> list[int]:
     """Start offsets of numbered answer lines ("Q1: D" / "Q2: A"): the label and a short answer (at most
-    60 characters, not a question), numbered 1, 2, ... in order, at least two; else []."""
-    out = []
+    60 characters, not a question), numbered 1, 2, ... in order, one after the other (blank lines
+    between), at least two; else []."""
+    out: list[int] = []
+    end = 0
     for m in X.NUMBERED_ITEM_RE.finditer(t):
         rest = m.group("rest").strip()
         if int(m.group("n")) != len(out) + 1 or not rest or len(rest) > 60 or rest.endswith("?"):
             break
-        out.append(m.start() + (t[m.start()] == "\n"))
+        start = m.start() + (t[m.start()] == "\n")
+        if out and t[end:start].strip():
+            break
+        out.append(start)
+        end = m.end()
     return out if len(out) >= 2 else []
 
 
