@@ -23,6 +23,7 @@ from .evidence import (
     none_reading,
 )
 from .options import Options
+from .ordinals import ordinal_commitment
 from .payload import read_letter_list, read_payload
 from .scope import may_be_label
 from .text import at_line_start, az_run_start, line_end
@@ -255,9 +256,13 @@ def conditional_before(low: str, a: int, b: int) -> bool:
     e = b - 1 if b > a and low[b - 1] == "\n" else b
     c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
     w = low[c:e]
-    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w:
+    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w or _reading_words(w):
         return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
     return False
+
+
+def _reading_words(w: str) -> bool:
+    return "way" in w or "reading" in w or "interpretation" in w
 
 
 # --------------------------------------------------------------------------------------------------
@@ -320,7 +325,8 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
         more = [c.upper() for c in X.LONE_LETTER_RE.findall(m.group("more"))]
         if any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
-    return Evidence(start, tier, rule, r, revision=h.kind == "self_correction")
+    draft = h.kind == "choose" and _draft_before(x.low, start)  # ("Initially I'd pick B")
+    return Evidence(start, tier, rule, r, revision=h.kind == "self_correction", draft=draft)
 
 
 def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
@@ -382,7 +388,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
             r = _letters_at(x, f.start("L"), "verdict_alone", f.start())
             return Evidence(f.start(), PHRASE, "robust.commit_correct", r, verdict_of_letter=True)
     if not copula_before(low, k):
-        return None
+        return _as_the_answer(x, k, seen) if kw == "answer" else None
     q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
         return _label_sentence(x, k, kw, seen) if kw == "answer" else None
@@ -416,6 +422,21 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
     )
+
+
+def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
+    """ "So we get D as the answer.": a letter taken as the answer, closing its line."""
+    if k < 8 or x.low[k - 1] != " " or not X.LINE_CLOSES_RE.match(x.low, k + 6):
+        return None
+    q = X.AS_THE_ANSWER_BEFORE_RE.search(x.t, max(0, k - 40), k)
+    if q is None or q.start("L") in seen:
+        return None
+    j = q.start("L")
+    c = max(x.low.rfind(p, max(0, j - 80), j) for p in ".;!?\n:") + 1  # (the clause before the letter)
+    if not X.AS_THE_ANSWER_LEAD_RE.fullmatch(x.low, max(c, j - 80), j):
+        return None
+    seen.add(j)
+    return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))
 
 
 _AFTER_COPULA = (
@@ -453,7 +474,7 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
         j = m.start("L")
         start = k
     else:
-        if kw not in ("remains", "survives", "left"):
+        if kw not in ("remains", "survives", "left", "stands out"):
             return None
         q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
         if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:
@@ -466,6 +487,14 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     return Evidence(start, PHRASE, "robust.elimination", _letters_at(x, j, "elimination", start))
 
 
+def _ordinal(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+    """ "That's the second option." (ordinals.py), unless under a condition."""
+    ev = ordinal_commitment(x.t, x.low, k, kw, x.opts.letters)
+    if ev is not None and ev.decisive and conditional_before(x.low, max(0, ev.pos - 60), ev.pos):
+        return ev._replace(reading=none_reading(ev.reading.span, "conditional, not a commitment"))
+    return ev
+
+
 # What each kind of keyword handler tries (keywords.py): all take (text, position, keyword, handler, seen).
 _TRY = {
     K.ANCHOR: _anchor,
@@ -473,6 +502,7 @@ _TRY = {
     K.VERDICT: _verdict,
     K.CJK_VERDICT: _cjk_verdict,
     K.ELIMINATION: _elimination,
+    K.ORDINAL: _ordinal,
 }
 
 

@@ -234,12 +234,27 @@ def _leading_letter(x: Text) -> Evidence:
         t, 0, min(s1, 200), x.opts, anchored=False, prose=False, equality=False, restatement=False
     )
     if r.kind == LETTER and r.span[0] <= 6:
+        if _article_before_name(x, r.span[0]):
+            return Evidence(0, FORMAT, RULE_LEADING, none_reading(r.span, "article, not a letter"))
         if dangling(t) or _discusses(t, r.span[1]):
             return Evidence(
                 0, FORMAT, RULE_LEADING, none_reading(r.span, "a label opening a discussion of the option")
             )
         return Evidence(0, FORMAT, RULE_LEADING, r)
     return Evidence(0, FORMAT, RULE_LEADING, none_reading(r.span, "no leading letter"))
+
+
+_AFTER_A = frozenset(P.WORDS_AFTER_OPTION_LETTER) | frozenset(P.WORDS_AFTER_OPTION_A)
+
+
+def _article_before_name(x: Text, j: int) -> bool:
+    """ "A Type I error is ...", "A Carnot engine ...": an opening "A" before a capitalised word that
+    neither follows an option letter nor starts option A's text is the article."""
+    m = X.NEXT_CAP_WORD_RE.match(x.t, j + 1) if x.t[j] == "A" else None
+    if m is None or m.group(1).lower() in _AFTER_A:
+        return False
+    text_a = dict(x.opts.norms).get("A", "")
+    return not text_a.startswith(m.group(1).lower())
 
 
 def _closing_option_text(x: Text, listing: _Listing) -> Evidence:

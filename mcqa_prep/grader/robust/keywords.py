@@ -16,6 +16,7 @@ COMMIT = "commit"  # a commitment phrase with a letter slot
 VERDICT = "verdict"  # "B is the correct answer", found from the verdict word backwards
 ELIMINATION = "elimination"  # "leaving C", "only D remains"
 CJK_VERDICT = "cjk_verdict"  # "选项B正确"
+ORDINAL = "ordinal"  # "that's the second option"
 
 # Anchor kinds.
 PLAIN, QUALIFIED, CHOSEN, OTHER = "plain", "qualified", "chosen", "other"
@@ -59,6 +60,8 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(ELIMINATION))
     for kw in X.CJK_VERDICT_KEYWORDS:
         add(kw, Handler(CJK_VERDICT))
+    for kw in X.ORDINAL_KEYWORDS:
+        add(kw, Handler(ORDINAL))
     return table
 
 

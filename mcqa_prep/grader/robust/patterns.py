@@ -29,6 +29,7 @@ def _is_latin(word: str) -> bool:
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
 NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’]*)")
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
+NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
 PROSE_LETTER_RE = re.compile(r"(?<![A-Za-z0-9'’\\])[A-Z](?![A-Za-z0-9])")
 
@@ -76,7 +77,8 @@ def _other_anchor(a: P.Anchor) -> tuple[str, re.Pattern[str], re.Pattern[str] | 
             links.append(r"\b" + re.escape(link) + r"\b")
         else:
             links.append(re.escape(link))
-    after = r"(?:\s+" + _alt(a.after) + ")" + ("" if a.after_required else "?") if a.after else ""
+    space = r"\s+" if _is_latin(a.word) else r"\s*"  # (Thai and CJK write no space before the qualifier)
+    after = "(?:" + space + _alt(a.after) + ")" + ("" if a.after_required else "?") if a.after else ""
     link = r"(?:[:：ঃ]|" + "|".join(links) + ")" if links else r"[:：]"
     body = (
         re.escape(a.word)
@@ -166,11 +168,26 @@ CONCLUSION_RE = re.compile(
     + _alt(P.CONCLUSION_WORDS)
     + r"\b|"
     + _alt(P.CONCLUSION_ARROWS)
-    + r")\s*[,:]?\s+(?:(?:option|choice)\s+)?"
+    + r")\s*[,:]?\s+(?:"
+    + _alt(P.CONCLUSION_LINKS)
+    + r"\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
     + r"\s*[.!]?\s*$"
 )
-CONCLUSION_ENDINGS = ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS
+CONCLUSION_ENDINGS = (
+    ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS + tuple(P.CONCLUSION_LINKS)
+)
+# "So we get D as the answer.": found from "answer" backwards (on the original text: the letter is a
+# capital), then the line must close right after "answer".
+AS_THE_ANSWER_BEFORE_RE = re.compile(
+    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?i:" + "|".join(P.AS_THE_ANSWER) + r")$"
+)
+AS_THE_ANSWER_LEAD_RE = re.compile(
+    r"\s*(?:(?:so|thus|therefore|hence|finally|overall)\s*,?\s*)?(?:(?:"
+    + "|".join(P.AS_THE_ANSWER_LEADS)
+    + r")\s+)?[(\[]?"
+)
+LINE_CLOSES_RE = re.compile(r"[ \t*_]*[.!]?[ \t*_]*(?=\r?\n|$)")
 # "D it is.": a letter opening its line, then an it-is phrase closing the sentence (found backwards).
 LETTER_BEFORE_IT_IS_RE = re.compile(
     r"(?:^|\n)[ \t*_>#-]*(?:(?:option|choice)\s+)?[\(\[]?\**(?P<L>[A-Z])\**[\)\]]?,?[ \t]+$", re.IGNORECASE
@@ -183,6 +200,11 @@ IT_IS_AFTER_LETTER_RE = re.compile(
 BULLET_LETTER_LINE_RE = re.compile(r"(?m)^[ \t>]*(?P<b>[-*+•])[ \t]+[*_]{0,2}[\(\[]?[A-Z](?![A-Za-z0-9])")
 # "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
 IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
+# "That's the second option.": the commitment before "the <ordinal> <noun>" (searched backwards on the
+# line) and the sentence closing after it.
+ORDINAL_BEFORE_RE = re.compile(r"(?:^|(?<=[\s,:;—–(]))(?:" + "|".join(P.ORDINAL_COMMITS) + r")\s+the\s+$")
+ORDINAL_AFTER_RE = re.compile(r"[ \t*_)]*(?:[.!;]|$|\n)")
+ORDINAL_KEYWORDS = tuple(o + " " + n for o in P.ORDINALS for n in P.ORDINAL_NOUNS)
 # "The vitamin in question is (D)." closing the last line.
 CLOSING_COPULA_RE = re.compile(
     r"(?:^|\s)" + _alt(P.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"
@@ -205,7 +227,7 @@ ELIMINATION_AFTER_RE = re.compile(
 )
 STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
 LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
-ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives")
+ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives", "stands out")
 # The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
 LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
 LINE_END_TRAIL = frozenset(" \t\r.!*)]")
@@ -220,7 +242,9 @@ HEDGE_BEFORE_RE = re.compile(
 )
 HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
-CONDITIONAL_BEFORE_RE = re.compile(r"\b" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.\n]*$")
+CONDITIONAL_BEFORE_RE = re.compile(
+    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(P.READING_CONDITIONS) + r")\b[^.\n]*$"
+)
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
 # A clause (since the last ".", ";" or line break) that starts with a condition word.
 CONDITIONAL_CLAUSE_RE = re.compile(
@@ -279,7 +303,7 @@ FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 LIST_SEP_RE = re.compile(
-    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w + r"\b" for w in P.LIST_SEPARATOR_WORDS)
+    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
     r"[\s(\[{'\"“‘]*",
     re.IGNORECASE,
@@ -312,7 +336,7 @@ TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
 # rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
 # The follow-up patterns run on the lower-cased text.
-_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
+_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
 FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
@@ -323,19 +347,28 @@ _SUB_ITEM_BODY = (
 SUB_ITEM_START_RE = re.compile(_SUB_ITEM_BODY)
 SUB_ITEM_NL_RE = re.compile(r"\n" + _SUB_ITEM_BODY)
 FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
+# "Q1: D", "Question 2) A": a numbered answer line (the rest of the line is checked to be short).
+NUMBERED_ITEM_RE = re.compile(
+    r"(?m)^[ \t>*#_-]*(?:"
+    + _alt(P.NUMBERED_ITEM_PREFIXES)
+    + r")[ \t]*(?P<n>\d{1,2})[ \t]*[:.)][ \t]*(?P<rest>[^\n]*)",
+    re.IGNORECASE,
+)
 # A cheap necessary test for either (one scan of the original text): a line that starts with the first
 # letters of a follow-up marker or of a sub-item label, in any of the usual cases.
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
 _HINT_ALTS = [
-    alt for w in P.FOLLOW_UP_HINTS for alt in sorted({w, w.capitalize(), w.upper()}, key=len, reverse=True)
+    alt
+    for w in P.FOLLOW_UP_HINTS
+    for alt in sorted({w, w.capitalize(), w.title(), w.upper()}, key=len, reverse=True)
 ]
 _HINT_ALTS += list(P.SUB_ITEM_HINTS)
 _HINT_FIRST = sorted({re.sub(r"^\\", "", alt)[0] for alt in _HINT_ALTS})
 STRUCTURE_HINT_RE = re.compile(
-    r"\n[ \t>*#_-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
+    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
 )
 STRUCTURE_NL_RE = re.compile(
-    r"\n[ \t>*#_-]*(?:"
+    r"\n[ \t>*#_=-]*(?:"
     + "|".join(P.FOLLOW_UP_MARKERS)
     + r"|(?:(?:"
     + "|".join(P.SUB_ITEM_PREFIXES)

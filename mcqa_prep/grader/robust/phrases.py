@@ -16,14 +16,15 @@ from ..letters import LOCALISED
 # --------------------------------------------------------------------------------------------------
 
 # Letters written in another script that stand for a Latin option letter, read only as standalone tokens
-# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED) and the Cyrillic and Greek capitals
-# that look like Latin ones.
+# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED), the Thai labels ก ข ค ง จ, and the
+# Cyrillic and Greek capitals that look like Latin ones.
 LOCAL_LETTERS: dict[str, str] = {
     **LOCALISED,
     "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
     "Т": "T", "Х": "X",
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
     "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X",
+    "ก": "A", "ข": "B", "ค": "C", "ง": "D", "จ": "E",
 }  # fmt: skip
 
 # Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
@@ -81,10 +82,10 @@ QUALIFIERS = (
     "final", "correct", "best", "right", "proper", "ultimate", "my", "our", "selected", "chosen",
     "closest", "nearest", "true", "likeliest", "only", "overall", "actual",
 )  # fmt: skip
-# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B"): any later
-# commitment, however weakly written, replaces it.
+# Qualifiers that make an anchored answer a draft ("Initial answer: C", "Tentative answer: B", "Initially
+# I'd pick B"): any later commitment, however weakly written, replaces it.
 DRAFT_QUALIFIERS = (
-    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough",
+    "initial", "tentative", "preliminary", "provisional", "draft", "first", "working", "rough", "initially",
 )  # fmt: skip
 # "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
 # accurate statement"), as does "only correct".
@@ -139,8 +140,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
     Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
     Anchor("jawapan", ("yang betul", "betul", "akhir"), ("adalah", "ialah")),
-    Anchor("cevap", (), ("budur",)),
-    Anchor("jibu", (), ()),
+    Anchor("cevap", (), ("budur",), link_required=False),
+    Anchor("jibu", ("sahihi",), ("ni",)),
     Anchor("idahun", (), ()),
     Anchor("ìdáhùn", (), ()),
     Anchor("odpowiedź", (), ("to",)),
@@ -153,7 +154,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("الخيار", ("الصحيح",), ("هو",), after_required=True),
     Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
     Anchor("відповідь", (), ("—", "–", "-")),
-    Anchor("yanıt", (), ()),
+    Anchor("yanıt", (), (), link_required=False),
+    Anchor("option", (), ("est", "serait"), before_required=("bonne ",)),
     Anchor("đáp án", ("đúng",), ("là",)),
     Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),
     Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
@@ -232,12 +234,37 @@ CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢")
 CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
 PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
+# "That's the second option.", "I'll go with the third choice": an option named by its position, after a
+# phrase that commits to it (regex fragments, each ending right before "the"), closing the sentence.
+ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "last",
+)
+ORDINAL_NOUNS = ("option", "choice", "answer", "alternative", "one")
+ORDINAL_COMMITS = (
+    r"it(?:'s|’s|\s+is)", r"that(?:'s|’s|\s+is)", r"this\s+is", r"(?:must|should|has\s+to)\s+be",
+    r"answer\s+(?:is|would\s+be)", r"answer\s*:",
+    r"(?:i|we)(?:'ll|’ll|'d|’d|\s+will|\s+would)?\s+(?:choose|pick|select|go\s+with|go\s+for)",
+    r"(?:i'm|i’m|we're|we’re)\s+going\s+with",
+)  # fmt: skip
 # Conclusion words that commit to a letter closing their line ("Therefore, B.").
 CONCLUSION_WORDS = (
     "therefore", "thus", "hence", "so", "consequently", "accordingly", "namely", "ergo",
     "which gives", "that gives", "this gives", "which means", "that means", "this means",
     "which makes it", "that makes it", "this makes it",
+    "which points to", "that points to", "this points to", "it all points to", "everything points to",
 )  # fmt: skip
+# Words between a conclusion word and its letter ("So that's D.", "Thus we get B.").
+CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get", "we're left with")
 # ... and arrows that conclude the same way ("=> B").
 CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
@@ -249,7 +276,18 @@ ELIMINATION_BEFORE = (
     r"left\s+with",
     r"elimination,?",
 )
-ELIMINATION_AFTER = (r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives")
+ELIMINATION_AFTER = (
+    r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
+)  # fmt: skip
+# "So we get D as the answer.": a letter taken as the answer, closing its line — the words between the
+# letter and "answer", and what may open the clause before the letter (after an optional conclusion word:
+# "So, D as the answer."); any other subject ("Many pick C as the answer", "We rule out A as the answer")
+# does not commit.
+AS_THE_ANSWER = (r"as\s+(?:the|my|our)(?:\s+(?:final|correct|right|best))?\s+",)
+AS_THE_ANSWER_LEADS = (
+    r"(?:i|we)(?:'ll|’ll|'d|’d|\s+will|\s+would|\s+can)?\s+(?:get|got|have|take|pick|choose|select|go\s+with|end\s+up\s+with|settle\s+on|arrive\s+at|are\s+left\s+with)",
+    r"(?:this|that|which|it)\s+(?:gives|leaves)(?:\s+us)?",
+)  # fmt: skip
 
 # --------------------------------------------------------------------------------------------------
 # Revisions, hedges, conditions, negations
@@ -265,6 +303,7 @@ REVISION_MARKERS = (
     r"re-?examin(?:e|ing)", r"re-?evaluat(?:e|ing)", r"reconsider(?:ing)?", r"correction",
     r"i\s+made\s+an?\s+(?:mistake|error)", r"i\s+was\s+wrong", r"that(?:'s|’s|\s+is)\s+(?:wrong|incorrect|not\s+right)",
     r"scratch\s+that", r"i\s+misread",
+    r"(?:second|another|closer|fresh)\s+look", r"look(?:ing)?\s+(?:at\s+(?:it|this|that)\s+)?again",
 )  # fmt: skip
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
@@ -284,6 +323,12 @@ ALSO_VALID = (
 )
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
+# One of several readings of the question: "read one way it's A, read the other way it's D" commits to
+# neither (regex fragments; each contains "way", "reading" or "interpretation", which a cheap test checks).
+READING_CONDITIONS = (
+    r"(?:read|interpreted|taken|understood)\s+(?:one|the\s+other|another|this|that)\s+way",
+    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+(?:reading|interpretation)",
+)
 CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
 # Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
 NEGATIONS_BEFORE = (
@@ -297,6 +342,7 @@ DISMISSALS_AFTER = (
     r"(?:wrong|incorrect|excluded|eliminated)\b",
     r"(?:can|could|should|must)\s+be\s+(?:ruled\s+out|eliminated|excluded|discarded|rejected|dismissed)",
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:most\s+)?(?:common\s+|usual\s+|tempting\s+|popular\s+)?(?:wrong|incorrect)\s+(?:answers?|choices?|options?|picks?)\b",
     r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
 # Negations before a letter in languages without spaces ("不是A而是B").
@@ -321,8 +367,10 @@ PAYLOAD_FILLER_WORDS = (
     "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак",
 )  # fmt: skip
 PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
-# Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D").
-LIST_SEPARATOR_WORDS = ("and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или")
+# Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
+LIST_SEPARATOR_WORDS = (
+    "and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или", "as well as", "along with", "together with",
+)  # fmt: skip
 LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
@@ -349,17 +397,21 @@ ALL_OF_THE_ABOVE = r"all\s+of\s+(?:the\s+)?(?:above|options|choices|them|these)"
 # Scope: where the answer to the question asked ends
 # --------------------------------------------------------------------------------------------------
 
-# Line openings that start another question or another turn: an answer after them answers that
-# question, not the one asked (base models often continue with "Question: ... Answer: (C)").
+# Line openings (after markup such as "###" or "---") that start another question or another turn: an
+# answer after them answers that question, not the one asked (base models often continue with "Question: ... Answer: (C)").
 FOLLOW_UP_MARKERS = (
     r"question(?:\s*\d+)?\s*[:.)]", r"q\s*\d*\s*[:.)]", r"problem(?:\s*\d+)?\s*[:.)]", r"example\s*\d+\s*[:.)]",
     r"human\s*:", r"user\s*:", r"<\|(?:im_start|user|start_header_id)\|>", r"\[inst\]",
     r"the\s+following\s+(?:are|is)\s+(?:a\s+)?multiple[\s-]+choice\s+questions?",
-    r"next\s+question", r"(?:here\s+is\s+)?another\s+question",
+    r"next\s+(?:question|problem|item|exercise)", r"(?:here\s+is\s+)?another\s+(?:question|problem)",
+    r"follow[\s-]*up\s+(?:question|problem)",
 )  # fmt: skip
 # How every follow-up marker begins (in any case) and how every sub-item label begins (as written):
 # regex fragments; a line starting otherwise cannot hold one, which the scan checks first.
-FOLLOW_UP_HINTS = ("q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "another q")
+FOLLOW_UP_HINTS = (
+    "q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "next p", "next i", "next e",
+    "another q", "another p", "follow",
+)  # fmt: skip
 SUB_ITEM_HINTS = (
     r"\(",
     r"b\)",
@@ -378,6 +430,9 @@ SUB_ITEM_HINTS = (
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
+# Numbered labels of the response's own answers to several questions ("Q1: D" / "Q2: A"): lines that
+# hold the label and a short answer, numbered from 1 in order, are sub-items, not follow-up questions.
+NUMBERED_ITEM_PREFIXES = ("q", "question", "part")
 
 # --------------------------------------------------------------------------------------------------
 # Structured answers

@@ -35,8 +35,12 @@ def listing_right_above(t: str, pos: int) -> bool:
 
 def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, markers: bool = True) -> list[int]:
     """Start offsets (> 0) of the lines before `before` that begin another question or turn: a marker
-    line, or the question line of an invented option listing right before `before` (the answer line)."""
+    line (not a numbered answer line of the response's own, "Q2: A"), or the question line of an
+    invented option listing right before `before` (the answer line)."""
     out = [m.start() + 1 for m in X.FOLLOW_UP_NL_RE.finditer(low, 0, before)] if markers else []
+    if out:
+        own = set(numbered_items(t))
+        out = [b for b in out if b not in own]
     q = _foreign_listing_before(t, before, opts)
     if q is not None:
         out.append(q)
@@ -106,9 +110,31 @@ def _items_are_foreign(t: str, run: list[tuple[int, str]], opts: Options) -> boo
     return 2 * own < len(run)
 
 
+def numbered_items(t: str) -> list[int]:
+    """Start offsets of numbered answer lines ("Q1: D" / "Q2: A"): the label and a short answer (at most
+    60 characters, not a question), numbered 1, 2, ... in order, one after the other (blank lines
+    between), at least two; else []."""
+    out: list[int] = []
+    end = 0
+    for m in X.NUMBERED_ITEM_RE.finditer(t):
+        rest = m.group("rest").strip()
+        if int(m.group("n")) != len(out) + 1 or not rest or len(rest) > 60 or rest.endswith("?"):
+            break
+        start = m.start() + (t[m.start()] == "\n")
+        if out and t[end:start].strip():
+            break
+        out.append(start)
+        end = m.end()
+    return out if len(out) >= 2 else []
+
+
 def sub_items(t: str, opts: Options) -> list[int]:
-    """Start offsets of sub-question parts ((a), (b), ... or (i), (ii), ... in order, at least two), or []
-    when the response has none. Lower-case labels followed by that option's text are an option listing."""
+    """Start offsets of sub-question parts ((a), (b), ... or (i), (ii), ... in order, at least two; or
+    numbered answer lines), or [] when the response has none. Lower-case labels followed by that option's
+    text are an option listing."""
+    numbered = numbered_items(t)
+    if numbered:
+        return numbered
     found = []
     first = X.SUB_ITEM_START_RE.match(t)
     matches = ([first] if first is not None else []) + list(X.SUB_ITEM_NL_RE.finditer(t))
