@@ -32,6 +32,7 @@ PARTS = {
     "held-out v6": ("hand_heldout6.jsonl", "generated_heldout6.jsonl"),
     "held-out v7": ("hand_heldout7.jsonl", "generated_heldout7.jsonl"),
     "held-out v8": ("hand_heldout8.jsonl", "generated_heldout8.jsonl"),
+    "held-out v9": ("hand_heldout9.jsonl", "generated_heldout9.jsonl"),
 }
 # The hand-written held-out files are never edited (README): their digests are pinned.
 HAND_HELDOUT_SHA256 = {
@@ -43,10 +44,11 @@ HAND_HELDOUT_SHA256 = {
     "hand_heldout6.jsonl": "a68e8a10279a6ead8b04e03512a29c39683bebd979547065a1a935938d1cfd7f",
     "hand_heldout7.jsonl": "cb2519cc76aaa5bde7969f686812050ff46e345ff8ca7b7c86089707b8212259",
     "hand_heldout8.jsonl": "48efdecbd84c776151b36ab8e9272551ba963ed3cc16efb60118c090ba9c024b",
+    "hand_heldout9.jsonl": "ef29503b9d7a0bf94366cba86601ed86cac10a231343844ccd459fd86485a397",
 }
 # The held-out parts' collapse bound, far below each part's first-sight rate (README); held-out v8 was
-# 86.1% at first sight, below the 0.9 of the others.
-COLLAPSE_BOUND = {"held-out v8": 0.8}
+# 86.1% at first sight, below the 0.9 of the others; held-out v9 (not yet measured) gets the same 0.8.
+COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.8}
 
 
 def _load(name: str) -> list[dict]:
@@ -122,6 +124,7 @@ def test_tuned_part_passes():
         "held-out v6",
         "held-out v7",
         "held-out v8",
+        "held-out v9",
     ],
 )
 def test_heldout_part_report(part):

@@ -36,6 +36,7 @@ PARTS = {
     "heldout6": (173205, 400),
     "heldout7": (223606, 400),
     "heldout8": (244948, 400),
+    "heldout9": (264575, 400),
 }
 
 
@@ -903,6 +904,107 @@ VOCAB["heldout8"] = Vocab(
     walks=("Walking through the options:\n\nA) {TA} could", "Option A, {TA}: to evaluate this"),
     subitems=("Q1: {X}\nQ2: {Y}", "(a) -> {X}; (b) -> {Y}"),
 )
+TOPICS_J = (
+    _topic("the gland that secretes melatonin", ("Pineal gland", "it releases the hormone in darkness"), ("Thyroid gland", "it makes thyroxine instead"),
+           ("Adrenal gland", "it produces adrenaline and cortisol"), ("Pituitary gland", "it steers the other glands")),
+    _topic("the number of teeth in a full adult set", ("20 teeth", "that is a child's set"), ("28 teeth", "that leaves out the wisdom teeth"),
+           ("32 teeth", "eight in each quadrant, wisdom teeth included"), ("34 teeth", "that adds two that do not exist")),
+    _topic("the composer of The Magic Flute", ("Beethoven", "his only opera was Fidelio"), ("Mozart", "it premiered in Vienna in 1791"),
+           ("Wagner", "he wrote the Ring cycle"), ("Verdi", "he wrote Aida"), ("Puccini", "he wrote Tosca")),
+    _topic("the SI base unit of amount of substance", ("Kilogram", "it measures mass"), ("Mole", "it counts 6.022 x 10^23 entities"),
+           ("Candela", "it measures luminous intensity"), ("Kelvin", "it measures temperature")),
+    _topic("the country that gave the Statue of Liberty to the United States", ("England", "relations were cool at the time"), ("France", "its people funded the gift dedicated in 1886"),
+           ("Spain", "it had no part in the project"), ("Italy", "it was not involved"), ("None of these countries", "one of the listed countries did give it")),
+    _topic("the incorrect statement about the human heart", ("It has four chambers.", "that is accurate"), ("The left ventricle has the thickest wall.", "that is accurate"),
+           ("The right atrium pumps blood to the lungs.", "the right ventricle does that, so this is the incorrect one"), ("Its valves prevent backflow.", "that is accurate")),
+)  # fmt: skip
+VOCAB["heldout9"] = Vocab(
+    topics=TOPICS_J,
+    openers=(
+        "Let's unpack {Q}.",
+        "Thinking aloud here.",
+        "What we need: {Q}.",
+        "Plan: compare each option against the facts.",
+    ),
+    discuss=(
+        "{X} ({T}) gets crossed out, since {W}.",
+        "Option {X} is a no: {W}.",
+        "{X} looks plausible at first, but {W}.",
+        "- {X} — {W}.",
+        "Reject {X}; {W}.",
+    ),
+    fillers=("Fair enough.", "Keep that in mind.", "Let's continue.", "That part is settled."),
+    answers=(
+        "Final pick: {L}",
+        "The answer, then, is {L}.",
+        "**Verdict:** {L}",
+        "I'd settle on {L}.",
+        "Correct letter: {L}",
+        "$$\\boxed{{\\textsf{{{L}}}}}$$",
+        "The option that works is {L} ({T}).",
+        "Outcome: **{L}**",
+        "{L} is what I'd answer.",
+        "Locking in option ({l}).",
+        "All told, {L}.",
+        "Putting it together, the right letter is {L}: {T}.",
+    ),
+    answers_intl=(
+        "选项{L}正确。",
+        "本题答案为{L}。",
+        "그래서 {L}가 정답입니다.",
+        "答えは{L}になります。",
+        "الخيار الصحيح هو {AR}",
+        "Верный вариант: {L}",
+        "Somit lautet die Antwort {L}.",
+        "Je choisis donc {L}.",
+        "Así que me quedo con la {L}.",
+        "Logo, marco a {L}.",
+        "Pertanto scelgo la {L}.",
+        "Het antwoord is {L}.",
+        "Więc odpowiedź to {L}.",
+        "Vậy chọn {L}.",
+        "इसलिए सही उत्तर {L} है।",
+    ),
+    revisions=(
+        "Wait — that doesn't add up.",
+        "Let me rethink this.",
+        "Scratch that, I was too quick.",
+        "Hmm, looking again:",
+    ),
+    drafts=("Quick guess: {D}.", "Provisionally {D}.", "First pass: {D}."),
+    tails=(
+        "(For the record: {X} and {Y} both fail.)",
+        "A common slip is choosing {X}.",
+        "{X} and {Y}: not supported.",
+    ),
+    followups=("Practice question: {NQ}", "Bonus question: {NQ}", "**Exercise 7.** {NQ}"),
+    several=(
+        "{X} and {Y} are equally correct.",
+        "Answer: {X} plus {Y}",
+        "I'd mark both {X} and {Y}.",
+        "Valid picks: {X}, {Y}, {Z}",
+    ),
+    hedged=(
+        "Could go either way between {X} and {Y}.",
+        "{X}, unless it's {Y} — I can't tell.",
+    ),
+    refusals=(
+        "I'd rather not guess on this one.",
+        "The options don't let me decide.",
+        "I can't answer this with any confidence.",
+    ),
+    no_anchor=(
+        "Everything points to {L}.",
+        "That narrows it to {L}.",
+        "Left standing: {L}.",
+        "{L} wins out.",
+    ),
+    text_answers=("Best match: {T}.", "{T}, definitely.", "I'd say {T}."),
+    json_answers=('{{"chosen": "{L}"}}', '```json\n{{"letter": "{l}", "why": "see reasoning"}}\n```'),
+    bare=("{L} — {T}", "[{l}]", "**{L})**", "⟶ {L}"),
+    walks=("Taking the options in order:\n\n(A) {TA}: at first sight", "Start with A, {TA}. It"),
+    subitems=("Item 1 → {X}\nItem 2 → {Y}", "1. {X}  2. {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -939,6 +1041,10 @@ NEXT_QUESTIONS = {
     "heldout8": (
         ("Which planet is the hottest?", ("Mercury", "Venus", "Mars", "Jupiter")),
         ("What is 6 x 7?", ("36", "42", "48", "54")),
+    ),
+    "heldout9": (
+        ("Which bird cannot fly?", ("Sparrow", "Penguin", "Eagle", "Pigeon")),
+        ("Which month has the fewest days?", ("January", "February", "April", "June")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
