@@ -47,8 +47,8 @@ HAND_HELDOUT_SHA256 = {
     "hand_heldout9.jsonl": "ef29503b9d7a0bf94366cba86601ed86cac10a231343844ccd459fd86485a397",
 }
 # The held-out parts' collapse bound, far below each part's first-sight rate (README); held-out v8 was
-# 86.1% at first sight, below the 0.9 of the others; held-out v9 (not yet measured) gets the same 0.8.
-COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.8}
+# 86.1% at first sight and v9 78.4%, below the 0.9 of the others.
+COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.7}
 
 
 def _load(name: str) -> list[dict]:
