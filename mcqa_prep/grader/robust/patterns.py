@@ -347,6 +347,18 @@ _SUB_ITEM_BODY = (
 SUB_ITEM_START_RE = re.compile(_SUB_ITEM_BODY)
 SUB_ITEM_NL_RE = re.compile(r"\n" + _SUB_ITEM_BODY)
 FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
+# Sub-item labels inside a paragraph, after the end of a sentence: "... The answer is (C). (b) The prism
+# ... The answer is (F)." (base models answer each part of a multi-part question in one run of text).
+INLINE_SUB_ITEM_RE = re.compile(r"(?<=[.!?:])[ \t]+(?P<open>\()?(?P<lab>[a-h])\)(?=[ \t])")
+# "In the first situation, ... The answer is (H). In the second situation, ... (B).": parts named by ordinals.
+ORDINAL_PART_RE = re.compile(
+    r"(?:^|(?<=[.!?:\n]))[ \t]*(?:in|for) the (?P<ord>"
+    + "|".join(P.PART_ORDINALS)
+    + r") (?:"
+    + "|".join(P.PART_NOUNS)
+    + r")\b",
+    re.IGNORECASE,
+)
 # "Q1: D", "Question 2) A": a numbered answer line (the rest of the line is checked to be short).
 NUMBERED_ITEM_RE = re.compile(
     r"(?m)^[ \t>*#_-]*(?:"

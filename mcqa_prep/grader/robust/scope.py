@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from . import patterns as X
+from . import phrases as P
 from .options import Options, contains_words
 from .text import norm
 
@@ -21,7 +22,12 @@ _VERDICT_WORDS = ("correct", "incorrect", "wrong", "right", "true", "false", "op
 def may_have_structure(t: str) -> bool:
     """A cheap necessary test for follow-up markers after the first line (a marker on the first line
     starts no boundary) and for sub-item labels (in the original text)."""
-    return X.STRUCTURE_HINT_RE.search(t) is not None or X.SUB_ITEM_START_RE.match(t) is not None
+    return (
+        X.STRUCTURE_HINT_RE.search(t) is not None
+        or X.SUB_ITEM_START_RE.match(t) is not None
+        or ("b)" in t and X.INLINE_SUB_ITEM_RE.search(t) is not None)
+        or ("econd" in t and X.ORDINAL_PART_RE.search(t) is not None)
+    )
 
 
 def listing_right_above(t: str, pos: int) -> bool:
@@ -148,7 +154,27 @@ def sub_items(t: str, opts: Options) -> list[int]:
             return []  # an option listing written in lower case
         found.append((pos, lab))
     seq = _in_order(found)
+    if len(seq) < 2 and ("b)" in t or "econd" in t):
+        seq = _with_inline_items(t, opts, found)
     return [pos for pos, _ in seq] if len(seq) >= 2 else []
+
+
+def _with_inline_items(t: str, opts: Options, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The labels at line starts together with those after a sentence end inside a paragraph ("... is (C).
+    (b) ..."), in text order, counted from the first (a); [] when an inline label is followed by that
+    option's text (an option listing in lower case)."""
+    for m in X.INLINE_SUB_ITEM_RE.finditer(t):
+        lab = m.group("lab")
+        ot = dict(opts.norms).get(lab.upper())
+        if ot is not None and norm(t[m.end() : m.end() + len(ot) + 4]).strip().startswith(ot):
+            return []
+        found.append((m.start("open") if m.group("open") else m.start("lab"), lab))
+    if "second" in t or "Second" in t:
+        for m in X.ORDINAL_PART_RE.finditer(t):
+            found.append((m.start(), "abcde"[P.PART_ORDINALS.index(m.group("ord").lower())]))
+    found.sort()
+    first_a = next((k for k, (_, lab) in enumerate(found) if lab == "a"), None)
+    return _in_order(found[first_a:]) if first_a is not None else []
 
 
 def _in_order(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
