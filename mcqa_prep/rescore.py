@@ -8,6 +8,7 @@ number of rows (only the optional join index and bounded example lists are held)
 
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 from collections import Counter
@@ -134,6 +135,12 @@ class Bucket:
         if len(self.examples) < limit:
             self.examples.append(example)
 
+    def merge(self, other: Bucket, limit: int) -> None:
+        """`other`'s rows after this one's: the same count and examples as adding them one by one."""
+        self.count += other.count
+        if len(self.examples) < limit:
+            self.examples.extend(other.examples[: limit - len(self.examples)])
+
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "examples": self.examples}
 
@@ -206,6 +213,41 @@ class RescoreReport:
             self.rows_per_template[tid] += 1
             if o.format_miss:
                 self.misses.setdefault(tid, Bucket()).add(o.rid, n)
+
+    def empty(self) -> RescoreReport:
+        """A report with this one's settings and no rows: what a worker folds one chunk into."""
+        return RescoreReport(
+            self.input,
+            self.output,
+            self.contract_id,
+            self.examples,
+            compare_contract=self.compare_contract,
+            compare_mode=self.compare_mode,
+        )
+
+    def merge(self, part: RescoreReport) -> None:
+        """Fold in the report of the rows that follow this one's (a worker's chunk): the result is what
+        adding those rows one by one gives (rewards are 0 or 1, so their sum is exact in any grouping)."""
+        n = self.examples
+        self.rows += part.rows
+        self.graded += part.graded
+        self.reward_sum += part.reward_sum
+        self.recorded += part.recorded
+        self.joined += part.joined
+        self.compare_same += part.compare_same
+        for mine, theirs in (
+            (self.by_status, part.by_status),
+            (self.by_mode, part.by_mode),
+            (self.invalid_by_kind, part.invalid_by_kind),
+            (self.input_contracts, part.input_contracts),
+            (self.rows_per_template, part.rows_per_template),
+        ):
+            mine.update(theirs)
+        for name in ("invalid", "unchanged", "up", "down", "join_missing"):
+            getattr(self, name).merge(getattr(part, name), n)
+        for mine_d, theirs_d in ((self.compare_differ, part.compare_differ), (self.misses, part.misses)):
+            for k, b in theirs_d.items():
+                mine_d.setdefault(k, Bucket()).merge(b, n)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -313,13 +355,12 @@ def rescore(
     bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
     try:
         with AtomicFile(output_path, "wb") as out, streaming_gc():
-            work = functools.partial(_rescore_chunk, settings)
-            for _, (data, outcomes) in ordered_map(work, chunks(input_path, None), workers):
+            work = functools.partial(_rescore_chunk, settings, report.empty())
+            for _, (data, part) in ordered_map(work, chunks(input_path, None), workers):
                 out.write(data)
-                for o in outcomes:
-                    report.add(o)
+                report.merge(part)
                 if bar is not None:
-                    bar.update(len(outcomes))
+                    bar.update(part.rows)
             if report.rows == 0:  # nothing to rescore is not a success: the output is not written
                 raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
     finally:
@@ -328,12 +369,13 @@ def rescore(
     return report
 
 
-def _rescore_chunk(settings: Settings, chunk: Chunk) -> tuple[bytes, list[Outcome]]:
-    """One chunk's rescored lines (joined) and outcomes: the work a worker does."""
+def _rescore_chunk(settings: Settings, empty: RescoreReport, chunk: Chunk) -> tuple[bytes, RescoreReport]:
+    """One chunk's rescored lines (joined) and the report of its rows: the work a worker does. The worker
+    folds its rows itself, so one small report crosses the pipe instead of an outcome per row."""
     lines: list[bytes] = []
-    outcomes: list[Outcome] = []
+    part = copy.deepcopy(empty)
     for rec in chunk.rows():
         line, outcome = rescore_row(rec, settings)
         lines.append(line)
-        outcomes.append(outcome)
-    return b"".join(lines), outcomes
+        part.add(outcome)
+    return b"".join(lines), part

@@ -184,3 +184,43 @@ def test_one_pool_for_every_input_and_an_unreadable_one_is_a_finding_in_its_plac
     unreadable = [f for f in docs[0]["findings"] if f["rule"] == "unreadable_file"]
     assert [f["file"] for f in unreadable] == [str(broken)]
     assert [i["rows"] for i in docs[0]["summary"]["inputs"]] == [0, 303, 120]
+
+
+def test_merging_chunk_reports_is_adding_their_rows_one_by_one():
+    """Workers fold their chunk's rows into a report and the parent merges them in order: counts, example
+    lists (cut at the limit across chunk boundaries) and buckets must equal adding every row in order."""
+    from mcqa_prep.rescore import RescoreReport
+    from mcqa_prep.rescore_rows import Outcome
+
+    rng = random.Random(7)
+    outcomes = []
+    for i in range(300):
+        status = rng.choice(["ok", "ok", "no_answer", "invalid_row"])
+        outcomes.append(
+            Outcome(
+                rid=f"r{i}",
+                status=status,
+                mode=rng.choice(["strict_single_letter_boxed", "robust"]),
+                reward=float(rng.random() < 0.5),
+                previous=rng.choice([None, 0.0, 1.0]),
+                joined=rng.choice([None, True, False]),
+                input_contract=rng.choice([None, "sha256:a", "sha256:b"]),
+                compare=rng.choice([None, "same", "0->1", "1->0"]),
+                template=rng.choice([None, "t1", "t2"]),
+                format_miss=rng.choice([None, True, False]),
+                problem="response" if status == "invalid_row" else None,
+            )
+        )
+    whole = RescoreReport(
+        "in", "out", "sha256:c", examples=3, compare_contract="sha256:d", compare_mode="robust"
+    )
+    for o in outcomes:
+        whole.add(o)
+    merged = whole.empty()
+    for start in range(0, len(outcomes), 7):  # small chunks: the example limit is reached mid-chunk
+        part = whole.empty()
+        for o in outcomes[start : start + 7]:
+            part.add(o)
+        merged.merge(part)
+    assert merged.to_dict() == whole.to_dict()
+    assert merged.up.examples == whole.up.examples and len(merged.up.examples) == 3
