@@ -42,6 +42,9 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
     if m is not None and not x.opts.is_option_phrase(m.group()):
         yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+    from .closing import closing_line  # (closing.py reads `dangling` from here)
+
+    yield closing_line(x)
     if not listing.is_listing():
         yield _leading_letter(x)
         yield _closing_option_text(x, listing)

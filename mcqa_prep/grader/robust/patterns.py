@@ -281,6 +281,15 @@ COORDINATION_TAIL_RE = re.compile(
     r"(?:,|;|/|&|\+|\band|\bor|\bboth|\beither|和|或|及)[\s*_$`(\[{]*$", re.IGNORECASE
 )
 
+# The closing line (closing.py): words that stop its reading, and the shape of a lower-case label named
+# by its noun ("Locking in option (c).").
+CLOSING_LINE_VETO_RE = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_VETOES) + "|" + "|".join(P.DRAFT_QUALIFIERS)
+    + r"|provisionally|tentatively)(?![^\W\d_])"
+)  # fmt: skip
+CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
+CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
 # --------------------------------------------------------------------------------------------------
 # Payloads
 # --------------------------------------------------------------------------------------------------
