@@ -17,7 +17,7 @@ import re
 
 from . import patterns as X
 from . import phrases as P
-from .candidates import Text, only_remarks_after
+from .candidates import Text
 from .evidence import FORMAT, LETTER, Evidence, Reading, none_reading
 from .formats import dangling
 from .text import blank_markup, norm
@@ -30,9 +30,16 @@ _TRAIL = " \t\r*_`$\"'”’.!。)]"
 _OPEN = " \t*_`$\"'“‘([>#"
 # A line that opens with an item label ("a. A", "(ii) C", "2) B") answers an item, not the question.
 _ITEM_LABEL_RE = re.compile(r"[\s(\[]*(?:[a-z]|[ivx]+|\d+)[.):\]]\s")
+# "C is a mineral.": a letter opening a description of what the option is, not a choice.
+_DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
 # Words before a letter that do not make a name of it ("settle on A"); other ASCII words do ("grade A",
 # "an A"); a word in another script is judged by the option texts and the response ("chọn C").
 _PREPOSITIONS = frozenset(("on", "upon", "onto", "at", "for", "in", "into"))
+_PREV_WORD_RE = re.compile(r"([^\W\d_][^\s]*)[ \t]+$")
+# Answer nouns of every language: a letter after one is no name ("Somit lautet die Antwort E.").
+_ANSWER_WORDS = frozenset(
+    (*P.ANSWER_NOUNS, *P.QUALIFIED_NOUNS, *(a.word for a in P.ANCHORS_OTHER_LANGUAGES))
+)
 
 
 def closing_line(x: Text) -> Evidence:
@@ -41,17 +48,41 @@ def closing_line(x: Text) -> Evidence:
     e = len(t.rstrip())
     s0 = t.rfind("\n", 0, e) + 1
     j, why = _line_letter(x, s0, e)
-    if j < 0 and why in ("a remark on other letters", "no letter"):
+    if j < 0:
+        remarked = _remark(x, s0, e)
         e2 = len(t[:s0].rstrip())
-        s2 = t.rfind("\n", 0, e2) + 1
-        if e2 > 0:
-            j2, why2 = _line_letter(x, s2, e2)
-            if j2 >= 0 and only_remarks_after(x, e2, _letter(t, j2)):
-                j, why = j2, why2
+        if remarked is not None and e2 > 0:
+            s2 = t.rfind("\n", 0, e2) + 1
+            j2, _ = _line_letter(x, s2, e2)
+            if j2 >= 0 and _letter(t, j2) not in remarked:
+                j = j2
     if j < 0:
         return Evidence(s0, FORMAT, RULE_CLOSING_LINE, none_reading((s0, e), why))
     letter = _letter(t, j)
     return Evidence(j, FORMAT, RULE_CLOSING_LINE, Reading(LETTER, letter, (j, j + 1), "closing line"))
+
+
+def _remark(x: Text, s0: int, e: int) -> set[str] | None:
+    """The option letters a last line only remarks on, dismissing them ("(For the record: C and E both
+    fail.)", "A common slip is choosing C."; none in "Hope this helps!"), or None when it says more:
+    a revision, a hedge, a contrast, a letter not dismissed, or over 200 characters."""
+    raw = x.t[s0:e]
+    low = raw.lower()
+    if len(raw) > 200 or X.REVISION_RE.search(raw) or X.HEDGE_WORDS_RE.search(low):
+        return None
+    if X.CLOSING_REMARK_CONTRAST_RE.search(low):
+        return None
+    s = blank_markup(raw)
+    letters = set()
+    for m in X.PROSE_LETTER_RE.finditer(s):  # (inclusive: "C and A both fail" names A too)
+        j = m.start()
+        if not s[j + 1 : j + 2].isalpha() and letter_use(s, j) in (None, "article, not a letter"):
+            letters.add(s[j])
+    if letters and (
+        not letters <= set(x.opts.letters) or X.CLOSING_REMARK_DISMISSAL_RE.search(low) is None
+    ):
+        return None
+    return letters
 
 
 def _letter(t: str, j: int) -> str:
@@ -69,27 +100,21 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
         return -1, "not a closing sentence"
     core = s.strip(" \t*_`$")
     if core.startswith(("(", "[")) and core.rstrip(".!").endswith((")", "]")):
-        aside = True  # "(Answer to that one: A.)": an aside, not the response's commitment
-    else:
-        aside = False
-    letters = _letter_tokens(x, s)
+        return -1, "an aside in parentheses"  # ("(Answer to that one: A.)": not the commitment)
+    letters = _letter_tokens(x, s, s0)
     if not letters:
         return -1, "no letter"
     if len({c for _, c in letters}) > 1:
-        if _remark(x, s0, letters):
-            return -1, "a remark on other letters"
         return -1, "several letters"
-    if aside:
-        return -1, "a remark on other letters" if _remark(x, s0, letters) else "an aside in parentheses"
     j, letter = letters[-1]
     if letter not in x.opts.letters:
-        return -1, f"{letter} is not an option"
+        return -1, f"{letter or 'the article A'} is not an option"
     low = s.lower()
     before, after = _without_option_text(x, low, j, letter)
     if X.CLOSING_LINE_VETO_RE.search(before) or X.CLOSING_LINE_VETO_RE.search(after):
-        if _remark(x, s0, letters):
-            return -1, "a remark on other letters"
         return -1, "said against the letter, or not a commitment"
+    if _names_other_option(x, before + " " + after, letter):
+        return -1, "another option's text stands in the line"
     words_before = X.CLOSING_LINE_WORD_RE.findall(before)
     words_after = X.CLOSING_LINE_WORD_RE.findall(after)
     if not after.strip(_TRAIL):  # the letter closes the line: "That narrows it to A."
@@ -101,6 +126,8 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
         rest = after.lstrip(" \t*_`$")
         if rest[:1] in ":;,.-–—()]" or len(words_after) > P.CLOSING_LINE_MAX_WORDS_AFTER:
             return -1, "a label followed by a discussion"
+        if _DESCRIPTION_RE.match(rest):
+            return -1, "a description of the option"
         if not _one_sentence(rest):
             return -1, "not one short sentence"
         frame = " ".join(words_after[:3])
@@ -112,14 +139,20 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
     return s0 + j, ""
 
 
-def _letter_tokens(x: Text, s: str) -> list[tuple[int, str]]:
+def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
     """Standalone capital letters of the line (and a lower-case label named by its noun: "option (c)")."""
     out = []
     for m in X.PROSE_LETTER_RE.finditer(s):
         j = m.start()
-        if letter_use(s, j) is not None:
+        if s[j + 1 : j + 2].isalpha():  # ("Vậy": a word in another script)
             continue
-        if after_name(s, j) and _name_like(x, s, j):
+        use = letter_use(s, j)
+        if use == "article, not a letter" and not _a_before_verb(x, s, j, s0):
+            out.append((j, ""))  # ("From A to B.", "A lot depends on C.": maybe a letter, so no commitment)
+            continue
+        if use is not None and use != "article, not a letter":
+            continue
+        if after_name(s, j) and _name_like(x, s, j, s0):
             continue
         found, _ = read_letter_list(s, j, s[j], False)  # ("C and A both work": A is no article here)
         out.extend((j, c) for c in found)
@@ -131,24 +164,38 @@ def _letter_tokens(x: Text, s: str) -> list[tuple[int, str]]:
     return out
 
 
-def _name_like(x: Text, s: str, j: int) -> bool:
+def _a_before_verb(x: Text, s: str, j: int, s0: int) -> bool:
+    """ "A wins out.": an opening "A" before a short predicate whose first word is a verb in -s (not the
+    start of option A's text) is the letter, when the response names other option letters before."""
+    if s[j] != "A" or s[:j].strip(_OPEN) or letter_use(s, j) != "article, not a letter":
+        return False
+    words = X.CLOSING_LINE_WORD_RE.findall(s[j + 1 :])
+    if not words or len(words) > P.CLOSING_LINE_MAX_WORDS_AFTER or not re.fullmatch(r"[a-z]+[^s]s", words[0]):
+        return False
+    if dict(x.opts.norms).get("A", "").startswith(words[0]):
+        return False
+    return any(
+        c in x.opts.letters and c != "A" and letter_use(x.t, m.start()) is None
+        for m in X.PROSE_LETTER_RE.finditer(x.t, 0, s0)
+        for c in x.t[m.start()]
+    )
+
+
+def _name_like(x: Text, s: str, j: int, s0: int) -> bool:
     """The word before the letter makes a name of it ("Vitamin C", "type A"): a capitalised word, or a
     word that forms that name in an option's text or earlier in the response."""
-    m = X.PREV_WORD_RE.search(s, max(0, j - 40), j)
+    m = _PREV_WORD_RE.search(s, max(0, j - 40), j)
     if m is None:
         return False
-    word = m.group(1)
+    word = m.group(1).rstrip(".,:;")
+    if word.lower() in _ANSWER_WORDS:  # ("lautet die Antwort E")
+        return False
     if word[:1].isupper() or (word.isascii() and word.lower() not in _PREPOSITIONS):
         return True
     phrase = word.lower().rstrip(".") + " " + s[j].lower()
     if any(re.search(r"\b" + re.escape(phrase) + r"\b", ot) for _, ot in x.opts.norms):
         return True
-    return re.search(r"\b" + re.escape(word) + r"\s+" + s[j] + r"\b", x.t[: max(0, len(x.t) - len(s))]) is not None
-
-
-def _remark(x: Text, s0: int, letters: list[tuple[int, str]]) -> bool:
-    """The line from s0 on only remarks on option letters, each dismissed ("C and E both fail.")."""
-    return all(c in x.opts.letters for _, c in letters) and only_remarks_after(x, s0, "")
+    return re.search(r"\b" + re.escape(word) + r"\s+" + s[j] + r"\b", x.t[:s0]) is not None
 
 
 def _without_option_text(x: Text, low: str, j: int, letter: str) -> tuple[str, str]:
@@ -158,12 +205,19 @@ def _without_option_text(x: Text, low: str, j: int, letter: str) -> tuple[str, s
     before, after = low[:j], low[j + 1 :]
     if own:
         m = re.match(r"[\s)\]*_]*(?:\(([^()\n]{1,100})\)|[:\-–—]\s*([^\n]{1,100}?))(?=[\s.!*_]*$)", after)
-        if m is not None and norm(m.group(1) or m.group(2) or "") == own:
+        if m is not None and x.opts.equal((m.group(1) or m.group(2) or "").strip(X.STRIP_CHARS)) == letter:
             after = after[m.end() :]
         b = before.rstrip(" \t*_([-–—:,")
         if b.endswith(own) and len(b) < len(before):
             before = before[: len(b) - len(own)]
     return before, after
+
+
+def _names_other_option(x: Text, words: str, letter: str) -> bool:
+    """Another option's text (of four characters or more) stands in the line: "Vitamin C, so B." is no
+    commitment to B alone."""
+    texts = dict(x.opts.norms)
+    return any(lt != letter and len(texts.get(lt, "")) >= 4 for lt in x.opts.inside(norm(words)))
 
 
 def _one_sentence(s: str) -> bool:
