@@ -258,6 +258,11 @@ NEGATED_BEFORE_RE = re.compile(
 DISMISSED_AFTER_RE = re.compile(
     r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
 )
+# A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
+LIST_DISMISSED_AFTER_RE = re.compile(
+    DISMISSED_AFTER_RE.pattern + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
+    re.IGNORECASE,
+)
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
 CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
