@@ -36,6 +36,8 @@ _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
 # "an A"); a word in another script is judged by the option texts and the response ("chọn C").
 _PREPOSITIONS = frozenset(("on", "upon", "onto", "at", "for", "in", "into"))
 _PREV_WORD_RE = re.compile(r"([^\W\d_][^\s]*)[ \t]+$")
+# The last sentence of a long closing paragraph, when it opens with a first-person subject.
+_LAST_FIRST_PERSON_RE = re.compile(r"[.!]\s+((?:I|I['’](?:m|d|ll|ve)|We|We['’](?:d|ll|re)|My|Our)\s[^.!?\n]*[.!]?\s*)$")
 # Answer nouns of every language: a letter after one is no name ("Somit lautet die Antwort E.").
 _ANSWER_WORDS = frozenset(
     (*P.ANSWER_NOUNS, *P.QUALIFIED_NOUNS, *(a.word for a in P.ANCHORS_OTHER_LANGUAGES))
@@ -48,6 +50,10 @@ def closing_line(x: Text) -> Evidence:
     e = len(t.rstrip())
     s0 = t.rfind("\n", 0, e) + 1
     j, why = _line_letter(x, s0, e)
+    if j < 0 and e - s0 > _MAX_LINE:  # a paragraph closing with a first-person choice ("... I'm going with B.")
+        m = _LAST_FIRST_PERSON_RE.search(t, max(s0, e - _MAX_LINE), e)
+        if m is not None:
+            j, why = _line_letter(x, m.start(1), e)
     if j < 0:
         remarked = _remark(x, s0, e)
         e2 = len(t[:s0].rstrip())
