@@ -202,7 +202,11 @@ def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
     for lt, ot in x.opts.norms:
         if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
             aside = nc[len(ot) :]
-            return X.DISCUSSION_RE.search(aside) is None and X.DISMISSED_AFTER_RE.match(aside) is None
+            return (
+                X.DISCUSSION_RE.search(aside) is None
+                and X.DISMISSED_AFTER_RE.match(aside) is None
+                and X.CLOSING_DISMISSAL_RE.search(aside) is None  # ("D (Iodine) gets crossed out, since ...")
+            )
     return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
 
 

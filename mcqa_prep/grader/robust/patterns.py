@@ -295,6 +295,7 @@ CLOSING_LINE_VETO_RE = re.compile(
 CLOSING_REMARK_DISMISSAL_RE = re.compile(
     r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
 )
+CLOSING_DISMISSAL_RE = re.compile(r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])")
 CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(P.CLOSING_REMARK_CONTRASTS) + r"\b")
 CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
 CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
