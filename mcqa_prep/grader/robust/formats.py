@@ -42,6 +42,9 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
     if m is not None and not x.opts.is_option_phrase(m.group()):
         yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+    from .closing import closing_line  # (closing.py reads `dangling` from here)
+
+    yield closing_line(x)
     if not listing.is_listing():
         yield _leading_letter(x)
         yield _closing_option_text(x, listing)
@@ -199,7 +202,11 @@ def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
     for lt, ot in x.opts.norms:
         if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
             aside = nc[len(ot) :]
-            return X.DISCUSSION_RE.search(aside) is None and X.DISMISSED_AFTER_RE.match(aside) is None
+            return (
+                X.DISCUSSION_RE.search(aside) is None
+                and X.DISMISSED_AFTER_RE.match(aside) is None
+                and X.CLOSING_DISMISSAL_RE.search(aside) is None  # ("D (Iodine) gets crossed out, since ...")
+            )
     return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
 
 

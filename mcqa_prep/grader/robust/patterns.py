@@ -258,6 +258,11 @@ NEGATED_BEFORE_RE = re.compile(
 DISMISSED_AFTER_RE = re.compile(
     r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
 )
+# A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
+LIST_DISMISSED_AFTER_RE = re.compile(
+    DISMISSED_AFTER_RE.pattern + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
+    re.IGNORECASE,
+)
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
 CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
@@ -280,6 +285,20 @@ COORDINATION_OPENER_RE = re.compile(r"\b(?:both|either)\s*[*_$`(\[]*$", re.IGNOR
 COORDINATION_TAIL_RE = re.compile(
     r"(?:,|;|/|&|\+|\band|\bor|\bboth|\beither|和|或|及)[\s*_$`(\[{]*$", re.IGNORECASE
 )
+
+# The closing line (closing.py): words that stop its reading, and the shape of a lower-case label named
+# by its noun ("Locking in option (c).").
+CLOSING_LINE_VETO_RE = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_VETOES) + "|" + "|".join(P.DRAFT_QUALIFIERS)
+    + r"|provisionally|tentatively)(?![^\W\d_])"
+)  # fmt: skip
+CLOSING_REMARK_DISMISSAL_RE = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
+)
+CLOSING_DISMISSAL_RE = re.compile(r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])")
+CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(P.CLOSING_REMARK_CONTRASTS) + r"\b")
+CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
+CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 # --------------------------------------------------------------------------------------------------
 # Payloads

@@ -17,6 +17,7 @@ from .patterns import (
     HEDGE_AFTER_RE,
     HEDGE_BEFORE_RE,
     LABEL_DELIMITER_RE,
+    LIST_DISMISSED_AFTER_RE,
     LIST_SEP_RE,
     NEGATED_BEFORE_RE,
     NEGATED_PAYLOAD_RE,
@@ -154,7 +155,7 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
     found, end = read_letter_list(s, j, letter, anchored and s[j].islower())
     distinct = list(dict.fromkeys(found))
-    if len(distinct) > 1 and DISMISSED_AFTER_RE.match(s, end):
+    if len(distinct) > 1 and LIST_DISMISSED_AFTER_RE.match(s, end):
         return none_reading((a + j, a + end), "letters dismissed, not chosen")
     if len(distinct) > 1:
         return Reading(SEVERAL, None, (a + j, a + end), "several letters: " + "/".join(distinct))

@@ -352,6 +352,48 @@ CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です",
 # Negation right after an anchor ("The answer is not A").
 NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
 
+# The closing line (closing.py): a short last sentence that names one option letter and says nothing
+# against it commits to it weakly ("E wins out.", "That narrows it to A.", "Je choisis donc D."), when no
+# stronger statement was made. Words that stop that reading (`CLOSING_LINE_VETOES`) — negations in several
+# languages, dismissals and verdicts against, a distractor named as such, contrasts, conditions, hedges, the
+# announcement of a check (each a regex fragment matched as a whole word, on the lower-cased line):
+CLOSING_LINE_NEGATIONS = (
+    r"not", r"no", r"never", r"none", r"neither", r"nor", r"\w+n['’]t", r"cannot", r"non", r"nicht",
+    r"kein\w*", r"ne", r"pas", r"jamais", r"não", r"nem", r"nie", r"niet", r"nee", r"ikke", r"inte",
+    r"không", r"bukan", r"tidak", r"değil", r"не", r"нет", r"ни",
+)  # fmt: skip
+CLOSING_LINE_DISMISSALS = (
+    r"reject\w*", r"eliminat\w*", r"exclud\w*", r"discard\w*", r"dismiss\w*", r"drop(?:s|ped)?",
+    r"cross(?:es|ed)?", r"rul(?:e|es|ed)\s+out", r"strike", r"struck", r"wrong", r"incorrect", r"false",
+    r"invalid", r"fail\w*", r"slip\w*", r"mistake\w*", r"error\w*", r"trap\w*", r"distractor\w*",
+    r"pitfall\w*", r"misconception\w*", r"avoid\w*",
+)  # fmt: skip
+CLOSING_LINE_VETOES = (
+    *CLOSING_LINE_NEGATIONS,
+    *CLOSING_LINE_DISMISSALS,
+    # contrast, condition, alternatives
+    r"but", r"however", r"though", r"although", r"yet", r"whereas", r"while", r"except", r"unless", r"if",
+    r"when", r"whether", r"or", r"either", r"both", r"also", r"instead", r"rather", r"than", r"vs", r"versus",
+    # hedges
+    r"might", r"may", r"maybe", r"could", r"possibly", r"perhaps", r"probably", r"likely", r"unlikely",
+    r"plausible", r"possible", r"tempting", r"unsure", r"uncertain", r"doubt\w*", r"leaning",
+    # announcing a check of the option rather than choosing it
+    r"consider\w*", r"check\w*", r"examin\w*", r"evaluat\w*", r"analy[sz]\w*", r"look(?:s|ing)?",
+    r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"first", r"let['’]?s", r"let\s+us",
+    r"about", r"regarding", r"then", r"finally", r"moving", r"move", r"stop\w*", r"now",
+    # what others choose ("Many students pick C.")
+    r"many", r"some", r"most", r"others?", r"people", r"students?", r"often", r"usually", r"commonly",
+    r"common", r"typically", r"sometimes", r"tend\w*", r"popular", r"confus\w*",
+)  # fmt: skip
+# A last line that only remarks on other letters ("(For the record: C and E both fail.)", "B and D: not
+# supported.", "A common slip is choosing C.") dismisses them with a negation or a dismissal above and
+# holds none of these contrasts (which would make it a correction).
+CLOSING_REMARK_CONTRASTS = ("but", "however", "instead", "rather", "though", "although", "yet", "whereas")
+# "E wins out.": after a letter that opens the closing line, at most this many words.
+CLOSING_LINE_MAX_WORDS_AFTER = 4
+# "That narrows it to A.": before a letter that closes the line, at most this many words.
+CLOSING_LINE_MAX_WORDS_BEFORE = 8
+
 # --------------------------------------------------------------------------------------------------
 # Payload fillers, list separators, refusals
 # --------------------------------------------------------------------------------------------------
@@ -370,6 +412,7 @@ PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は
 # Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
 LIST_SEPARATOR_WORDS = (
     "and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или", "as well as", "along with", "together with",
+    "plus",
 )  # fmt: skip
 LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
@@ -451,6 +494,7 @@ JSON_ANSWER_KEYS = (
     "letter",
     "selection",
     "selected",
+    "chosen",
     "prediction",
     "label",
     "pick",

@@ -25,7 +25,7 @@ _AFTER_PERIOD_OK = frozenset(P.WORDS_AFTER_LETTER_PERIOD)
 def is_word_char(ch: str) -> bool:
     if ch.isascii():
         return ch.isalnum()
-    return ch.isdigit() or ("\u00aa" <= ch <= "\u052f" and ch.isalpha())
+    return ch.isdigit() or (("\u00aa" <= ch <= "\u052f" or "\u1e00" <= ch <= "\u1fff") and ch.isalpha())
 
 
 def word_char_before(s: str, k: int) -> bool:
