@@ -33,6 +33,7 @@ PARTS = {
     "held-out v7": ("hand_heldout7.jsonl", "generated_heldout7.jsonl"),
     "held-out v8": ("hand_heldout8.jsonl", "generated_heldout8.jsonl"),
     "held-out v9": ("hand_heldout9.jsonl", "generated_heldout9.jsonl"),
+    "held-out v10": ("hand_heldout10.jsonl", "generated_heldout10.jsonl"),
 }
 # The hand-written held-out files are never edited (README): their digests are pinned.
 HAND_HELDOUT_SHA256 = {
@@ -45,10 +46,12 @@ HAND_HELDOUT_SHA256 = {
     "hand_heldout7.jsonl": "cb2519cc76aaa5bde7969f686812050ff46e345ff8ca7b7c86089707b8212259",
     "hand_heldout8.jsonl": "48efdecbd84c776151b36ab8e9272551ba963ed3cc16efb60118c090ba9c024b",
     "hand_heldout9.jsonl": "ef29503b9d7a0bf94366cba86601ed86cac10a231343844ccd459fd86485a397",
+    "hand_heldout10.jsonl": "8f4a4480f0e9e9dab87a9723579681c30a00b895c3fb2dcb083c1ed3d6f8d758",
 }
 # The held-out parts' collapse bound, far below each part's first-sight rate (README); held-out v8 was
-# 86.1% at first sight and v9 78.4%, below the 0.9 of the others.
-COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.7}
+# 86.1% at first sight and v9 78.4%, below the 0.9 of the others; held-out v10 (not yet measured) gets
+# the same 0.7 as v9.
+COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.7, "held-out v10": 0.7}
 
 
 def _load(name: str) -> list[dict]:
@@ -125,6 +128,7 @@ def test_tuned_part_passes():
         "held-out v7",
         "held-out v8",
         "held-out v9",
+        "held-out v10",
     ],
 )
 def test_heldout_part_report(part):

@@ -37,6 +37,7 @@ PARTS = {
     "heldout7": (223606, 400),
     "heldout8": (244948, 400),
     "heldout9": (264575, 400),
+    "heldout10": (316227, 400),
 }
 
 
@@ -1005,6 +1006,109 @@ VOCAB["heldout9"] = Vocab(
     walks=("Taking the options in order:\n\n(A) {TA}: at first sight", "Start with A, {TA}. It"),
     subitems=("Item 1 → {X}\nItem 2 → {Y}", "1. {X}  2. {Y}"),
 )
+TOPICS_K = (
+    _topic("the instrument that measures air pressure", ("Hygrometer", "it measures humidity"), ("Barometer", "Torricelli's mercury column reads air pressure"),
+           ("Anemometer", "it measures wind speed"), ("Seismograph", "it records ground motion")),
+    _topic("the author of Crime and Punishment", ("Leo Tolstoy", "he wrote War and Peace"), ("Anton Chekhov", "he wrote plays and short stories"),
+           ("Ivan Turgenev", "he wrote Fathers and Sons"), ("Fyodor Dostoevsky", "he published it in 1866"), ("Nikolai Gogol", "he wrote Dead Souls")),
+    _topic("the sum of the whole numbers from 1 to 10", ("45", "that stops at 9"), ("50", "that is ten fives"),
+           ("55", "ten times eleven over two"), ("100", "that is ten tens")),
+    _topic("the largest organ of the human body", ("Lungs", "together they weigh little more than a kilogram"), ("Brain", "it weighs about 1.4 kg"),
+           ("Skin", "it covers close to two square metres"), ("Small intestine", "it is long but light"), ("None of the listed organs", "one of them is the largest")),
+    _topic("the capital of Canada", ("Toronto", "it is the biggest city, not the capital"), ("Ottawa", "Queen Victoria chose it in 1857"),
+           ("Montreal", "it lost the role after the 1849 riots"), ("Vancouver", "it is on the Pacific coast, far from the seat of government")),
+    _topic("the wrong statement about bar magnets", ("Like poles repel each other.", "that is right"), ("Every magnet has a north and a south pole.", "that is right"),
+           ("Cutting a magnet in half gives a lone north pole.", "each half gets both poles again, so this is the wrong one"), ("Iron filings line up along the field.", "that is right")),
+)  # fmt: skip
+VOCAB["heldout10"] = Vocab(
+    topics=TOPICS_K,
+    openers=(
+        "Let me work out {Q} from scratch.",
+        "Breaking it down:",
+        "Need to determine {Q}.",
+        "Okay, let's see what we actually know.",
+    ),
+    discuss=(
+        "{X} ({T}) misses the mark — {W}.",
+        "Strike {X}: {W}.",
+        "{X} sounds reasonable, except {W}.",
+        "- {X} is ruled out ({W}).",
+        "Option {X} drops out because {W}.",
+    ),
+    fillers=("Noted.", "Good, on to the next one.", "That much is clear.", "Now for the rest."),
+    answers=(
+        "Final selection: {L}",
+        "Hence the answer is {L}.",
+        "**Answer — {L}**",
+        "I'll commit to {L}.",
+        "The letter to pick is {L}.",
+        "$\\boxed{{\\mathsf{{{L}}}}}$",
+        "The correct choice here: {L} ({T}).",
+        "Result: *{L}*",
+        "{L} gets my vote.",
+        "Going with option ({l}).",
+        "In short: {L}.",
+        "Overall, the best letter is {L} — {T}.",
+    ),
+    answers_intl=(
+        "正确的选项是{L}。",
+        "答案选择{L}。",
+        "정답은 {L}번이에요.",
+        "正しい選択肢は{L}です。",
+        "الاختيار الصحيح: {AR}",
+        "Ответ — вариант {L}.",
+        "Richtig ist also {L}.",
+        "La réponse correcte est donc {L}.",
+        "Entonces la respuesta correcta es {L}.",
+        "Então a resposta certa é {L}.",
+        "Dunque la risposta giusta è {L}.",
+        "Dus het juiste antwoord is {L}.",
+        "Prawidłowa odpowiedź: {L}",
+        "Đáp án chính xác là {L}.",
+        "अतः उत्तर {L} है।",
+        "Bu yüzden doğru seçenek {L}.",
+        "ดังนั้นคำตอบคือ {L}",
+    ),
+    revisions=(
+        "Hmm, let me verify that.",
+        "Wait, I think I slipped.",
+        "No — reconsidering.",
+        "Going over it once more:",
+    ),
+    drafts=("Tentative pick: {D}.", "My hunch is {D}.", "Leaning towards {D} for now."),
+    tails=(
+        "Why the rest fail: {X} and {Y} contradict the facts.",
+        "People often fall for {X}.",
+        "Neither {X} nor {Y} survives scrutiny.",
+    ),
+    followups=("Quiz item 4: {NQ}", "Now try this: {NQ}", "Test yourself: {NQ}"),
+    several=(
+        "{X} and {Y} are both defensible answers.",
+        "Answer: {X} together with {Y}",
+        "I'd pick {X} and also {Y}.",
+        "Correct ones: {X}, {Y}, {Z}",
+    ),
+    hedged=(
+        "Torn between {X} and {Y}; can't decide.",
+        "Perhaps {X}... or is it {Y}? Not certain.",
+    ),
+    refusals=(
+        "I'm not comfortable picking one here.",
+        "None of these answers look right, so I'll pass.",
+        "Honestly, I can't work this out.",
+    ),
+    no_anchor=(
+        "Which brings us to {L}.",
+        "{L} is what's left.",
+        "And so, {L}.",
+        "Only {L} holds up.",
+    ),
+    text_answers=("Correct pick: {T}.", "So: {T}.", "That would be {T}."),
+    json_answers=('{{"response": "{L}"}}', '```json\n{{"best_option": "{l}", "confidence": 0.9}}\n```'),
+    bare=("Ans: {L}", "{L} (final)", "{L}, {T}", "- {L}"),
+    walks=("Let me check each choice in turn.\n\nA. {TA} seems", "Option A is {TA}; to judge it we"),
+    subitems=("Sub-question 1: {X}\nSub-question 2: {Y}", "Q-a: {X} | Q-b: {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -1045,6 +1149,10 @@ NEXT_QUESTIONS = {
     "heldout9": (
         ("Which bird cannot fly?", ("Sparrow", "Penguin", "Eagle", "Pigeon")),
         ("Which month has the fewest days?", ("January", "February", "April", "June")),
+    ),
+    "heldout10": (
+        ("Which instrument has 88 keys?", ("Violin", "Piano", "Flute", "Harp")),
+        ("How many legs does a spider have?", ("Six", "Eight", "Ten", "Twelve")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
