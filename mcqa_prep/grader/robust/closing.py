@@ -20,8 +20,8 @@ from . import phrases as P
 from .candidates import Text
 from .evidence import FORMAT, LETTER, Evidence, Reading, none_reading
 from .formats import dangling
-from .text import blank_markup, norm
 from .payload import read_letter_list
+from .text import blank_markup, norm
 from .tokens import after_name, letter_use
 
 RULE_CLOSING_LINE = "robust.closing_line"
@@ -37,11 +37,11 @@ _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
 _PREPOSITIONS = frozenset(("on", "upon", "onto", "at", "for", "in", "into"))
 _PREV_WORD_RE = re.compile(r"([^\W\d_][^\s]*)[ \t]+$")
 # The last sentence of a long closing paragraph, when it opens with a first-person subject.
-_LAST_FIRST_PERSON_RE = re.compile(r"[.!]\s+((?:I|I['’](?:m|d|ll|ve)|We|We['’](?:d|ll|re)|My|Our)\s[^.!?\n]*[.!]?\s*)$")
-# Answer nouns of every language: a letter after one is no name ("Somit lautet die Antwort E.").
-_ANSWER_WORDS = frozenset(
-    (*P.ANSWER_NOUNS, *P.QUALIFIED_NOUNS, *(a.word for a in P.ANCHORS_OTHER_LANGUAGES))
+_LAST_FIRST_PERSON_RE = re.compile(
+    r"[.!]\s+((?:I|I['’](?:m|d|ll|ve)|We|We['’](?:d|ll|re)|My|Our)\s[^.!?\n]*[.!]?\s*)$"
 )
+# Answer nouns of every language: a letter after one is no name ("Somit lautet die Antwort E.").
+_ANSWER_WORDS = frozenset((*P.ANSWER_NOUNS, *P.QUALIFIED_NOUNS, *(a.word for a in P.ANCHORS_OTHER_LANGUAGES)))
 
 
 def closing_line(x: Text) -> Evidence:
@@ -50,7 +50,9 @@ def closing_line(x: Text) -> Evidence:
     e = len(t.rstrip())
     s0 = t.rfind("\n", 0, e) + 1
     j, why = _line_letter(x, s0, e)
-    if j < 0 and e - s0 > _MAX_LINE:  # a paragraph closing with a first-person choice ("... I'm going with B.")
+    if (
+        j < 0 and e - s0 > _MAX_LINE
+    ):  # a paragraph closing with a first-person choice ("... I'm going with B.")
         m = _LAST_FIRST_PERSON_RE.search(t, max(s0, e - _MAX_LINE), e)
         if m is not None:
             j, why = _line_letter(x, m.start(1), e)
@@ -84,9 +86,7 @@ def _remark(x: Text, s0: int, e: int) -> set[str] | None:
         j = m.start()
         if not s[j + 1 : j + 2].isalpha() and letter_use(s, j) in (None, "article, not a letter"):
             letters.add(s[j])
-    if letters and (
-        not letters <= set(x.opts.letters) or X.CLOSING_REMARK_DISMISSAL_RE.search(low) is None
-    ):
+    if letters and (not letters <= set(x.opts.letters) or X.CLOSING_REMARK_DISMISSAL_RE.search(low) is None):
         return None
     return letters
 

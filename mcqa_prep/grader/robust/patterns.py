@@ -260,7 +260,8 @@ DISMISSED_AFTER_RE = re.compile(
 )
 # A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
 LIST_DISMISSED_AFTER_RE = re.compile(
-    DISMISSED_AFTER_RE.pattern + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
+    DISMISSED_AFTER_RE.pattern
+    + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
     re.IGNORECASE,
 )
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
@@ -295,7 +296,9 @@ CLOSING_LINE_VETO_RE = re.compile(
 CLOSING_REMARK_DISMISSAL_RE = re.compile(
     r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
 )
-CLOSING_DISMISSAL_RE = re.compile(r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])")
+CLOSING_DISMISSAL_RE = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
+)
 CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(P.CLOSING_REMARK_CONTRASTS) + r"\b")
 CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
 CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")

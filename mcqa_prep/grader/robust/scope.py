@@ -25,9 +25,39 @@ def may_have_structure(t: str) -> bool:
     return (
         X.STRUCTURE_HINT_RE.search(t) is not None
         or X.SUB_ITEM_START_RE.match(t) is not None
-        or ("b)" in t and X.INLINE_SUB_ITEM_RE.search(t) is not None)
-        or ("econd" in t and X.ORDINAL_PART_RE.search(t) is not None)
+        or ("b)" in t and _may_have_inline_b(t))
+        or ("econd " in t and _may_name_parts(t) and X.ORDINAL_PART_RE.search(t) is not None)
     )
+
+
+def _may_have_inline_b(t: str) -> bool:
+    """A cheap necessary test for INLINE_SUB_ITEM_RE: a "b)" or "(b)" after spaces after the end of a
+    sentence, followed by a space (str.find per occurrence: "b)" is common in formulas and markup, and
+    the regex without a literal to start from costs more than the rest of the stage)."""
+    i = t.find("b)")
+    while i >= 0:
+        j = i - 1 if i > 0 and t[i - 1] == "(" else i
+        k = j - 1
+        while k >= 0 and t[k] in " \t":
+            k -= 1
+        if k < j - 1 and k >= 0 and t[k] in ".!?:" and t[i + 2 : i + 3] in (" ", "\t"):
+            return True
+        i = t.find("b)", i + 2)
+    return False
+
+
+_PART_NOUNS = tuple(P.PART_NOUNS)
+
+
+def _may_name_parts(t: str) -> bool:
+    """A cheap necessary test for parts named by ordinals: "second <part noun>" occurs ("second" alone is
+    common in reasoning text and must not send every such text to the regex)."""
+    i = t.find("econd ")
+    while i >= 0:
+        if t.startswith(_PART_NOUNS, i + 6):
+            return True
+        i = t.find("econd ", i + 6)
+    return False
 
 
 def listing_right_above(t: str, pos: int) -> bool:
@@ -154,7 +184,7 @@ def sub_items(t: str, opts: Options) -> list[int]:
             return []  # an option listing written in lower case
         found.append((pos, lab))
     seq = _in_order(found)
-    if len(seq) < 2 and ("b)" in t or "econd" in t):
+    if len(seq) < 2 and ("b)" in t or _may_name_parts(t)):
         seq = _with_inline_items(t, opts, found)
     return [pos for pos, _ in seq] if len(seq) >= 2 else []
 
@@ -169,7 +199,7 @@ def _with_inline_items(t: str, opts: Options, found: list[tuple[int, str]]) -> l
         if ot is not None and norm(t[m.end() : m.end() + len(ot) + 4]).strip().startswith(ot):
             return []
         found.append((m.start("open") if m.group("open") else m.start("lab"), lab))
-    if "second" in t or "Second" in t:
+    if _may_name_parts(t):
         for m in X.ORDINAL_PART_RE.finditer(t):
             found.append((m.start(), "abcde"[P.PART_ORDINALS.index(m.group("ord").lower())]))
     found.sort()
