@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from . import patterns as X
 from . import phrases as P
 from .candidates import Text
-from .evidence import FORMAT, LETTER, NONE, REFUSAL, Evidence, Reading, letter_reading, none_reading
+from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
 from .payload import read_payload
+from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
 
 RULE_BARE = "robust.bare"
@@ -21,6 +22,7 @@ RULE_BOLD = "robust.bold"
 RULE_REFUSAL = "robust.refusal"
 RULE_LEADING = "robust.leading_letter"
 RULE_OPTION_TEXT = "robust.option_text"
+RULE_SUB_ITEMS = "robust.sub_items"
 
 
 def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
@@ -32,6 +34,14 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
         m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
         if m is not None and not x.opts.is_option_phrase(m.group()):
             yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+        return
+    answers = labelled_answers(t)
+    if answers:  # ("Q-a: A | Q-b: D"): answers to several items, none to the question as asked
+        e = len(t.rstrip())
+        if len(set(answers)) > 1:
+            yield Evidence(
+                0, FORMAT, RULE_SUB_ITEMS, Reading(SEVERAL, None, (0, e), "answers to several sub-items")
+            )
         return
     stripped = t.strip()
     if len(stripped) <= 120 and stripped.count("\n") <= 1:
