@@ -324,6 +324,8 @@ FILLER_RE = re.compile(
 LIST_SEP_RE = re.compile(
     r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
+    + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(P.LIST_JOINER_ADVERBS)
+    + r"|(?!(?:" + "|".join(P.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"
     r"[\s(\[{'\"“‘]*",
     re.IGNORECASE,
 )  # fmt: skip

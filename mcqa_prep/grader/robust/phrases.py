@@ -40,7 +40,7 @@ vs versus correct incorrect right wrong eliminate eliminates exclude rule out fa
 prefers means mean i.e e.g is: go went say says said choosing picking selecting then donc alors entonces
 quindi also daher portanto então jadi est es ist é è la le el die not definitely leaving leaves
 possibly perhaps maybe probably likely remains though although while whereas yet because since if unless
-whether neither nor even just instead certainly surely obviously clearly actually that where when
+whether neither nor even just instead certainly surely obviously clearly actually that where when it
 """.split()
 
 # Words that may follow a standalone "A"/"I" when it is an option letter rather than the article or the
@@ -414,6 +414,10 @@ LIST_SEPARATOR_WORDS = (
     "and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или", "as well as", "along with", "together with",
     "plus",
 )  # fmt: skip
+# An adverb between a joiner and the next letter keeps the list ("D and also A", "A, or maybe C"); so does
+# any adverb in -ly but these (which restrict or correct: "A, or actually C").
+LIST_JOINER_ADVERBS = ("also", "too", "even", "maybe", "perhaps")
+LIST_JOINER_NOT_ADVERBS = ("only", "actually", "really", "finally", "hardly", "barely")
 LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
