@@ -237,6 +237,10 @@ LINE_END_TRAIL = frozenset(" \t\r.!*)]")
 # --------------------------------------------------------------------------------------------------
 
 REVISION_RE = re.compile(r"\b(?:" + "|".join(P.REVISION_MARKERS) + r")\b", re.IGNORECASE)
+RETRACTED_AFTER_RE = re.compile(r"[\s)\]*_]*(?:" + "|".join(P.RETRACTIONS_AFTER) + r")\b", re.IGNORECASE)
+RETRACTED_BEFORE_RE = re.compile(
+    r"\b(?:" + "|".join(P.RETRACTIONS_BEFORE) + r")\b[^.!?\n]{0,24}$", re.IGNORECASE
+)
 HEDGE_BEFORE_RE = re.compile(
     r"\b(?:" + "|".join(P.HEDGE_BEFORE) + r")\s+(?:(?:option|choice)\s+)?$", re.IGNORECASE
 )

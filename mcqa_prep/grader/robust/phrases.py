@@ -305,6 +305,14 @@ REVISION_MARKERS = (
     r"scratch\s+that", r"i\s+misread",
     r"(?:second|another|closer|fresh)\s+look", r"look(?:ing)?\s+(?:at\s+(?:it|this|that)\s+)?again",
 )  # fmt: skip
+# After a revision marker, what withdraws the answer given before it when no new answer follows: the same
+# letter declared wrong ("Hmm, actually no. ... C can't be right.") or doubted ("I'm no longer sure it's B").
+RETRACTIONS_AFTER = (
+    r"(?:can(?:not|'t|’t)|could(?:\s+not|n't|n’t))\s+be\s+(?:right|correct|it|the\s+(?:answer|one))",
+    r"(?:is|was)(?:\s+not|n't|n’t)\s+(?:right|correct|it|the\s+(?:answer|one))",
+    r"(?:is|was)\s+(?:wrong|incorrect)",
+)  # fmt: skip
+RETRACTIONS_BEFORE = (r"no\s+longer\s+(?:so\s+)?(?:sure|certain|convinced)", r"not\s+so\s+sure")
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
     r"might\s+be", r"may\s+be", r"could\s+be", r"could\s+also\s+be", r"possibly", r"perhaps", r"maybe",

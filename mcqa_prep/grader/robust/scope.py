@@ -49,13 +49,13 @@ def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, marker
     if out:
         own = set(numbered_items(t))
         out = [b for b in out if b not in own]
-    q = _foreign_listing_before(t, before, opts)
+    q = foreign_listing_before(t, before, opts)
     if q is not None:
         out.append(q)
     return sorted(set(out))
 
 
-def _foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
+def foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
     """The start of the question line of "question / A. .. / B. .. / C. .." when that listing ends right
     above the line of `pos` (blank lines may sit between) and its items are not this
     row's options: an invented next question, which the answer at `pos` answers."""
