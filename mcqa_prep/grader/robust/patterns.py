@@ -356,6 +356,8 @@ LABEL_LINE_BODY = (
 LABEL_LINE_RE = re.compile(r"(?:^|\n)" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_NL_RE = re.compile(r"\n" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
+# A line that opens with an option letter, maybe after a bullet or markup ("- C is ruled out", "**B** ...").
+LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the

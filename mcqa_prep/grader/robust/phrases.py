@@ -540,5 +540,6 @@ DISCUSSION_WORDS = (
 # Words that end a line that was cut off ("... the most abundant element, but").
 DANGLING_WORDS = frozenset(
     """that which the a an and or but because is are was were of to in for with as by on this it be its not
-    their so if than when while since whether from at into although though whose whom who where""".split()
+    their so if than when while since whether from at into although though whose whom who where we they he
+    she my our your""".split()
 )
