@@ -32,6 +32,8 @@ _OPEN = " \t*_`$\"'“‘([>#"
 _ITEM_LABEL_RE = re.compile(r"[\s(\[]*(?:[a-z]|[ivx]+|\d+)[.):\]]\s")
 # "C is a mineral.": a letter opening a description of what the option is, not a choice.
 _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
+# One restricting adverb may stand before a letter that opens the line ("Only C holds up.").
+_ONLY_RE = re.compile(r"(?:only|just|\w+ly)\s*")
 # Words before a letter that do not make a name of it ("settle on A"); other ASCII words do ("grade A",
 # "an A"); a word in another script is judged by the option texts and the response ("chọn C").
 _PREPOSITIONS = frozenset(("on", "upon", "onto", "at", "for", "in", "into"))
@@ -128,7 +130,7 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
             return -1, "not one short sentence"
         frame = " ".join(words_before[-3:])
         pattern = r"\b" + re.escape(frame).replace(r"\ ", r"\W+") + r"\W{0,4}([A-Z])\b" if frame else None
-    elif not before.strip(_OPEN):  # the letter opens it: "E wins out."
+    elif not before.strip(_OPEN) or _ONLY_RE.fullmatch(before.strip(_OPEN)):  # it opens it: "E wins out."
         rest = after.lstrip(" \t*_`$")
         if rest[:1] in ":;,.-–—()]" or len(words_after) > P.CLOSING_LINE_MAX_WORDS_AFTER:
             return -1, "a label followed by a discussion"

@@ -297,7 +297,9 @@ CLOSING_LINE_VETO_RE = re.compile(
     + r"|provisionally|tentatively)(?![^\W\d_])"
 )  # fmt: skip
 CLOSING_REMARK_DISMISSAL_RE = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
+    r"(?<![^\W\d_])(?:"
+    + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS + P.CLOSING_LINE_OTHERS)
+    + r")(?![^\W\d_])"
 )
 CLOSING_DISMISSAL_RE = re.compile(r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])")
 CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(P.CLOSING_REMARK_CONTRASTS) + r"\b")

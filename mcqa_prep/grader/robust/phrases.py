@@ -376,6 +376,11 @@ CLOSING_LINE_DISMISSALS = (
     r"invalid", r"fail\w*", r"slip\w*", r"mistake\w*", r"error\w*", r"trap\w*", r"distractor\w*",
     r"pitfall\w*", r"misconception\w*", r"avoid\w*",
 )  # fmt: skip
+# What others choose ("Many students pick C.", "People often fall for D."): a remark on a distractor.
+CLOSING_LINE_OTHERS = (
+    r"many", r"some", r"most", r"others?", r"people", r"students?", r"often", r"usually", r"commonly",
+    r"common", r"typically", r"sometimes", r"tend\w*", r"popular", r"confus\w*",
+)  # fmt: skip
 CLOSING_LINE_VETOES = (
     *CLOSING_LINE_NEGATIONS,
     *CLOSING_LINE_DISMISSALS,
@@ -390,8 +395,7 @@ CLOSING_LINE_VETOES = (
     r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"first", r"let['’]?s", r"let\s+us",
     r"about", r"regarding", r"then", r"finally", r"moving", r"move", r"stop\w*", r"now",
     # what others choose ("Many students pick C.")
-    r"many", r"some", r"most", r"others?", r"people", r"students?", r"often", r"usually", r"commonly",
-    r"common", r"typically", r"sometimes", r"tend\w*", r"popular", r"confus\w*",
+    *CLOSING_LINE_OTHERS,
 )  # fmt: skip
 # A last line that only remarks on other letters ("(For the record: C and E both fail.)", "B and D: not
 # supported.", "A common slip is choosing C.") dismisses them with a negation or a dismissal above and
