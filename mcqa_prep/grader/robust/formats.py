@@ -184,10 +184,11 @@ def last_line(x: Text) -> Evidence:
             or not _option_text_then_aside(x, r.letter, rest_clean)
         ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
-        if x.opts.equal(rest_clean) != r.letter and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
+        aside = x.opts.equal(rest_clean) != r.letter  # (more than the option's own text)
+        if aside and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
             # an aside after the option text, with no end to its sentence: the line was cut off
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label line cut off"))
-        if x.opts.equal(rest_clean) != r.letter and _walk_above(x, s0, r.letter):
+        if aside and _walk_above(x, s0, r.letter):
             return Evidence(
                 s0, FORMAT, rule, none_reading(r.span, "one more item of a walk through the options")
             )
