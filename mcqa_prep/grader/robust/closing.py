@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..letters import LOCALISED
 from . import patterns as X
 from . import phrases as P
 from .candidates import Text
@@ -22,7 +23,7 @@ from .evidence import FORMAT, LETTER, Evidence, Reading, none_reading
 from .formats import dangling
 from .payload import read_letter_list
 from .text import blank_markup, norm
-from .tokens import after_name, letter_use
+from .tokens import after_name, is_word_char, letter_use
 
 RULE_CLOSING_LINE = "robust.closing_line"
 _MAX_LINE = 120
@@ -32,6 +33,10 @@ _OPEN = " \t*_`$\"'“‘([>#"
 _ITEM_LABEL_RE = re.compile(r"[\s(\[]*(?:[a-z]|[ivx]+|\d+)[.):\]]\s")
 # "C is a mineral.": a letter opening a description of what the option is, not a choice.
 _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
+# An Arabic or Bengali option label standing alone after a colon at the end of the line.
+_LOCAL_LABEL_RE = re.compile(r"[:：][ \t]*[*_(\[]*([" + "".join(sorted(LOCALISED)) + r"])[*_)\]]*[ \t.。]*$")
+# One restricting adverb may stand before a letter that opens the line ("Only C holds up.").
+_ONLY_RE = re.compile(r"(?:only|just|\w+ly)\s*")
 # Words before a letter that do not make a name of it ("settle on A"); other ASCII words do ("grade A",
 # "an A"); a word in another script is judged by the option texts and the response ("chọn C").
 _PREPOSITIONS = frozenset(("on", "upon", "onto", "at", "for", "in", "into"))
@@ -92,7 +97,7 @@ def _remark(x: Text, s0: int, e: int) -> set[str] | None:
 
 
 def _letter(t: str, j: int) -> str:
-    return t[j].upper()
+    return P.LOCAL_LETTERS.get(t[j]) or t[j].upper()
 
 
 def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
@@ -123,12 +128,12 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
         return -1, "another option's text stands in the line"
     words_before = X.CLOSING_LINE_WORD_RE.findall(before)
     words_after = X.CLOSING_LINE_WORD_RE.findall(after)
-    if not after.strip(_TRAIL):  # the letter closes the line: "That narrows it to A."
+    if not after.strip(_TRAIL) or X.CLOSING_RE.match(after):  # it closes the line: "That narrows it to A."
         if len(words_before) > P.CLOSING_LINE_MAX_WORDS_BEFORE or not _one_sentence(before):
             return -1, "not one short sentence"
         frame = " ".join(words_before[-3:])
         pattern = r"\b" + re.escape(frame).replace(r"\ ", r"\W+") + r"\W{0,4}([A-Z])\b" if frame else None
-    elif not before.strip(_OPEN):  # the letter opens it: "E wins out."
+    elif not before.strip(_OPEN) or _ONLY_RE.fullmatch(before.strip(_OPEN)):  # it opens it: "E wins out."
         rest = after.lstrip(" \t*_`$")
         if rest[:1] in ":;,.-–—()]" or len(words_after) > P.CLOSING_LINE_MAX_WORDS_AFTER:
             return -1, "a label followed by a discussion"
@@ -150,7 +155,7 @@ def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
     out = []
     for m in X.PROSE_LETTER_RE.finditer(s):
         j = m.start()
-        if s[j + 1 : j + 2].isalpha():  # ("Vậy": a word in another script)
+        if is_word_char(s[j + 1 : j + 2] or " "):  # ("Vậy": a word in another script; not "Aです")
             continue
         use = letter_use(s, j)
         if use == "article, not a letter" and not _a_before_verb(x, s, j, s0):
@@ -166,6 +171,9 @@ def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
         j = m.start(1)
         if s[j].islower():
             out.append((j, s[j].upper()))
+    m = _LOCAL_LABEL_RE.search(s) if not s.isascii() else None
+    if m is not None:  # ("الاختيار الصحيح: ج": an Arabic or Bengali label after a colon, closing the line)
+        out.append((m.start(1), P.LOCAL_LETTERS[m.group(1)]))
     out.sort()
     return out
 

@@ -17,8 +17,9 @@ from typing import NamedTuple
 
 from ...records import Candidate
 from . import patterns as X
-from .evidence import ANCHORED, PHRASE, SEVERAL, Evidence, Reading
+from .evidence import ANCHORED, LETTER, NONE, PHRASE, SEVERAL, Evidence, Reading
 from .scope import part_of
+from .tokens import letter_use
 
 
 class Decision(NamedTuple):
@@ -45,6 +46,10 @@ def decide(evidence: list[Evidence], t: str, parts: list[int]) -> Decision:
         ]
         if later:
             base = later[-1]
+        elif m is not None and base.reading.kind == LETTER and _withdrawn(t, m.start(), base.reading.letter):
+            return Decision(
+                base, Reading(NONE, None, base.reading.span, "the answer is withdrawn later"), True
+            )
     else:
         phrases = [e for e in decisive if e.tier == PHRASE]
         if not phrases:
@@ -58,6 +63,20 @@ def decide(evidence: list[Evidence], t: str, parts: list[int]) -> Decision:
     if base.hedged or base.verdict_of_letter or parts:
         final = False
     return Decision(base, reading, final)
+
+
+def _withdrawn(t: str, lo: int, letter: str | None) -> bool:
+    """After a revision marker at `lo`, the answer's own letter is declared wrong ("Hmm, actually no. C
+    can't be right.") or doubted ("I'm no longer sure it's B"), and no new answer follows (the caller)."""
+    for m in X.PROSE_LETTER_RE.finditer(t, lo):
+        j = m.start()
+        if (
+            t[j] == letter
+            and letter_use(t, j) is None
+            and (X.RETRACTED_AFTER_RE.match(t, j + 1) or X.RETRACTED_BEFORE_RE.search(t, max(lo, j - 60), j))
+        ):
+            return True
+    return False
 
 
 def _conflict(base: Evidence, decisive: list[Evidence], t: str, parts: list[int]) -> str | None:

@@ -23,13 +23,14 @@ from .decide import Decision, decide, explain
 from .evidence import DECISIVE, LETTER, Evidence, Reading
 from .formats import format_candidates, last_line
 from .options import Options
-from .scope import follow_up_boundaries, may_have_structure, sub_items
+from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
 from .text import fold_width, lower_same_length
 
 STATUS_OF = {
     "several": STATUS_AMBIGUOUS,
     "refusal": STATUS_REFUSAL,
     "out_of_range": STATUS_OUT_OF_RANGE,
+    "none": STATUS_NO_ANSWER,  # (an answer withdrawn later)
 }
 NO_TEXT = Extraction(None, STATUS_NO_ANSWER, "robust.none")
 
@@ -56,7 +57,8 @@ def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
     ext = _extract_scope(x, single_stage=False)
     before = ext.span[0] if ext.span is not None else len(t)
     markers = structure and X.STRUCTURE_NL_RE.search(x.low) is not None
-    for b in follow_up_boundaries(t, x.low, x.opts, before, markers=markers):
+    bounds = follow_up_boundaries(t, x.low, x.opts, before, markers=markers)
+    for b in bounds:
         prefix = make_text(t[:b], x.low[:b], x.opts, structure)
         sub = _extract_scope(prefix, single_stage=True)
         if sub.status != STATUS_NO_ANSWER:
@@ -64,6 +66,14 @@ def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
                 "robust.scope", (b, len(t)), None, "answers a follow-up question, not the one asked"
             )
             return sub._replace(candidates=sub.candidates + (note,))
+    if bounds and ext.status != STATUS_NO_ANSWER and foreign_listing_before(t, before, x.opts) is not None:
+        # the only answer is to an invented question right above it (a base model writing the next exam
+        # item instead of answering): nothing answers the question asked
+        why = "answers a follow-up question, not the one asked; nothing before it answers"
+        note = Candidate("robust.scope", ext.span or (0, len(t)), None, why)
+        return Extraction(
+            None, STATUS_NO_ANSWER, "robust.scope", ext.span, ext.candidates + (note,), message=why
+        )
     return ext
 
 

@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from . import patterns as X
 from . import phrases as P
 from .candidates import Text
-from .evidence import FORMAT, LETTER, NONE, REFUSAL, Evidence, Reading, letter_reading, none_reading
+from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
 from .payload import read_payload
+from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
+from .tokens import letter_use
 
 RULE_BARE = "robust.bare"
 RULE_LAST_LINE = "robust.last_line"
@@ -21,6 +23,7 @@ RULE_BOLD = "robust.bold"
 RULE_REFUSAL = "robust.refusal"
 RULE_LEADING = "robust.leading_letter"
 RULE_OPTION_TEXT = "robust.option_text"
+RULE_SUB_ITEMS = "robust.sub_items"
 
 
 def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
@@ -32,6 +35,14 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
         m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
         if m is not None and not x.opts.is_option_phrase(m.group()):
             yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
+        return
+    answers = labelled_answers(t)
+    if answers:  # ("Q-a: A | Q-b: D"): answers to several items, none to the question as asked
+        e = len(t.rstrip())
+        if len(set(answers)) > 1:
+            yield Evidence(
+                0, FORMAT, RULE_SUB_ITEMS, Reading(SEVERAL, None, (0, e), "answers to several sub-items")
+            )
         return
     stripped = t.strip()
     if len(stripped) <= 120 and stripped.count("\n") <= 1:
@@ -173,9 +184,14 @@ def last_line(x: Text) -> Evidence:
             or not _option_text_then_aside(x, r.letter, rest_clean)
         ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
-        if x.opts.equal(rest_clean) != r.letter and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
+        aside = x.opts.equal(rest_clean) != r.letter  # (more than the option's own text)
+        if aside and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
             # an aside after the option text, with no end to its sentence: the line was cut off
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label line cut off"))
+        if aside and _walk_above(x, s0, r.letter):
+            return Evidence(
+                s0, FORMAT, rule, none_reading(r.span, "one more item of a walk through the options")
+            )
     if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
         t, max(0, s0 - 300), s0
     ):
@@ -193,6 +209,29 @@ def last_line(x: Text) -> Evidence:
     if before and ord(before[-1][0]) == ord(r.letter) - 1 and (not mine or before[-1][1] == mine[0]):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
     return Evidence(s0, FORMAT, rule, r, label_only=label_only)
+
+
+def _walk_above(x: Text, s0: int, letter: str | None) -> bool:
+    """At least two lines right above the line at s0 (no blank line between) open with other option
+    letters ("- C is ruled out (...)", "A (Lungs) misses the mark — ..."): a walk through the options, of
+    which a last line with a label, its text and an aside is one more item."""
+    t = x.t
+    k = s0 - 1
+    n = 0
+    for _ in range(8):
+        a = t.rfind("\n", 0, max(k, 0)) + 1
+        if k <= 0 or not t[a:k].strip():
+            break
+        m = X.LINE_OPENING_LETTER_RE.match(t, a, k)
+        if (
+            m is not None
+            and m.group(1) != letter
+            and m.group(1) in x.opts.letters
+            and letter_use(t, m.start(1)) is None
+        ):
+            n += 1
+        k = a - 1
+    return n >= 2
 
 
 def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:

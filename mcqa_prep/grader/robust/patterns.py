@@ -237,6 +237,10 @@ LINE_END_TRAIL = frozenset(" \t\r.!*)]")
 # --------------------------------------------------------------------------------------------------
 
 REVISION_RE = re.compile(r"\b(?:" + "|".join(P.REVISION_MARKERS) + r")\b", re.IGNORECASE)
+RETRACTED_AFTER_RE = re.compile(r"[\s)\]*_]*(?:" + "|".join(P.RETRACTIONS_AFTER) + r")\b", re.IGNORECASE)
+RETRACTED_BEFORE_RE = re.compile(
+    r"\b(?:" + "|".join(P.RETRACTIONS_BEFORE) + r")\b[^.!?\n]{0,24}$", re.IGNORECASE
+)
 HEDGE_BEFORE_RE = re.compile(
     r"\b(?:" + "|".join(P.HEDGE_BEFORE) + r")\s+(?:(?:option|choice)\s+)?$", re.IGNORECASE
 )
@@ -294,7 +298,9 @@ CLOSING_LINE_VETO_RE = re.compile(
     + r"|provisionally|tentatively)(?![^\W\d_])"
 )  # fmt: skip
 CLOSING_REMARK_DISMISSAL_RE = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
+    r"(?<![^\W\d_])(?:"
+    + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS + P.CLOSING_LINE_OTHERS)
+    + r")(?![^\W\d_])"
 )
 CLOSING_DISMISSAL_RE = re.compile(
     r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
@@ -327,6 +333,8 @@ FILLER_RE = re.compile(
 LIST_SEP_RE = re.compile(
     r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
+    + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(P.LIST_JOINER_ADVERBS)
+    + r"|(?!(?:" + "|".join(P.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"
     r"[\s(\[{'\"“‘]*",
     re.IGNORECASE,
 )  # fmt: skip
@@ -353,6 +361,8 @@ LABEL_LINE_BODY = (
 LABEL_LINE_RE = re.compile(r"(?:^|\n)" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_NL_RE = re.compile(r"\n" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
+# A line that opens with an option letter, maybe after a bullet or markup ("- C is ruled out", "**B** ...").
+LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
@@ -387,6 +397,15 @@ NUMBERED_ITEM_RE = re.compile(
     + _alt(P.NUMBERED_ITEM_PREFIXES)
     + r")[ \t]*(?P<n>\d{1,2})[ \t]*[:.)][ \t]*(?P<rest>[^\n]*)",
     re.IGNORECASE,
+)
+# An answer to a labelled item, one segment of a line (lines may hold several, split by "|" or ";"):
+# an optional label word ("Sub-question 1", "Q-a", "Part 2"), an index (a number, a lower-case letter, a
+# Roman numeral; maybe in brackets), a delimiter, then one capital letter alone in its markup ("i. D",
+# "Q-a: A", "(b) **C**"). A run of these numbered in order answers several items (scope.labelled_answers).
+LABELLED_ANSWER_RE = re.compile(
+    r"[ \t>*#_-]*(?P<pre>[A-Za-z]+(?:-[A-Za-z]+)?(?:[ \t]+|[ \t]*-[ \t]*))?"
+    r"[(\[]?(?P<n>\d{1,2}|[a-h]|i{1,3}|iv|vi{0,3})"
+    r"(?:[)\]][ \t]*[:.=\-–—→]?|[ \t]*[:.)=\-–—→])[ \t]*[*_(\[]*(?P<L>[A-Z])[*_)\]]*[ \t.]*"
 )
 # A cheap necessary test for either (one scan of the original text): a line that starts with the first
 # letters of a follow-up marker or of a sub-item label, in any of the usual cases.

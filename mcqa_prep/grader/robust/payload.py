@@ -4,6 +4,8 @@ option text, a letter, a list of letters, a refusal, or letters in prose. Order:
 
 from __future__ import annotations
 
+import re
+
 from .evidence import LETTER, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
 from .options import Options
 from .patterns import (
@@ -179,6 +181,9 @@ def _next_label_follows(s: str, j: int) -> bool:
     return ("(" + nxt + ")") in s[j + 1 :] or ("[" + nxt + "]") in s[j + 1 :]
 
 
+# The rest of a sentence that is a question ("... or is it D?").
+_QUESTION_AFTER_RE = re.compile(r"[^.!?\n]*\?")
+
 # The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
 _LIST_START = frozenset(",/|&;+和或及및또とوأaouey и([" + "abcdefghijklmnopqrstuvwxyz")
 
@@ -227,6 +232,8 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
         lo = max(i, j - 25)
         tentative = HEDGE_BEFORE_RE.search(s, lo, j) is not None
         hedged = tentative or HEDGE_AFTER_RE.match(s, j + 1) is not None
+        if not hedged and "?" in s and _QUESTION_AFTER_RE.match(s, j + 1):  # ("or is it D?": asked, not said)
+            hedged = True
         if not hedged and (
             NEGATED_BEFORE_RE.search(s, max(i, j - 20), j) or DISMISSED_AFTER_RE.match(s, j + 1)
         ):

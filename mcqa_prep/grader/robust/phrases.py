@@ -40,7 +40,7 @@ vs versus correct incorrect right wrong eliminate eliminates exclude rule out fa
 prefers means mean i.e e.g is: go went say says said choosing picking selecting then donc alors entonces
 quindi also daher portanto então jadi est es ist é è la le el die not definitely leaving leaves
 possibly perhaps maybe probably likely remains though although while whereas yet because since if unless
-whether neither nor even just instead certainly surely obviously clearly actually that where when
+whether neither nor even just instead certainly surely obviously clearly actually that where when it
 """.split()
 
 # Words that may follow a standalone "A"/"I" when it is an option letter rather than the article or the
@@ -305,6 +305,14 @@ REVISION_MARKERS = (
     r"scratch\s+that", r"i\s+misread",
     r"(?:second|another|closer|fresh)\s+look", r"look(?:ing)?\s+(?:at\s+(?:it|this|that)\s+)?again",
 )  # fmt: skip
+# After a revision marker, what withdraws the answer given before it when no new answer follows: the same
+# letter declared wrong ("Hmm, actually no. ... C can't be right.") or doubted ("I'm no longer sure it's B").
+RETRACTIONS_AFTER = (
+    r"(?:can(?:not|'t|’t)|could(?:\s+not|n't|n’t))\s+be\s+(?:right|correct|it|the\s+(?:answer|one))",
+    r"(?:is|was)(?:\s+not|n't|n’t)\s+(?:right|correct|it|the\s+(?:answer|one))",
+    r"(?:is|was)\s+(?:wrong|incorrect)",
+)  # fmt: skip
+RETRACTIONS_BEFORE = (r"no\s+longer\s+(?:so\s+)?(?:sure|certain|convinced)", r"not\s+so\s+sure")
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
     r"might\s+be", r"may\s+be", r"could\s+be", r"could\s+also\s+be", r"possibly", r"perhaps", r"maybe",
@@ -368,6 +376,11 @@ CLOSING_LINE_DISMISSALS = (
     r"invalid", r"fail\w*", r"slip\w*", r"mistake\w*", r"error\w*", r"trap\w*", r"distractor\w*",
     r"pitfall\w*", r"misconception\w*", r"avoid\w*",
 )  # fmt: skip
+# What others choose ("Many students pick C.", "People often fall for D."): a remark on a distractor.
+CLOSING_LINE_OTHERS = (
+    r"many", r"some", r"most", r"others?", r"people", r"students?", r"often", r"usually", r"commonly",
+    r"common", r"typically", r"sometimes", r"tend\w*", r"popular", r"confus\w*",
+)  # fmt: skip
 CLOSING_LINE_VETOES = (
     *CLOSING_LINE_NEGATIONS,
     *CLOSING_LINE_DISMISSALS,
@@ -382,8 +395,7 @@ CLOSING_LINE_VETOES = (
     r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"first", r"let['’]?s", r"let\s+us",
     r"about", r"regarding", r"then", r"finally", r"moving", r"move", r"stop\w*", r"now",
     # what others choose ("Many students pick C.")
-    r"many", r"some", r"most", r"others?", r"people", r"students?", r"often", r"usually", r"commonly",
-    r"common", r"typically", r"sometimes", r"tend\w*", r"popular", r"confus\w*",
+    *CLOSING_LINE_OTHERS,
 )  # fmt: skip
 # A last line that only remarks on other letters ("(For the record: C and E both fail.)", "B and D: not
 # supported.", "A common slip is choosing C.") dismisses them with a negation or a dismissal above and
@@ -414,6 +426,10 @@ LIST_SEPARATOR_WORDS = (
     "and", "or", "und", "oder", "et", "ou", "y", "o", "e", "и", "или", "as well as", "along with", "together with",
     "plus",
 )  # fmt: skip
+# An adverb between a joiner and the next letter keeps the list ("D and also A", "A, or maybe C"); so does
+# any adverb in -ly but these (which restrict or correct: "A, or actually C").
+LIST_JOINER_ADVERBS = ("also", "too", "even", "maybe", "perhaps")
+LIST_JOINER_NOT_ADVERBS = ("only", "actually", "really", "finally", "hardly", "barely")
 LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
@@ -528,5 +544,6 @@ DISCUSSION_WORDS = (
 # Words that end a line that was cut off ("... the most abundant element, but").
 DANGLING_WORDS = frozenset(
     """that which the a an and or but because is are was were of to in for with as by on this it be its not
-    their so if than when while since whether from at into although though whose whom who where""".split()
+    their so if than when while since whether from at into although though whose whom who where we they he
+    she my our your""".split()
 )

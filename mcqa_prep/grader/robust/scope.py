@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+
 from . import patterns as X
 from . import phrases as P
 from .options import Options, contains_words
@@ -77,13 +79,13 @@ def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, marker
     if out:
         own = set(numbered_items(t))
         out = [b for b in out if b not in own]
-    q = _foreign_listing_before(t, before, opts)
+    q = foreign_listing_before(t, before, opts)
     if q is not None:
         out.append(q)
     return sorted(set(out))
 
 
-def _foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
+def foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
     """The start of the question line of "question / A. .. / B. .. / C. .." when that listing ends right
     above the line of `pos` (blank lines may sit between) and its items are not this
     row's options: an invented next question, which the answer at `pos` answers."""
@@ -227,3 +229,37 @@ def part_of(pos: int, parts: list[int]) -> int:
         if start <= pos:
             k = i
     return k
+
+
+_INDEX_ORDERS = (tuple(str(k) for k in range(1, 21)), tuple("abcdefgh"), _ROMAN)
+_SEGMENT_SPLIT_RE = re.compile(r"[|;]")
+
+
+def labelled_answers(t: str) -> list[str]:
+    """The letters of the labelled answers the response closes with ("Sub-question 1: D\\nSub-question 2:
+    B", "Q-a: A | Q-b: D", "i. D\\nii. A\\niii. B"): at least two segments (lines, or parts of a line split
+    by "|" or ";"), one label word for all, indexes in order from the first (1, a or i). [] otherwise."""
+    e = len(t.rstrip(" \t\r\n.*_)]"))
+    if e == 0 or not t[e - 1].isupper():
+        return []
+    found: list[tuple[str, str, str]] = []  # (label word, index, letter), last first
+    k = e
+    for _ in range(12):  # (blank lines may stand between the lines of the run)
+        s0 = t.rfind("\n", 0, k) + 1
+        if t[s0:k].strip():
+            segs = [X.LABELLED_ANSWER_RE.fullmatch(g.rstrip()) for g in _SEGMENT_SPLIT_RE.split(t[s0:k])]
+            if any(m is None for m in segs):
+                break
+            for m in reversed(segs):
+                pre = (m.group("pre") or "").strip(" \t-").lower()  # type: ignore[union-attr]
+                found.append((pre, m.group("n"), m.group("L")))  # type: ignore[union-attr]
+        if s0 == 0:
+            break
+        k = s0 - 1
+    found.reverse()
+    if len(found) < 2 or len({pre for pre, _, _ in found}) > 1:
+        return []
+    idx = tuple(n for _, n, _ in found)
+    if not any(order[: len(idx)] == idx for order in _INDEX_ORDERS):
+        return []
+    return [c for _, _, c in found]

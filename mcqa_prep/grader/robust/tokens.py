@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from . import phrases as P
-from .patterns import NEXT_WORD_RE, PREV_WORD_RE
+from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE
 
 ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -68,7 +68,7 @@ def letter_use(s: str, j: int) -> str | None:
         m = NEXT_WORD_RE.match(s, j + 1)
         if m:
             word = m.group(1)
-            if c in "Aa" and word not in _AFTER_LETTER_A:
+            if c in "Aa" and word not in _AFTER_LETTER_A and not _list_follows(s, j):
                 return "article, not a letter"
             if c == "I" and word not in _AFTER_LETTER_I:
                 return "pronoun, not a letter"
@@ -77,6 +77,13 @@ def letter_use(s: str, j: int) -> str | None:
         if m and m.group(1) not in _AFTER_PERIOD_OK and not m.group(1).startswith("'"):
             return "abbreviation"
     return None
+
+
+def _list_follows(s: str, j: int) -> bool:
+    """ "A together with C": a list separator and another capital letter standing alone follow the A."""
+    m = LIST_SEP_RE.match(s, j + 1)
+    k = m.end() if m is not None else -1
+    return 0 < k < len(s) and s[k] in UPPER and not s[k + 1 : k + 2].isalnum()
 
 
 def _neighbour_reason(s: str, j: int, prev: str, nxt: str) -> str | None:
