@@ -38,6 +38,7 @@ PARTS = {
     "heldout8": (244948, 400),
     "heldout9": (264575, 400),
     "heldout10": (316227, 400),
+    "heldout11": (331662, 400),
 }
 
 
@@ -1109,6 +1110,113 @@ VOCAB["heldout10"] = Vocab(
     walks=("Let me check each choice in turn.\n\nA. {TA} seems", "Option A is {TA}; to judge it we"),
     subitems=("Sub-question 1: {X}\nSub-question 2: {Y}", "Q-a: {X} | Q-b: {Y}"),
 )
+TOPICS_L = (
+    _topic("the painter of Guernica", ("Salvador Dalí", "his best-known canvas is The Persistence of Memory"), ("Pablo Picasso", "he painted it in 1937 after the bombing of the Basque town"),
+           ("Joan Miró", "his work is abstract and playful"), ("Francisco Goya", "he died more than a century before 1937")),
+    _topic("the metal used in most household electrical wiring", ("Copper", "it conducts well and is cheap enough to run through walls"), ("Tungsten", "it is used for lamp filaments"),
+           ("Zinc", "it is used to galvanise steel"), ("Platinum", "it is far too expensive"), ("Chromium", "it is mostly used for plating")),
+    _topic("the number of sides of a dodecagon", ("10 sides", "that is a decagon"), ("11 sides", "that is a hendecagon"),
+           ("12 sides", "dodeca- means twelve"), ("20 sides", "that is an icosagon")),
+    _topic("the poet who wrote The Raven", ("Walt Whitman", "he wrote Leaves of Grass"), ("Edgar Allan Poe", "it appeared in 1845 with its refrain 'Nevermore'"),
+           ("Emily Dickinson", "her poems were mostly published after her death"), ("Robert Frost", "he was born in 1874, after the poem appeared"), ("None of these poets", "one of the listed poets did write it")),
+    _topic("the currency of the United Kingdom", ("Euro", "Britain never adopted it"), ("Pound sterling", "it has been in use for over a thousand years"),
+           ("Swiss franc", "it belongs to Switzerland"), ("Danish krone", "it is used in Denmark")),
+    _topic("the false statement about volcanoes", ("Lava is magma that has reached the surface.", "that is true"), ("Most volcanoes lie along plate boundaries.", "that is true"),
+           ("Volcanic ash is made of burnt wood.", "ash is pulverised rock and glass, so this is the false one"), ("Some volcanoes form over hot spots.", "that is true, Hawaii is one")),
+)  # fmt: skip
+VOCAB["heldout11"] = Vocab(
+    topics=TOPICS_L,
+    openers=(
+        "First, what exactly is being asked: {Q}.",
+        "Let me reason through it.",
+        "The task is to identify {Q}.",
+        "Alright, recalling the relevant facts.",
+    ),
+    discuss=(
+        "{X} ({T}) can be set aside: {W}.",
+        "{X} doesn't fit, given that {W}.",
+        "It's tempting to say {X}, yet {W}.",
+        "- {X} fails here; {W}.",
+        "As for {X}, {W}, so it's out.",
+    ),
+    fillers=("Right.", "Consistent with the facts.", "On to the next candidate.", "Keep going."),
+    answers=(
+        "Settled answer: {L}",
+        "Accordingly, the answer is {L}.",
+        "**Selected option: {L}**",
+        "I'm going to answer {L}.",
+        "The letter I choose is {L}.",
+        "\\[\\boxed{{\\texttt{{{L}}}}}\\]",
+        "The option that holds is {L} ({T}).",
+        "Response letter: {L}",
+        "{L} is my answer.",
+        "Marking option ({l}).",
+        "To conclude: {L}.",
+        "Taken together, the answer must be {L} — {T}.",
+    ),
+    answers_intl=(
+        "最终答案是{L}。",
+        "故本题选{L}。",
+        "최종 답은 {L}입니다.",
+        "以上より、正答は{L}。",
+        "فالجواب هو {AR}",
+        "Итак, правильный ответ {L}.",
+        "Meine Antwort lautet {L}.",
+        "Ma réponse finale est {L}.",
+        "Mi respuesta final es la {L}.",
+        "A resposta final é {L}.",
+        "La mia risposta è {L}.",
+        "Mijn antwoord is {L}.",
+        "Odpowiedź brzmi {L}.",
+        "Câu trả lời là {L}.",
+        "मेरा उत्तर {L} है।",
+        "Cevabım {L}.",
+        "คำตอบที่ถูกต้องคือข้อ {L}",
+        "Maka pilihan yang tepat adalah {L}.",
+    ),
+    revisions=(
+        "Hold on, that can't be right.",
+        "Actually, let me re-examine that.",
+        "Hmm, I misread something.",
+        "Let me retrace that step.",
+    ),
+    drafts=("Initial thought: {D}.", "Gut reaction: {D}.", "I'd have said {D} at first."),
+    tails=(
+        "The distractors: {X} and {Y} are both mistaken.",
+        "Students frequently pick {X} here.",
+        "Options {X} and {Y} don't hold.",
+    ),
+    followups=("Another one for you: {NQ}", "Problem 9 — {NQ}", "Question 12: {NQ}"),
+    several=(
+        "{X} and {Y} both work here.",
+        "Answer: {X} as well as {Y}",
+        "I'd choose {X} and {Y}.",
+        "Right answers: {X}, {Y}, {Z}",
+    ),
+    hedged=(
+        "It's {X} or maybe {Y}; I genuinely can't choose.",
+        "I'm split between {X} and {Y}.",
+    ),
+    refusals=(
+        "I'll have to skip this one.",
+        "I don't have enough to go on to pick an option.",
+        "This one is beyond me, sorry.",
+    ),
+    no_anchor=(
+        "Which makes it {L}.",
+        "So we end at {L}.",
+        "Leaving {L} as the only survivor.",
+        "{L} stands.",
+    ),
+    text_answers=("The right pick is {T}.", "That has to be {T}.", "Without doubt: {T}."),
+    json_answers=(
+        '{{"selected_letter": "{L}"}}',
+        '```json\n{{"pick": "{l}", "reason": "explained above"}}\n```',
+    ),
+    bare=("{L} ◀ committed", "{l} · {T}", "Letter = {L}", ">> {L}"),
+    walks=("Going option by option:\n\nA — {TA}. This", "First up, A ({TA}), which would"),
+    subitems=("Part one: {X}\nPart two: {Y}", "Subpart 1 = {X}; subpart 2 = {Y}"),
+)
 NEXT_QUESTIONS = {
     "tuned": (
         ("Which planet is known as the Red Planet?", ("Venus", "Mars", "Jupiter", "Saturn")),
@@ -1153,6 +1261,10 @@ NEXT_QUESTIONS = {
     "heldout10": (
         ("Which instrument has 88 keys?", ("Violin", "Piano", "Flute", "Harp")),
         ("How many legs does a spider have?", ("Six", "Eight", "Ten", "Twelve")),
+    ),
+    "heldout11": (
+        ("Which shape has exactly three sides?", ("Square", "Triangle", "Pentagon", "Circle")),
+        ("What colour do blue and yellow make when mixed?", ("Green", "Purple", "Orange", "Brown")),
     ),
 }
 ARABIC = {"A": "أ", "B": "ب", "C": "ج", "D": "د"}
