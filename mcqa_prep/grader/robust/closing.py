@@ -72,7 +72,43 @@ def closing_line(x: Text) -> Evidence:
     if j < 0:
         return Evidence(s0, FORMAT, RULE_CLOSING_LINE, none_reading((s0, e), why))
     letter = _letter(t, j)
+    if _next_listing_label(t, s0, e, letter):
+        return Evidence(s0, FORMAT, RULE_CLOSING_LINE, none_reading((s0, e), "the next label of a listing"))
     return Evidence(j, FORMAT, RULE_CLOSING_LINE, Reading(LETTER, letter, (j, j + 1), "closing line"))
+
+
+_LABEL_ONLY_RE = re.compile(r"[ \t>*_-]*\(?(?P<L>[A-Z])[).:]?[ \t*_]*")
+
+
+def _next_listing_label(t: str, s0: int, e: int, letter: str) -> bool:
+    """A last line holding only a label right after a line that opens with the label before it ("B. Treaty
+    of Versailles" / "C."): a listing of the options cut off (a model echoing them), not an answer."""
+    m = _LABEL_ONLY_RE.fullmatch(t, s0, e)
+    if m is None or m.group("L") != letter or letter == "A":
+        return False
+    e2 = len(t[:s0].rstrip())
+    s2 = t.rfind("\n", 0, e2) + 1
+    prev = t[s2:e2].lstrip(" \t>*_-(")
+    if not (prev[:1] == chr(ord(letter) - 1) and prev[1:2] in (".", ")", ":") and len(prev) > 3):
+        return False
+    low = prev.lower()
+    return not any(w in low for w in _VERDICT_WORDS)  # "B. is wrong" / "C.": a walk that ends on C
+
+
+_VERDICT_WORDS = (
+    "wrong",
+    "right",
+    "correct",
+    "true",
+    "false",
+    "no",
+    "yes",
+    "✗",
+    "✓",
+    "out",
+    "fails",
+    "holds",
+)
 
 
 def _remark(x: Text, s0: int, e: int) -> set[str] | None:

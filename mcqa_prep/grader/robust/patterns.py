@@ -399,12 +399,14 @@ NUMBERED_ITEM_RE = re.compile(
     re.IGNORECASE,
 )
 # An answer to a labelled item, one segment of a line (lines may hold several, split by "|" or ";"):
-# an optional label word ("Sub-question 1", "Q-a", "Part 2"), an index (a number, a lower-case letter, a
-# Roman numeral; maybe in brackets), a delimiter, then one capital letter alone in its markup ("i. D",
+# an optional label word ("Sub-question 1", "Q-a", "Part 2"), an index (a number, a number word, a
+# lower-case letter, a Roman numeral; maybe in brackets), a delimiter, then one capital letter alone in its markup ("i. D",
 # "Q-a: A", "(b) **C**"). A run of these numbered in order answers several items (scope.labelled_answers).
 LABELLED_ANSWER_RE = re.compile(
     r"[ \t>*#_-]*(?P<pre>[A-Za-z]+(?:-[A-Za-z]+)?(?:[ \t]+|[ \t]*-[ \t]*))?"
-    r"[(\[]?(?P<n>\d{1,2}|[a-h]|i{1,3}|iv|vi{0,3})"
+    r"[(\[]?(?P<n>\d{1,2}|(?i:"
+    + "|".join(sorted(P.INDEX_WORDS, key=len, reverse=True))
+    + r")\b|[a-h]|i{1,3}|iv|vi{0,3})"
     r"(?:[)\]][ \t]*[:.=\-–—→]?|[ \t]*[:.)=\-–—→])[ \t]*[*_(\[]*(?P<L>[A-Z])[*_)\]]*[ \t.]*"
 )
 # A cheap necessary test for either (one scan of the original text): a line that starts with the first

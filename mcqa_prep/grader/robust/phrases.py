@@ -492,6 +492,10 @@ SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
 # Numbered labels of the response's own answers to several questions ("Q1: D" / "Q2: A"): lines that
 # hold the label and a short answer, numbered from 1 in order, are sub-items, not follow-up questions.
 NUMBERED_ITEM_PREFIXES = ("q", "question", "part")
+# Indexes written as words in labelled answers ("Part one: C" / "Part two: A"), in counting order.
+INDEX_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
+INDEX_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+INDEX_WORDS = INDEX_NUMBER_WORDS + INDEX_ORDINAL_WORDS
 # Parts named by ordinals inside a paragraph ("In the first situation, ... In the second situation, ..."):
 # answers to different parts are several answers.
 PART_ORDINALS = ("first", "second", "third", "fourth", "fifth")

@@ -231,7 +231,13 @@ def part_of(pos: int, parts: list[int]) -> int:
     return k
 
 
-_INDEX_ORDERS = (tuple(str(k) for k in range(1, 21)), tuple("abcdefgh"), _ROMAN)
+_INDEX_ORDERS = (
+    tuple(str(k) for k in range(1, 21)),
+    tuple("abcdefgh"),
+    _ROMAN,
+    P.INDEX_NUMBER_WORDS,
+    P.INDEX_ORDINAL_WORDS,
+)
 _SEGMENT_SPLIT_RE = re.compile(r"[|;]")
 
 
@@ -259,7 +265,7 @@ def labelled_answers(t: str) -> list[str]:
     found.reverse()
     if len(found) < 2 or len({pre for pre, _, _ in found}) > 1:
         return []
-    idx = tuple(n for _, n, _ in found)
+    idx = tuple(n if n.islower() or n.isdigit() else n.lower() for _, n, _ in found)
     if not any(order[: len(idx)] == idx for order in _INDEX_ORDERS):
         return []
     return [c for _, _, c in found]
