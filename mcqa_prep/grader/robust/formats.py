@@ -12,7 +12,7 @@ from . import phrases as P
 from .candidates import Text
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
-from .payload import read_payload
+from .payload import read_letter_list, read_payload
 from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
 from .tokens import letter_use
@@ -124,28 +124,11 @@ def _bare(x: Text, stripped: str) -> Evidence:
         elif r.kind == LETTER and dangling(t):
             r = none_reading(r.span, "cut off mid-sentence")
         elif r.kind == LETTER:
-            other = _joined_letter(x, r.span[1], r.letter)  # type: ignore[arg-type]
-            if other is not None:
-                r = Reading(SEVERAL, None, (r.span[0], other + 1), f"several letters: {r.letter}/{t[other]}")
+            # "E and A both work here.": a list that does not end the response is still several letters
+            letters, end = read_letter_list(t, r.span[0], r.letter, False)  # type: ignore[arg-type]
+            if len(set(letters)) > 1:
+                r = Reading(SEVERAL, None, (r.span[0], end), "several letters: " + "/".join(letters))
     return Evidence(r.span[0], FORMAT, RULE_BARE, r)
-
-
-def _joined_letter(x: Text, k: int, letter: str) -> int | None:
-    """Where another option letter is joined to the one ending at k ("E and A both work here.", "E or A
-    works."), or None. Right after a letter and a joiner, a capital standing alone is a letter even where
-    it could be the article ("A both ..."): the list context decides."""
-    t = x.t
-    m = X.LIST_SEP_RE.match(t, k)
-    if m is None or m.end() == k:
-        return None
-    j = m.end()
-    j += t[j : j + 1] in "([*_"
-    c = t[j : j + 1]
-    if c == letter or c not in x.opts.letters or not c.isupper():
-        return None
-    if t[j + 1 : j + 2].isalnum() or t[j + 1 : j + 2] in ("'", "’", "-", "."):
-        return None  # a word, an abbreviation ("E and A. coli"), a compound
-    return j
 
 
 def _lower_label(x: Text, a: int, b: int) -> Reading | None:

@@ -203,7 +203,11 @@ def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[lis
             break
         k2 = m.end()
         nxt = token_letter(s, k2, allow_lower)
-        if nxt is None or letter_use(s, k2) is not None:
+        use = letter_use(s, k2) if nxt is not None else "no letter"
+        # right after a letter and a joiner word or mark, "A" is a letter, not the article ("E and A both
+        # work here."); after mere spacing it stays the article ("D) A fall in interest rates")
+        joined = m.group().strip(" \t)]}'\"”’") != ""
+        if use is not None and not (use == "article, not a letter" and nxt == "A" and joined):
             break
         found.append(nxt)
         end = k = k2 + 1
