@@ -91,24 +91,7 @@ def _next_listing_label(t: str, s0: int, e: int, letter: str) -> bool:
     prev = t[s2:e2].lstrip(" \t>*_-(")
     if not (prev[:1] == chr(ord(letter) - 1) and prev[1:2] in (".", ")", ":") and len(prev) > 3):
         return False
-    low = prev.lower()
-    return not any(w in low for w in _VERDICT_WORDS)  # "B. is wrong" / "C.": a walk that ends on C
-
-
-_VERDICT_WORDS = (
-    "wrong",
-    "right",
-    "correct",
-    "true",
-    "false",
-    "no",
-    "yes",
-    "✗",
-    "✓",
-    "out",
-    "fails",
-    "holds",
-)
+    return X.LISTING_VERDICT_RE.search(prev) is None  # "B. is wrong" / "C.": a walk that ends on C
 
 
 def _remark(x: Text, s0: int, e: int) -> set[str] | None:

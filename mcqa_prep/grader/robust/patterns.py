@@ -382,6 +382,13 @@ FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
 # Sub-item labels inside a paragraph, after the end of a sentence: "... The answer is (C). (b) The prism
 # ... The answer is (F)." (base models answer each part of a multi-part question in one run of text).
 INLINE_SUB_ITEM_RE = re.compile(r"(?<=[.!?:])[ \t]+(?P<open>\()?(?P<lab>[a-h])\)(?=[ \t])")
+LISTING_VERDICT_RE = re.compile(
+    r"\b(?:"
+    + "|".join(P.LISTING_VERDICT_WORDS)
+    + r")\b|"
+    + "|".join(map(re.escape, P.LISTING_VERDICT_MARKS)),
+    re.IGNORECASE,
+)
 # "In the first situation, ... The answer is (H). In the second situation, ... (B).": parts named by ordinals.
 ORDINAL_PART_RE = re.compile(
     r"(?:^|(?<=[.!?:\n]))[ \t]*(?:in|for) the (?P<ord>"

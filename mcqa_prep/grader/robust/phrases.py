@@ -496,6 +496,21 @@ NUMBERED_ITEM_PREFIXES = ("q", "question", "part")
 INDEX_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
 INDEX_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 INDEX_WORDS = INDEX_NUMBER_WORDS + INDEX_ORDINAL_WORDS
+# Words that make a labelled line a verdict on its option ("B. is wrong"), not an echo of the option listing
+LISTING_VERDICT_WORDS = (
+    "wrong",
+    "right",
+    "correct",
+    "incorrect",
+    "true",
+    "false",
+    "no",
+    "yes",
+    "out",
+    "fails",
+    "holds",
+)
+LISTING_VERDICT_MARKS = ("✗", "✓", "✔", "❌")
 # Parts named by ordinals inside a paragraph ("In the first situation, ... In the second situation, ..."):
 # answers to different parts are several answers.
 PART_ORDINALS = ("first", "second", "third", "fourth", "fifth")

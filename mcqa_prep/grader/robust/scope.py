@@ -48,15 +48,12 @@ def _may_have_inline_b(t: str) -> bool:
     return False
 
 
-_PART_NOUNS = tuple(P.PART_NOUNS)
-
-
 def _may_name_parts(t: str) -> bool:
     """A cheap necessary test for parts named by ordinals: "second <part noun>" occurs ("second" alone is
     common in reasoning text and must not send every such text to the regex)."""
     i = t.find("econd ")
     while i >= 0:
-        if t.startswith(_PART_NOUNS, i + 6):
+        if t.startswith(P.PART_NOUNS, i + 6):
             return True
         i = t.find("econd ", i + 6)
     return False
