@@ -8,7 +8,6 @@ number of rows (only the optional join index and bounded example lists are held)
 
 from __future__ import annotations
 
-import copy
 import functools
 import pickle
 from collections import Counter
@@ -355,7 +354,7 @@ def rescore(
     bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
     try:
         with AtomicFile(output_path, "wb") as out, streaming_gc():
-            work = functools.partial(_rescore_chunk, settings, report.empty())
+            work = functools.partial(_rescore_chunk, settings, report.empty)
             for _, (data, part) in ordered_map(work, chunks(input_path, None), workers):
                 out.write(data)
                 report.merge(part)
@@ -369,11 +368,13 @@ def rescore(
     return report
 
 
-def _rescore_chunk(settings: Settings, empty: RescoreReport, chunk: Chunk) -> tuple[bytes, RescoreReport]:
+def _rescore_chunk(
+    settings: Settings, new_report: Callable[[], RescoreReport], chunk: Chunk
+) -> tuple[bytes, RescoreReport]:
     """One chunk's rescored lines (joined) and the report of its rows: the work a worker does. The worker
     folds its rows itself, so one small report crosses the pipe instead of an outcome per row."""
     lines: list[bytes] = []
-    part = copy.deepcopy(empty)
+    part = new_report()
     for rec in chunk.rows():
         line, outcome = rescore_row(rec, settings)
         lines.append(line)

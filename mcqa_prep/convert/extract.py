@@ -72,12 +72,6 @@ class Extractor:
         self.shape = cmap.shape
 
     def _get(self, c: Col, row: dict[str, Any]) -> Any:
-        v = c.get(row)
-        if v is ABSENT:
-            raise RowReject("missing_field", f"the row has no field {c.name!r}")
-        return v
-
-    def _value(self, c: Col, row: dict[str, Any]) -> Any:
         """A required column's value (a plain key without a function call on the hot path)."""
         v = row.get(c.key, ABSENT) if not c.path else c.get(row)
         if v is ABSENT:
@@ -87,7 +81,7 @@ class Extractor:
     def extract(self, row: Any) -> Item:
         if type(row) is not dict:
             raise RowReject("malformed_row", f"a row must be an object, got {type(row).__name__}")
-        q = self._value(self.question, row)  # type: ignore[arg-type]
+        q = self._get(self.question, row)  # type: ignore[arg-type]
         q = q.strip() if type(q) is str else as_text(q)
         if not q:
             raise RowReject("no_question", "the question is missing or empty")
@@ -107,7 +101,7 @@ class Extractor:
 
     def _from_choices(self, row: dict[str, Any]) -> tuple[list[Any], int]:
         """One column of choices (a list, labelled objects, a struct of lists) and the answer column."""
-        value = self._value(self.choices, row)  # type: ignore[arg-type]
+        value = self._get(self.choices, row)  # type: ignore[arg-type]
         labels: list[str] | None = None
         if type(value) is list and (not value or type(value[0]) is not dict):
             raw: list[Any] = value
@@ -117,7 +111,7 @@ class Extractor:
             texts: list[Any] = [*map(str.strip, raw)]
         else:
             texts = [v.strip() if type(v) is str else as_text(v) for v in raw]
-        a = self._value(self.answer, row)  # type: ignore[arg-type]
+        a = self._get(self.answer, row)  # type: ignore[arg-type]
         if type(a) is int and self._int_index and 0 <= a < len(texts):
             return texts, a
         return texts, resolve_answer(a, texts, labels, self.answer_type)
