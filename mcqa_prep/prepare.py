@@ -32,12 +32,19 @@ from .io.paths import DATA_SUFFIXES, check_output, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
-from .parallel import check_workers, chunks_of, ordered_map
+from .parallel import Chunk, check_workers, chunks_of, ordered_map
 from .policy import GradingPolicy
-from .prepare_rows import Outcome, RowWork, Stamper, normalise_options, prepare_chunk, settle
+from .prepare_rows import (
+    Outcome,
+    PreparedChunk,
+    RowWork,
+    Stamper,
+    normalise_options,
+    prepare_chunk,
+    settle,
+)
 from .records import Finding, Row
 from .sources import KIND_PULLED, Source, resolve
-from .validate.driver import at_index
 
 __all__ = ["prepare", "PrepareReport", "normalise_options", "DEFAULT_SHARD_ROWS"]
 
@@ -237,12 +244,23 @@ class Router:
             return
         if self.fail_on_invalid and self.rejected:
             return  # nothing will be committed: stop writing, keep counting
-        w = self.writers.get(src.split)
+        self._writer(src.split).write(outcome.line)
+        self.written += 1
+
+    def route_clean(self, src: Source, data: bytes, sizes: list[int]) -> None:
+        """route() for a run of rows with no finding and no verdict: their lines, concatenated in order."""
+        self.read += len(sizes)
+        if self.fail_on_invalid and self.rejected:
+            return
+        self._writer(src.split).write_run(data, sizes)
+        self.written += len(sizes)
+
+    def _writer(self, split: str) -> SplitWriter:
+        w = self.writers.get(split)
         if w is None:
             fmt, rows = self.settings["output_format"], self.settings["shard_rows"]
-            w = self.writers[src.split] = SplitWriter(self.staging, src.split, rows, fmt, self._shard_closed)
-        w.write(outcome.line)
-        self.written += 1
+            w = self.writers[split] = SplitWriter(self.staging, split, rows, fmt, self._shard_closed)
+        return w
 
     def add_warnings(self, findings: list[Finding]) -> None:
         """Whole-input warnings (answer position bias)."""
@@ -431,6 +449,34 @@ def prepare(
     )
 
 
+def _route_chunk(
+    chunk: Chunk, res: PreparedChunk, base: int, src: Source, validator: Any, router: Router
+) -> None:
+    """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
+    rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
+    found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
+    sizes, blob = res.sizes, res.blob
+    n = len(sizes)
+    special = sorted(found.keys() | res.outcomes.keys())
+    at = prev = 0
+    for i in [*special, n]:
+        if i > prev:  # the clean rows before this one
+            end = at + sum(sizes[prev:i])
+            router.route_clean(src, blob[at:end] if at or end < len(blob) else blob, sizes[prev:i])
+            at = end
+        if i == n:
+            break
+        outcome = res.outcomes.get(i)
+        if outcome is None:  # a clean row that a cross-row check objects to
+            outcome = Outcome(blob[at : at + sizes[i]], [], [])
+            at += sizes[i]
+        final = settle(outcome, found.get(i, []))
+        line = res.lines[i]
+        stub = Row(chunk.file, line, base + i, None, None, chunk.split)
+        router.route(chunk.row_at(line) if final.line is None and final.errors else stub, src, final)
+        prev = i + 1
+
+
 def _run_rows(
     sources: list[Source],
     validator: Any,
@@ -454,16 +500,10 @@ def _run_rows(
                     raise chunk.failure  # an unreadable input: nothing is committed
                 if chunk.source != current:
                     current, base = chunk.source, 0
-                src = sources[chunk.source]
-                for line, rel, findings, keys, outcome in results:
-                    stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
-                    found = validator.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
-                    final = settle(outcome, found)
-                    rec = chunk.row_at(line) if final.line is None and final.errors else stub
-                    router.route(rec, src, final)
-                base += len(results)
+                _route_chunk(chunk, results, base, sources[chunk.source], validator, router)
+                base += len(results.lines)
                 if bar is not None:
-                    bar.update(len(results))
+                    bar.update(len(results.lines))
     finally:
         if bar is not None:
             bar.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -17,6 +17,7 @@ from .grader.modes import ROW_MODES
 from .parallel import Chunk
 from .policy import GradingPolicy
 from .records import Finding, Row
+from .validate.crossrow import KeyColumns
 
 ERROR = "error"
 
@@ -57,12 +58,14 @@ class Stamper:
         # Parquet has one type per column: a pattern list grades exactly like the one pattern it holds
         self.regex_as_list = output_format == "parquet"
 
-    def stamp(self, data: dict[str, Any], source: dict[str, Any]) -> str | None:
-        """Rewrite `data`; return why it cannot carry the stamp, or None."""
+    def stamp(self, data: dict[str, Any], source: dict[str, Any], options_normal: bool = False) -> str | None:
+        """Rewrite `data`; return why it cannot carry the stamp, or None. `options_normal`: the reader built
+        the options in the normal shape (a row with a hint), nothing to normalise."""
         md = data.get("metadata")
         if md is not None and not isinstance(md, dict):
             return f"metadata must be an object to carry the preparation stamp, got {type(md).__name__}"
-        data["options"] = normalise_options(data.get("options"))
+        if not options_normal:
+            data["options"] = normalise_options(data.get("options"))
         if "expected_answer" in data:
             data["expected_answer"] = normalize_gold(data["expected_answer"])
         row_mode = data.get("grading_mode") or self.default
@@ -126,14 +129,22 @@ def prepare_row(
         if verdict.dropped is not None:
             return Outcome(None, [], warnings, verdict)
         difficulty.apply(rec.data, verdict)
-    message = stamper.stamp(rec.data, {**source, "row": rec.line})
-    if message is None:
-        try:
-            return Outcome(orjson.dumps(rec.data) + b"\n", errors, warnings, verdict)
-        except (TypeError, orjson.JSONEncodeError) as exc:
-            message = f"the row cannot be written as JSON: {exc}"
+    line, message = _stamped_line(rec, stamper, source)
+    if line is not None:
+        return Outcome(line, errors, warnings, verdict)
     extra = [_finding(rec, "prepare.unwritable", message)]
     return Outcome(None, extra, warnings, extra=extra)
+
+
+def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[bytes | None, str]:
+    """The row stamped and serialised, or (None, why not)."""
+    message = stamper.stamp(rec.data, {**source, "row": rec.line}, rec.hint is not None)  # type: ignore[arg-type]
+    if message is not None:
+        return None, message
+    try:
+        return orjson.dumps(rec.data, option=orjson.OPT_APPEND_NEWLINE), ""
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        return None, f"the row cannot be written as JSON: {exc}"
 
 
 @dataclass(frozen=True)
@@ -145,24 +156,50 @@ class RowWork:
     difficulty: Difficulty | None
 
 
-def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) -> list[tuple[Any, ...]]:
-    """(line, index within the chunk, validator findings, RowKeys, outcome) of every row of a chunk, the
-    outcome decided as if no later duplicate check objects (the parent re-decides when one does).
+class PreparedChunk(NamedTuple):
+    """A worker's share of one chunk, shaped to cross the pipe cheaply: the validator's `CheckedChunk`
+    fields, the serialised lines of the clean rows (no finding, no verdict) concatenated in `blob` with
+    each row's line length in `sizes` (0 for the other rows), and the `Outcome` of every other row by
+    position, decided as if no later duplicate check objects (the parent re-decides when one does)."""
+
+    lines: list[int]
+    found: dict[int, list[Finding]]
+    keys: KeyColumns
+    blob: bytes
+    sizes: list[int]
+    outcomes: dict[int, Outcome]
+
+
+def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) -> PreparedChunk:
+    """Every row of a chunk through the validator's row rules, the difficulty judge and the stamper.
     `sources` is the provenance of each input, as the rows of `chunk.source` record it."""
     source = sources[chunk.source]
-    out = []
-    for rec in chunk.rows():
-        findings, keys = work.checker.check(rec)
-        out.append(
-            (
-                rec.line,
-                rec.index,
-                findings,
-                keys,
-                prepare_row(rec, findings, work.stamper, source, work.difficulty),
-            )
-        )
-    return out
+    lines: list[int] = []
+    keys: list[Any] = []
+    found: dict[int, list[Finding]] = {}
+    clean: list[bytes] = []
+    sizes: list[int] = []
+    outcomes: dict[int, Outcome] = {}
+    for i, rec in enumerate(chunk.rows()):
+        findings, k = work.checker.check(rec)
+        lines.append(rec.line)
+        keys.append(k)
+        if not findings and work.difficulty is None and rec.data is not None:  # most rows: no Outcome
+            line, _ = _stamped_line(rec, work.stamper, source)
+            if line is not None:
+                clean.append(line)
+                sizes.append(len(line))
+                continue
+        if findings:
+            found[i] = findings
+        outcome = prepare_row(rec, findings, work.stamper, source, work.difficulty)
+        if outcome.line is not None and not findings and outcome.verdict is None and not outcome.extra:
+            clean.append(outcome.line)
+            sizes.append(len(outcome.line))
+        else:
+            outcomes[i] = outcome
+            sizes.append(0)
+    return PreparedChunk(lines, found, KeyColumns.of(keys), b"".join(clean), sizes, outcomes)
 
 
 def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:

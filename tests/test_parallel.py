@@ -224,3 +224,80 @@ def test_merging_chunk_reports_is_adding_their_rows_one_by_one():
         merged.merge(part)
     assert merged.to_dict() == whole.to_dict()
     assert merged.up.examples == whole.up.examples and len(merged.up.examples) == 3
+
+
+def _random_keys(rng: random.Random, n: int):
+    from mcqa_prep.validate.crossrow import RowKeys
+
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.03:
+            out.append(None)  # an unreadable row: no keys
+            continue
+        prompt = rng.choice([None, *range(12)]) if rng.random() < 0.2 else rng.getrandbits(64)
+        uuid = rng.choice([None, "u1", "u2"]) if rng.random() < 0.2 else f"u{rng.getrandbits(40)}"
+        letters = rng.choice(["ABCD", "ABCDEFGHIJ", ("A", "SS")])
+        gold = rng.choice([None, letters[0]])
+        out.append(RowKeys(prompt, uuid, gold, letters, rng.choice([(), ("x",), ("x", "y")])))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_observing_a_chunk_at_once_is_observing_its_rows_one_by_one(seed):
+    """CrossRow.observe_many (a C-level fast path when no row repeats anything) against observe() per row,
+    on chunks that mix clean chunks with repeats inside a chunk, across chunks, rows without uuid or prompt,
+    and unreadable rows."""
+    from mcqa_prep.records import Row
+    from mcqa_prep.validate.crossrow import CrossRow, KeyColumns
+
+    rng = random.Random(seed)
+    one, many = CrossRow(), CrossRow()
+    slow = []
+    many.observe = lambda row, keys: slow.append(row) or CrossRow.observe(many, row, keys)
+    clean = rng.random() < 0.5  # half the seeds: mostly clean chunks, so the fast path runs
+    line = 1
+    for c in range(6):
+        n = rng.randint(0, 30)
+        keys = _random_keys(rng, n)
+        if clean and c % 2 == 0:
+            keys = [k._replace(prompt=rng.getrandbits(64), uuid=f"c{rng.getrandbits(48)}") for k in keys if k]
+            n = len(keys)
+        lines = sorted(rng.sample(range(line, line + 3 * n + 1), n))
+        first_index = line * 2
+        line += 3 * n + 1
+        want = {}
+        for i, (ln, k) in enumerate(zip(lines, keys, strict=True)):
+            if k is not None:
+                s = one.observe(Row("f", ln, first_index + i, None, None, "train"), k)
+                if s is not None:
+                    want[i] = s
+        before = len(slow)
+        got = many.observe_many("f", "train", lines, first_index, KeyColumns.of(keys))
+        assert {i: vars(s) for i, s in got.items()} == {i: vars(s) for i, s in want.items()}
+        if clean and c % 2 == 0:
+            assert len(slow) == before  # nothing repeats: the fast path took the whole chunk
+    del many.observe
+    assert vars(many) == vars(one)
+
+
+@pytest.mark.parametrize("shard_rows", [1, 3, 7, 50])
+def test_a_run_of_lines_is_cut_into_shards_where_single_lines_are(tmp_path, shard_rows):
+    from mcqa_prep.io.shards import SplitWriter
+
+    rng = random.Random(shard_rows)
+    lines = [f'{{"n": {i}, "pad": "{"x" * rng.randint(0, 40)}"}}\n'.encode() for i in range(60)]
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    single, runs = SplitWriter(a, "train", shard_rows, "jsonl"), SplitWriter(b, "train", shard_rows, "jsonl")
+    for line in lines:
+        single.write(line)
+    at = 0
+    while at < len(lines):
+        k = rng.randint(0, 9)
+        part = lines[at : at + k]
+        runs.write_run(b"".join(part), [len(x) for x in part])
+        at += k
+    shards_a, shards_b = single.finish(), runs.finish()
+    assert [s.entry() for s in shards_a] == [s.entry() for s in shards_b]
+    assert [(a / s.final).read_bytes() for s in shards_a] == [(b / s.final).read_bytes() for s in shards_b]
+    assert len(shards_a) == -(-60 // shard_rows)

@@ -43,6 +43,14 @@ class HashingWriter:
         if self._buffered >= WRITE_CHUNK:
             self._flush()
 
+    def write_lines(self, data: bytes, rows: int) -> None:
+        """`rows` whole lines at once (`data` ends with a newline)."""
+        self._buf.append(data)
+        self._buffered += len(data)
+        self.rows += rows
+        if self._buffered >= WRITE_CHUNK:
+            self._flush()
+
     def write(self, data: bytes) -> int:  # file-like, for pyarrow's ParquetWriter
         self._flush()
         self._put(data)
@@ -127,15 +135,33 @@ class SplitWriter:
         self._w: HashingWriter | None = None
         self._on_closed = on_shard_closed
 
-    def write(self, line: bytes) -> None:
+    def _current(self) -> HashingWriter:
         if self._w is None:
             n = len(self.shards)
             shard = Shard(self.split, n, self.directory / f".part-{self.split}-{n:05d}.jsonl", self.fmt)
             self.shards.append(shard)
             self._w = HashingWriter(shard.tmp)
-        self._w.write_line(line)
-        if self._w.rows >= self.shard_rows:
+        return self._w
+
+    def write(self, line: bytes) -> None:
+        w = self._current()
+        w.write_line(line)
+        if w.rows >= self.shard_rows:
             self._close_current()
+
+    def write_run(self, data: bytes, sizes: list[int]) -> None:
+        """Whole lines at once: `data` is their bytes in order, `sizes` the length of each; shards are cut
+        exactly where write() would cut them."""
+        at = 0
+        k = 0
+        while k < len(sizes):
+            w = self._current()
+            take = sizes[k : k + self.shard_rows - w.rows]
+            end = at + sum(take)
+            w.write_lines(data[at:end] if at or end < len(data) else data, len(take))
+            at, k = end, k + len(take)
+            if w.rows >= self.shard_rows:
+                self._close_current()
 
     def _close_current(self) -> None:
         if self._w is None:

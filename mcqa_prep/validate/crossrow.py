@@ -14,6 +14,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NamedTuple
 
 from ..prompt import key_of_text, messages, prompt_key
@@ -42,6 +43,34 @@ class RowKeys(NamedTuple):
     gold: str | None  # the gold letter when it names an offered letter
     letters: str | tuple[str, ...]  # the offered letters
     patterns: tuple[str, ...] = ()  # the output_regex patterns (counted as patterns_checked)
+
+
+NO_KEYS = RowKeys(None, None, None, "")
+
+
+class KeyColumns(NamedTuple):
+    """The RowKeys of a chunk's rows as columns (plain lists pickle several times faster than one NamedTuple
+    per row); `missing` are the positions of rows without keys (unreadable rows)."""
+
+    prompts: list[int | None]
+    uuids: list[str | None]
+    golds: list[str | None]
+    letters: list[str | tuple[str, ...]]
+    patterns: list[tuple[str, ...]]
+    missing: list[int]
+
+    @classmethod
+    def of(cls, keys: list[RowKeys | None]) -> KeyColumns:
+        missing = [i for i, k in enumerate(keys) if k is None]
+        if missing:
+            keys = [NO_KEYS if k is None else k for k in keys]
+        if not keys:
+            return cls([], [], [], [], [], missing)
+        cols = [*map(list, zip(*keys, strict=True))]
+        return cls(*cols, missing)  # type: ignore[arg-type]
+
+    def row(self, i: int) -> RowKeys:
+        return RowKeys(self.prompts[i], self.uuids[i], self.golds[i], self.letters[i], self.patterns[i])
 
 
 def _int64(digest: bytes) -> int:
@@ -123,17 +152,61 @@ class CrossRow:
                 seen.prompt_first, seen.split_first = self._describe(first_p)
         return seen
 
+    def observe_many(
+        self, file: str, split: str | None, lines: list[int], first_index: int, cols: KeyColumns
+    ) -> dict[int, Seen]:
+        """observe() for the rows of one chunk in order (row i at `lines[i]`, index first_index + i); the
+        Seen of the rows the index already knew something of, by position. When every row has a prompt
+        and a uuid (or none has a uuid) and none repeats an earlier one or another of the chunk, the index
+        is updated with a few C-level passes; otherwise row by row, through observe() itself."""
+        n = len(lines)
+        prompts, uuids = cols.prompts, cols.uuids
+        hashes = None if None in uuids else [*map(hash, uuids)]
+        no_uuids = hashes is None and not any(u is not None for u in uuids)
+        if (
+            not cols.missing
+            and (hashes is not None or no_uuids)
+            and None not in prompts
+            and len(set(prompts)) == n
+            and self._prompts.keys().isdisjoint(prompts)
+            and (hashes is None or (len(set(hashes)) == n and self._uuids.keys().isdisjoint(hashes)))
+        ):
+            fid = self._file_id(file, split) << 32
+            locs = [fid | line for line in lines]
+            self._prompts.update(zip(prompts, locs, strict=True))
+            if hashes is not None:
+                packed = [((p + 1) << _LOC_BITS) | loc for p, loc in zip(prompts, locs, strict=True)]
+                self._uuids.update(zip(hashes, packed, strict=True))
+            golds = cols.golds
+            self.gold_hist.update(filter(None, golds))
+            self.letter_sets.update(compress(cols.letters, golds))
+            for ps in set(cols.patterns):
+                self._patterns.update(map(_pattern64, ps))
+            return {}
+        out: dict[int, Seen] = {}
+        missing = set(cols.missing)
+        for i, line in enumerate(lines):
+            if i in missing:
+                continue
+            seen = self.observe(Row(file, line, first_index + i, None, None, split), cols.row(i))
+            if seen is not None:
+                out[i] = seen
+        return out
+
     @property
     def patterns_checked(self) -> int:
         return len(self._patterns)
 
     def _where(self, row: Row) -> int:
-        key = (row.file, row.split)
+        return (self._file_id(row.file, row.split) << 32) | row.line
+
+    def _file_id(self, file: str, split: str | None) -> int:
+        key = (file, split)
         fid = self._file_ids.get(key)
         if fid is None:
             fid = self._file_ids[key] = len(self._files)
             self._files.append(key)
-        return (fid << 32) | row.line
+        return fid
 
     def _describe(self, packed: int) -> tuple[str, str | None]:
         file, split = self._files[packed >> 32]

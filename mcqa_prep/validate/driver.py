@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import schema
 from .._perf import streaming_gc
@@ -17,8 +16,8 @@ from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import parquet_num_rows
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
-from ..records import Finding, Row
-from .crossrow import RowKeys
+from ..records import Finding
+from .crossrow import KeyColumns, RowKeys
 from .engine import RowChecker
 from .registry import ERROR, RULES, WARNING
 from .validator import SUMMARY_FILE, RowValidator, check_timeout
@@ -125,24 +124,32 @@ def _total_rows(sources: list[_Source]) -> int | None:
     return None
 
 
-def check_chunk(
-    checker: RowChecker, chunk: Chunk
-) -> list[tuple[int, int, list[Finding], RowKeys | None]] | InputError:
-    """(line, index within the chunk, row findings, RowKeys) of every row of a chunk: a worker's share; the
-    InputError when the worker cannot read the chunk's bytes (a damaged Parquet row group)."""
-    out = []
+class CheckedChunk(NamedTuple):
+    """A worker's share of one chunk: the line of every row (row i is the chunk's i-th row), the row
+    findings of the rows with any (by position), and every row's RowKeys as columns. Plain lists and a
+    small dict cross the pipe: a tuple per row would cost more to pickle than most rows cost to check."""
+
+    lines: list[int]
+    found: dict[int, list[Finding]]
+    keys: KeyColumns
+
+
+def check_chunk(checker: RowChecker, chunk: Chunk) -> CheckedChunk | InputError:
+    """Every row of a chunk through the row rules; the InputError when the worker cannot read the chunk's
+    bytes (a damaged Parquet row group)."""
+    lines: list[int] = []
+    keys: list[RowKeys | None] = []
+    found: dict[int, list[Finding]] = {}
     try:
-        for row in chunk.rows():
-            findings, keys = checker.check(row)
-            out.append((row.line, row.index, findings, keys))
+        for i, row in enumerate(chunk.rows()):
+            findings, k = checker.check(row)
+            lines.append(row.line)
+            keys.append(k)
+            if findings:
+                found[i] = findings
     except InputError as exc:
         return exc
-    return out
-
-
-def at_index(findings: list[Finding], index: int) -> list[Finding]:
-    """Findings made in a worker (which counts rows from the chunk's start) at the row's index in its file."""
-    return [f if f.row == index else dataclasses.replace(f, row=index) for f in findings]
+    return CheckedChunk(lines, found, KeyColumns.of(keys))
 
 
 def _unreadable(src: _Source, exc: Exception) -> list[Finding]:
@@ -174,15 +181,16 @@ def _read_all(
                     v.add(fs)
                     keep(fs)
                     continue
-                for line, rel, findings, keys in results:
-                    stub = Row(chunk.file, line, base + rel, None, None, chunk.split)
-                    fs = v.absorb(stub, at_index(findings, base + rel) if base else findings, keys)
-                    if fs:
-                        keep(fs)
-                base += len(results)
-                src.entry["rows"] += len(results)
+                n = len(results.lines)
+                found = v.absorb_chunk(
+                    chunk.file, chunk.split, results.lines, base, results.keys, results.found
+                )
+                for i in sorted(found):
+                    keep(found[i])
+                base += n
+                src.entry["rows"] += n
                 if bar is not None:
-                    bar.update(len(results))
+                    bar.update(n)
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()

@@ -3,6 +3,7 @@ cross-row rules in input order, then the whole-input rules at `finish()`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..records import Finding, Row
-from .crossrow import CrossRow, RowKeys
+from .crossrow import CrossRow, KeyColumns, RowKeys
 from .engine import RowChecker, findings_of
 from .facts import Config, positive_finite
 from .registry import CROSS, ERROR, RULES, WARNING
@@ -29,6 +30,11 @@ def check_timeout(regex_timeout: Any) -> float:
             value=regex_timeout,
         )
     return float(regex_timeout)
+
+
+def at_index(findings: list[Finding], index: int) -> list[Finding]:
+    """Findings made in a worker (which counts rows from the chunk's start) at the row's index in its file."""
+    return [f if f.row == index else dataclasses.replace(f, row=index) for f in findings]
 
 
 class RowValidator:
@@ -61,6 +67,34 @@ class RowValidator:
                     out.extend(findings_of(rec, r, r.check(seen), keys.uuid))
         if out:
             self._count(out)
+        return out
+
+    def absorb_chunk(
+        self,
+        file: str,
+        split: str | None,
+        lines: list[int],
+        first_index: int,
+        cols: KeyColumns,
+        found: dict[int, list[Finding]],
+    ) -> dict[int, list[Finding]]:
+        """absorb() for every row of a chunk at once: row i is at `lines[i]` and index first_index + i,
+        `found` holds the row findings of the rows with any (by position, indexes counted from the chunk's
+        start). Returns every finding of the rows that have any, cross-row ones included, by position."""
+        seen = self.cross.observe_many(file, split, lines, first_index, cols)
+        self.rows += len(lines)
+        out: dict[int, list[Finding]] = {}
+        for i in sorted(found.keys() | seen.keys()):
+            fs = found.get(i, [])
+            if first_index:
+                fs = at_index(fs, first_index + i)
+            s = seen.get(i)
+            if s is not None:
+                for r in _CROSS_RULES:
+                    fs.extend(findings_of(s.row, r, r.check(s), s.uuid))
+            if fs:
+                self._count(fs)
+                out[i] = fs
         return out
 
     def add(self, findings: Iterable[Finding]) -> None:
