@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 import regex
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcqa_prep.grader import OVERRIDE_MODES, grade_text
@@ -199,6 +199,69 @@ def test_md_payloads_equal_reference(text, prefix):
     assert got == _ref_md_payloads(nt, prefix)
 
 
+# lines of multilingual prose that NFKC changes (full-width punctuation and letters, vowel signs, compatibility
+# forms), with answers and colons spread over lines, blank lines between them
+_LINE_PIECES = [
+    "答案是，",
+    "。",
+    "\u3000",
+    "मान लीजिए",
+    "ﬁnal",
+    "①",
+    "Ａ",
+    "Ｂ",
+    "ｂ",
+    "ａｎｓｗｅｒ",
+    "Ａｎｓｗｅｒ：",
+    "anſwer",
+    "answer\u0301",
+    "Answer",
+    "**Answer**",
+    "answer:",
+    ":",
+    "：",
+    " B",
+    "C",
+    " or ",
+    "\r",
+    "\u2028",
+    "  ",
+    "*",
+]
+md_texts = st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=3).map("".join), max_size=8).map(
+    "\n".join
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=md_texts | texts)
+@example("Answer\n：\nＢ 答案是，")  # the payload on the line after the colon's line
+@example("ａｎｓｗｅｒ\n\u3000\n：\n\nＣ。")  # blank lines before the colon, two newlines after it
+@example("答案是，\nanſwer: Ｄ\n①")
+def test_md_reads_the_same_payloads_when_only_the_lines_near_an_answer_are_normalised(text):
+    """md_text normalises only the lines an `answer` match can touch; the payloads (and so the grade) are
+    those of the whole text normalised, and spans are given only when NFKC leaves the text unchanged."""
+    from mcqa_prep.grader.answer_colon import extract_answer_colon_md, md_text
+
+    full = unicodedata.normalize("NFKC", text)
+    assert "\n".join(unicodedata.normalize("NFKC", x) for x in text.split("\n")) == full  # the premise
+    lazy, same = md_text(text, None)
+    assert same == (full == text)
+    want = [(rule, payload) for _s, rule, _p, payload in _md_payloads(full, None)]
+    assert [(rule, payload) for _s, rule, _p, payload in _md_payloads(lazy, None)] == want
+    letters = {L: L for L in "ABCDJ"}
+    got, ref = extract_answer_colon_md(text, letters), None
+    import mcqa_prep.grader.answer_colon as ac
+
+    real = ac.md_text
+    ac.md_text = lambda t, p: real(t, p, lazy=False)
+    try:
+        ref = extract_answer_colon_md(text, letters)
+    finally:
+        ac.md_text = real
+    assert got == ref
+
+
 @settings(max_examples=800, deadline=None)
 @given(text=texts)
 def test_answer_colon_first_match_equals_reference(text):
@@ -227,13 +290,65 @@ ORDINARY = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
-@given(text=texts)
+# patterns where the dotted/dotless i matter: classes and ranges around I, negations, Latin-1 ranges,
+# backreferences (which compare matched texts: never run on the mapped text), code points named by escape
+DOTTED_I = [
+    r"([^i])",
+    r"[h-j]+",
+    r"([A-Z]+)",
+    r"[^A-Z]",
+    r"(\w)\1",
+    r"(?P<x>.)(?P=x)",
+    r"[\x80-\xff]|I",
+    r"\u0131(.)",
+    r"[\u0100-\u017f]",
+    r"ı(.)",
+    r"(?i:s)",
+    "ſ+",
+    "K",
+    r"Cevabınız:\s*([A-J])",
+    r"[ğ-ı]",
+    r"\bi\w*",
+]
+_I_TEXTS = st.lists(
+    st.sampled_from(
+        [
+            "İ",
+            "ı",
+            "I",
+            "i",
+            "ii",
+            "İı",
+            " ",
+            "ş",
+            "ğ",
+            "Answer: ",
+            "B",
+            "x",
+            "\u0307",
+            "K",
+            "ſ",
+            "k",
+            "s",
+            "Cevabiniz: ",
+            "Cevabınız: ",
+        ]
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=texts | _I_TEXTS)
 def test_custom_regex_engine_agrees_with_re(text):
-    for p in ORDINARY:
+    """The engine and text engine_for picks find what re finds on the text itself: the same spans, and the
+    same captured text once read back from the text at those spans."""
+    for p in ORDINARY + DOTTED_I:
         e = _entry(p)
-        engine = e.engine_for(text)
-        assert engine.findall(text) == e.re.findall(text), p
+        engine, subject = e.engine_for(text)
+        got = [(m.span(), m.span(m.re.groups and 1)) for m in engine.finditer(subject)]
+        want = [(m.span(), m.span(m.re.groups and 1)) for m in e.re.finditer(text)]
+        assert got == want, p
 
 
 @settings(max_examples=300, deadline=None)

@@ -25,9 +25,12 @@ def _jsonl(path: Path) -> list[dict]:
 
 def _outcomes():
     """(case, mode, letter, status, rule) for every case, in a fixed order."""
-    for c in _jsonl(REPO / "data" / "golden" / "grader_cases.jsonl"):
-        r = grade_text(c["text"], c["options"], c["expected_answer"], c["mode"], c.get("template_metadata"))
-        yield c["id"], c["mode"], r.extracted_answer, r.status, r.rule
+    for name in ("grader_cases.jsonl", "output_regex_parity_cases.jsonl"):
+        for c in _jsonl(REPO / "data" / "golden" / name):
+            r = grade_text(
+                c["text"], c["options"], c["expected_answer"], c["mode"], c.get("template_metadata")
+            )
+            yield c["id"], c["mode"], r.extracted_answer, r.status, r.rule
     robust = [
         REPO / "data" / "golden" / "robust_cases.jsonl",
         *sorted((REPO / "tests" / "robust_corpus").glob("*.jsonl")),

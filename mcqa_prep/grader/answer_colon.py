@@ -176,6 +176,69 @@ def choice_letter(payload: str, letters: Mapping[str, Any]) -> tuple[str | None,
     return None, (STATUS_OUT_OF_RANGE if up.isalpha() else STATUS_NO_ANSWER)
 
 
+def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, bool]:
+    """(the text the md rule reads, whether it is the text itself, so that spans index it).
+
+    The rule reads the NFKC form of the text. Normalising a whole multilingual response costs most of the
+    mode's time (CJK punctuation, Indic vowel signs: a full normalisation), but only the lines an `answer`
+    match can touch decide anything. NFKC never composes across a newline, so NFKC(text) is the NFKC of
+    each line, joined; a match starts on a line whose NFKC form holds "answer" (the line holds it, or a
+    character whose decomposition brings one of its letters: `_answer_letter_sources`), runs on through
+    whitespace-only lines to its colon, and its payload ends at most two lines further. Those lines are
+    normalised, the others kept as they are: the same matches and payloads as on NFKC(text), at other
+    offsets (no spans then, as for any text NFKC changes). With an answer_prefix (any string) the whole
+    text is normalised."""
+    if not lazy or prefix or text.isascii() or unicodedata.is_normalized("NFKC", text):
+        nt = unicodedata.normalize("NFKC", text)
+        return nt, nt is text or nt == text
+    lines = text.split("\n")
+    bmp, astral_blocks, astral = _answer_letter_sources()
+    low = text.lower()
+    if len(low) == len(text):  # offsets in low are offsets in text
+        at = [*_occurrences(low, "answer"), *(m.start() for m in bmp.finditer(text))]
+        starts = {text.count("\n", 0, p) for p in at}
+    else:
+        starts = {i for i, line in enumerate(lines) if "answer" in line.lower() or bmp.search(line)}
+    for m in astral_blocks.finditer(text):  # rare: test each against the set
+        if m.group() in astral:
+            starts.add(text.count("\n", 0, m.start()))
+    for s in starts:  # the line of a possible match, the blank lines after it, its colon's line, two more
+        j = s + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        for i in (s, *range(s + 1, min(j + 3, len(lines)))):
+            if not lines[i].isascii():
+                lines[i] = unicodedata.normalize("NFKC", lines[i])
+    return "\n".join(lines), False
+
+
+def _occurrences(s: str, sub: str) -> Iterator[int]:
+    at = s.find(sub)
+    while at >= 0:
+        yield at
+        at = s.find(sub, at + 1)
+
+
+@functools.cache
+def _answer_letter_sources() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
+    """The non-ASCII characters whose NFKC form holds a letter of "answer" in either case (full-width and
+    mathematical letters, ligatures, long s, ...): those of the Basic Multilingual Plane as a character class
+    (re searches it with a bitmap); the others as a set, found through a class of the few 256-character
+    blocks that hold them (a long class of astral characters is searched item by item: slow). Built once
+    per process from this Python's Unicode tables (~0.2 s)."""
+    wanted = set("answerANSWER")
+    cps = [
+        chr(cp)
+        for cp in range(0x80, 0x110000)
+        if unicodedata.decomposition(chr(cp)) and wanted & set(unicodedata.normalize("NFKC", chr(cp)))
+    ]
+    bmp = "".join(re.escape(c) for c in cps if c <= "\uffff")
+    astral = frozenset(c for c in cps if c > "\uffff")
+    blocks = sorted({ord(c) >> 8 for c in astral})
+    ranges = "".join(f"{chr(b << 8)}-{chr(b << 8 | 0xFF)}" for b in blocks) or "\U0010ffff"
+    return re.compile(f"[{bmp}]"), re.compile(f"[{ranges}]"), astral
+
+
 def extract_answer_colon_md(
     text: str, letters: Mapping[str, Any], template_metadata: Any = None
 ) -> Extraction:
@@ -187,8 +250,7 @@ def extract_answer_colon_md(
         # a non-string prefix crashes NeMo Gym; here it is ignored (validate flags it)
         if isinstance(p, str) and p:
             prefix = p
-    nt = unicodedata.normalize("NFKC", text)
-    same = nt is text or nt == text
+    nt, same = md_text(text, prefix)
     payloads = _md_payloads(nt, prefix)
     worst = STATUS_NO_ANSWER
     for _start, rule, pstart, payload in reversed(payloads):

@@ -54,13 +54,38 @@ _RE_WORD = re.compile(r"\w")
 _RX_WORD = regex.compile(r"\w", regex.V0)
 _RE_DIGIT = re.compile(r"\d")
 _RX_DIGIT = regex.compile(r"\d", regex.V0)
+_DOTTED_I_AS_I = str.maketrans({"\u0130": "I", "\u0131": "i"})
+_HAS_I = re.compile("[iI\u0130\u0131]")
+_WIDE_ESCAPE = re.compile(r"\\[uUN]")
+_BACKREF = re.compile(r"\\[1-9]|\(\?P=")
+
+
+def _may_name_dotted_i(source: str) -> bool:
+    """Whether a pattern may name U+0130 or U+0131 (conservatively: a range with a non-ASCII bound may)."""
+    if "\u0130" in source or "\u0131" in source or _WIDE_ESCAPE.search(source) is not None:
+        return True
+    return not source.isascii() and "[" in source and "-" in source
+
+
 _REGEX_ONLY_SYNTAX = re.compile(r"\[:\^?[a-z]+:\]|\{[\d\s+*eids]*[eids][\d\s+*eids<=>,]*\}")
 
 
 class CompiledPattern:
     """One cached pattern: the engines it may run on and which engine differences it can hit."""
 
-    __slots__ = ("source", "rx", "re", "groups", "error", "word", "digit", "space")
+    __slots__ = (
+        "source",
+        "rx",
+        "re",
+        "groups",
+        "error",
+        "word",
+        "digit",
+        "space",
+        "names_dotted_i",
+        "backref",
+        "dotted_i_as_i",
+    )
 
     def __init__(self, source: Any) -> None:
         self.source = source
@@ -69,6 +94,7 @@ class CompiledPattern:
         self.groups = 0
         self.error: str | None = None
         self.word = self.digit = self.space = False
+        self.names_dotted_i = self.backref = self.dotted_i_as_i = False
         if not isinstance(source, str):
             self.error = f"output_regex pattern must be a string, got {type(source).__name__}"
             return
@@ -89,25 +115,42 @@ class CompiledPattern:
         self.word = bool(escapes & {"w", "W", "b", "B"})
         self.digit = bool(escapes & {"d", "D"})
         self.space = bool(escapes & {"s", "S"})
+        # Under IGNORECASE, re takes U+0130 and U+0131 for I and i, both ways, and regex does not. A pattern
+        # that may name either (literally, by a \u/\U/\N escape, or in a range of non-ASCII bounds) runs on
+        # re wherever the text has an i in any form. A pattern that cannot name them and compares no two
+        # matched texts (no backreference) can tell U+0130 from I and U+0131 from i in no other way, so on
+        # the text with those two mapped to I and i, regex answers as re does on the text itself, at the
+        # same offsets (one code point for one).
+        self.names_dotted_i = _may_name_dotted_i(source)
+        # a backreference compares two matched texts, and the engines fold some pairs differently there
+        # (S and U+017F): on non-ASCII text such a pattern runs on re
+        self.backref = _BACKREF.search(source) is not None
+        self.dotted_i_as_i = not self.names_dotted_i and not self.backref
 
-    def engine_for(self, text: str) -> Any:
-        """The compiled object to run on `text`: `regex` unless `re` would answer differently."""
+    def engine_for(self, text: str) -> tuple[Any, str]:
+        """(the compiled object to run, the text to run it on): `regex` unless `re` would answer
+        differently; for `regex`, the text with U+0130/U+0131 mapped to I/i when `dotted_i_as_i` allows."""
         rx = self.rx
-        if rx is None:
-            return self.re
+        if rx is None or (self.names_dotted_i and _HAS_I.search(text) is not None):
+            return self.re, text
         if text.isascii():
             if self.space and _has_separator_controls(text):
-                return self.re
-            return rx
+                return self.re, text
+            return rx, text
+        if self.backref:
+            return self.re, text
+        subject = text
         if "\u0130" in text or "\u0131" in text:
-            return self.re
+            if not self.dotted_i_as_i:
+                return self.re, text
+            subject = text.translate(_DOTTED_I_AS_I)
         if self.space and _has_separator_controls(text):
-            return self.re
+            return self.re, text
         if self.word and _RX_WORD.sub("", text) != _RE_WORD.sub("", text):
-            return self.re
+            return self.re, text
         if self.digit and _RX_DIGIT.sub("", text) != _RE_DIGIT.sub("", text):
-            return self.re
-        return rx
+            return self.re, text
+        return rx, subject
 
 
 _CACHE: dict[Any, CompiledPattern] = {}
@@ -186,16 +229,16 @@ def extract_custom(
         if e.groups >= 2:
             errors.append(f"pattern {source!r} has {e.groups} capture groups; use one, or (?:...)")
             continue
-        engine = e.engine_for(text)
+        engine, subject = e.engine_for(text)
         try:
             if e.rx is not None and limit is not None:
                 # The time bound holds on every path: where `re` must answer (engine differences), the
                 # same pattern first runs on `regex` under the timeout as a probe of its backtracking.
-                last = _last_match(e.rx.finditer(text, timeout=limit))
+                last = _last_match(e.rx.finditer(subject, timeout=limit))
                 if engine is not e.rx:
                     last = _last_match(engine.finditer(text))
             else:
-                last = _last_match(engine.finditer(text))
+                last = _last_match(engine.finditer(subject))
         except TimeoutError:
             return Extraction(
                 None, STATUS_REGEX_TIMEOUT, RULE, message=f"pattern {source!r} exceeded {timeout}s"
@@ -210,7 +253,8 @@ def extract_custom(
         if span[0] < 0:  # the group did not take part in the match: findall's '' (NeMo Gym's too)
             span = last.span(0)
         rule = RULE if isinstance(output_regex, str) else f"{RULE}[{i}]"
-        captured = normalize_captured(last.group(group) or "")
+        # from the text itself: the subject may spell U+0130/U+0131 as I/i at the same offsets
+        captured = normalize_captured(text[last.start(group) : last.end(group)] if last.group(group) else "")
         if len(captured) == 1 and captured.isalpha():
             if captured in letters or not letters:
                 return Extraction(captured, STATUS_OK, rule, span)
