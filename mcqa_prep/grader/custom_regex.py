@@ -54,7 +54,6 @@ _RE_WORD = re.compile(r"\w")
 _RX_WORD = regex.compile(r"\w", regex.V0)
 _RE_DIGIT = re.compile(r"\d")
 _RX_DIGIT = regex.compile(r"\d", regex.V0)
-_DOTTED_I_AS_I = str.maketrans({"\u0130": "I", "\u0131": "i"})
 _HAS_I = re.compile("[iI\u0130\u0131]")
 _WIDE_ESCAPE = re.compile(r"\\[uUN]")
 _BACKREF = re.compile(r"\\[1-9]|\(\?P=")
@@ -143,7 +142,7 @@ class CompiledPattern:
         if "\u0130" in text or "\u0131" in text:
             if not self.dotted_i_as_i:
                 return self.re, text
-            subject = text.translate(_DOTTED_I_AS_I)
+            subject = text.replace("\u0130", "I").replace("\u0131", "i")  # str.translate: 20x slower
         if self.space and _has_separator_controls(text):
             return self.re, text
         if self.word and _RX_WORD.sub("", text) != _RE_WORD.sub("", text):
