@@ -227,36 +227,48 @@ _LINE_PIECES = [
     "\u2028",
     "  ",
     "*",
+    "Final Choice:",
+    "Fınal Choıce:",
+    "Ｆｉｎａｌ Ｃｈｏｉｃｅ：",
+    "choice is",
+    "İ:",
 ]
 md_texts = st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=3).map("".join), max_size=8).map(
     "\n".join
 )
 
 
-@settings(max_examples=1500, deadline=None)
-@given(text=md_texts | texts)
-@example("Answer\n：\nＢ 答案是，")  # the payload on the line after the colon's line
-@example("ａｎｓｗｅｒ\n\u3000\n：\n\nＣ。")  # blank lines before the colon, two newlines after it
-@example("答案是，\nanſwer: Ｄ\n①")
-def test_md_reads_the_same_payloads_when_only_the_lines_near_an_answer_are_normalised(text):
-    """md_text normalises only the lines an `answer` match can touch; the payloads (and so the grade) are
-    those of the whole text normalised, and spans are given only when NFKC leaves the text unchanged."""
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=md_texts | texts,
+    prefix=st.sampled_from([None, None, "Final Choice:", "choice is", "i:", "答えは", "x\ny"]),
+)
+@example("Answer\n：\nＢ 答案是，", None)  # the payload on the line after the colon's line
+@example("ａｎｓｗｅｒ\n\u3000\n：\n\nＣ。", None)  # blank lines before the colon, two newlines after it
+@example("答案是，\nanſwer: Ｄ\n①", None)
+@example("答案是，\nFınal Choıce:\u3000\n\nＢ", "Final Choice:")  # re takes ı for i
+@example("答案是，\nＦｉｎａｌ Ｃｈｏｉｃｅ： Ｃ", "Final Choice:")
+def test_md_reads_the_same_payloads_when_only_the_lines_near_an_answer_are_normalised(text, prefix):
+    """md_text normalises only the lines an `answer` or answer_prefix match can touch; the payloads (and so
+    the grade) are those of the whole text normalised, and spans are given only when NFKC leaves the text
+    unchanged."""
     from mcqa_prep.grader.answer_colon import extract_answer_colon_md, md_text
 
     full = unicodedata.normalize("NFKC", text)
     assert "\n".join(unicodedata.normalize("NFKC", x) for x in text.split("\n")) == full  # the premise
-    lazy, same = md_text(text, None)
+    lazy, same = md_text(text, prefix)
     assert same == (full == text)
-    want = [(rule, payload) for _s, rule, _p, payload in _md_payloads(full, None)]
-    assert [(rule, payload) for _s, rule, _p, payload in _md_payloads(lazy, None)] == want
+    want = [(rule, payload) for _s, rule, _p, payload in _md_payloads(full, prefix)]
+    assert [(rule, payload) for _s, rule, _p, payload in _md_payloads(lazy, prefix)] == want
     letters = {L: L for L in "ABCDJ"}
-    got, ref = extract_answer_colon_md(text, letters), None
+    tm = {"answer_prefix": prefix} if prefix else None
+    got, ref = extract_answer_colon_md(text, letters, tm), None
     import mcqa_prep.grader.answer_colon as ac
 
     real = ac.md_text
     ac.md_text = lambda t, p: real(t, p, lazy=False)
     try:
-        ref = extract_answer_colon_md(text, letters)
+        ref = extract_answer_colon_md(text, letters, tm)
     finally:
         ac.md_text = real
     assert got == ref
@@ -386,3 +398,16 @@ def test_allowed_letters_fast_path_equals_the_general_definition(options):
     got = allowed_letters(options)
     want = _allowed_general(options)
     assert got == want and list(got) == list(want)
+
+
+def test_the_characters_ignorecase_takes_for_ascii_letters_are_listed():
+    """The ASCII-prefix fast path in answer_colon relies on the full list (checked over every code point)."""
+    from mcqa_prep.grader.answer_colon import FOLDS_TO_ASCII
+
+    ascii_letter = re.compile("[a-z]", re.IGNORECASE)
+    found = {
+        chr(cp)
+        for cp in range(0x80, 0x110000)
+        if ascii_letter.match(chr(cp)) or any(c.isascii() and c.isalpha() for c in chr(cp).lower())
+    }
+    assert found == set(FOLDS_TO_ASCII)

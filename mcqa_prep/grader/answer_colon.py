@@ -124,12 +124,18 @@ def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]
     return found
 
 
+# The non-ASCII characters re's IGNORECASE takes for an ASCII letter (dotted capital I, dotless i, long s,
+# Kelvin sign); tests/test_grader_properties.py checks the list against every code point.
+FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+
+
 def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    # ASCII prefix in ASCII text: IGNORECASE equals lower() equality, so str.find gives the candidates.
-    if not (nprefix.isascii() and nt.isascii()):
+    # An ASCII prefix: where lower() keeps the length and no character folds onto an ASCII letter, IGNORECASE
+    # equals lower() equality, so str.find on the lower-cased text gives the candidates.
+    low = nt.lower() if nprefix.isascii() else ""
+    if not low or len(low) != len(nt) or (not nt.isascii() and any(c in nt for c in FOLDS_TO_ASCII)):
         yield from pat.finditer(nt)
         return
-    low = nt.lower()
     lp = nprefix.lower()
     pos = low.find(lp)
     while pos >= 0:
@@ -180,19 +186,20 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     """(the text the md rule reads, whether it is the text itself, so that spans index it).
 
     The rule reads the NFKC form of the text. Normalising a whole multilingual response costs most of the
-    mode's time (CJK punctuation, Indic vowel signs: a full normalisation), but only the lines an `answer`
-    match can touch decide anything. NFKC never composes across a newline, so NFKC(text) is the NFKC of
-    each line, joined; a match starts on a line whose NFKC form holds "answer" (the line holds it, or a
-    character whose decomposition brings one of its letters: `_answer_letter_sources`), runs on through
+    mode's time (CJK punctuation, Indic vowel signs: a full normalisation), but only the lines a match can
+    touch decide anything. NFKC never composes across a newline, so NFKC(text) is the NFKC of each line,
+    joined. A match starts on a line whose NFKC form holds "answer": the line holds it (lower-cased), or
+    holds a character whose decomposition brings one of its letters (`_sources`); it runs on through
     whitespace-only lines to its colon, and its payload ends at most two lines further. Those lines are
     normalised, the others kept as they are: the same matches and payloads as on NFKC(text), at other
-    offsets (no spans then, as for any text NFKC changes). With an answer_prefix (any string) the whole
-    text is normalised."""
+    offsets (no spans then, as for any text NFKC changes). With an answer_prefix the whole text is
+    normalised (the same scheme for a prefix measured no faster: its characters, the space and the colon
+    among them, have sources common in CJK and Turkish text)."""
     if not lazy or prefix or text.isascii() or unicodedata.is_normalized("NFKC", text):
         nt = unicodedata.normalize("NFKC", text)
         return nt, nt is text or nt == text
+    bmp, astral_blocks, astral = _sources(frozenset("answer"))
     lines = text.split("\n")
-    bmp, astral_blocks, astral = _answer_letter_sources()
     low = text.lower()
     if len(low) == len(text):  # offsets in low are offsets in text
         at = [*_occurrences(low, "answer"), *(m.start() for m in bmp.finditer(text))]
@@ -220,19 +227,28 @@ def _occurrences(s: str, sub: str) -> Iterator[int]:
 
 
 @functools.cache
-def _answer_letter_sources() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
-    """The non-ASCII characters whose NFKC form holds a letter of "answer" in either case (full-width and
-    mathematical letters, ligatures, long s, ...): those of the Basic Multilingual Plane as a character class
-    (re searches it with a bitmap); the others as a set, found through a class of the few 256-character
-    blocks that hold them (a long class of astral characters is searched item by item: slow). Built once
-    per process from this Python's Unicode tables (~0.2 s)."""
-    wanted = set("answerANSWER")
-    cps = [
-        chr(cp)
-        for cp in range(0x80, 0x110000)
-        if unicodedata.decomposition(chr(cp)) and wanted & set(unicodedata.normalize("NFKC", chr(cp)))
-    ]
-    bmp = "".join(re.escape(c) for c in cps if c <= "\uffff")
+def _decomposables() -> tuple[tuple[str, str], ...]:
+    """(character, its NFKC form) for every non-ASCII character with a decomposition: one scan of this
+    Python's Unicode tables per process (~0.2 s)."""
+    out = []
+    for cp in range(0x80, 0x110000):
+        c = chr(cp)
+        if unicodedata.decomposition(c):
+            out.append((c, unicodedata.normalize("NFKC", c)))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _sources(chars: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
+    """The non-ASCII characters that may stand for one of `chars` (ASCII letters, lower-cased) in the NFKC
+    form of a text: those whose NFKC form holds one in either case (full-width and mathematical letters,
+    ligatures, long s, the Kelvin sign, ...). Of FOLDS_TO_ASCII, the other characters re's IGNORECASE takes
+    for ASCII letters, none stands for a letter of "answer". Those of the Basic Multilingual Plane as a
+    character class (re searches it with a bitmap); the others as a set, found through a class of the few
+    256-character blocks that hold them (a long class of astral characters is searched item by item)."""
+    wanted = chars | {c.upper() for c in chars}
+    cps = {c for c, n in _decomposables() if not wanted.isdisjoint(n)}
+    bmp = "".join(re.escape(c) for c in sorted(cps) if c <= "\uffff") or "\U0010ffff"
     astral = frozenset(c for c in cps if c > "\uffff")
     blocks = sorted({ord(c) >> 8 for c in astral})
     ranges = "".join(f"{chr(b << 8)}-{chr(b << 8 | 0xFF)}" for b in blocks) or "\U0010ffff"

@@ -3,8 +3,8 @@
 The per-row work (engine.RowChecker) hands each row's small facts here as `RowKeys`, in input order. A
 worker process can compute RowKeys: the prompt travels as 64 bits of its stable digest (prompt.key_of_text /
 prompt_key), never Python's salted hash(); the uuid travels as itself and is hashed only here, in the one
-process that owns the index. Per row the duplicate index keeps two dict entries of small ints (uuid -> first
-location and prompt; prompt -> first location), never the row.
+process that owns the index. Per row the duplicate index keeps two entries (uuid -> first location and prompt;
+prompt -> first location) packed in numpy columns, 24 bytes each (packed.PackedIndex), never the row.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from ..prompt import key_of_text, messages, prompt_key
 from ..records import Row
 from .facts import RowFacts
+from .packed import MASK64, PackedIndex
 from .registry import CROSS, ERROR, INPUT, WARNING, Hit, rule
 
 # Position bias: a letter is flagged when its gold count is more than BIAS_RATIO times its expected count
@@ -33,6 +34,8 @@ BIAS_RULE = (
 )
 PROMPT_PATH = ("responses_create_params", "input", 0, "content")
 _LOC_BITS = 64
+_NO_PROMPT = 1 << 63  # in a uuid entry: the row had no prompt
+_LOC_MASK = _NO_PROMPT - 1
 
 
 class RowKeys(NamedTuple):
@@ -114,8 +117,9 @@ class CrossRow:
     """Duplicate index, gold histogram, offered letter sets and distinct patterns, fed in input order."""
 
     def __init__(self) -> None:
-        self._uuids: dict[int, int] = {}  # uuid -> (prompt + 1) << 64 | packed location (0: no prompt)
-        self._prompts: dict[int, int] = {}  # prompt -> packed location
+        # uuid hash -> prompt << 64 | packed location (| _NO_PROMPT); prompt -> packed location
+        self._uuids = PackedIndex()
+        self._prompts = PackedIndex()
         self._files: list[tuple[str, str | None]] = []
         self._file_ids: dict[tuple[str, str | None], int] = {}
         self._patterns: set[int] = set()
@@ -134,14 +138,14 @@ class CrossRow:
         loc = -1
         if keys.uuid is not None:
             # hashed here, in the process that owns the index (the uuid itself is what crosses processes)
-            u = hash(keys.uuid)
+            u = hash(keys.uuid) & MASK64
             first = self._uuids.get(u)
             if first is None:
                 loc = self._where(row)
-                self._uuids[u] = ((pk + 1 if pk is not None else 0) << _LOC_BITS) | loc
+                self._uuids[u] = (pk << _LOC_BITS) | loc if pk is not None else loc | _NO_PROMPT
             else:
-                same = pk is not None and (first >> _LOC_BITS) == pk + 1
-                where = self._describe(first & ((1 << _LOC_BITS) - 1))[0]
+                same = pk is not None and not first & _NO_PROMPT and (first >> _LOC_BITS) == pk
+                where = self._describe(first & _LOC_MASK)[0]
                 seen = Seen(row, keys.uuid, where, same, None, None)
         if pk is not None:
             first_p = self._prompts.get(pk)
@@ -161,21 +165,21 @@ class CrossRow:
         is updated with a few C-level passes; otherwise row by row, through observe() itself."""
         n = len(lines)
         prompts, uuids = cols.prompts, cols.uuids
-        hashes = None if None in uuids else [*map(hash, uuids)]
+        hashes = None if None in uuids else [hash(u) & MASK64 for u in uuids]
         no_uuids = hashes is None and not any(u is not None for u in uuids)
         if (
             not cols.missing
             and (hashes is not None or no_uuids)
             and None not in prompts
             and len(set(prompts)) == n
-            and self._prompts.keys().isdisjoint(prompts)
-            and (hashes is None or (len(set(hashes)) == n and self._uuids.keys().isdisjoint(hashes)))
+            and self._prompts.isdisjoint(prompts)
+            and (hashes is None or (len(set(hashes)) == n and self._uuids.isdisjoint(hashes)))
         ):
             fid = self._file_id(file, split) << 32
             locs = [fid | line for line in lines]
             self._prompts.update(zip(prompts, locs, strict=True))
             if hashes is not None:
-                packed = [((p + 1) << _LOC_BITS) | loc for p, loc in zip(prompts, locs, strict=True)]
+                packed = [(p << _LOC_BITS) | loc for p, loc in zip(prompts, locs, strict=True)]
                 self._uuids.update(zip(hashes, packed, strict=True))
             golds = cols.golds
             self.gold_hist.update(filter(None, golds))
@@ -185,12 +189,18 @@ class CrossRow:
             return {}
         out: dict[int, Seen] = {}
         missing = set(cols.missing)
-        for i, line in enumerate(lines):
-            if i in missing:
-                continue
-            seen = self.observe(Row(file, line, first_index + i, None, None, split), cols.row(i))
-            if seen is not None:
-                out[i] = seen
+        self._uuids.prefetch([hash(u) & MASK64 for u in uuids if u is not None])
+        self._prompts.prefetch([p for p in prompts if p is not None])
+        try:
+            for i, line in enumerate(lines):
+                if i in missing:
+                    continue
+                seen = self.observe(Row(file, line, first_index + i, None, None, split), cols.row(i))
+                if seen is not None:
+                    out[i] = seen
+        finally:
+            self._uuids.prefetch(None)
+            self._prompts.prefetch(None)
         return out
 
     @property
