@@ -20,10 +20,9 @@ from . import patterns as X
 from . import phrases as P
 from .candidates import Text
 from .evidence import FORMAT, LETTER, Evidence, Reading, none_reading
-from .formats import dangling
 from .payload import read_letter_list
 from .text import blank_markup, norm
-from .tokens import after_name, is_word_char, letter_use
+from .tokens import after_name, dangling, is_word_char, letter_use
 
 RULE_CLOSING_LINE = "robust.closing_line"
 _MAX_LINE = 120

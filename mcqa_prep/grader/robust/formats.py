@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from . import patterns as X
 from . import phrases as P
 from .candidates import Text
+from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
 from .payload import read_letter_list, read_payload
 from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
-from .tokens import letter_use
+from .tokens import dangling, letter_use
 
 RULE_BARE = "robust.bare"
 RULE_LAST_LINE = "robust.last_line"
@@ -53,8 +54,6 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
     if m is not None and not x.opts.is_option_phrase(m.group()):
         yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
-    from .closing import closing_line  # (closing.py reads `dangling` from here)
-
     yield closing_line(x)
     if not listing.is_listing():
         yield _leading_letter(x)
@@ -91,21 +90,6 @@ class _Listing:
 
     def is_listing(self) -> bool:
         return len({c for _, c, _ in self.labels}) >= 2
-
-
-def dangling(text: str) -> bool:
-    """The text stops mid-sentence: it ends with a word that cannot end one ("... the crust, but"), a
-    comma, a colon, a dash or an ellipsis."""
-    s = text.rstrip(" \t\r\n*_")
-    if not s:
-        return False
-    if s[-1] in ",:;-–—(" or s.endswith(("...", "…")):
-        return True
-    k = len(s)
-    while k > 0 and s[k - 1].isalpha():
-        k -= 1
-    word = s[k:]
-    return not (len(word) == 1 and word.isupper()) and word.lower() in P.DANGLING_WORDS
 
 
 def _bare(x: Text, stripped: str) -> Evidence:

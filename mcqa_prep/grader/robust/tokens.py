@@ -123,3 +123,18 @@ def token_letter(s: str, j: int, allow_lower: bool) -> str | None:
             return None
         return c.upper()
     return P.LOCAL_LETTERS.get(c)
+
+
+def dangling(text: str) -> bool:
+    """The text stops mid-sentence: it ends with a word that cannot end one ("... the crust, but"), a
+    comma, a colon, a dash or an ellipsis."""
+    s = text.rstrip(" \t\r\n*_")
+    if not s:
+        return False
+    if s[-1] in ",:;-–—(" or s.endswith(("...", "…")):
+        return True
+    k = len(s)
+    while k > 0 and s[k - 1].isalpha():
+        k -= 1
+    word = s[k:]
+    return not (len(word) == 1 and word.isupper()) and word.lower() in P.DANGLING_WORDS
