@@ -132,6 +132,10 @@ def prepare_row(
     line, message = _stamped_line(rec, stamper, source)
     if line is not None:
         return Outcome(line, errors, warnings, verdict)
+    return _unwritable(rec, message, warnings)
+
+
+def _unwritable(rec: Row, message: str, warnings: list[Finding]) -> Outcome:
     extra = [_finding(rec, "prepare.unwritable", message)]
     return Outcome(None, extra, warnings, extra=extra)
 
@@ -184,21 +188,19 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
         findings, k = work.checker.check(rec)
         lines.append(rec.line)
         keys.append(k)
-        if not findings and work.difficulty is None and rec.data is not None:  # most rows: no Outcome
-            line, _ = _stamped_line(rec, work.stamper, source)
+        if findings:
+            found[i] = findings
+            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
+        elif work.difficulty is None and rec.data is not None:  # most rows: a clean line, no Outcome
+            line, message = _stamped_line(rec, work.stamper, source)
             if line is not None:
                 clean.append(line)
                 sizes.append(len(line))
                 continue
-        if findings:
-            found[i] = findings
-        outcome = prepare_row(rec, findings, work.stamper, source, work.difficulty)
-        if outcome.line is not None and not findings and outcome.verdict is None and not outcome.extra:
-            clean.append(outcome.line)
-            sizes.append(len(outcome.line))
-        else:
-            outcomes[i] = outcome
-            sizes.append(0)
+            outcomes[i] = _unwritable(rec, message, [])
+        else:  # a verdict to carry (difficulty), or a row that could not be read
+            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
+        sizes.append(0)
     return PreparedChunk(lines, found, KeyColumns.of(keys), b"".join(clean), sizes, outcomes)
 
 

@@ -304,3 +304,27 @@ def test_a_run_of_lines_is_cut_into_shards_where_single_lines_are(tmp_path, shar
     assert [s.entry() for s in shards_a] == [s.entry() for s in shards_b]
     assert [(a / s.final).read_bytes() for s in shards_a] == [(b / s.final).read_bytes() for s in shards_b]
     assert len(shards_a) == -(-60 // shard_rows)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_valid_row_that_cannot_carry_the_stamp_is_rejected_with_its_reason(tmp_path, small_chunks, workers):
+    """metadata that is not an object: the validator has nothing against the row, the stamper does; the row
+    is rejected as prepare.unwritable (the raw row kept), the others written."""
+    import sys
+
+    sys.path.insert(0, str(tmp_path.parent))
+    from prep_helpers import make_row
+
+    from mcqa_prep.prepare import prepare
+
+    rows = [make_row(i, 4) for i in range(40)]
+    rows[3]["metadata"] = "a string"
+    rows[31]["metadata"] = [1, 2]
+    src = tmp_path / "train.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = prepare([src], tmp_path / "out", on_invalid="reject", workers=workers)
+    assert report.counts["written"] == 38 and report.counts["rejected_by_rule"] == {"prepare.unwritable": 2}
+    rejects = [json.loads(x) for x in (tmp_path / "out" / "rejects.jsonl").read_text().splitlines()]
+    assert [r["source"]["row"] for r in rejects] == [4, 32]
+    assert [r["row"]["metadata"] for r in rejects] == ["a string", [1, 2]]
+    assert all("metadata must be an object" in r["findings"][0]["message"] for r in rejects)
