@@ -247,7 +247,7 @@ class Router:
         self._writer(src.split).write(outcome.line)
         self.written += 1
 
-    def route_clean(self, src: Source, data: bytes, sizes: list[int]) -> None:
+    def route_clean(self, src: Source, data: memoryview, sizes: list[int]) -> None:
         """route() for a run of rows with no finding and no verdict: their lines, concatenated in order."""
         self.read += len(sizes)
         if self.fail_on_invalid and self.rejected:
@@ -455,20 +455,20 @@ def _route_chunk(
     """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
     rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
     found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
-    sizes, blob = res.sizes, res.blob
+    sizes, blob = res.sizes, memoryview(res.blob)
     n = len(sizes)
     special = sorted(found.keys() | res.outcomes.keys())
     at = prev = 0
     for i in [*special, n]:
         if i > prev:  # the clean rows before this one
             end = at + sum(sizes[prev:i])
-            router.route_clean(src, blob[at:end] if at or end < len(blob) else blob, sizes[prev:i])
+            router.route_clean(src, blob[at:end], sizes[prev:i])
             at = end
         if i == n:
             break
         outcome = res.outcomes.get(i)
         if outcome is None:  # a clean row that a cross-row check objects to
-            outcome = Outcome(blob[at : at + sizes[i]], [], [])
+            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [])
             at += sizes[i]
         final = settle(outcome, found.get(i, []))
         line = res.lines[i]

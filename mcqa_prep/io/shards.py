@@ -37,13 +37,9 @@ class HashingWriter:
         self.sha256 = ""
 
     def write_line(self, line: bytes) -> None:
-        self._buf.append(line)
-        self._buffered += len(line)
-        self.rows += 1
-        if self._buffered >= WRITE_CHUNK:
-            self._flush()
+        self.write_lines(line, 1)
 
-    def write_lines(self, data: bytes, rows: int) -> None:
+    def write_lines(self, data: bytes | memoryview, rows: int) -> None:
         """`rows` whole lines at once (`data` ends with a newline)."""
         self._buf.append(data)
         self._buffered += len(data)
@@ -149,16 +145,16 @@ class SplitWriter:
         if w.rows >= self.shard_rows:
             self._close_current()
 
-    def write_run(self, data: bytes, sizes: list[int]) -> None:
-        """Whole lines at once: `data` is their bytes in order, `sizes` the length of each; shards are cut
-        exactly where write() would cut them."""
+    def write_run(self, data: memoryview, sizes: list[int]) -> None:
+        """Whole lines at once: `data` is their bytes in order (a view: cut without copies), `sizes` the
+        length of each; shards are cut exactly where write() would cut them."""
         at = 0
         k = 0
         while k < len(sizes):
             w = self._current()
             take = sizes[k : k + self.shard_rows - w.rows]
             end = at + sum(take)
-            w.write_lines(data[at:end] if at or end < len(data) else data, len(take))
+            w.write_lines(data[at:end], len(take))
             at, k = end, k + len(take)
             if w.rows >= self.shard_rows:
                 self._close_current()
