@@ -189,7 +189,9 @@ class CrossRow:
             return {}
         out: dict[int, Seen] = {}
         missing = set(cols.missing)
-        self._uuids.prefetch([hash(u) & MASK64 for u in uuids if u is not None])
+        self._uuids.prefetch(
+            hashes if hashes is not None else [hash(u) & MASK64 for u in uuids if u is not None]
+        )
         self._prompts.prefetch([p for p in prompts if p is not None])
         try:
             for i, line in enumerate(lines):

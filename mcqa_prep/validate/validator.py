@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..records import Finding, Row
-from .crossrow import CrossRow, KeyColumns, RowKeys
+from .crossrow import CrossRow, KeyColumns, RowKeys, Seen
 from .engine import RowChecker, findings_of
 from .facts import Config, positive_finite
 from .registry import CROSS, ERROR, RULES, WARNING
@@ -60,11 +60,13 @@ class RowValidator:
         another process); adds the cross-row findings and counts them all. Rows must come in input order.
         `rec` needs only its address (file, line, index, split), not its data."""
         self.rows += 1
-        if keys is not None:
-            seen = self.cross.observe(rec, keys)
-            if seen is not None:
-                for r in _CROSS_RULES:
-                    out.extend(findings_of(rec, r, r.check(seen), keys.uuid))
+        return self._settle(out, self.cross.observe(rec, keys) if keys is not None else None)
+
+    def _settle(self, out: list[Finding], seen: Seen | None) -> list[Finding]:
+        """A row's findings with the cross-row ones added (what the index knew of it: `seen`), counted."""
+        if seen is not None:
+            for r in _CROSS_RULES:
+                out.extend(findings_of(seen.row, r, r.check(seen), seen.uuid))
         if out:
             self._count(out)
         return out
@@ -86,14 +88,8 @@ class RowValidator:
         out: dict[int, list[Finding]] = {}
         for i in sorted(found.keys() | seen.keys()):
             fs = found.get(i, [])
-            if first_index:
-                fs = at_index(fs, first_index + i)
-            s = seen.get(i)
-            if s is not None:
-                for r in _CROSS_RULES:
-                    fs.extend(findings_of(s.row, r, r.check(s), s.uuid))
+            fs = self._settle(at_index(fs, first_index + i) if first_index else fs, seen.get(i))
             if fs:
-                self._count(fs)
                 out[i] = fs
         return out
 
