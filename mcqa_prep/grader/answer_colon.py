@@ -189,8 +189,8 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     mode's time (CJK punctuation, Indic vowel signs: a full normalisation), but only the lines a match can
     touch decide anything. NFKC never composes across a newline, so NFKC(text) is the NFKC of each line,
     joined. A match starts on a line whose NFKC form holds "answer": the line holds it (lower-cased), or
-    holds a character whose decomposition brings one of its letters (`_sources`); it runs on through
-    whitespace-only lines to its colon, and its payload ends at most two lines further. Those lines are
+    holds a character whose decomposition brings one of its letters (`_answer_letter_sources`); it runs on
+    through whitespace-only lines to its colon, and its payload ends at most two lines further. Those lines are
     normalised, the others kept as they are: the same matches and payloads as on NFKC(text), at other
     offsets (no spans then, as for any text NFKC changes). With an answer_prefix the whole text is
     normalised (the same scheme for a prefix measured no faster: its characters, the space and the colon
@@ -198,7 +198,7 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     if not lazy or prefix or text.isascii() or unicodedata.is_normalized("NFKC", text):
         nt = unicodedata.normalize("NFKC", text)
         return nt, nt is text or nt == text
-    bmp, astral_blocks, astral = _sources(frozenset("answer"))
+    bmp, astral_blocks, astral = _answer_letter_sources()
     lines = text.split("\n")
     low = text.lower()
     if len(low) == len(text):  # offsets in low are offsets in text
@@ -209,13 +209,15 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     for m in astral_blocks.finditer(text):  # rare: test each against the set
         if m.group() in astral:
             starts.add(text.count("\n", 0, m.start()))
+    near: set[int] = set()
     for s in starts:  # the line of a possible match, the blank lines after it, its colon's line, two more
         j = s + 1
         while j < len(lines) and not lines[j].strip():
             j += 1
-        for i in (s, *range(s + 1, min(j + 3, len(lines)))):
-            if not lines[i].isascii():
-                lines[i] = unicodedata.normalize("NFKC", lines[i])
+        near.update(range(s, min(j + 3, len(lines))))
+    for i in near:
+        if not lines[i].isascii():
+            lines[i] = unicodedata.normalize("NFKC", lines[i])
     return "\n".join(lines), False
 
 
@@ -227,28 +229,21 @@ def _occurrences(s: str, sub: str) -> Iterator[int]:
 
 
 @functools.cache
-def _decomposables() -> tuple[tuple[str, str], ...]:
-    """(character, its NFKC form) for every non-ASCII character with a decomposition: one scan of this
-    Python's Unicode tables per process (~0.2 s)."""
-    out = []
-    for cp in range(0x80, 0x110000):
-        c = chr(cp)
-        if unicodedata.decomposition(c):
-            out.append((c, unicodedata.normalize("NFKC", c)))
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=64)
-def _sources(chars: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
-    """The non-ASCII characters that may stand for one of `chars` (ASCII letters, lower-cased) in the NFKC
-    form of a text: those whose NFKC form holds one in either case (full-width and mathematical letters,
-    ligatures, long s, the Kelvin sign, ...). Of FOLDS_TO_ASCII, the other characters re's IGNORECASE takes
-    for ASCII letters, none stands for a letter of "answer". Those of the Basic Multilingual Plane as a
+def _answer_letter_sources() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[str]]:
+    """The non-ASCII characters whose NFKC form holds a letter of "answer" in either case (full-width and
+    mathematical letters, ligatures, long s, ...; of FOLDS_TO_ASCII, the other characters re's IGNORECASE
+    takes for ASCII letters, none stands for one of them). Those of the Basic Multilingual Plane as a
     character class (re searches it with a bitmap); the others as a set, found through a class of the few
-    256-character blocks that hold them (a long class of astral characters is searched item by item)."""
-    wanted = chars | {c.upper() for c in chars}
-    cps = {c for c, n in _decomposables() if not wanted.isdisjoint(n)}
-    bmp = "".join(re.escape(c) for c in sorted(cps) if c <= "\uffff") or "\U0010ffff"
+    256-character blocks that hold them (a long class of astral characters is searched item by item).
+    Built once per process from this Python's Unicode tables (~0.2 s)."""
+    wanted = set("answerANSWER")
+    cps = [
+        chr(cp)
+        for cp in range(0x80, 0x110000)
+        if unicodedata.decomposition(chr(cp))
+        and not wanted.isdisjoint(unicodedata.normalize("NFKC", chr(cp)))
+    ]
+    bmp = "".join(re.escape(c) for c in cps if c <= "\uffff")
     astral = frozenset(c for c in cps if c > "\uffff")
     blocks = sorted({ord(c) >> 8 for c in astral})
     ranges = "".join(f"{chr(b << 8)}-{chr(b << 8 | 0xFF)}" for b in blocks) or "\U0010ffff"
