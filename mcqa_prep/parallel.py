@@ -230,8 +230,8 @@ _MALLOPT = ((-1, 256 << 20), (-2, 64 << 20), (-3, 256 << 20))
 def _keep_freed_memory() -> None:
     """A worker allocates and frees a chunk's worth of buffers (its input, the parsed rows, the output lines)
     once per chunk; glibc hands the large ones back to the kernel on every free and takes fresh zeroed pages
-    on the next chunk, page fault by page fault. Measured on rescore with 2 workers: a third of the workers'
-    CPU time was the kernel's. Here large blocks come from the heap and freed memory stays for the next
+    on the next chunk, page fault by page fault. Measured on rescore with 2 workers: about a sixth of the
+    workers' CPU time was the kernel's. Here large blocks come from the heap and freed memory stays for the next
     chunk (a chunk is bounded, so is what is kept). Only glibc has mallopt; elsewhere nothing changes."""
     import ctypes
 
