@@ -38,7 +38,7 @@ def at_index(findings: list[Finding], index: int) -> list[Finding]:
 
 
 class RowValidator:
-    """Checks rows one at a time and remembers only what cross-row rules need (small ints, counts)."""
+    """Checks rows one at a time and remembers only what cross-row rules need (packed keys, counts)."""
 
     def __init__(self, *, regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> None:
         self.regex_timeout = check_timeout(regex_timeout)
