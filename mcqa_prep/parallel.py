@@ -2,7 +2,8 @@
 handed back in input order, so the output of N workers is byte for byte the output of one.
 
 - A JSONL file (or stdin) is cut into blocks of whole lines by the parent, which counts their newlines, so
-  each chunk knows the number of its first line; a Parquet file is read as Arrow record batches, which travel
+  each chunk knows the number of its first line; from a regular file a chunk is only a byte range, which the
+  worker reads itself (a stream's bytes travel with the chunk); a Parquet file is read as Arrow record batches, which travel
   to the workers as Arrow buffers (cheap), and each knows its first record number. The parent does only this
   cheap cutting; parsing, validating, grading and serialising happen in the workers.
 - Row indexes (0-based, blank lines not counted) are relative to the chunk in a worker; `Chunk.rows_before`
@@ -17,12 +18,13 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import stat
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InputError, McqaPrepError, UsageError
 from .io.paths import STDIN
@@ -53,10 +55,58 @@ def check_workers(workers: int | None) -> int:
     return workers
 
 
+class Span(NamedTuple):
+    """Where a chunk's JSONL bytes are in a regular file, as the parent saw them: offset, length, newline
+    count, and the file's identity (device, inode)."""
+
+    at: int
+    size: int
+    newlines: int
+    dev: int
+    ino: int
+
+    def read(self, name: str) -> bytes:
+        """The bytes, read (by a worker) from the file the parent cut them from. Another file under that name,
+        or a different length or newline count, means the input changed under the run: an InputError, never
+        rows the parent did not count."""
+        try:
+            fd = os.open(name, os.O_RDONLY)
+            try:
+                st = os.fstat(fd)
+                same = (st.st_dev, st.st_ino) == (self.dev, self.ino)
+                data = _pread_all(fd, self.size, self.at) if same else b""
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise InputError(
+                f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable"
+            ) from None
+        if len(data) != self.size or data.count(b"\n") != self.newlines:
+            raise InputError(
+                f"{name}: the file changed while it was being read (bytes {self.at}-{self.at + self.size}); "
+                "run again once nothing writes to it",
+                reason="input_changed",
+            )
+        return data
+
+
+def _pread_all(fd: int, size: int, at: int) -> bytes:
+    parts = []
+    while size > 0:
+        part = os.pread(fd, size, at)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+        at += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 @dataclass
 class Chunk:
-    """A piece of one input file: JSONL lines (`data` bytes), a Parquet record batch (`batch`), or a Parquet
-    row group that the worker reads itself (`row_group`)."""
+    """A piece of one input file: JSONL lines (`data` bytes from a stream; from a regular file, the byte range
+    `span` that the worker reads itself), a Parquet record batch (`batch`), or a Parquet row group that
+    the worker reads itself (`row_group`)."""
 
     seq: int
     file: str
@@ -67,7 +117,13 @@ class Chunk:
     row_group: int | None = None
     source: int = 0  # which of the inputs given to chunks_of it belongs to
     failure: Exception | None = None  # the file could not be read past this point (never sent to a worker)
+    span: Span | None = None  # JSONL in a regular file: where the chunk's bytes are
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def _jsonl(self) -> bytes:
+        if self.data is None and self.span is not None:
+            self.data = self.span.read(self.file)
+        return self.data or b""
 
     def _batches(self) -> Iterator[Any]:
         if self.batch is not None:
@@ -91,7 +147,8 @@ class Chunk:
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
         if self.batch is None and self.row_group is None:
-            lines = self.data.split(b"\n") if self.data else []
+            data = self._jsonl()
+            lines = data.split(b"\n") if data else []
             if lines and lines[-1] == b"":
                 lines.pop()
             yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
@@ -106,7 +163,8 @@ class Chunk:
         (the worker's copy may have been changed): for reject records the parent writes."""
         if self.batch is None and self.row_group is None:
             if self._lines is None:  # split once: a chunk may hold many rejected rows
-                self._lines = self.data.split(b"\n") if self.data else []
+                data = self._jsonl()
+                self._lines = data.split(b"\n") if data else []
             raw = self._lines[line - self.first_line]
             return next(
                 read_jsonl([raw], self.file, self.split, first_line=line), Row(self.file, line, 0, None)
@@ -151,10 +209,21 @@ def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> It
     except OSError as exc:
         raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
     with fh:
-        yield from _jsonl_chunks(fh, str(p), split, seq_start)
+        if _regular(fh):
+            yield from _file_chunks(fh, str(p), split, seq_start)
+        else:  # a pipe given by name (/dev/stdin, a FIFO): its bytes can be read only once, here
+            yield from _jsonl_chunks(fh, str(p), split, seq_start)
+
+
+def _regular(fh: Any) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _jsonl_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[Chunk]:
+    """Blocks of whole lines read from a stream (stdin, a pipe): each chunk carries its bytes."""
     line = 1
     rest = b""
     try:
@@ -175,6 +244,32 @@ def _jsonl_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[C
             line += data.count(b"\n")
     except OSError as exc:
         raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
+
+
+def _file_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[Chunk]:
+    """Blocks of whole lines of a regular file, as byte ranges: the parent only finds the line ends and counts
+    them (for line numbers); whoever processes a chunk reads its bytes from the file (Span.read), so they
+    are not copied through the parent and a pipe."""
+    st = os.fstat(fh.fileno())
+    span = functools.partial(Span, dev=st.st_dev, ino=st.st_ino)
+    buf = bytearray(JSONL_CHUNK_BYTES)
+    view = memoryview(buf)
+    line, start, pos = 1, 0, 0  # the next chunk's first line and offset; the offset of the next block
+    try:
+        while n := fh.readinto(view):
+            cut = buf.rfind(b"\n", 0, n) + 1
+            if cut:
+                newlines = buf.count(b"\n", 0, n)
+                end = pos + cut
+                yield Chunk(seq, name, split, line, span=span(start, end - start, newlines))
+                seq += 1
+                line += newlines
+                start = end
+            pos += n
+    except OSError as exc:
+        raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
+    if pos > start:  # a last line without its newline
+        yield Chunk(seq, name, split, line, span=span(start, pos - start, 0))
 
 
 def _parquet_file(path: str) -> Any:

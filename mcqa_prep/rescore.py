@@ -20,6 +20,7 @@ from ._perf import streaming_gc
 from .errors import InputError, UsageError
 from .io import AtomicFile, iter_file
 from .io.paths import check_output
+from .io.writers import Parts
 from .parallel import Chunk, check_workers, chunks, ordered_map
 from .policy import GradingPolicy
 from .prompt import prompt_key
@@ -353,13 +354,23 @@ def rescore(
     )
     bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
     try:
-        with AtomicFile(output_path, "wb") as out, streaming_gc():
-            work = functools.partial(_rescore_chunk, settings, report.empty)
-            for _, (data, part) in ordered_map(work, chunks(input_path, None), workers):
-                out.write(data)
-                report.merge(part)
-                if bar is not None:
-                    bar.update(part.rows)
+        target = AtomicFile(output_path, "wb")
+        with target as out, streaming_gc():
+            # workers write their lines beside the output themselves; the parent appends them in the kernel
+            parts = target.parts if workers > 1 else None
+            work = functools.partial(_rescore_chunk, settings, report.empty, parts)
+            results = ordered_map(work, chunks(input_path, None), workers)
+            try:
+                for _, (data, part) in results:
+                    if parts is not None:
+                        out.append_part(data)
+                    else:
+                        out.write(data)
+                    report.merge(part)
+                    if bar is not None:
+                        bar.update(part.rows)
+            finally:
+                results.close()  # the pool is gone before a failed run's pieces are removed
             if report.rows == 0:  # nothing to rescore is not a success: the output is not written
                 raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
     finally:
@@ -369,14 +380,16 @@ def rescore(
 
 
 def _rescore_chunk(
-    settings: Settings, new_report: Callable[[], RescoreReport], chunk: Chunk
-) -> tuple[bytes, RescoreReport]:
-    """One chunk's rescored lines (joined) and the report of its rows: the work a worker does. The worker
-    folds its rows itself, so one small report crosses the pipe instead of an outcome per row."""
+    settings: Settings, new_report: Callable[[], RescoreReport], parts: Parts | None, chunk: Chunk
+) -> tuple[bytes | str, RescoreReport]:
+    """One chunk's rescored lines (joined; or, given `parts`, the path of the piece of the output they were
+    written to) and the report of its rows: the work a worker does. The worker folds its rows itself, so one
+    small report crosses the pipe instead of an outcome per row."""
     lines: list[bytes] = []
     part = new_report()
     for rec in chunk.rows():
         line, outcome = rescore_row(rec, settings)
         lines.append(line)
         part.add(outcome)
-    return b"".join(lines), part
+    data = b"".join(lines)
+    return (data if parts is None else parts.write(chunk.seq, data)), part

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pyarrow as pa
@@ -328,3 +329,124 @@ def test_a_valid_row_that_cannot_carry_the_stamp_is_rejected_with_its_reason(tmp
     assert [r["source"]["row"] for r in rejects] == [4, 32]
     assert [r["row"]["metadata"] for r in rejects] == ["a string", [1, 2]]
     assert all("metadata must be an object" in r["findings"][0]["message"] for r in rejects)
+
+
+# ---- workers read their own input and write their own output ---------------------------------------------
+
+
+def test_file_chunks_are_byte_ranges_and_a_pipe_s_chunks_carry_their_bytes(tmp_path, small_chunks):
+    """From a regular file the parent sends a byte range (no bytes through the pipe); from a FIFO, which can
+    be read only once, the bytes travel with the chunk. Both give the rows iter_file gives."""
+    import os
+    import pickle
+    import threading
+
+    p = tmp_path / "r.jsonl"
+    _write_requests(p, 300)
+    p.write_bytes(p.read_bytes() + b'{"no": "newline at the end"}')
+    whole = [(r.line, r.data, r.error) for r in iter_file(p)]
+    cs = list(parallel.chunks(p, None))
+    assert all(c.data is None and c.span is not None for c in cs) and len(cs) > 10
+    sent = [pickle.loads(pickle.dumps(c)) for c in cs]  # as a worker gets them
+    assert max(len(pickle.dumps(c)) for c in cs) < 400
+    assert [(r.line, r.data, r.error) for c in sent for r in c.rows()] == whole
+    assert cs[-1].row_at(whole[-1][0]).data == {"no": "newline at the end"}
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(p.read_bytes()))
+    writer.start()
+    piped = list(parallel.chunks(fifo, None))
+    writer.join()
+    assert all(c.span is None and c.data for c in piped)
+    assert [(r.line, r.data, r.error) for c in piped for r in c.rows()] == [
+        (line, data, err.replace(str(p), str(fifo)) if err else err) for line, data, err in whole
+    ]
+
+
+@pytest.mark.parametrize("change", ["truncated", "rewritten", "replaced"])
+def test_a_file_that_changes_under_the_run_is_an_input_error_not_other_rows(tmp_path, small_chunks, change):
+    from mcqa_prep.errors import InputError
+
+    p = tmp_path / "r.jsonl"
+    _write_requests(p, 200)
+    data = p.read_bytes()
+    cs = list(parallel.chunks(p, None))
+    if change == "truncated":
+        p.write_bytes(data[: len(data) // 3])
+    elif change == "rewritten":  # same length, lines cut elsewhere
+        p.write_bytes(data.replace(b"\n", b" ", 3).replace(b'"uuid"', b'"uuid"\n', 3))
+    else:  # another file renamed over it, byte for byte the same
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(data)
+        other.replace(p)
+    with pytest.raises(InputError, match="changed while it was being read") as err:
+        for c in cs:
+            list(c.rows())
+    assert err.value.reason == "input_changed"
+
+
+def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chunks, monkeypatch):
+    """rescore's workers write their lines beside the output; the parent appends them (in the kernel, or
+    through a buffer where the kernel cannot) and removes them, also when the run fails."""
+    import errno
+    import os
+
+    from mcqa_prep import rescore as rescore_mod
+    from mcqa_prep.errors import McqaPrepError
+
+    src = tmp_path / "requests.jsonl"
+    _write_requests(src, 400)
+    out = tmp_path / "out"
+    out.mkdir()
+    rescore(src, out / "one.jsonl", GradingPolicy(), workers=1)
+    expected = (out / "one.jsonl").read_bytes()
+    calls = []
+    real = os.copy_file_range
+
+    def no_kernel_copy(*a):
+        calls.append(a)
+        if len(calls) > 3:  # part of the way in the kernel, then the buffer loop goes on where it stopped
+            raise OSError(errno.EXDEV, "cross-device")
+        return real(a[0], a[1], 1000)
+
+    for name, patch in [("kernel", None), ("buffer", no_kernel_copy)]:
+        if patch is not None:
+            monkeypatch.setattr(os, "copy_file_range", patch)
+        rescore(src, out / f"{name}.jsonl", GradingPolicy(), workers=2)
+        assert (out / f"{name}.jsonl").read_bytes() == expected, name
+    assert len(calls) > 3
+    assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
+
+    real_chunk = rescore_mod._rescore_chunk
+
+    def fails_later(settings, new_report, parts, chunk):
+        if chunk.seq == 6:
+            raise OSError(errno.EIO, "worker failed")
+        return real_chunk(settings, new_report, parts, chunk)
+
+    monkeypatch.setattr(rescore_mod, "_rescore_chunk", fails_later)
+    with pytest.raises((OSError, McqaPrepError)):
+        rescore(src, out / "failed.jsonl", GradingPolicy(), workers=2)
+    assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
+
+
+def test_pieces_of_a_killed_run_go_with_its_temporary_file(tmp_path):
+    import subprocess
+
+    from mcqa_prep.errors import OutputError
+    from mcqa_prep.io.writers import Parts, remove_dead_temporaries
+
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    dead = proc.pid  # a pid that is gone
+    target = tmp_path / "out.jsonl"
+    parts = Parts(str(tmp_path / f".out.jsonl.{dead}-0a1b2c3d"), str(target))
+    left = [parts.write(n, b"x\n") for n in (0, 1, 17)]
+    keep = tmp_path / "keep.jsonl"
+    keep.write_text("{}\n")
+    remove_dead_temporaries(target)
+    assert not any(map(os.path.exists, left)) and keep.exists()
+    with pytest.raises(OutputError) as err:
+        Parts(str(tmp_path / "missing" / ".x.1-ab"), str(target)).write(0, b"x\n")
+    assert err.value.reason == "output_missing_directory" and str(target) in str(err.value)

@@ -6,6 +6,10 @@ leaves one. The file gets the permissions the umask gives a new file (mkstemp's 
 data). `AtomicFile('-')` writes to stdout (nothing to make atomic). Temporary files carry the writer's pid:
 the next writer of the same target removes those of dead processes (a killed run leaves no garbage for long).
 Every OS failure becomes `OutputError` naming the path, after the temporary file is removed.
+
+Worker processes may write pieces of the file themselves (`AtomicFile.parts`, see `Parts`): the parent
+then appends each piece in the kernel (`GuardedFile.append_part`) instead of receiving its bytes through a
+pipe and writing them again, so the parent's share of the work stays small however many workers there are.
 """
 
 from __future__ import annotations
@@ -113,12 +117,94 @@ class GuardedFile:
         for line in lines:
             self.write(line)
 
+    def append_part(self, path: str) -> None:
+        """Append the file a worker wrote at `path` (Parts.write) and remove it."""
+        try:
+            self._fh.flush()
+            src = os.open(path, os.O_RDONLY)
+            try:
+                _copy_rest(src, self._fh.fileno())
+            finally:
+                os.close(src)
+            os.unlink(path)
+        except OSError as exc:
+            raise output_error(exc, self._target) from None
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fh, name)
 
 
+_NO_KERNEL_COPY = {"EXDEV", "ENOSYS", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBADF", "EPERM"}
+
+
+def _copy_rest(src: int, dst: int) -> None:
+    """Copy from src's position to its end onto dst's position, in the kernel where it can (copy_file_range);
+    else (another filesystem, an old kernel, not Linux) through a buffer."""
+    import errno
+
+    kernel = getattr(os, "copy_file_range", None)
+    while kernel is not None:
+        try:
+            if kernel(src, dst, 1 << 30) == 0:
+                return
+        except OSError as exc:
+            if errno.errorcode.get(exc.errno or 0) not in _NO_KERNEL_COPY:
+                raise
+            kernel = None  # positions are where the kernel stopped: the buffer loop goes on from there
+    while block := os.read(src, 1 << 20):
+        view = memoryview(block)
+        while view:
+            view = view[os.write(dst, view) :]
+
+
+class Parts:
+    """Pieces of an AtomicFile that worker processes write, numbered; the parent appends them in order with
+    GuardedFile.append_part. A piece is named like the temporary file with its number inside the hex tag
+    (`.NAME.<pid>-<hex><number>.tmp`), so it goes with the temporary file: removed when the run fails, and by
+    the next writer when the run was killed. Picklable (a path and a name): workers get it with their work."""
+
+    __slots__ = ("stem", "target")
+
+    def __init__(self, stem: str, target: str) -> None:
+        self.stem = stem  # the temporary file's path without '.tmp'
+        self.target = target
+
+    def path(self, number: int) -> str:
+        return f"{self.stem}{number:016x}.tmp"
+
+    def write(self, number: int, data: bytes) -> str:
+        """Write piece `number` (in a worker); its path, for the parent to append."""
+        path = self.path(number)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise output_error(exc, self.target) from None
+        return path
+
+    def remove_all(self) -> None:
+        folder, stem = os.path.split(self.stem)
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder or "."):
+                if name.startswith(stem) and name.endswith(".tmp") and name != stem + ".tmp":
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(folder, name))
+
+    def __getstate__(self) -> tuple[str, str]:
+        return self.stem, self.target
+
+    def __setstate__(self, state: tuple[str, str]) -> None:
+        self.stem, self.target = state
+
+
 class AtomicFile:
-    """`with AtomicFile(path) as fh: fh.write(...)`: on success renamed into place, on error removed."""
+    """`with AtomicFile(path) as fh: fh.write(...)`: on success renamed into place, on error removed.
+    `parts` (None for stdout) is where workers may write pieces for `fh.append_part`."""
 
     def __init__(self, path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
         self.stdout = str(path) == STDOUT
@@ -127,6 +213,7 @@ class AtomicFile:
         self.encoding = encoding if "b" not in mode else None
         self._tmp: Path | None = None
         self._fh: IO[Any] | None = None
+        self.parts: Parts | None = None
 
     def __enter__(self) -> Any:
         if self.stdout:
@@ -140,6 +227,7 @@ class AtomicFile:
         except OSError as exc:
             raise output_error(exc, self.path) from None
         self._fh = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
+        self.parts = Parts(str(self._tmp)[: -len(".tmp")], str(self.path))
         return GuardedFile(self._fh, self.path)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -165,6 +253,8 @@ class AtomicFile:
             with contextlib.suppress(FileNotFoundError, OSError):
                 if self._tmp.exists():
                     self._tmp.unlink()
+            if self.parts is not None:
+                self.parts.remove_all()  # pieces not appended: the run failed
         return False
 
 
