@@ -362,7 +362,7 @@ def rescore(
             results = ordered_map(work, chunks(input_path, None), workers)
             try:
                 for _, (data, part) in results:
-                    if parts is not None:
+                    if type(data) is str:  # a piece a worker wrote
                         out.append_part(data)
                     else:
                         out.write(data)
@@ -382,8 +382,8 @@ def rescore(
 def _rescore_chunk(
     settings: Settings, new_report: Callable[[], RescoreReport], parts: Parts | None, chunk: Chunk
 ) -> tuple[bytes | str, RescoreReport]:
-    """One chunk's rescored lines (joined; or, given `parts`, the path of the piece of the output they were
-    written to) and the report of its rows: the work a worker does. The worker folds its rows itself, so one
+    """One chunk's rescored lines (joined; or, given `parts` in a worker process, the path of the piece of the
+    output they were written to) and the report of its rows: the work a worker does. The worker folds its rows itself, so one
     small report crosses the pipe instead of an outcome per row."""
     lines: list[bytes] = []
     part = new_report()
@@ -392,4 +392,4 @@ def _rescore_chunk(
         lines.append(line)
         part.add(outcome)
     data = b"".join(lines)
-    return (data if parts is None else parts.write(chunk.seq, data)), part
+    return (parts.write(chunk.seq, data) if parts is not None and parts.wanted() else data), part

@@ -161,13 +161,20 @@ class Parts:
     """Pieces of an AtomicFile that worker processes write, numbered; the parent appends them in order with
     GuardedFile.append_part. A piece is named like the temporary file with its number inside the hex tag
     (`.NAME.<pid>-<hex><number>.tmp`), so it goes with the temporary file: removed when the run fails, and by
-    the next writer when the run was killed. Picklable (a path and a name): workers get it with their work."""
+    the next writer when the run was killed. Picklable (a path and a name): workers get it with their work.
+    Pieces need free space beside the output for the chunks in flight (a few per worker, each a chunk's
+    output) until they are appended; a run of one chunk has no workers and writes none."""
 
-    __slots__ = ("stem", "target")
+    __slots__ = ("stem", "target", "owner")
 
     def __init__(self, stem: str, target: str) -> None:
         self.stem = stem  # the temporary file's path without '.tmp'
         self.target = target
+        self.owner = os.getpid()  # the process that appends; it has no use for pieces of its own
+
+    def wanted(self) -> bool:
+        """Whether this process should write a piece: only a worker, never the process that appends."""
+        return os.getpid() != self.owner
 
     def path(self, number: int) -> str:
         return f"{self.stem}{number:016x}.tmp"
@@ -176,13 +183,8 @@ class Parts:
         """Write piece `number` (in a worker); its path, for the parent to append."""
         path = self.path(number)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE), "wb") as fh:
+                fh.write(data)
         except OSError as exc:
             raise output_error(exc, self.target) from None
         return path
@@ -195,11 +197,11 @@ class Parts:
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(folder, name))
 
-    def __getstate__(self) -> tuple[str, str]:
-        return self.stem, self.target
+    def __getstate__(self) -> tuple[str, str, int]:
+        return self.stem, self.target, self.owner
 
-    def __setstate__(self, state: tuple[str, str]) -> None:
-        self.stem, self.target = state
+    def __setstate__(self, state: tuple[str, str, int]) -> None:
+        self.stem, self.target, self.owner = state
 
 
 class AtomicFile:
