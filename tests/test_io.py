@@ -237,3 +237,43 @@ def test_parquet_rows_without_nan_are_not_walked(tmp_path, monkeypatch):
 
     monkeypatch.setattr(readers, "odd_paths", walked)
     assert [r.nonfinite for r in iter_rows([path])] == [(), (), ()]
+
+
+def test_an_output_that_is_a_device_a_pipe_or_a_link_is_written_not_replaced(tmp_path):
+    """Renaming the temporary file over `-o /dev/full` replaced the device with a regular file and exited 0
+    (found by an audit; as root, `-o /dev/null` would have replaced /dev/null for the whole machine)."""
+    import os
+    import stat
+    import threading
+
+    from mcqa_prep.errors import OutputError
+    from mcqa_prep.io.writers import AtomicFile
+
+    if os.path.exists("/dev/full"):
+        with pytest.raises(OutputError) as err:
+            with AtomicFile("/dev/full", "wb") as fh:
+                fh.write(b"x" * 100_000)
+        assert err.value.reason == "output_disk_full"
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    with AtomicFile("/dev/null", "wb") as fh:
+        fh.write(b"row\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    with AtomicFile(fifo, "wb") as fh:
+        fh.write(b"a\nb\n")
+    reader.join()
+    assert got == [b"a\nb\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real.name)
+    with AtomicFile(link, "w") as fh:
+        fh.write("new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "out.fifo", "real.jsonl"]

@@ -84,7 +84,8 @@ HINTS: dict[str, str] = {
     "positive weight",
     "ray_missing": "install it with pip install '{extra}', or use --engine local",
     "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
-    "output_not_directory": "give --engine ray a directory to write its shards and summary into",
+    "output_not_directory": "give -o a directory (a new or empty one, or an earlier output of the same command "
+    "to replace)",
     "output_foreign_dir": "choose a new or empty output directory",
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -206,7 +207,12 @@ class Parts:
 
 class AtomicFile:
     """`with AtomicFile(path) as fh: fh.write(...)`: on success renamed into place, on error removed.
-    `parts` (None for stdout) is where workers may write pieces for `fh.append_part`."""
+    `parts` (None for stdout) is where workers may write pieces for `fh.append_part`.
+
+    What the path names decides how it is written: a regular file (or a new name) atomically as above; a
+    symbolic link, by writing the file it points to atomically (the link stays a link); a device, a FIFO or
+    a socket (`-o /dev/null`, `-o /dev/stdout`, `-o >(gzip > x)`), in place like stdout: there is nothing to
+    make atomic, and renaming a file over it would replace the device itself."""
 
     def __init__(self, path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
         self.stdout = str(path) == STDOUT
@@ -216,10 +222,19 @@ class AtomicFile:
         self._tmp: Path | None = None
         self._fh: IO[Any] | None = None
         self.parts: Parts | None = None
+        self._in_place = False  # a device or a pipe: written where it is, never replaced
 
     def __enter__(self) -> Any:
         if self.stdout:
             return sys.stdout.buffer if "b" in self.mode else sys.stdout
+        try:
+            st = os.stat(self.path)  # through any symbolic link
+        except OSError:
+            st = None  # a new name (or one that cannot be reached: reported when the temporary file is made)
+        if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            return self._enter_in_place()
+        if self.path.is_symlink():
+            self.path = Path(os.path.realpath(self.path))
         parent = self.path.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -232,11 +247,28 @@ class AtomicFile:
         self.parts = Parts(str(self._tmp)[: -len(".tmp")], str(self.path))
         return GuardedFile(self._fh, self.path)
 
+    def _enter_in_place(self) -> GuardedFile:
+        self._in_place = True
+        try:
+            fd = os.open(self.path, os.O_WRONLY)
+        except OSError as exc:
+            raise output_error(exc, self.path) from None
+        self._fh = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
+        return GuardedFile(self._fh, self.path)
+
     def __exit__(self, exc_type, exc, tb) -> bool:
         if self.stdout:
             if exc_type is None:
                 with contextlib.suppress(OSError, ValueError):
                     sys.stdout.flush()
+            return False
+        if self._in_place:
+            assert self._fh is not None
+            try:
+                self._fh.close()  # flushes: a full device fails here at the latest
+            except OSError as err:
+                if exc_type is None:
+                    raise output_error(err, self.path) from None
             return False
         assert self._fh is not None and self._tmp is not None
         try:
