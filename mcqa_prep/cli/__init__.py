@@ -73,11 +73,24 @@ class _Group(click.Group):
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="surrogateescape")
         ctx.meta["mcqa_prep.json_emitted"] = False
+        _stop_on_termination()
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()  # a reader that went away shows here, not as noise at interpreter exit
             return result
         except (click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (Stopped): the with-blocks cleaned up
+            name = exc.args[0] if isinstance(exc, Stopped) else "SIGINT"
+            if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
+                from .common import dumps_document
+
+                error = {"reason": "interrupted", "signal": name, "message": f"stopped by {name}"}
+                sys.stdout.write(dumps_document({"ok": False, "error": error}) + "\n")
+                sys.stdout.flush()
+            if isinstance(exc, Stopped):
+                click.echo(f"Error: stopped by {name}; nothing was written", err=True)
+                raise click.exceptions.Exit(1) from None
             raise
         except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
             if _reader_went_away(exc):
@@ -91,6 +104,28 @@ class _Group(click.Group):
                 sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
                 sys.stdout.flush()
             raise to_click(exc) from None
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (its name in args[0]), raised wherever the run is, so that it ends as Ctrl-C does:
+    with-blocks remove temporary files, the worker pool is shut down, exit 1. A KeyboardInterrupt, not an
+    Exception, so that no `except Exception` on the way takes it for a failure of the code it interrupts."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    import signal
+
+    raise Stopped(signal.Signals(signum).name)
+
+
+def _stop_on_termination() -> None:
+    import signal
+
+    for sig in ("SIGTERM", "SIGHUP"):
+        with contextlib.suppress(
+            AttributeError, ValueError, OSError
+        ):  # no such signal here; not the main thread
+            signal.signal(getattr(signal, sig), _stop)
 
 
 def _reader_went_away(exc: BaseException) -> bool:

@@ -4,6 +4,7 @@ a rerun removes), and a worker process killed under it (out of memory) reported 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -223,7 +224,7 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _start_rescore(tmp_path: Path, data: bytes, done: threading.Event):
+def _start_rescore(tmp_path: Path, data: bytes, done: threading.Event, *extra: str):
     fifo = tmp_path / "rollouts.jsonl"
     os.mkfifo(fifo)
     out_dir = tmp_path / "o"
@@ -231,7 +232,18 @@ def _start_rescore(tmp_path: Path, data: bytes, done: threading.Event):
     feeder = threading.Thread(target=_feed, args=(fifo, data, done), daemon=True)
     feeder.start()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcqa_prep", "rescore", fifo, "-o", out_dir / "out.jsonl", "--workers", "2"],
+        [
+            sys.executable,
+            "-m",
+            "mcqa_prep",
+            "rescore",
+            fifo,
+            "-o",
+            out_dir / "out.jsonl",
+            "--workers",
+            "2",
+            *extra,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: the test can kill exactly what it started
@@ -295,3 +307,63 @@ def test_ctrl_c_mid_run_is_not_a_traceback(tmp_path, big_input):
     no_traceback(err)
     assert proc.returncode == FAILURE and err.strip().splitlines()[-1] == b"Aborted!", err
     assert not (out_dir / "out.jsonl").exists() and not leftovers(out_dir)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGKILL"])
+def test_the_parent_stopped_alone_takes_its_workers_with_it(tmp_path, big_input, sig):
+    """`timeout 600 mcqa-prep ... | tee log` sends SIGTERM to mcqa-prep alone: the workers were left running
+    with the caller's pipes open, and the caller hung (found by an audit). SIGTERM and SIGHUP end the run as
+    Ctrl-C does (one line, exit 1, no temporary file); after SIGKILL the workers die with the parent."""
+    done = threading.Event()
+    proc, out_dir, feeder = _start_rescore(tmp_path, big_input, done)
+    try:
+        _wait_for(lambda: len(_children(proc.pid)) >= 2, "the worker processes")
+        workers = _children(proc.pid)
+        os.kill(proc.pid, getattr(signal, sig))
+        done.set()
+        _, err = proc.communicate(timeout=DEADLINE)
+        _wait_for(lambda: not any(map(_alive, workers)), "the workers to end")
+    finally:
+        done.set()
+        with contextlib.suppress(ProcessLookupError):  # the group: orphaned workers too, if the test failed
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=DEADLINE)
+        feeder.join(DEADLINE)
+    assert not (out_dir / "out.jsonl").exists()
+    if sig == "SIGKILL":
+        return
+    no_traceback(err)
+    assert proc.returncode == FAILURE
+    assert err.strip().splitlines() == [f"Error: stopped by {sig}; nothing was written".encode()], err
+    assert not leftovers(out_dir)
+
+
+def test_ctrl_c_with_format_json_still_prints_one_document(tmp_path, big_input):
+    import json
+
+    done = threading.Event()
+    proc, out_dir, feeder = _start_rescore(tmp_path, big_input, done, "--format", "json")
+    try:
+        _wait_for(lambda: any(p.stat().st_size > 0 for p in _temporaries(out_dir)), "rescored rows")
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        done.set()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=DEADLINE)
+        feeder.join(DEADLINE)
+    no_traceback(err)
+    assert proc.returncode == FAILURE
+    doc = json.loads(out)
+    assert (
+        doc["ok"] is False and doc["error"]["reason"] == "interrupted" and doc["error"]["signal"] == "SIGINT"
+    )
