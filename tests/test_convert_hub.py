@@ -147,3 +147,58 @@ def test_pulled_directory_is_verified_first(hub, tmp_path):
     p = run(hub, tmp_path, "convert", "mini", "-o", "out.jsonl")
     assert p.returncode == 1 and "the file changed after the pull" in p.stderr, p.stderr
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_pulled_shard_with_no_readable_line_is_counted(tmp_path):
+    """A pulled JSONL shard none of whose lines is readable: its lines are rejects at their lines, counted
+    with the split's others, and the next shard's rows keep their numbers (found by the hostile-input audit:
+    such a source was left unread). From the hub, the datasets library refuses the split as a whole."""
+    readme = (
+        b"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test-*\n---\n"
+    )
+    good = "".join(
+        json.dumps({"question": f"Which is {i}?", "choices": [f"{i}", "x", "y", "z"], "answer": 0}) + "\n"
+        for i in range(3)
+    )
+    repo = FakeRepo()
+    repo.add_commit(
+        "v1",
+        {
+            "README.md": readme,
+            "data/test-00000-of-00002.jsonl": b"garbage\n\xff\n[]\n",
+            "data/test-00001-of-00002.jsonl": good.encode(),
+        },
+    )
+    h = FakeHub(page_size=100)
+    h.repos["acme/bad-shard"] = repo
+    with h:
+        p = run(h, tmp_path, "pull", "acme/bad-shard", "--revision", "main", "--to", "bad")
+        assert p.returncode == 0, p.stderr
+        p = run(h, tmp_path, "convert", "bad", "-o", "out.jsonl", "--preset", "mmlu", "--format", "json")
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(p.stdout)
+        assert doc["counts"] == {
+            "read": 6,
+            "written": 3,
+            "rejected": 3,
+            "rejected_by_reason": {"malformed_row": 3},
+        }
+        rejects = read_jsonl(tmp_path / "out.rejects.jsonl")
+        assert [(r["source"]["row"], r["source"]["line"]) for r in rejects] == [(0, 1), (1, 2), (2, 3)]
+        assert [r["metadata"]["source"]["row"] for r in read_jsonl(tmp_path / "out.jsonl")] == [3, 4, 5]
+
+        p = run(
+            h,
+            tmp_path,
+            "convert",
+            "acme/bad-shard",
+            "--revision",
+            "main",
+            "-o",
+            "hub.jsonl",
+            "--preset",
+            "mmlu",
+        )
+        assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+        assert "acme/bad-shard@main: reading split 'test' failed" in p.stderr, p.stderr
+        assert not (tmp_path / "hub.jsonl").exists()

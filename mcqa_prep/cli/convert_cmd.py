@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertReport, convert
+from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertError, ConvertReport, convert
 from ..convert.shapes import MAP_KEYS
 from ..errors import UsageError
 from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
@@ -55,13 +55,18 @@ def _exists(p: str) -> bool:
     return Path(p).exists()
 
 
+def reject_lines(shown: list[dict]) -> list[str]:
+    """The first rejects, compiler style: `file:line: rejected: message [reason]`."""
+    return [
+        f"{r['source']['path']}:{r['source']['line']}: rejected: {r['message']} [{r['reason']}]"
+        for r in shown
+    ]
+
+
 def render_text(report: ConvertReport) -> list[str]:
     d = report.doc
     c = d["counts"]
-    lines = []
-    for r in report.rejects_shown:
-        s = r["source"]
-        lines.append(f"{s['path']}:{s['line']}: rejected: {r['message']} [{r['reason']}]")
+    lines = reject_lines(report.rejects_shown)
     if c["rejected"] > len(report.rejects_shown):
         lines.append(f"… and {c['rejected'] - len(report.rejects_shown)} more rejects in {d['rejects']}")
     for f in d["output_files"]:
@@ -79,8 +84,9 @@ def render_text(report: ConvertReport) -> list[str]:
         where = f"{s['dataset']}{commit}" + (f" config {s['config']}" if s.get("config") else "")
         if s.get("file") and s["file"] != s["dataset"]:
             where += f" file {s['file']}"
+        layout = f"preset {s.get('preset') or '(--map)'}" if "map" in s else "no readable row"
         lines.append(
-            f"source {where}, split {s['split']}: preset {s.get('preset') or '(--map)'}, "
+            f"source {where}, split {s['split']}: {layout}, "
             f"{s['read']} read, {s['written']} written, {s['rejected']} rejected"
         )
     mix = ", ".join(f"{t['id']} {t['rows']}" for t in d["templates"])
@@ -220,24 +226,30 @@ def convert_command(
     srcs, pairs = _split_args(sources, maps)
     if not srcs:
         raise UsageError("no SOURCE given (KEY=COLUMN words are read as --map entries)")
-    report = convert(
-        srcs,
-        out,
-        preset=preset,
-        mapping=pairs,
-        templates=templates,
-        shuffle=shuffle,
-        seed=seed,
-        pins=pins,
-        drop=drop,
-        revision=revision,
-        config=config,
-        split=split,
-        dataset=dataset,
-        rejects=rejects,
-        verify=not no_verify,
-        progress=_bar(quiet),
-    )
+    try:
+        report = convert(
+            srcs,
+            out,
+            preset=preset,
+            mapping=pairs,
+            templates=templates,
+            shuffle=shuffle,
+            seed=seed,
+            pins=pins,
+            drop=drop,
+            revision=revision,
+            config=config,
+            split=split,
+            dataset=dataset,
+            rejects=rejects,
+            verify=not no_verify,
+            progress=_bar(quiet),
+        )
+    except ConvertError as exc:  # no rejects file is left: its first lines are shown before the error
+        if fmt != "json":
+            for line in reject_lines(exc.details.get("rejects_shown", [])):
+                click.echo(line)
+        raise
     if fmt == "json":
         emit_json(report.to_dict())
     else:

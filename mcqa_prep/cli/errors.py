@@ -75,6 +75,7 @@ HINTS: dict[str, str] = {
     "no_preset": "pass --preset NAME or a column map such as --map question=COL --map choices=COL --map answer=COL "
     "(see --list-presets)",
     "nothing_converted": "check the preset or --map",
+    "nothing_readable": "check that each SOURCE holds what its name says (JSON lines, CSV with a header, Parquet)",
     "bad_column_map": "write --map KEY=COLUMN",
     "map_no_question": "pass --map question=COLUMN",
     "map_no_answer": "pass --map answer=COLUMN",

@@ -186,7 +186,8 @@ def _write(
             run.source(src, outputs, rj, tick, mapping)
         tick.flush()
         if run.totals()[1] == 0:
-            raise ConvertError(run.nothing_converted(), reason="nothing_converted")
+            message, reason, details = run.nothing_converted()
+            raise ConvertError(message, reason=reason, **details)
         doc = run.report(out, rejects, outputs)
         rejects_atomic.__exit__(None, None, None)
         rj = None

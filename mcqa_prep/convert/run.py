@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from .._version import __version__
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, pinned_positions
 from .checks import SelfCheck, TemplateChecker
@@ -190,20 +190,25 @@ class Run:
         self.src_docs.append(sdoc)
         columns = src.columns()
         if columns is None:
-            return  # an empty source
-        cmap, pname = _map_for(src, columns, mapping)
-        sdoc["preset"] = pname
-        sdoc["map"] = cmap.to_dict()
-        ext = Extractor(cmap, columns, where=src.label)
+            # no row holds data (the source is empty, or none of its lines is readable): nothing to map or
+            # detect a preset from, yet each row read still goes through the loop below, to be counted and
+            # rejected at its line like a malformed line in any other source
+            pname, extract, projection = None, _changed(src), None
+        else:
+            cmap, pname = _map_for(src, columns, mapping)
+            sdoc["preset"] = pname
+            sdoc["map"] = cmap.to_dict()
+            ext = Extractor(cmap, columns, where=src.label)
+            extract, projection = ext.extract, (None if self.uses_row else _projection(ext))
         key = outputs.key_for(src)
         ident = src.identity()
         prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
         meta_convert = {**self.meta_base, "preset": pname}
-        extract, pick, slots, seed_salt = ext.extract, self.mix.pick_index, self.slots, self.seed_salt
+        pick, slots, seed_salt = self.mix.pick_index, self.slots, self.seed_salt
         counts = self.balancer.counts
         fh = None
         n_read = n_written = 0
-        for index, line, data, error in src.rows(None if self.uses_row else _projection(ext)):
+        for index, line, data, error in src.rows(projection):
             n_read += 1
             tick()
             try:
@@ -325,9 +330,17 @@ class Run:
         assert read == written + rejected
         return read, written, rejected
 
-    def nothing_converted(self) -> str:
-        """Why no row could be converted: the counts by reason and the first reject."""
-        read, _, rejected = self.totals()
+    def counts(self) -> dict[str, Any]:
+        read, written, rejected = self.totals()
+        by_reason = dict(sorted(self.by_reason.items()))
+        return {"read": read, "written": written, "rejected": rejected, "rejected_by_reason": by_reason}
+
+    def nothing_converted(self) -> tuple[str, str, dict[str, Any]]:
+        """Why no row could be converted, as (message, reason, details): the counts by reason and the first
+        reject in the message; the counts, the sources and the first rejects (their rows left out) in the
+        details, since a failed run leaves no rejects file to read them from. The reason tells a mapping
+        that fits no row from a source with no readable row, or none at all."""
+        read, written, rejected = self.totals()
         first = ""
         if self.shown:
             s0 = self.shown[0]
@@ -335,10 +348,20 @@ class Run:
                 f"; first: {s0['source']['path']}:{s0['source']['line']}: {s0['message']} [{s0['reason']}]"
             )
         reasons = ", ".join(f"{k} {v}" for k, v in self.by_reason.most_common())
-        return f"no row could be converted ({read} read, {rejected} rejected: {reasons or 'no rows'}){first}"
+        message = (
+            f"no row could be converted ({read} read, {written} written, {rejected} rejected: "
+            f"{reasons or 'no rows'}){first}"
+        )
+        if not read:
+            reason = "no_rows"
+        elif set(self.by_reason) == {"malformed_row"}:
+            reason = "nothing_readable"
+        else:
+            reason = "nothing_converted"
+        shown = [{k: r[k] for k in ("reason", "message", "source")} for r in self.shown]
+        return message, reason, {"counts": self.counts(), "sources": self.src_docs, "rejects_shown": shown}
 
     def report(self, out: Path, rejects: Path, outputs: Outputs) -> dict[str, Any]:
-        read, written, rejected = self.totals()
         hist: dict[str, dict[int, list[int]]] = {}
         for (key, n), c in sorted(self.balancer.counts.items()):
             hist.setdefault(key, {})[n] = c
@@ -353,12 +376,7 @@ class Run:
                 for key, path in outputs.names().items()
             ],
             "rejects": str(rejects),
-            "counts": {
-                "read": read,
-                "written": written,
-                "rejected": rejected,
-                "rejected_by_reason": dict(sorted(self.by_reason.items())),
-            },
+            "counts": self.counts(),
             "sources": self.src_docs,
             "templates": [{**t.describe(), "rows": self.tpl_rows[t.id]} for t in self.tmpls],
             "template_controls": self.checker.checked,
@@ -402,6 +420,16 @@ class Ticker:
         if self.bar is not None and self.pending:
             self.bar.update(self.pending)
         self.pending = 0
+
+
+def _changed(src: Source) -> Callable[[Any], Any]:
+    """The extractor of a source in which no row held data when its columns were looked for: a row with data
+    on the second read means the file changed in between."""
+
+    def extract(_data: Any) -> Any:
+        raise InputError(f"{src.label}: changed while being read", reason="input_changed")
+
+    return extract
 
 
 def _projection(ext: Extractor) -> list[str]:

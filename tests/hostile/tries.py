@@ -188,6 +188,11 @@ def convert(
         assert (count_lines(rejects) if rejects.exists() else 0) == c["rejected"]
     else:
         assert not out.exists() and not rejects.exists()
+        counts = doc["error"].get("counts")
+        if counts is not None:  # nothing converted: every row is still counted, in the error's details
+            assert counts["read"] == counts["written"] + counts["rejected"] and counts["written"] == 0
+            if data is not None:
+                assert counts["read"] == len(rows_of(data)), "rows went uncounted"
     assert_clean(out.parent)
     return doc
 
