@@ -23,6 +23,7 @@ from .errors import InputError, UsageError
 from .evidence import key_kind
 from .passrate_table import PassRateTable, describe_models, read_table
 from .policy import GradingPolicy
+from .records import display_name
 
 EVIDENCE_TABLE = "table"
 EVIDENCE_UPSTREAM = "upstream_reward_profiles"
@@ -245,7 +246,7 @@ class Difficulty:
         tally.check(self)
         return {
             "settings": self.settings(),
-            "table_path": self.table.path if self.table is not None else None,
+            "table_path": display_name(self.table.path) if self.table is not None else None,
             "evidence": tally.to_dict(self),
         }
 

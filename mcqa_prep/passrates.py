@@ -28,7 +28,7 @@ from .io.readers import iter_file
 from .passrate_table import write_table
 from .policy import GradingPolicy
 from .prompt import prompt_id, prompt_key
-from .records import STATUS_INVALID_ROW, Row
+from .records import STATUS_INVALID_ROW, Row, display_name
 
 ON_INVALID = ("fail", "skip")
 INVALID = "could not be graded"
@@ -121,7 +121,7 @@ class _Run:
 
     def add(self, rec: Row) -> None:
         self.rows += 1
-        where = f"{rec.file}:{rec.line}"
+        where = f"{display_name(rec.file)}:{rec.line}"
         if rec.data is None:
             self.invalid.add("unreadable", f"{where}: {rec.error}")
             return
@@ -199,7 +199,7 @@ def _hash(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[di
     try:
         for p in paths:
             digest, size, _ = sha256_file(p.path, bar.update if bar is not None else None)
-            out.append({"name": p.name, "sha256": digest, "bytes": size})
+            out.append({"name": display_name(p.name), "sha256": digest, "bytes": size})
     finally:
         if bar is not None:
             bar.close()

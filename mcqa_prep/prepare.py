@@ -43,7 +43,7 @@ from .prepare_rows import (
     prepare_chunk,
     settle,
 )
-from .records import Finding, Row
+from .records import Finding, Row, display_name
 from .sources import KIND_PULLED, Source, resolve
 
 __all__ = ["prepare", "PrepareReport", "normalise_options", "DEFAULT_SHARD_ROWS"]
@@ -149,7 +149,7 @@ def _pulled_provenance(arg: str, lock: dict[str, Any], split: str | None) -> dic
     keys = ("path", "split", "hash_kind", "hash", "size")
     return {
         "kind": "pulled",
-        "path": arg,
+        "path": display_name(arg),
         "repo": lock["repo"],
         "repo_type": lock["repo_type"],
         "commit": lock["commit"],
@@ -171,8 +171,8 @@ def _hash_files(sources: list[Source], progress: Progress | None) -> list[dict[s
             out.append(
                 {
                     "kind": "file",
-                    "path": str(s.path),
-                    "name": s.name,
+                    "path": display_name(s.path),
+                    "name": display_name(s.name),
                     "split": s.split,
                     "sha256": digest,
                     "bytes": size,
@@ -289,7 +289,7 @@ def _keep(kept: list[Finding], new: list[Finding]) -> None:
 
 
 def _source_of(src: Source) -> dict[str, Any]:
-    return dict(src.pulled) if src.pulled else {"file": str(src.path)}
+    return dict(src.pulled) if src.pulled else {"file": display_name(src.path)}
 
 
 def _reject_line(rec: Row, src: Source, errs: list[Finding]) -> bytes:

@@ -40,6 +40,7 @@ from .io.readers import read_jsonl, read_parquet
 from .io.staging import commit, staging_dir
 from .io.writers import write_atomic_json
 from .policy import GradingPolicy
+from .records import display_name
 from .rescore import RescoreReport, setup
 from .rescore_rows import Outcome, Settings, rescore_row
 
@@ -178,7 +179,7 @@ def _plan(input_path: str, chunk_bytes: int | None, workers: int, counter: Any) 
     chunks: list[Chunk | None] = []
     for src in files:
         path = os.path.abspath(src.path)
-        name = str(src.path)  # as the one-process reader names the file
+        name = display_name(src.path)  # as the one-process reader's rows name the file in the output
         if str(src.path).endswith(".parquet"):
             groups = open_parquet(Path(path)).metadata.num_row_groups
             for g in range(groups) or [0]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -35,6 +36,26 @@ STATUSES = (
     STATUS_UNEXPECTED_REASONING,
     STATUS_TRUNCATED,
 )
+
+
+def display_name(name: str | os.PathLike[str]) -> str:
+    """A file name as every output writes it: as it is when it is UTF-8, else each byte that does not decode
+    written as the text `\\udcXX` (Linux names are bytes; Python gives those it cannot decode as lone
+    surrogates, which no UTF-8 output can hold). Rows' provenance, reject records, reports, JSON documents,
+    HTML pages and messages write this form; the name itself stays the one that opens the file."""
+    return os.fspath(name).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def displayed(v: Any) -> Any:
+    """A JSON-like document with every string (keys included) in display_name's form: for a document built
+    from names that did not all pass through display_name (an argument, an OS error's message)."""
+    if isinstance(v, str):
+        return display_name(v)
+    if isinstance(v, dict):
+        return {displayed(k): displayed(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [displayed(x) for x in v]
+    return v
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +147,7 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "file": self.file,
+            "file": display_name(self.file),
             "line": self.line,
             "row": self.row,
             "uuid": self.uuid,
@@ -137,5 +158,6 @@ class Finding:
         }
 
     def render(self) -> str:
-        loc = self.file if self.line is None else f"{self.file}:{self.line}"
+        name = display_name(self.file)
+        loc = name if self.line is None else f"{name}:{self.line}"
         return f"{loc}: {self.path}: {self.severity}: {self.message} [{self.rule}]"

@@ -24,7 +24,7 @@ from .io.writers import Parts
 from .parallel import Chunk, check_workers, chunks, ordered_map
 from .policy import GradingPolicy
 from .prompt import prompt_key
-from .records import STATUS_INVALID_ROW
+from .records import STATUS_INVALID_ROW, display_name
 from .rescore_rows import JOIN_FIELDS, Outcome, Settings, rescore_row
 
 __all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
@@ -251,8 +251,8 @@ class RescoreReport:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "input": self.input,
-            "output": self.output,
+            "input": display_name(self.input),
+            "output": display_name(self.output),
             "contract": self.contract_id,
             "rows": self.rows,
             "graded": self.graded,

@@ -25,7 +25,7 @@ from .grader.request import grade_request
 from .io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
 from .policy import GradingPolicy
 from .prompt import prompt_key
-from .records import STATUS_INVALID_ROW, Row
+from .records import STATUS_INVALID_ROW, Row, display_name
 
 # Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
 JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")
@@ -65,7 +65,7 @@ def row_id(row: Mapping[str, Any] | None, file: str, line: int) -> str:
             v = row.get(key)
             if isinstance(v, (str, int)) and not isinstance(v, bool):
                 return str(v)
-    return f"{file.rsplit('/', 1)[-1]}:{line}"
+    return f"{display_name(file.rsplit('/', 1)[-1])}:{line}"
 
 
 def _reward_value(v: Any) -> float | None:
@@ -223,7 +223,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
     row = rec.data
     rid = row_id(row, rec.file, rec.line)
     if row is None:
-        grading = _invalid_grading(s, f"{rec.file}:{rec.line}: {rec.error}")
+        grading = _invalid_grading(s, f"{display_name(rec.file)}:{rec.line}: {rec.error}")
         grading["line"] = rec.line
         out = {"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}
         return _line(out), Outcome(

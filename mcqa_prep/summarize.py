@@ -21,6 +21,7 @@ from .errors import ContractMismatch, InputError
 from .evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
 from .io.readers import iter_file
 from .prompt import prompt_key
+from .records import display_name
 
 NO_TEMPLATE = "(none)"
 NO_CONTRACT = "(none)"
@@ -150,6 +151,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     files = [str(p) for p in paths]
     if not files:
         raise InputError("no input files")
+    shown = [display_name(f) for f in files]
     pools: dict[str, _Pool] = {}
     lines_read = unscored = malformed = 0
     malformed_lines: list[str] = []
@@ -159,7 +161,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
             if error is not None:
                 malformed += 1
                 if len(malformed_lines) < MAX_MALFORMED_REPORTED:
-                    malformed_lines.append(f"{rec.file}:{rec.line}: {error}")
+                    malformed_lines.append(f"{display_name(rec.file)}:{rec.line}: {error}")
                 continue
             lines_read += 1
             if grading is None:
@@ -174,7 +176,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
 
     if lines_read == 0:
         where = f"; {malformed} malformed line(s), first: {malformed_lines[0]}" if malformed else ""
-        raise InputError(f"nothing could be read from {', '.join(files)}{where}", reason="no_rows")
+        raise InputError(f"nothing could be read from {', '.join(shown)}{where}", reason="no_rows")
 
     found = {cid: p.rows for cid, p in sorted(pools.items(), key=lambda kv: (-kv[1].rows, kv[0]))}
     listing = ", ".join(f"{cid} ({n} row(s))" for cid, n in found.items())
@@ -198,13 +200,13 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
 
     if chosen is None:  # nothing was graded: a summary of nothing is not a success
         raise InputError(
-            f"no scored rows in {', '.join(files)}: {unscored} row(s) carry no metadata.grading",
+            f"no scored rows in {', '.join(shown)}: {unscored} row(s) carry no metadata.grading",
             reason="no_scored_rows",
             unscored=unscored,
         )
     pool = pools[chosen]
     report: dict[str, Any] = {
-        "files": files,
+        "files": shown,
         "contract": chosen,
         "contracts": found,
         "lines_read": lines_read,

@@ -4,10 +4,14 @@ json exactly one JSON document on stdout, failures included; never a traceback."
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import read_jsonl
+from passrate_helpers import rollout
+from prep_helpers import write_rows
 
 from mcqa_prep.cli import COMMANDS, main
 
@@ -149,7 +153,7 @@ def test_the_json_document_is_strict_json_and_valid_utf8():
     text = dumps_document({"path": "bad\udcffname.jsonl", "mean": float("nan"), "rows": [float("inf"), 1]})
     text.encode("utf-8")  # no lone surrogate left
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(c))
-    assert doc == {"path": "bad\udcffname.jsonl", "mean": None, "rows": [None, 1]}
+    assert doc == {"path": "bad\\udcffname.jsonl", "mean": None, "rows": [None, 1]}  # records.display_name
 
 
 def test_grade_refuses_text_that_is_not_utf8():
@@ -185,4 +189,146 @@ def test_an_output_may_name_no_input_of_any_kind(tmp_path, args):
     assert _assert_contract(res, 2)["error"]["reason"] in ("output_is_input", "output_inside_input")
     assert (d / "train.jsonl").read_bytes() == before and sorted(p.name for p in d.iterdir()) == [
         "train.jsonl"
+    ]
+
+
+# ---- file names that are not UTF-8 -------------------------------------------------------------------------
+# Linux names are bytes; Python gives the bytes it cannot decode as lone surrogates ('\udcff'), which no UTF-8
+# output can hold. Every output names such a file in one form, `\udcff` as text (records.display_name), and
+# the file is still opened by its real name.
+
+BAD_NAME = os.fsdecode(b"bad\xffname.jsonl")
+SHOWN = "bad\\udcffname.jsonl"  # the display form, a backslash and "udcff"
+MALFORMED = ["{oops", "[1, 2]"]  # lines 5 and 6
+
+
+def _requests(tmp_path: Path, name: str, *, malformed: bool = True) -> Path:
+    """Four valid verify requests (which also read as dataset rows and as a convert source through
+    --map question=q --map choices=c --map answer=a), then two malformed lines."""
+    rows: list = []
+    for i in range(4):
+        r = rollout(i, correct=i != 3, model="m1")
+        r.update(q=f"Question {i}?", c=[f"choice {c}" for c in "ABCD"], a=r["expected_answer"])
+        rows.append(r)
+    return write_rows(tmp_path / name, rows + (MALFORMED if malformed else []))
+
+
+def _shown(tmp_path: Path) -> str:
+    return f"{tmp_path}/{SHOWN}"
+
+
+def _utf8(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")  # strict: no lone surrogate was written
+
+
+def test_validate_names_a_file_that_is_not_utf8_in_its_display_form(tmp_path):
+    src = _requests(tmp_path, BAD_NAME)
+    doc = _assert_contract(_run(["validate", src, "--format", "json"]), 1)
+    bad = [f for f in doc["findings"] if f["rule"] == "malformed_row"]
+    assert [(f["file"], f["line"]) for f in bad] == [(_shown(tmp_path), 5), (_shown(tmp_path), 6)]
+    assert doc["summary"]["inputs"][0]["path"] == _shown(tmp_path)
+    text = _run(["validate", src])
+    assert text.exit_code == 1 and f"{_shown(tmp_path)}:5: $: error:" in text.stdout
+
+
+def test_prepare_stamps_and_rejects_with_the_display_form(tmp_path):
+    good = _requests(tmp_path, BAD_NAME, malformed=False)
+    doc = _assert_contract(_run(["prepare", good, "-o", tmp_path / "p", "--format", "json", "-j1"]), 0)
+    rows = read_jsonl(next((tmp_path / "p").glob("train-*.jsonl")))
+    assert len(rows) == 4 and {r["metadata"]["mcqa_prep"]["source"]["file"] for r in rows} == {
+        _shown(tmp_path)
+    }
+    manifest = json.loads(_utf8(tmp_path / "p" / "manifest.json"))
+    assert [(i["path"], i["name"]) for i in manifest["inputs"]] == [(_shown(tmp_path), SHOWN)]
+    _assert_contract(_run(["verify", tmp_path / "p", "--format", "json"]), 0)
+    # the rows are written or rejected for what they are: the two malformed lines, not the name
+    (tmp_path / "mixed").mkdir()
+    mixed = _requests(tmp_path / "mixed", BAD_NAME)
+    failed = _run(["prepare", mixed, "-o", tmp_path / "q", "--format", "json"])
+    assert failed.exit_code == 1 and "Traceback" not in failed.output
+    assert "internal error" not in failed.output and "prepare.unwritable" not in failed.output
+    assert [(f["file"], f["rule"]) for f in _one_json_document(failed.stdout)["rejected"]] == [
+        (_shown(tmp_path / "mixed"), "malformed_row")
+    ] * 2
+    doc = _assert_contract(
+        _run(["prepare", mixed, "-o", tmp_path / "r", "--on-invalid", "reject", "--format", "json"]), 0
+    )
+    assert (doc["counts"]["written"], doc["counts"]["rejected"]) == (4, 2)
+    rejects = [json.loads(line) for line in _utf8(tmp_path / "r" / "rejects.jsonl").splitlines()]
+    assert [(r["source"]["file"], r["source"]["row"]) for r in rejects] == [
+        (_shown(tmp_path / "mixed"), 5),
+        (_shown(tmp_path / "mixed"), 6),
+    ]
+    assert {f["file"] for r in rejects for f in r["findings"]} == {_shown(tmp_path / "mixed")}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_rescore_names_unreadable_lines_with_the_display_form(tmp_path, workers):
+    src = _requests(tmp_path, BAD_NAME)
+    out = tmp_path / "out.jsonl"
+    doc = _assert_contract(_run(["rescore", src, "-o", out, "--format", "json", "-j", workers]), 1)
+    assert doc["input"] == _shown(tmp_path) and doc["rows"] == 6
+    assert doc["by_status"] == {"ok": 4, "invalid_row": 2}
+    assert doc["invalid_rows"]["examples"] == [f"{SHOWN}:5", f"{SHOWN}:6"]
+    rows = [json.loads(line) for line in _utf8(out).splitlines()]
+    messages = [
+        r["metadata"]["grading"]["message"] for r in rows if r["metadata"]["grading"]["status"] != "ok"
+    ]
+    assert [m.split(": ")[0] for m in messages] == [f"{_shown(tmp_path)}:5", f"{_shown(tmp_path)}:6"]
+
+
+def test_convert_records_the_display_form(tmp_path):
+    src = _requests(tmp_path, BAD_NAME)
+    out = tmp_path / "c.jsonl"
+    args = ["convert", src, "-o", out, "--map", "question=q", "--map", "choices=c", "--map", "answer=a"]
+    doc = _assert_contract(_run([*args, "--format", "json"]), 0)
+    assert (doc["counts"]["read"], doc["counts"]["written"], doc["counts"]["rejected"]) == (6, 4, 2)
+    assert [s["path"] for s in doc["sources"]] == [_shown(tmp_path)]
+    rows = [json.loads(line) for line in _utf8(out).splitlines()]
+    assert len(rows) == 4
+    assert {(r["metadata"]["source"]["dataset"], r["metadata"]["source"]["file"]) for r in rows} == {
+        (SHOWN, SHOWN)
+    }
+    rejects = [json.loads(line) for line in _utf8(tmp_path / "c.rejects.jsonl").splitlines()]
+    assert [(r["source"]["path"], r["source"]["line"]) for r in rejects] == [
+        (_shown(tmp_path), 5),
+        (_shown(tmp_path), 6),
+    ]
+
+
+def test_report_names_the_file_in_the_page_and_the_document(tmp_path):
+    src = _requests(tmp_path, BAD_NAME)
+    page = tmp_path / "r.html"
+    doc = _assert_contract(_run(["report", src, "-o", page, "--format", "json"]), 0)
+    assert [i["path"] for i in doc["inputs"]] == [_shown(tmp_path)]
+    assert (doc["inputs"][0]["rows"], doc["inputs"][0]["malformed"]) == (6, 2)
+    html = _utf8(page)
+    assert f"{_shown(tmp_path)}:5: $: error:" in html  # a finding as the page shows it
+
+
+def test_passrates_and_summarize_name_the_file_in_the_display_form(tmp_path):
+    rescored = tmp_path / "rescored.jsonl"
+    ok = _requests(tmp_path, "ok.jsonl", malformed=False)
+    _assert_contract(_run(["rescore", ok, "-o", rescored, "--format", "json"]), 0)
+    src = write_rows(tmp_path / BAD_NAME, [*rescored.read_text(encoding="utf-8").splitlines(), *MALFORMED])
+    table = tmp_path / "t.jsonl"
+    doc = _assert_contract(
+        _run(["passrates", src, "-o", table, "--on-invalid", "skip", "--format", "json"]), 0
+    )
+    header = json.loads(_utf8(table).splitlines()[0])
+    assert [i["name"] for i in header["inputs"]] == [SHOWN]
+    assert (doc["counts"]["used"], doc["invalid"]["count"]) == (4, 2)
+    assert [e.split(": ")[0] for e in doc["invalid"]["examples"]] == [
+        f"{_shown(tmp_path)}:5",
+        f"{_shown(tmp_path)}:6",
+    ]
+    refused = _run(["passrates", src, "-o", tmp_path / "t2.jsonl", "--format", "json"])
+    error = _assert_contract(refused, 1)["error"]
+    assert error["reason"] == "invalid_rollouts" and f"first: {_shown(tmp_path)}:5: " in error["message"]
+    doc = _assert_contract(_run(["summarize", src, "--format", "json"]), 0)
+    assert doc["files"] == [_shown(tmp_path)] and doc["scored"] == 4
+    assert doc["malformed"]["count"] == 2
+    assert [line.split(": ")[0] for line in doc["malformed"]["lines"]] == [
+        f"{_shown(tmp_path)}:5",
+        f"{_shown(tmp_path)}:6",
     ]

@@ -66,12 +66,12 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*ctx._protected_args, *ctx.args]
         json_mode = _wants_json(raw)
-        # a file name that is not UTF-8 (Linux names are bytes) is printed back as the bytes it was, as
-        # Python does under the C locale, not refused by a strict UTF-8 stdout (JSON escapes it instead)
+        # a file name that is not UTF-8 (Linux names are bytes) is written in its display form
+        # (records.display_name, `\udcXX`), as on stderr, never refused by a strict UTF-8 stdout
         reconfigure = getattr(sys.stdout, "reconfigure", None)
         if reconfigure is not None:
             with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="surrogateescape")
+                reconfigure(errors="backslashreplace")
         ctx.meta["mcqa_prep.json_emitted"] = False
         _stop_on_termination()
         try:

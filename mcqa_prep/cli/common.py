@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..records import displayed
 from .errors import Failure
 
 __all__ = [
@@ -61,13 +62,14 @@ WORKERS_OPTION = click.option(
 
 def dumps_document(doc: Any) -> str:
     """The text of the one JSON document: strict JSON (a NaN or Infinity that reached a report is written as
-    null, never as `NaN`) that is valid UTF-8 (a lone surrogate, from a file name that is not UTF-8, is
-    written as its `\\udcff` escape: the surrogateescape convention, and valid JSON)."""
+    null, never as `NaN`) that is valid UTF-8 (a file name that is not UTF-8 is written in its display form,
+    `\\udcff`, as in every output: records.display_name)."""
     try:
         text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(doc), ensure_ascii=False, indent=2, allow_nan=False)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        text.encode("utf-8")
+    except ValueError:  # NaN/Infinity, or a lone surrogate (UnicodeEncodeError is a ValueError)
+        text = json.dumps(_finite(displayed(doc)), ensure_ascii=False, indent=2, allow_nan=False)
+    return text
 
 
 def _finite(v: Any) -> Any:

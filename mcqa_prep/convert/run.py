@@ -22,6 +22,7 @@ import orjson
 
 from .._version import __version__
 from ..errors import InputError, UsageError
+from ..records import display_name
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, pinned_positions
 from .checks import SelfCheck, TemplateChecker
@@ -186,7 +187,8 @@ class Run:
         self, src: Source, outputs: Outputs, rj: Any, tick: Callable[[], None], mapping: Mapping
     ) -> None:
         """Convert every row of `src`: a line in its output file or a record in the rejects file `rj`."""
-        sdoc = {**src.identity(), "kind": src.kind, "path": src.label, "read": 0, "written": 0, "rejected": 0}
+        label = display_name(src.label)
+        sdoc = {**src.identity(), "kind": src.kind, "path": label, "read": 0, "written": 0, "rejected": 0}
         self.src_docs.append(sdoc)
         columns = src.columns()
         if columns is None:
@@ -232,7 +234,7 @@ class Run:
                     index,
                 )
             except RowReject as r:
-                self._reject(rj, r, {**ident, "row": index, "line": line, "path": src.label}, data)
+                self._reject(rj, r, {**ident, "row": index, "line": line, "path": label}, data)
                 continue
             c = counts.get((key, n))
             if c is None:
@@ -370,12 +372,12 @@ class Run:
             "report_version": REPORT_VERSION,
             "tool_version": __version__,
             "ok": True,
-            "output": str(out),
+            "output": display_name(out),
             "output_files": [
-                {"path": path, "split": key or None, "rows": outputs.rows[key]}
+                {"path": display_name(path), "split": key or None, "rows": outputs.rows[key]}
                 for key, path in outputs.names().items()
             ],
-            "rejects": str(rejects),
+            "rejects": display_name(rejects),
             "counts": self.counts(),
             "sources": self.src_docs,
             "templates": [{**t.describe(), "rows": self.tpl_rows[t.id]} for t in self.tmpls],

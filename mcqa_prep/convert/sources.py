@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..io.paths import require_regular
 from ..io.readers import read_jsonl
+from ..records import display_name
 
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".tsv")
 PARQUET_BATCH = 4096
@@ -64,6 +65,7 @@ class Source:
     _hub: Any = field(default=None, repr=False)
 
     def identity(self) -> dict[str, Any]:
+        """Where the rows came from, as the rows and the rejects record it (names in their display form)."""
         d: dict[str, Any] = {"dataset": self.dataset, "config": self.config, "split": self.split}
         if self.revision is not None:
             d["revision"] = self.revision
@@ -71,7 +73,7 @@ class Source:
             d["commit"] = self.commit
         if self.file is not None:
             d["file"] = self.file
-        return d
+        return {k: display_name(v) if isinstance(v, str) else v for k, v in d.items()}
 
     def columns(self) -> list[str] | None:
         """Column names known before reading (Parquet schema, CSV header, hub features), or the first JSON

@@ -23,7 +23,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import iter_file, parquet_num_rows
-from ..records import Finding, Row
+from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
 from . import dataset_view, rescored_view
 from .dataset import DatasetTally
@@ -91,8 +91,8 @@ def _stamp(d: Mapping[str, Any] | None) -> str | None:
 
 def _display(src: Source) -> str:
     if src.kind in (KIND_PULLED, KIND_PREPARED):
-        return f"{src.arg.rstrip('/')}/{src.name}"
-    return "-" if src.kind == KIND_STDIN else str(src.path)
+        return display_name(f"{src.arg.rstrip('/')}/{src.name}")
+    return "-" if src.kind == KIND_STDIN else display_name(src.path)
 
 
 class _Reader:
@@ -162,7 +162,7 @@ def _entry(src: Source) -> dict[str, Any]:
         kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
     return {
         "path": _display(src),
-        "argument": src.arg,
+        "argument": display_name(src.arg),
         "kind": kind,
         "split": src.split,
         "detected": DATASET if src.kind in (KIND_PULLED, KIND_PREPARED) else None,
@@ -246,10 +246,12 @@ def _document(state: _State, entries: list[dict[str, Any]], found: Any, title: s
         prov = {
             "inputs": state.dataset_inputs[contract],
             "manifests": [
-                {"path": arg, "manifest": m} for arg, m in found.manifests if m.get("contract_id") == contract
+                {"path": display_name(arg), "manifest": m}
+                for arg, m in found.manifests
+                if m.get("contract_id") == contract
             ],
             "locks": [
-                {"path": arg, "lock": lock, "verified": verified}
+                {"path": display_name(arg), "lock": lock, "verified": verified}
                 for arg, lock, verified in found.locks
                 if contract is None
             ],

@@ -12,6 +12,7 @@ import json
 from html import escape
 from typing import Any
 
+from ..records import displayed
 from .page import CSP, CSS, SCRIPT
 from .plots import draw_svg
 
@@ -20,8 +21,8 @@ LONG_TABLE = 15
 
 
 def canonical(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document as JSON sees it (tuples become lists, NaN is refused)."""
-    return json.loads(json.dumps(doc, ensure_ascii=False, allow_nan=False))
+    """The document as JSON sees it (tuples become lists, NaN is refused), every name in its display form."""
+    return json.loads(json.dumps(displayed(doc), ensure_ascii=False, allow_nan=False))
 
 
 def embedded_json(doc: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..prompt import prompt_key
-from ..records import STATUS_INVALID_ROW, Row
+from ..records import STATUS_INVALID_ROW, Row, display_name
 from ..rescore_rows import row_id
 from .bins import LENGTH_EDGES, RATE_LABELS, Examples, Histogram, length_bin, rate_bin
 
@@ -88,7 +88,7 @@ class RescoredTally:
     def add(self, rec: Row, grading: Mapping[str, Any]) -> None:
         d = rec.data or {}
         self.rows += 1
-        self.files[rec.file] += 1
+        self.files[display_name(rec.file)] += 1
         status = grading.get("status")
         status = status if isinstance(status, str) else "(unknown)"
         if len(self.statuses) < STATUS_CAP or status in self.statuses:

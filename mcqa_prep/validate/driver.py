@@ -16,7 +16,7 @@ from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.readers import parquet_num_rows
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
-from ..records import Finding
+from ..records import Finding, display_name
 from .crossrow import KeyColumns, RowKeys
 from .engine import RowChecker
 from .registry import ERROR, RULES, WARNING
@@ -64,7 +64,7 @@ def _entry(src: Any, locks: dict[str, Any]) -> dict[str, Any]:
     if src.kind == KIND_PULLED:
         lock, verified = locks[src.arg]
         return {
-            "path": src.arg,
+            "path": display_name(src.arg),
             "kind": "pulled",
             "rows": 0,
             "repo": lock["repo"],
@@ -73,11 +73,11 @@ def _entry(src: Any, locks: dict[str, Any]) -> dict[str, Any]:
             "verified": verified,
         }
     if src.kind == KIND_PREPARED:
-        return {"path": src.arg, "kind": "prepared", "rows": 0}
+        return {"path": display_name(src.arg), "kind": "prepared", "rows": 0}
     if src.kind == KIND_STDIN:
         return {"path": "-", "kind": "stdin", "rows": 0, "split": None}
     kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
-    return {"path": str(src.path), "kind": kind, "rows": 0}
+    return {"path": display_name(src.path), "kind": kind, "rows": 0}
 
 
 def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress | None) -> list[_Source]:
