@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from . import manifest as mf
 from ._perf import streaming_gc
 from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
@@ -32,6 +30,7 @@ from .io.paths import DATA_SUFFIXES, check_output, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
+from .io.writers import row_line
 from .parallel import Chunk, check_workers, chunks_of, ordered_map
 from .policy import GradingPolicy
 from .prepare_rows import (
@@ -301,10 +300,10 @@ def _reject_line(rec: Row, src: Source, errs: list[Finding]) -> bytes:
     if rec.error:
         doc["error"] = rec.error
     try:
-        return orjson.dumps(doc) + b"\n"
-    except (TypeError, orjson.JSONEncodeError):
+        return row_line(doc)
+    except (TypeError, ValueError):
         doc["row"] = None  # the row itself is not JSON (NaN, ...): keep its address and findings
-        return orjson.dumps(doc) + b"\n"
+        return row_line(doc)
 
 
 def _invalid_message(errs: list[Finding], counts: dict[str, Any]) -> str:

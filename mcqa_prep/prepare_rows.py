@@ -8,12 +8,11 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import orjson
-
 from . import manifest as mf
 from .difficulty import PROFILE_RULE, Difficulty
 from .grader.letters import normalize_gold
 from .grader.modes import ROW_MODES
+from .io.writers import row_line
 from .parallel import Chunk
 from .policy import GradingPolicy
 from .records import Finding, Row
@@ -146,8 +145,8 @@ def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[b
     if message is not None:
         return None, message
     try:
-        return orjson.dumps(rec.data, option=orjson.OPT_APPEND_NEWLINE), ""
-    except (TypeError, orjson.JSONEncodeError) as exc:
+        return row_line(rec.data), ""
+    except (TypeError, ValueError) as exc:
         return None, f"the row cannot be written as JSON: {exc}"
 
 

@@ -12,17 +12,15 @@ counts as no recorded reward.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from .grader import GRADER_VERSION
 from .grader.request import grade_request
 from .io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
+from .io.writers import row_line
 from .policy import GradingPolicy
 from .prompt import prompt_key
 from .records import STATUS_INVALID_ROW, Row, display_name
@@ -226,7 +224,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         grading = _invalid_grading(s, f"{display_name(rec.file)}:{rec.line}: {rec.error}")
         grading["line"] = rec.line
         out = {"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}
-        return _line(out), Outcome(
+        return row_line(out), Outcome(
             rid, STATUS_INVALID_ROW, None, 0.0, None, None, None, None, None, None, "unreadable"
         )
     if rec.nonfinite or rec.foreign:
@@ -295,7 +293,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
     if rec.foreign:
         grading["non_json_replaced"] = list(rec.foreign)
     out_row["metadata"] = _with_grading(row.get("metadata"), grading)
-    return _line(out_row), outcome
+    return row_line(out_row), outcome
 
 
 def _invalid_grading(s: Settings, message: str) -> dict[str, Any]:
@@ -339,7 +337,4 @@ def _format_miss(row: Mapping[str, Any], primary: Any, s: Settings, grading: dic
 
 
 def _line(row: dict[str, Any]) -> bytes:
-    try:
-        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)  # no copy of the line to add "\n"
-    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: the stdlib writes it exactly
-        return (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return row_line(row)

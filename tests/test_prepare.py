@@ -435,3 +435,28 @@ def test_sigkill_at_random_moments(tmp_path, big_rows, delay):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     _assert_whole_or_previous(out, previous)
+
+
+def test_an_integer_beyond_64_bits_is_written_exactly_by_every_command(tmp_path):
+    """validate passed such a row and prepare then rejected it as unwritable (orjson holds 64-bit integers
+    only; found by an audit); rescore wrote it with spaces the other writers do not use. One writer now: the
+    row is valid JSON, every command writes it exactly, in the same compact form."""
+    from mcqa_prep.rescore import rescore
+    from mcqa_prep.validate import validate_paths
+
+    big = 123456789012345678901234567890
+    rows = [make_row(i, 4) for i in range(3)]
+    rows[1]["metadata"] = {"i": big, "j": -(2**64)}
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    assert validate_paths([src]).ok
+    out = tmp_path / "prepared"
+    prepare([src], out)
+    lines = [json.loads(x) for p in sorted(out.glob("*.jsonl")) for x in p.read_text().splitlines()]
+    assert [r["metadata"].get("i") for r in lines] == [None, big, None]
+    assert verify_prepared(out).rows == 3
+    text = "".join(p.read_text() for p in out.glob("*.jsonl"))
+    assert f'"i":{big},"j":{-(2**64)}' in text
+    req = tmp_path / "req.jsonl"
+    req.write_text(json.dumps({**rows[1], "response": {"output_text": "\\boxed{A}"}}) + "\n")
+    rescore(req, tmp_path / "r.jsonl", GradingPolicy())
+    assert f'"i":{big},"j":{-(2**64)}' in (tmp_path / "r.jsonl").read_text()

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from ..errors import OutputError
 
 STDOUT = "-"
@@ -41,6 +43,18 @@ _FILE_MODE = 0o666 & ~_current_umask()
 def dumps_row(row: Any) -> str:
     """One JSONL line (no newline). Non-ASCII kept as is; NaN rejected (not JSON)."""
     return json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+
+
+def row_line(row: Any) -> bytes:
+    """One compact JSONL line with its newline, as the hot paths write rows: orjson, or Python's json for an
+    integer beyond 64 bits (orjson holds 64-bit integers only; the row is valid JSON and is written exactly,
+    the same by every command). Raises TypeError or ValueError for what JSON cannot hold (NaN, bytes)."""
+    try:
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)  # no copy of the line to add "\n"
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" not in str(exc):
+            raise TypeError(str(exc)) from None
+    return (json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode()
 
 
 def output_error(exc: OSError, path: str | os.PathLike, doing: str = "cannot write") -> OutputError:
