@@ -33,7 +33,7 @@ import orjson
 from ._version import __version__
 from .errors import ContractMismatch, Difference, InputError, IntegrityError
 from .evidence import row_keys
-from .io.readers import block_lines, nonfinite_paths, parse_fallback
+from .io.readers import block_lines, is_blank, nonfinite_paths, parse_fallback
 from .io.writers import AtomicFile
 from .policy import GradingPolicy, canonical_json, contract_differences, contract_id
 from .schema import json_path, load_schema, schema_version, validator
@@ -189,7 +189,7 @@ def _invalid(path: Path, message: str, reason: str = "table_invalid") -> InputEr
 
 
 def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
+    if is_blank(raw):
         raise _invalid(path, "empty: not a pass-rate table")
     try:
         header = orjson.loads(raw)
@@ -223,7 +223,7 @@ def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
 
 def _entry_problem(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(entry, None) or (None, what is wrong with this line)."""
-    if not raw.strip():
+    if is_blank(raw):
         return None, "blank line"
     try:
         d = orjson.loads(raw)

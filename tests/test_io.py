@@ -277,3 +277,12 @@ def test_an_output_that_is_a_device_a_pipe_or_a_link_is_written_not_replaced(tmp
         fh.write("new\n")
     assert link.is_symlink() and real.read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "out.fifo", "real.jsonl"]
+
+
+def test_a_line_of_form_feeds_or_vertical_tabs_is_a_malformed_row_not_a_blank_one(tmp_path):
+    """bytes.strip() took \\v and \\f for blank: such lines vanished without a finding (found by an audit).
+    JSON's whitespace is space, tab, CR and LF only."""
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"a": 1}\n\x0b\n\x0c\x0c\n \t\r\n\x1c\n{"b": 2}\n')
+    got = [(r.line, r.data is not None) for r in iter_rows([p])]
+    assert got == [(1, True), (2, False), (3, False), (5, False), (6, True)]
