@@ -74,6 +74,8 @@ class _Group(click.Group):
                 reconfigure(errors="backslashreplace")
         ctx.meta["mcqa_prep.json_emitted"] = False
         _stop_on_termination()
+        stdout = sys.stdout
+        sys.stdout = _Named(stdout, "stdout")
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()  # a reader that went away shows here, not as noise at interpreter exit
@@ -86,8 +88,9 @@ class _Group(click.Group):
                 from .common import dumps_document
 
                 error = {"reason": "interrupted", "signal": name, "message": f"stopped by {name}"}
-                sys.stdout.write(dumps_document({"ok": False, "error": error}) + "\n")
-                sys.stdout.flush()
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stdout.write(dumps_document({"ok": False, "error": error}) + "\n")
+                    sys.stdout.flush()
             if isinstance(exc, Stopped):
                 click.echo(f"Error: stopped by {name}; nothing was written", err=True)
                 raise click.exceptions.Exit(1) from None
@@ -101,9 +104,14 @@ class _Group(click.Group):
             if debug() and not isinstance(exc, click.ClickException):
                 raise
             if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
-                sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
-                sys.stdout.flush()
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
+                    sys.stdout.flush()
+            if isinstance(exc, OSError) and exc.filename == "stdout":
+                _quiet_stdout()  # what could not be written is dropped: the interpreter's last flush stays quiet
             raise to_click(exc) from None
+        finally:
+            sys.stdout = stdout
 
 
 class Stopped(KeyboardInterrupt):
@@ -128,6 +136,40 @@ def _stop_on_termination() -> None:
             signal.signal(getattr(signal, sig), _stop)
 
 
+class _Named:
+    """A stream whose write failures name it: an OSError raised by the stream itself (a full disk behind
+    `> report.txt`) says "stdout", not "(unknown path)" (found by an audit). The same exception object is
+    raised again, so the reader-went-away test still sees its errno."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def write(self, data: Any) -> Any:
+        try:
+            return self._stream.write(data)
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    @property
+    def buffer(self) -> Any:
+        return _Named(self._stream.buffer, self._name)
+
+    def _named(self, exc: OSError) -> OSError:
+        if exc.filename is None:
+            exc.filename = self._name
+        return exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _reader_went_away(exc: BaseException) -> bool:
     """True when stdout's reader closed the pipe (`mcqa-prep ... | head`): like any Unix filter the command
     stops without a message, exit 1 (its output was not all delivered). Further writes go to /dev/null so the
@@ -139,10 +181,15 @@ def _reader_went_away(exc: BaseException) -> bool:
         seen = seen.__cause__ or seen.__context__
     if seen is None:
         return False
+    _quiet_stdout()
+    return True
+
+
+def _quiet_stdout() -> None:
+    """Further writes to stdout go to /dev/null."""
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    return True
 
 
 @click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)

@@ -367,3 +367,19 @@ def test_ctrl_c_with_format_json_still_prints_one_document(tmp_path, big_input):
     assert (
         doc["ok"] is False and doc["error"]["reason"] == "interrupted" and doc["error"]["signal"] == "SIGINT"
     )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"], ["rescore", "-o", "-"]])
+def test_a_full_stdout_is_named_in_one_line(tmp_path, args):
+    """`mcqa-prep ... > report.txt` on a full disk said "Error: (unknown path): ..." (found by an audit)."""
+    src = build.write(tmp_path / "rows.jsonl", _rollouts(50))
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "mcqa_prep", args[0], src, *args[1:]], stdout=full, stderr=subprocess.PIPE
+        )
+    no_traceback(p.stderr)
+    assert p.returncode == FAILURE
+    assert p.stderr.decode().splitlines() == [
+        "Error: stdout: No space left on device; free disk space, or write to another filesystem (-o)"
+    ]
