@@ -16,6 +16,7 @@ from typing import Any
 from . import lock as locks
 from ._version import __version__
 from .errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
+from .io.paths import is_parquet
 
 DEFAULT_REPO = "nvidia/Nemotron-RL-knowledge-mcqa"
 DEFAULT_REVISION = "main"
@@ -265,7 +266,7 @@ def readme_license(path: Path) -> str | None:
 
 def parquet_rows(path: Path) -> int | None:
     """Row count from the Parquet footer (cheap: reads only the footer); None when it cannot be read."""
-    if path.suffix != ".parquet":
+    if not is_parquet(path):
         return None
     try:
         import pyarrow.parquet as pq

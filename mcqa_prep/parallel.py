@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import InputError, McqaPrepError, UsageError
-from .io.paths import STDIN
+from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, read_jsonl
 from .records import Row
 
@@ -199,7 +199,7 @@ def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> It
         yield from _jsonl_chunks(sys.stdin.buffer, STDIN_NAME, split, seq_start)
         return
     p = Path(path)
-    if p.suffix == ".parquet":
+    if is_parquet(p):
         yield from _parquet_chunks(p, split, seq_start)
         return
     try:

@@ -26,7 +26,7 @@ from ._perf import streaming_gc
 from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from .errors import InputError, InvalidRows, UsageError
 from .io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from .io.paths import DATA_SUFFIXES, check_output, require_regular
+from .io.paths import check_output, is_data_path, is_parquet, require_regular
 from .io.readers import parquet_num_rows
 from .io.shards import HashingWriter, SplitWriter
 from .io.staging import commit, crash_point, staging_dir
@@ -132,7 +132,7 @@ def resolve_inputs(
     plain = [s for s in found.sources if s.kind != KIND_PULLED or s.pulled is None]
     for s in plain:
         require_regular(s.path, "prepare hashes its inputs, then reads their rows")
-        if Path(s.path).suffix not in DATA_SUFFIXES:
+        if not is_data_path(s.path):
             raise InputError(f"{s.path}: unsupported input (expected .jsonl, .parquet or a directory)")
     stamps = {str(s.path): stamp(s.path) for s in plain}
     prov.extend(_hash_files(plain, progress))
@@ -487,7 +487,7 @@ def _run_rows(
     """Steps 1-3 for the rows of each chunk (in workers), then, in input order, the cross-row checks and
     step 4 (in this process)."""
     total = None
-    if all(Path(s.path).suffix == ".parquet" for s in sources):
+    if all(is_parquet(s.path) for s in sources):
         total = sum(parquet_num_rows(s.path) for s in sources)
     bar = progress(total=total, desc="prepare", unit="row") if progress is not None else None
     try:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ._perf import streaming_gc
 from .errors import InputError, McqaPrepError, OutputError, UsageError
+from .io.paths import is_parquet
 from .io.readers import read_jsonl, read_parquet
 from .io.staging import commit, staging_dir
 from .io.writers import write_atomic_json
@@ -180,7 +181,7 @@ def _plan(input_path: str, chunk_bytes: int | None, workers: int, counter: Any) 
     for src in files:
         path = os.path.abspath(src.path)
         name = display_name(src.path)  # as the one-process reader's rows name the file in the output
-        if str(src.path).endswith(".parquet"):
+        if is_parquet(src.path):
             groups = open_parquet(Path(path)).metadata.num_row_groups
             for g in range(groups) or [0]:
                 chunks.append(Chunk(0, path, name, "parquet", row_groups=(g,) if groups else ()))

@@ -286,3 +286,21 @@ def test_a_line_of_form_feeds_or_vertical_tabs_is_a_malformed_row_not_a_blank_on
     p.write_bytes(b'{"a": 1}\n\x0b\n\x0c\x0c\n \t\r\n\x1c\n{"b": 2}\n')
     got = [(r.line, r.data is not None) for r in iter_rows([p])]
     assert got == [(1, True), (2, False), (3, False), (5, False), (6, True)]
+
+
+def test_data_files_are_known_by_their_suffix_in_any_case_and_compressed_ones_are_not_skipped(tmp_path):
+    """A directory's `TRAIN.JSONL` was skipped and a `.PARQUET` file given by name read as JSONL (23
+    malformed rows); a `.jsonl.gz` beside the other files was left out without a word (found by an audit)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "A.JSONL").write_text('{"uuid": "a"}\n')
+    pq.write_table(pa.Table.from_pylist([{"uuid": "b"}]), d / "b.Parquet")
+    (d / "notes.txt").write_text("not data\n")
+    assert [r.data["uuid"] for r in iter_rows([d])] == ["a", "b"]
+    upper = tmp_path / "X.PARQUET"
+    pq.write_table(pa.Table.from_pylist([{"uuid": "x"}]), upper)
+    assert [r.data["uuid"] for r in iter_rows([upper])] == ["x"]
+    (d / "more.jsonl.gz").write_bytes(b"\x1f\x8b")
+    with pytest.raises(InputError, match="compressed data files .*more.jsonl.gz") as err:
+        list(iter_rows([d]))
+    assert err.value.reason == "compressed_input"

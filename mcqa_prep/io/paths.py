@@ -37,8 +37,30 @@ _KEYWORD_RES = tuple(
 )
 
 
+def data_kind(path: str | Path) -> str | None:
+    """ "parquet" or "jsonl" by the file name's suffix, in any case (`TRAIN.JSONL` too); None otherwise."""
+    name = str(path).lower()
+    for suffix in DATA_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix[1:]
+    return None
+
+
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".lz4", ".zip", ".7z")
+
+
+def _packed_data(name: str) -> bool:
+    """A data file inside a compressed file (`train.jsonl.gz`), by its name."""
+    low = name.lower()
+    return any(low.endswith(s + c) for s in DATA_SUFFIXES for c in _COMPRESSED)
+
+
 def is_data_path(path: str | Path) -> bool:
-    return str(path).endswith(DATA_SUFFIXES)
+    return data_kind(path) is not None
+
+
+def is_parquet(path: str | Path) -> bool:
+    return data_kind(path) == "parquet"
 
 
 def _keyword_split(name: str) -> str | None:
@@ -90,9 +112,22 @@ def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> l
                 f
                 for f in path.rglob("*")
                 if f.is_file()
-                and f.suffix in DATA_SUFFIXES
+                and is_data_path(f.name)
                 and not any(part.startswith(".") for part in f.relative_to(path).parts)
             )
+            packed = sorted(
+                f
+                for f in path.rglob("*")
+                if _packed_data(f.name) and not any(part.startswith(".") for part in f.relative_to(path).parts)
+            )
+            if packed:  # rows the run would leave out without a word
+                raise InputError(
+                    f"{path}: holds compressed data files this command does not read ({packed[0]}"
+                    + (f" and {len(packed) - 1} more" if len(packed) > 1 else "")
+                    + "); decompress them, or pass the files to read",
+                    reason="compressed_input",
+                    path=str(packed[0]),
+                )
             if not found:
                 raise InputError(
                     f"{path}: directory holds no .jsonl or .parquet files", reason="no_data_files"

@@ -35,7 +35,7 @@ import orjson
 
 from ..errors import InputError
 from ..records import Row
-from .paths import STDIN, expand_inputs, split_of
+from .paths import STDIN, expand_inputs, is_parquet, split_of
 
 PARQUET_BATCH_ROWS = 2048
 STDIN_NAME = "<stdin>"
@@ -72,7 +72,7 @@ def iter_file(f: Path | str, *, split: str | None = None) -> Iterator[Row]:
         return
     path = Path(f)
     sp = split or split_of(path.name)
-    if path.suffix == ".parquet":
+    if is_parquet(path):
         yield from read_parquet(path, sp)
         return
     try:

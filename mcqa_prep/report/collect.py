@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError
 from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
@@ -159,7 +159,7 @@ def _entry(src: Source) -> dict[str, Any]:
     if src.kind in (KIND_PULLED, KIND_PREPARED, KIND_STDIN):
         kind = src.kind
     else:
-        kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
+        kind = data_kind(src.path) or "jsonl"
     return {
         "path": _display(src),
         "argument": display_name(src.arg),
@@ -174,7 +174,7 @@ def _entry(src: Source) -> dict[str, Any]:
 
 
 def _total_rows(sources: list[Source]) -> int | None:
-    if not sources or not all(Path(str(s.path)).suffix == ".parquet" for s in sources):
+    if not sources or not all(is_parquet(s.path) for s in sources):
         return None
     try:
         return sum(parquet_num_rows(s.path) for s in sources)

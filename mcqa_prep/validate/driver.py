@@ -14,6 +14,7 @@ from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError, UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..io.paths import data_kind, is_parquet
 from ..io.readers import parquet_num_rows
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..records import Finding, display_name
@@ -76,7 +77,7 @@ def _entry(src: Any, locks: dict[str, Any]) -> dict[str, Any]:
         return {"path": display_name(src.arg), "kind": "prepared", "rows": 0}
     if src.kind == KIND_STDIN:
         return {"path": "-", "kind": "stdin", "rows": 0, "split": None}
-    kind = "parquet" if Path(src.path).suffix == ".parquet" else "jsonl"
+    kind = data_kind(src.path) or "jsonl"
     return {"path": display_name(src.path), "kind": kind, "rows": 0}
 
 
@@ -116,7 +117,7 @@ class _Keeper:
 
 
 def _total_rows(sources: list[_Source]) -> int | None:
-    if sources and all(isinstance(s.file, Path) and s.file.suffix == ".parquet" for s in sources):
+    if sources and all(isinstance(s.file, Path) and is_parquet(s.file) for s in sources):
         try:
             return sum(parquet_num_rows(s.file) for s in sources)
         except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
