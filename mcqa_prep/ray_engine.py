@@ -75,6 +75,7 @@ def _outcome_schema() -> Any:
         "previous": pa.float64(),
         "joined": pa.bool_(),
         "format_miss": pa.bool_(),
+        "replaced": pa.bool_(),
     }
     return pa.schema([(name, kinds.get(name, pa.string())) for name in _OUTCOME_FIELDS])
 

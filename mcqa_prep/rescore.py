@@ -175,6 +175,7 @@ class RescoreReport:
     compare_mode: str | None = None
     misses: dict[str, Bucket] = field(default_factory=dict)
     rows_per_template: Counter = field(default_factory=Counter)
+    replaced: Bucket = field(default_factory=Bucket)  # rows whose NaN/Infinity/bytes were written as null
 
     @property
     def changed(self) -> int:
@@ -190,6 +191,8 @@ class RescoreReport:
             self.join_missing.add(o.rid, n)
         if o.input_contract is not None:
             self.input_contracts[o.input_contract] += 1
+        if o.replaced:
+            self.replaced.add(o.rid, n)
         if o.status == STATUS_INVALID_ROW:  # not graded: never counted as a reward change
             self.invalid.add(o.rid, n)
             self.invalid_by_kind[o.problem or "other"] += 1
@@ -243,7 +246,7 @@ class RescoreReport:
             (self.rows_per_template, part.rows_per_template),
         ):
             mine.update(theirs)
-        for name in ("invalid", "unchanged", "up", "down", "join_missing"):
+        for name in ("invalid", "unchanged", "up", "down", "join_missing", "replaced"):
             getattr(self, name).merge(getattr(part, name), n)
         for mine_d, theirs_d in ((self.compare_differ, part.compare_differ), (self.misses, part.misses)):
             for k, b in theirs_d.items():
@@ -273,6 +276,7 @@ class RescoreReport:
                 "1->0": self.down.to_dict(),
             },
             "input_contracts": dict(self.input_contracts),
+            "values_written_as_null": self.replaced.to_dict(),
         }
         if self.compare_contract is not None:
             d["compare_policy"] = {

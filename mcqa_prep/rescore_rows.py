@@ -55,6 +55,7 @@ class Outcome:
     template: str | None
     format_miss: bool | None
     problem: str | None = None  # why an invalid row could not be graded: unreadable, response, options, gold
+    replaced: bool = False  # values JSON cannot hold (NaN, Infinity, bytes) were written as null
 
 
 def row_id(row: Mapping[str, Any] | None, file: str, line: int) -> str:
@@ -292,6 +293,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         grading["nonfinite_replaced"] = list(rec.nonfinite)
     if rec.foreign:
         grading["non_json_replaced"] = list(rec.foreign)
+    outcome.replaced = bool(rec.nonfinite or rec.foreign)
     out_row["metadata"] = _with_grading(row.get("metadata"), grading)
     return row_line(out_row), outcome
 

@@ -210,6 +210,7 @@ def test_merging_chunk_reports_is_adding_their_rows_one_by_one():
                 template=rng.choice([None, "t1", "t2"]),
                 format_miss=rng.choice([None, True, False]),
                 problem="response" if status == "invalid_row" else None,
+                replaced=rng.random() < 0.2,
             )
         )
     whole = RescoreReport(

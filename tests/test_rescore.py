@@ -355,3 +355,37 @@ def test_parquet_values_json_cannot_hold_are_written_as_null_and_listed(cli, tmp
     out = read_jsonl(tmp_path / "out.jsonl")
     assert out[0]["blob"] is None and out[0]["metadata"]["grading"]["non_json_replaced"] == ["$.blob"]
     assert "non_json_replaced" not in out[1]["metadata"]["grading"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rows_whose_nan_was_written_as_null_are_counted(tmp_path, workers):
+    """NaN/Infinity cannot be written as JSON: rescore writes null and lists the paths in the row's
+    metadata.grading; the report counted nothing, so a run that changed values read as clean (found by an
+    audit)."""
+    from mcqa_prep import parallel
+    from mcqa_prep.policy import GradingPolicy
+    from mcqa_prep.rescore import rescore
+
+    lines = []
+    for i in range(40):
+        row = {
+            "uuid": f"u{i}",
+            "responses_create_params": {"input": [{"role": "user", "content": f"Q{i}?"}]},
+            "options": [{"A": "a"}, {"B": "b"}],
+            "expected_answer": "A",
+            "metadata": {"score": float("nan") if i % 7 == 3 else 1.5},
+            "response": {"output_text": "\\boxed{A}"},
+        }
+        lines.append(json.dumps(row))  # Python's json writes NaN, as a careless producer does
+    src = tmp_path / "req.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    mp = pytest.MonkeyPatch()
+    mp.setattr(parallel, "JSONL_CHUNK_BYTES", 1024)
+    try:
+        rep = rescore(src, tmp_path / "out.jsonl", GradingPolicy(), workers=workers)
+    finally:
+        mp.undo()
+    doc = rep.to_dict()["values_written_as_null"]
+    assert doc["count"] == 6 and doc["examples"] == ["u3", "u10", "u17", "u24", "u31"]
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["uuid"] for r in rows if r["metadata"]["score"] is None] == [f"u{i}" for i in range(3, 40, 7)]

@@ -180,6 +180,11 @@ def _render_text(report) -> None:
                 e(f"  {k}: " + ", ".join(a[k]["examples"]))
     if d["invalid_rows"]["count"]:
         e(f"invalid rows: {d['invalid_rows']['count']}" + _ex(d["invalid_rows"]))
+    if d["values_written_as_null"]["count"]:
+        e(
+            "rows with NaN/Infinity or bytes written as null (listed in metadata.grading): "
+            f"{d['values_written_as_null']['count']}" + _ex(d["values_written_as_null"])
+        )
     if d["input_contracts"]:
         e(
             "input rows already graded under: "

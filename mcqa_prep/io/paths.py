@@ -118,7 +118,8 @@ def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> l
             packed = sorted(
                 f
                 for f in path.rglob("*")
-                if _packed_data(f.name) and not any(part.startswith(".") for part in f.relative_to(path).parts)
+                if _packed_data(f.name)
+                and not any(part.startswith(".") for part in f.relative_to(path).parts)
             )
             if packed:  # rows the run would leave out without a word
                 raise InputError(
