@@ -13,11 +13,14 @@ import contextlib
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from .._version import __version__
+from ..errors import OutputError
+from ..io.writers import GuardedFile
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -75,7 +78,7 @@ class _Group(click.Group):
         ctx.meta["mcqa_prep.json_emitted"] = False
         _stop_on_termination()
         stdout = sys.stdout
-        sys.stdout = _Named(stdout, "stdout")
+        sys.stdout = GuardedFile(stdout, Path("stdout"))  # a failed write names stdout, not "(unknown path)"
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()  # a reader that went away shows here, not as noise at interpreter exit
@@ -107,7 +110,7 @@ class _Group(click.Group):
                 with contextlib.suppress(OSError, ValueError):
                     sys.stdout.write(dumps_document({"ok": False, "error": describe(exc)}) + "\n")
                     sys.stdout.flush()
-            if isinstance(exc, OSError) and exc.filename == "stdout":
+            if isinstance(exc, OutputError) and exc.details.get("path") == "stdout":
                 _quiet_stdout()  # what could not be written is dropped: the interpreter's last flush stays quiet
             raise to_click(exc) from None
         finally:
@@ -134,40 +137,6 @@ def _stop_on_termination() -> None:
             AttributeError, ValueError, OSError
         ):  # no such signal here; not the main thread
             signal.signal(getattr(signal, sig), _stop)
-
-
-class _Named:
-    """A stream whose write failures name it: an OSError raised by the stream itself (a full disk behind
-    `> report.txt`) says "stdout", not "(unknown path)" (found by an audit). The same exception object is
-    raised again, so the reader-went-away test still sees its errno."""
-
-    def __init__(self, stream: Any, name: str) -> None:
-        self._stream = stream
-        self._name = name
-
-    def write(self, data: Any) -> Any:
-        try:
-            return self._stream.write(data)
-        except OSError as exc:
-            raise self._named(exc) from None
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except OSError as exc:
-            raise self._named(exc) from None
-
-    @property
-    def buffer(self) -> Any:
-        return _Named(self._stream.buffer, self._name)
-
-    def _named(self, exc: OSError) -> OSError:
-        if exc.filename is None:
-            exc.filename = self._name
-        return exc
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 def _reader_went_away(exc: BaseException) -> bool:

@@ -132,6 +132,17 @@ class GuardedFile:
         for line in lines:
             self.write(line)
 
+    def flush(self) -> None:
+        try:
+            self._fh.flush()
+        except OSError as exc:
+            raise output_error(exc, self._target) from None
+
+    @property
+    def buffer(self) -> GuardedFile:
+        """The binary stream under a text one (stdout), guarded the same way."""
+        return GuardedFile(self._fh.buffer, self._target)
+
     def append_part(self, path: str) -> None:
         """Append the file a worker wrote at `path` (Parts.write) and remove it."""
         try:
