@@ -8,6 +8,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import orjson
+
 from . import manifest as mf
 from .difficulty import PROFILE_RULE, Difficulty
 from .grader.letters import normalize_gold
@@ -56,6 +58,7 @@ class Stamper:
         self.contract = policy.contract_id()
         # Parquet has one type per column: a pattern list grades exactly like the one pattern it holds
         self.regex_as_list = output_format == "parquet"
+        self.ints_64 = output_format == "parquet"  # Parquet holds 64-bit integers only (no exact wider form)
 
     def stamp(self, data: dict[str, Any], source: dict[str, Any], options_normal: bool = False) -> str | None:
         """Rewrite `data`; return why it cannot carry the stamp, or None. `options_normal`: the reader built
@@ -145,7 +148,16 @@ def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[b
     if message is not None:
         return None, message
     try:
+        if stamper.ints_64:  # orjson alone: it refuses exactly the integers Parquet cannot hold
+            return orjson.dumps(rec.data, option=orjson.OPT_APPEND_NEWLINE), ""
         return row_line(rec.data), ""
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" not in str(exc):
+            return None, f"the row cannot be written as JSON: {exc}"
+        return None, (
+            "an integer beyond 64 bits cannot be stored in Parquet (Arrow would round it to a float and turn "
+            "the field's other integers into floats); --output-format jsonl holds it exactly"
+        )
     except (TypeError, ValueError) as exc:
         return None, f"the row cannot be written as JSON: {exc}"
 

@@ -460,3 +460,22 @@ def test_an_integer_beyond_64_bits_is_written_exactly_by_every_command(tmp_path)
     req.write_text(json.dumps({**rows[1], "response": {"output_text": "\\boxed{A}"}}) + "\n")
     rescore(req, tmp_path / "r.jsonl", GradingPolicy())
     assert f'"i":{big},"j":{-(2**64)}' in (tmp_path / "r.jsonl").read_text()
+
+
+def test_an_integer_beyond_64_bits_is_refused_by_parquet_output_not_rounded(tmp_path):
+    """Parquet output rounded it to a float and turned the field's other integers into floats, and verify
+    said OK (found by an audit). Parquet holds 64-bit integers only: the row is unwritable there, with the fix
+    (JSONL holds it), and the other rows keep their integers."""
+    import pyarrow.parquet as pq
+
+    rows = [make_row(i, 4) for i in range(3)]
+    for i, r in enumerate(rows):
+        r["metadata"] = {"i": 2**70 if i == 1 else i}
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    out = tmp_path / "prepared"
+    with pytest.raises(InvalidRows, match="beyond 64 bits cannot be stored in Parquet.*jsonl holds it"):
+        prepare([src], out, output_format="parquet")
+    report = prepare([src], out, output_format="parquet", on_invalid="reject")
+    assert report.counts["rejected"] == 1 and report.counts["written"] == 2
+    table = pq.read_table(next(out.glob("*.parquet")))
+    assert [m["i"] for m in table.column("metadata").to_pylist()] == [0, 2]
