@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -304,3 +306,18 @@ def test_data_files_are_known_by_their_suffix_in_any_case_and_compressed_ones_ar
     with pytest.raises(InputError, match="compressed data files .*more.jsonl.gz") as err:
         list(iter_rows([d]))
     assert err.value.reason == "compressed_input"
+
+
+def test_a_document_is_read_with_a_bound(tmp_path, monkeypatch):
+    """--policy pointed at an endless device (/dev/zero) read until the machine ran out of memory (found by an
+    audit): a document (policy, manifest, lock) is read up to MAX_DOCUMENT_BYTES, a larger one refused."""
+    from mcqa_prep.io.readers import read_document
+
+    monkeypatch.setattr(readers, "MAX_DOCUMENT_BYTES", 1000)
+    small, big = tmp_path / "small.json", tmp_path / "big.json"
+    small.write_text('{"a": "' + "x" * 900 + '"}')
+    big.write_text('{"a": "' + "x" * 1000 + '"}')
+    assert read_document(small)[0]["a"] == "x" * 900
+    assert read_document(big) == (None, "larger than 1,000 bytes: not a document this command reads")
+    if os.path.exists("/dev/zero"):
+        assert read_document("/dev/zero")[0] is None

@@ -176,11 +176,19 @@ def parse_fallback(raw: bytes) -> tuple[Any, str | None]:
         return None, "not readable: the JSON value is nested too deeply"
 
 
+MAX_DOCUMENT_BYTES = 64 << 20  # a manifest of a very large preparation is a few MB
+
+
 def read_document(path: str | Path) -> tuple[Any, str | None]:
     """A whole small JSON document (a manifest, a lock, a policy): (value, None), or (None, why its bytes are
     not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone surrogate). Each caller
-    turns the reason into its own error; an OSError (no such file, permission) propagates."""
-    data = Path(path).read_bytes()
+    turns the reason into its own error; an OSError (no such file, permission) propagates. At most
+    MAX_DOCUMENT_BYTES are read: a policy pointed at an endless device (/dev/zero) must not eat the machine's
+    memory (found by an audit)."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return None, f"larger than {MAX_DOCUMENT_BYTES:,} bytes: not a document this command reads"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
