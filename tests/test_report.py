@@ -148,13 +148,17 @@ def test_usage_errors_exit_2(cli, tmp_path):
     assert res.exit_code == 2 and "inside the input directory" in res.output
 
 
-def test_nothing_readable_exits_1_with_one_json_document(cli, tmp_path):
+@pytest.mark.parametrize("content", ["", 'garbage\n[1]\n{"x":\nnull\n'])
+def test_nothing_readable_exits_1_with_one_json_document(cli, tmp_path, content):
+    """An empty file, and one where no line is a row (it read as "4 rows, 4 errors", exit 0; found by an
+    audit)."""
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("")
+    empty.write_text(content)
     res = cli("report", empty, "-o", tmp_path / "r.html", "--format", "json")
     assert res.exit_code == 1
     doc = json.loads(res.stdout)
     assert doc["ok"] is False and doc["error"]["reason"] == "no_rows"
+    assert ("4 line(s), none of them a row" in doc["error"]["message"]) == bool(content)
     assert not (tmp_path / "r.html").exists()
 
 

@@ -220,8 +220,11 @@ def build_report(
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
-    if not any(e["rows"] for e in entries):
+    if not any(e["rows"] - e["malformed"] for e in entries):  # a report of no row is no report
         first = next((e["error"] for e in entries if e["error"]), None)
+        malformed = sum(e["malformed"] for e in entries)
+        if first is None and malformed:
+            first = f"{malformed} line(s), none of them a row (malformed_row)"
         raise InputError(
             "nothing could be read from the inputs" + (f": {first}" if first else ""), reason="no_rows"
         )
