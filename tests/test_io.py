@@ -321,3 +321,17 @@ def test_a_document_is_read_with_a_bound(tmp_path, monkeypatch):
     assert read_document(big) == (None, "larger than 1,000 bytes: not a document this command reads")
     if os.path.exists("/dev/zero"):
         assert read_document("/dev/zero")[0] is None
+
+
+def test_only_a_regular_file_is_hashed(tmp_path):
+    """A FIFO among a pulled directory's files hung `pull --offline` and `prepare`, waiting for a writer
+    (found by an audit): hashing refuses it at once."""
+    from mcqa_prep.io.hashing import hash_file
+
+    fifo = tmp_path / "train.parquet"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file") as err:
+        hash_file(fifo)
+    assert err.value.reason == "input_not_regular"
+    (tmp_path / "ok.jsonl").write_bytes(b"{}\n")
+    assert hash_file(tmp_path / "ok.jsonl")[1] == 3

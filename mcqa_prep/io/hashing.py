@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -32,9 +33,18 @@ def hash_file(
     *,
     count_lines: bool = False,
 ) -> tuple[str, int, int]:
-    """(hex digest, size in bytes, newline count when count_lines else 0), in one streaming pass."""
+    """(hex digest, size in bytes, newline count when count_lines else 0), in one streaming pass. Only a
+    regular file is hashed: a FIFO among a pulled directory's files hung `pull --offline` and `prepare`
+    forever, waiting for a writer (found by an audit), and a pipe's bytes could not be read a second time."""
     size = lines = 0
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a directory: the message below
+            raise InputError(
+                f"{path}: not a regular file (a pipe or a device): its bytes cannot be hashed and then read",
+                reason="input_not_regular",
+                path=str(path),
+            )
         with open(path, "rb") as fh:
             h = _hasher(kind, os.fstat(fh.fileno()).st_size)
             while chunk := fh.read(BLOCK):
