@@ -396,7 +396,7 @@ def _check_output_dir(out: Path, inp: Path) -> None:
     """The output directory is new, empty, or a previous Ray rescore output (which is replaced); it neither
     holds the input nor lies inside an input directory (a rerun would read its own output)."""
     if out.exists() and not out.is_dir():
-        raise OutputError(f"{out}: exists and is not a directory", reason="output_not_directory")
+        raise UsageError(f"{out}: exists and is not a directory", reason="output_not_directory")
     o, i = out.resolve(), inp.resolve()
     if o == i or o in i.parents:
         raise UsageError(f"{out}: the output directory holds the input", reason="output_is_input")

@@ -90,7 +90,14 @@ class _Group(click.Group):
             if json_mode and not ctx.meta.get("mcqa_prep.json_emitted"):
                 from .common import dumps_document
 
-                error = {"reason": "interrupted", "signal": name, "message": f"stopped by {name}"}
+                error = {
+                    "type": "Interrupted",
+                    "reason": "interrupted",
+                    "message": f"stopped by {name}",
+                    "hint": None,
+                    "exit_code": 1,
+                    "signal": name,
+                }
                 with contextlib.suppress(OSError, ValueError):
                     sys.stdout.write(dumps_document({"ok": False, "error": error}) + "\n")
                     sys.stdout.flush()

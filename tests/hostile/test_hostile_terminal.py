@@ -313,7 +313,14 @@ def test_ctrl_c_mid_run_is_not_a_traceback(tmp_path, big_input, fmt):
     assert not (out_dir / "out.jsonl").exists() and not leftovers(out_dir)
     if fmt == "json":
         error = json.loads(out)["error"]
-        assert error["reason"] == "interrupted" and error["signal"] == "SIGINT"
+        assert error == {
+            "type": "Interrupted",
+            "reason": "interrupted",
+            "message": "stopped by SIGINT",
+            "hint": None,
+            "exit_code": 1,
+            "signal": "SIGINT",
+        }
 
 
 def _alive(pid: int) -> bool:
