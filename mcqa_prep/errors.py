@@ -180,3 +180,9 @@ class InvalidRows(McqaPrepError):
         self.findings = list(findings)
         self.counts = dict(counts)
         super().__init__(message, counts=self.counts, findings=self.findings)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (its name in args[0]), raised wherever the run is, so that it ends as Ctrl-C does:
+    with-blocks remove temporary files, the worker pool is shut down, exit 1. A KeyboardInterrupt, not an
+    Exception, so that no `except Exception` on the way takes it for a failure of the code it interrupts."""

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import os
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ._perf import streaming_gc
-from .errors import InputError, McqaPrepError, OutputError, UsageError
+from .errors import InputError, McqaPrepError, OutputError, Stopped, UsageError
 from .io.paths import is_parquet
 from .io.readers import read_jsonl, read_parquet
 from .io.staging import commit, staging_dir
@@ -417,6 +418,7 @@ def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
     if ray.is_initialized():
         return False, None
     temp = None
+    kept = _signal_handlers()
     try:
         if os.environ.get("RAY_ADDRESS"):
             ray.init(logging_level=logging.ERROR, log_to_driver=False)
@@ -429,14 +431,45 @@ def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
                 log_to_driver=False,
                 _temp_dir=temp,
             )
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
+        import signal
+
+        with contextlib.suppress(Exception):
+            ray.shutdown()  # what ray.init started before it failed or was stopped
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+        if isinstance(exc, SystemExit):  # Ray's handler, active while ray.init runs, turns a signal into exit
+            code = exc.code if isinstance(exc.code, int) else 0
+            if code in {int(s) for s in kept}:
+                raise Stopped(signal.Signals(code).name) from None
+            raise
         first = (str(exc).strip().splitlines() or [""])[0]
         raise McqaPrepError(
             f"cannot start or reach Ray: {type(exc).__name__}: {first}", reason="ray_failed"
         ) from None
+    finally:
+        _restore(kept)
     return True, temp
+
+
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _signal_handlers() -> dict[Any, Any]:
+    import signal
+
+    return {s: signal.getsignal(s) for s in (getattr(signal, n, None) for n in _SIGNALS) if s is not None}
+
+
+def _restore(handlers: dict[Any, Any]) -> None:
+    """Put back the handlers ray.init replaced: Ray's own (a native stack dump on SIGTERM, then death by the
+    signal) broke the one-line, exit-1 ending the CLI gives Ctrl-C, SIGTERM and SIGHUP (found by an audit)."""
+    import signal
+
+    for sig, handler in handlers.items():
+        if handler is not None:
+            with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread: nothing to keep
+                signal.signal(sig, handler)
 
 
 def _run(

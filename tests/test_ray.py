@@ -321,3 +321,31 @@ def test_packed_join_index_roundtrips_exactly_through_the_object_store(ray_sessi
             and row["options"] == [{"A": f"x{i}"}]
         )
     assert packed.get(rng.randbytes(16)) is None and packed.get(None) is None and packed.get(b"short") is None
+
+
+def test_starting_ray_keeps_the_command_s_signal_handlers(tmp_path):
+    """ray.init replaced the CLI's SIGTERM/SIGHUP/SIGINT handlers: a SIGTERM then printed Ray's native stack
+    dump and killed the process by the signal (exit -15), outputs and exit status disagreeing (found by an
+    audit). A fresh process, as the CLI is: Ray started by the engine, the handlers must be the same objects."""
+    import subprocess
+    import sys
+
+    code = """
+import shutil, signal, sys
+import ray
+from mcqa_prep import ray_engine
+mine = lambda *a: None
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, mine)
+started, temp = ray_engine._start(ray, 1)
+try:
+    assert started
+    kept = [signal.getsignal(s) is mine for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
+    print(kept)
+finally:
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip().splitlines()[-1] == "[True, True, True]"

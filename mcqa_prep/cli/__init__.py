@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import OutputError
+from ..errors import OutputError, Stopped
 from ..io.writers import GuardedFile
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -102,7 +102,7 @@ class _Group(click.Group):
                     sys.stdout.write(dumps_document({"ok": False, "error": error}) + "\n")
                     sys.stdout.flush()
             if isinstance(exc, Stopped):
-                click.echo(f"Error: stopped by {name}; nothing was written", err=True)
+                click.echo(f"Error: stopped by {name}; outputs not finished were removed", err=True)
                 raise click.exceptions.Exit(1) from None
             raise
         except Exception as exc:  # noqa: BLE001 - every error ends here, as one line and an exit code
@@ -122,12 +122,6 @@ class _Group(click.Group):
             raise to_click(exc) from None
         finally:
             sys.stdout = stdout
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (its name in args[0]), raised wherever the run is, so that it ends as Ctrl-C does:
-    with-blocks remove temporary files, the worker pool is shut down, exit 1. A KeyboardInterrupt, not an
-    Exception, so that no `except Exception` on the way takes it for a failure of the code it interrupts."""
 
 
 def _stop(signum: int, frame: Any) -> None:

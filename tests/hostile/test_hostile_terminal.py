@@ -356,7 +356,9 @@ def test_the_parent_stopped_alone_takes_its_workers_with_it(tmp_path, big_input,
         return
     no_traceback(err)
     assert proc.returncode == FAILURE
-    assert err.strip().splitlines() == [f"Error: stopped by {sig}; nothing was written".encode()], err
+    assert err.strip().splitlines() == [
+        f"Error: stopped by {sig}; outputs not finished were removed".encode()
+    ], err
     assert not leftovers(out_dir)
 
 
