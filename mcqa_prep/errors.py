@@ -9,7 +9,8 @@ fields that differ, the path) for machines (`--format json`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,3 +187,34 @@ class Stopped(KeyboardInterrupt):
     """SIGTERM or SIGHUP (its name in args[0]), raised wherever the run is, so that it ends as Ctrl-C does:
     with-blocks remove temporary files, the worker pool is shut down, exit 1. A KeyboardInterrupt, not an
     Exception, so that no `except Exception` on the way takes it for a failure of the code it interrupts."""
+
+
+_DEFERRED: dict[str, Any] = {"depth": 0, "pending": None}
+
+
+def stop(name: str) -> None:
+    """What the CLI's signal handlers do: SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Stopped;
+    inside `stops_deferred()` the signal is kept and raised when the outermost such block ends."""
+    if _DEFERRED["depth"]:
+        _DEFERRED["pending"] = _DEFERRED["pending"] or name
+        return
+    raise KeyboardInterrupt() if name == "SIGINT" else Stopped(name)
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """A block that a signal must not cut in two: starting, feeding and shutting down the worker pool. A
+    Stopped raised inside ProcessPoolExecutor's bookkeeping left it half-started: 'internal error: cannot
+    join thread before it is started', or a worker nobody told to exit, which the interpreter then waited for
+    forever (found by running the SIGTERM/SIGHUP tests under load)."""
+    _DEFERRED["depth"] += 1
+    try:
+        yield
+    except BaseException:
+        _DEFERRED["pending"] = None  # the block failed anyway: that failure ends the run
+        raise
+    finally:
+        _DEFERRED["depth"] -= 1
+    if not _DEFERRED["depth"] and _DEFERRED["pending"]:
+        name, _DEFERRED["pending"] = _DEFERRED["pending"], None
+        stop(name)

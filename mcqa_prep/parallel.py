@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import InputError, McqaPrepError, UsageError
+from .errors import InputError, McqaPrepError, UsageError, stops_deferred
 from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, read_jsonl
 from .records import Row
@@ -391,13 +391,15 @@ def ordered_map(
     window = window or 3 * workers
     try:
         ctx = mp.get_context("fork")
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
-        )
+        with stops_deferred():
+            pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            )
         try:
             pending: deque = deque()
             for chunk in items:
-                fut = None if chunk.failure is not None else pool.submit(_call, key, chunk)
+                with stops_deferred():  # a signal inside submit (which forks) would leave the pool half-made
+                    fut = None if chunk.failure is not None else pool.submit(_call, key, chunk)
                 pending.append((chunk, fut))
                 if len(pending) >= window:
                     c, fut = pending.popleft()
@@ -407,9 +409,11 @@ def ordered_map(
                 yield c, (None if fut is None else fut.result())
         except BaseException:
             # Ctrl-C, an error, or the consumer stopped: drop the chunks not started, let the running ones end
-            pool.shutdown(wait=True, cancel_futures=True)
+            with stops_deferred():
+                pool.shutdown(wait=True, cancel_futures=True)
             raise
-        pool.shutdown(wait=True)
+        with stops_deferred():
+            pool.shutdown(wait=True)
     except BrokenProcessPool:
         raise McqaPrepError(
             "a worker process died (killed, or out of memory); nothing was written", reason="worker_died"

@@ -451,3 +451,31 @@ def test_pieces_of_a_killed_run_go_with_its_temporary_file(tmp_path):
     with pytest.raises(OutputError) as err:
         Parts(str(tmp_path / "missing" / ".x.1-ab"), str(target)).write(0, b"x\n")
     assert err.value.reason == "output_missing_directory" and str(target) in str(err.value)
+
+
+def test_a_stop_inside_a_deferred_block_is_raised_when_the_block_ends():
+    """SIGTERM/SIGHUP/Ctrl-C arriving while the pool is being started, fed or shut down used to cut
+    ProcessPoolExecutor's bookkeeping in two ('cannot join thread before it is started', or a worker nobody
+    told to exit, waited for forever at exit): found by running the stop tests under load."""
+    from mcqa_prep.errors import Stopped, stop, stops_deferred
+
+    done = []
+    with pytest.raises(Stopped, match="SIGTERM"):
+        with stops_deferred():
+            with stops_deferred():
+                stop("SIGTERM")
+                stop("SIGHUP")  # the first one counts
+                done.append("inner")
+            done.append("outer")  # still inside: not raised yet
+    assert done == ["inner", "outer"]
+    with pytest.raises(KeyboardInterrupt):
+        with stops_deferred():
+            stop("SIGINT")
+    with pytest.raises(ValueError):
+        with stops_deferred():
+            stop("SIGTERM")
+            raise ValueError("the block's own failure ends the run")
+    with stops_deferred():  # nothing left pending from the failed block
+        pass
+    with pytest.raises(Stopped):
+        stop("SIGHUP")
