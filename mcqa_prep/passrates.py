@@ -286,7 +286,7 @@ def measure(
     written = write_table(output, header, entries)
     join = None
     if index is not None:
-        join = {"dataset_prompts": len(index.rows), "uuid_from_join": run.uuid_from_join}
+        join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
     return PassratesReport(
         str(output), written, run.invalid, dict(run.input_contracts), _model_distributions(pool), join
     )
@@ -300,7 +300,7 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
 
     sources = resolve(rows_paths, progress=progress, allow_stdin=False).sources
     hashes = _hash(sources, progress, "hash dataset rows")
-    return RowIndex.from_sources(sources), hashes
+    return RowIndex.from_sources(sources, EXAMPLES), hashes
 
 
 def _read(run: _Run, files: Sequence[Any], progress: Progress | None) -> None:

@@ -84,48 +84,6 @@ class PackedRows:
 
 
 @dataclass
-class RowIndex:
-    """Dataset rows by prompt, holding only the fields a join needs (packed: see PackedRows)."""
-
-    rows: PackedRows | dict[bytes, dict[str, Any]] = field(default_factory=dict)
-    duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
-
-    @classmethod
-    def build(cls, paths: Iterable[str | Path], progress: Any = None) -> RowIndex:
-        """Index the dataset rows of `paths` (files, directories, pulled or prepared directories; each
-        verified as every reader verifies it)."""
-        from .sources import resolve
-
-        return cls.from_sources(resolve(paths, progress=progress, allow_stdin=False).sources)
-
-    @classmethod
-    def from_sources(cls, sources: Iterable[Any]) -> RowIndex:
-        """Index the rows of already resolved sources (sources.Source: path and split)."""
-        idx = cls()
-        slots: dict[bytes, int] = {}
-        starts: list[int] = []
-        blob = bytearray()
-        for src in sources:
-            for rec in iter_file(src.path, split=src.split):
-                if rec.data is None or "options" not in rec.data:
-                    continue  # a row without options (e.g. another rollout) cannot complete a join
-                key = prompt_key(rec.data.get("responses_create_params"))
-                if key is None:
-                    continue
-                if key in slots:
-                    idx.duplicates += 1
-                    continue
-                slots[key] = len(starts)
-                starts.append(len(blob))
-                blob += pickle.dumps({k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}, _PICKLE)
-        idx.rows = PackedRows.pack(slots, starts, blob)
-        return idx
-
-
-_PICKLE = pickle.HIGHEST_PROTOCOL
-
-
-@dataclass
 class Bucket:
     count: int = 0
     examples: list[str] = field(default_factory=list)
@@ -143,6 +101,106 @@ class Bucket:
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "examples": self.examples}
+
+
+# Why a dataset row read for the join index was left out of it (each counted, the first places kept).
+LEFT_OUT = {
+    "malformed": "lines that are not a JSON object",
+    "no_prompt": "rows without responses_create_params.input to join by",
+    "no_options": "rows without options to give a rollout",
+}
+
+
+@dataclass
+class RowIndex:
+    """Dataset rows by prompt, holding only the fields a join needs (packed: see PackedRows), and an account
+    of the rows read: how many, how many repeated an indexed prompt, and which were left out and why."""
+
+    rows: PackedRows | dict[bytes, dict[str, Any]] = field(default_factory=dict)
+    duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
+    read: int = 0  # dataset rows read, unreadable lines included
+    left_out: dict[str, Bucket] = field(default_factory=dict)  # LEFT_OUT reason -> count, first places
+    examples: int = 5
+
+    @classmethod
+    def build(cls, paths: Iterable[str | Path], progress: Any = None, examples: int = 5) -> RowIndex:
+        """Index the dataset rows of `paths` (files, directories, pulled or prepared directories; each
+        verified as every reader verifies it)."""
+        from .sources import resolve
+
+        return cls.from_sources(resolve(paths, progress=progress, allow_stdin=False).sources, examples)
+
+    @classmethod
+    def from_sources(cls, sources: Iterable[Any], examples: int = 5) -> RowIndex:
+        """Index the rows of already resolved sources (sources.Source: path and split). Raises InputError
+        (reason no_dataset_rows) when no row could be indexed: a join with nothing is no join."""
+        idx = cls(examples=examples)
+        slots: dict[bytes, int] = {}
+        starts: list[int] = []
+        blob = bytearray()
+        names = []
+        for src in sources:
+            names.append(display_name(src.name))
+            for rec in iter_file(src.path, split=src.split):
+                idx.read += 1
+                key = idx._key(rec)
+                if key is None:
+                    continue
+                if key in slots:
+                    idx.duplicates += 1
+                    continue
+                slots[key] = len(starts)
+                starts.append(len(blob))
+                blob += pickle.dumps({k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}, _PICKLE)
+        idx.rows = PackedRows.pack(slots, starts, blob)
+        if not slots:
+            raise idx._nothing_indexed(names)
+        return idx
+
+    def _key(self, rec: Any) -> bytes | None:
+        """The prompt key of a dataset row, or None when the row is left out (and counted as such)."""
+        where = f"{display_name(rec.file)}:{rec.line}"
+        if rec.data is None:
+            self._leave_out("malformed", f"{where}: {rec.error}")
+            return None
+        key = prompt_key(rec.data.get("responses_create_params"))
+        if key is None:
+            self._leave_out("no_prompt", where)
+            return None
+        if "options" not in rec.data:  # e.g. another rollout: it cannot complete a join
+            self._leave_out("no_options", where)
+            return None
+        return key
+
+    def _leave_out(self, reason: str, example: str) -> None:
+        self.left_out.setdefault(reason, Bucket()).add(example, self.examples)
+
+    def summary(self) -> dict[str, Any]:
+        """The index's account, as reports show it (beside the join's own counts)."""
+        return {
+            "dataset_rows_read": self.read,
+            "dataset_prompts": len(self.rows),
+            "dataset_prompt_duplicates": self.duplicates,
+            "dataset_rows_left_out": {
+                "count": sum(b.count for b in self.left_out.values()),
+                "by_reason": {k: self.left_out[k].to_dict() for k in LEFT_OUT if k in self.left_out},
+            },
+        }
+
+    def _nothing_indexed(self, names: list[str]) -> InputError:
+        files = ", ".join(names) or "no file"
+        if not self.read:
+            message = f"the dataset rows to join with hold no rows ({files})"
+        else:
+            why = "; ".join(
+                f"{b.count} {LEFT_OUT[k]} ({k}; first: {', '.join(b.examples[:3])})"
+                for k, b in self.left_out.items()
+            )
+            message = f"no dataset row could be indexed to join with ({files}): {self.read} read, all left out: {why}"
+        return InputError(message, reason="no_dataset_rows", **self.summary())
+
+
+_PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass
@@ -166,8 +224,7 @@ class RescoreReport:
     down: Bucket = field(default_factory=Bucket)  # 1 -> 0
     joined: int = 0
     join_missing: Bucket = field(default_factory=Bucket)
-    index_rows: int | None = None  # prompts in the join index
-    index_duplicates: int = 0
+    index: dict[str, Any] | None = None  # the join index's account (RowIndex.summary), when rows were given
     input_contracts: Counter = field(default_factory=Counter)
     compare_contract: str | None = None
     compare_same: int = 0
@@ -266,8 +323,7 @@ class RescoreReport:
             "join": {
                 "joined": self.joined,
                 "not_found": self.join_missing.to_dict(),
-                "dataset_prompts": self.index_rows,
-                "dataset_prompt_duplicates": self.index_duplicates,
+                **(self.index or {"dataset_prompts": None, "dataset_prompt_duplicates": 0}),
             },
             "agreement": {
                 "recorded": self.recorded,
@@ -312,7 +368,7 @@ def setup(
         raise UsageError(f"examples must be 0 or more, got {examples}")
     rows_paths = list(rows_paths or [])
     check_output(output_path, [input_path, *rows_paths])
-    index = RowIndex.build(rows_paths) if rows_paths else None
+    index = RowIndex.build(rows_paths, examples=examples) if rows_paths else None
     settings = Settings(
         policy,
         index.rows if index is not None else None,
@@ -322,7 +378,7 @@ def setup(
     )
     report = RescoreReport(str(input_path), str(output_path), policy.contract_id(), examples)
     if index is not None:
-        report.index_rows, report.index_duplicates = len(index.rows), index.duplicates
+        report.index = index.summary()
     report.compare_contract = compare_policy.contract_id() if compare_policy is not None else None
     report.compare_mode = compare_mode
     return settings, report

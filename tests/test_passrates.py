@@ -99,7 +99,13 @@ def test_rows_join_gives_options_for_grading_and_uuid_for_the_key(cli, tmp_path)
     res = cli("passrates", src, "--rescore", "--rows", ds, "-o", out, "--format", "json")
     assert res.exit_code == 0, res.output
     doc = _json(res)
-    assert doc["join"] == {"dataset_prompts": 10, "uuid_from_join": 2}
+    assert doc["join"] == {
+        "dataset_rows_read": 10,
+        "dataset_prompts": 10,
+        "dataset_prompt_duplicates": 0,
+        "dataset_rows_left_out": {"count": 0, "by_reason": {}},
+        "uuid_from_join": 2,
+    }
     assert doc["counts"]["keys_by_kind"] == {"uuid": 1}
     assert read_table(out).entries["uuid:row-000003"]["m1"].passes == 1
     assert read_table(out).header["join_inputs"][0]["name"] == "train.jsonl"

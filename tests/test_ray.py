@@ -147,6 +147,30 @@ def test_sample_rollouts_same_rows_and_summary(ray_session, tmp_path):
     assert summary["engine"]["name"] == "ray" and summary["rows"] == lrep["rows"]
 
 
+def test_join_index_account_is_the_local_one(ray_session, tmp_path):
+    """Dataset rows left out of the join index (malformed lines, no options) are counted alike on Ray."""
+    rows = tmp_path / "rows.jsonl"
+    good = (SAMPLE / "train.jsonl").read_text().splitlines()
+    rows.write_text(
+        "\n".join(["garbage", *good, "[1]", '{"responses_create_params": {"input": "Q"}}']) + "\n"
+    )
+    local, lrep, data, rrep, _ = _both(
+        tmp_path,
+        SAMPLE / "rollouts.jsonl",
+        chunk_bytes=4096,
+        rows_paths=[rows, SAMPLE / "validation.parquet", SAMPLE / "rollouts.jsonl"],
+    )
+    assert data == local and rrep == lrep
+    left = rrep["join"]["dataset_rows_left_out"]
+    assert left["by_reason"]["malformed"]["count"] == 2
+    assert left["by_reason"]["no_options"]["count"] == len(read_jsonl(SAMPLE / "rollouts.jsonl")) + 1
+    assert left["by_reason"]["malformed"]["examples"][0].endswith(
+        "rows.jsonl:1: not valid JSON: Expecting value (column 1)"
+    )
+    summary = json.loads((tmp_path / "ray" / ray_engine.SUMMARY).read_text())
+    assert summary["join"] == rrep["join"]
+
+
 @pytest.mark.parametrize("chunk_bytes,final_newline", [(997, True), (64, False)])
 def test_generated_rollouts_row_for_row_in_input_order(ray_session, tmp_path, chunk_bytes, final_newline):
     inp = tmp_path / "rollouts.jsonl"

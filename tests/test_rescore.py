@@ -310,16 +310,30 @@ def test_answer_corpus_through_rescore_with_robust_override(cli, tmp_path):
     assert right >= 0.95 * counted and fp <= 1
 
 
-def test_rows_index_ignores_rows_without_options_and_reports_repeats(cli, tmp_path):
-    """`--rows data/sample` also reads rollouts.jsonl itself: those rows cannot complete a join."""
+def test_rows_index_leaves_out_rows_without_options_and_counts_them(cli, tmp_path):
+    """`--rows data/sample` also reads rollouts.jsonl itself: those rows cannot complete a join, and are
+    counted as left out (no_options)."""
     res, rep, out = _rescore_json(cli, tmp_path, SAMPLE / "rollouts.jsonl", "--rows", SAMPLE)
     assert res.exit_code == 0
     assert rep["join"] == {
         "joined": 12,
         "not_found": {"count": 0, "examples": []},
+        "dataset_rows_read": 24,
         "dataset_prompts": 12,
         "dataset_prompt_duplicates": 0,
+        "dataset_rows_left_out": {
+            "count": 12,
+            "by_reason": {
+                "no_options": {
+                    "count": 12,
+                    "examples": rep["join"]["dataset_rows_left_out"]["by_reason"]["no_options"]["examples"],
+                }
+            },
+        },
     }
+    assert rep["join"]["dataset_rows_left_out"]["by_reason"]["no_options"]["examples"][0].endswith(
+        "rollouts.jsonl:1"
+    )
     assert "invalid_row" not in rep["by_status"]
 
 

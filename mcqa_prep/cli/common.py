@@ -131,3 +131,23 @@ def bar_factory(quiet: bool):
         return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
 
     return factory
+
+
+def index_lines(join: dict[str, Any]) -> list[str]:
+    """The `--rows` join index's account (rescore.RowIndex.summary) as report lines: rows read, prompts
+    indexed, and the rows left out by reason with their first places."""
+    from ..rescore import LEFT_OUT
+
+    left = join["dataset_rows_left_out"]
+    lines = [
+        f"dataset rows: {join['dataset_rows_read']} read, {join['dataset_prompts']} prompts indexed"
+        + (
+            f" ({join['dataset_prompt_duplicates']} repeated prompts: the first row of each is used)"
+            if join["dataset_prompt_duplicates"]
+            else ""
+        )
+        + f", {left['count']} left out"
+    ]
+    for reason, b in left["by_reason"].items():
+        lines.append(f"  {LEFT_OUT[reason]} ({reason}): {b['count']} (e.g. {'; '.join(b['examples'])})")
+    return lines

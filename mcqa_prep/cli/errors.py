@@ -46,6 +46,10 @@ HINTS: dict[str, str] = {
         "rejects.jsonl"
     ),
     "no_rows": "check the input paths (an empty input is not a dataset)",
+    "no_dataset_rows": (
+        "give --rows the dataset rows the rollouts were sampled from (JSONL/Parquet rows with "
+        "responses_create_params.input and options)"
+    ),
     "input_not_utf8": "convert the text to UTF-8 first (e.g. iconv -t UTF-8)",
     "input_changed": "run again once nothing writes to the input",
     "no_scored_rows": "rescore the rows first (mcqa-prep rescore), then summarize the rescored file",

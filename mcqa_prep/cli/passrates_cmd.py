@@ -8,7 +8,7 @@ import click
 
 from ..evidence import BUCKETS
 from ..passrates import measure
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -137,6 +137,9 @@ def _render_text(d: dict[str, Any]) -> None:
         f"rollouts: {c['rollouts']} read, {c['used']} counted"
         + (f", left out: {'; '.join(left)}" if left else "")
     )
+    if d["join"] is not None:
+        for line in index_lines(d["join"]):
+            click.echo(line)
     kinds = c["keys_by_kind"]
     if d["key_by"] == "uuid" and kinds.get("prompt"):
         click.echo(

@@ -9,7 +9,16 @@ import click
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore import rescore
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, fail, progress_enabled, report_error
+from .common import (
+    FORMAT_OPTION,
+    QUIET_OPTION,
+    bar_factory,
+    emit_json,
+    fail,
+    index_lines,
+    progress_enabled,
+    report_error,
+)
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -162,13 +171,9 @@ def _render_text(report) -> None:
         e(
             f"joined with dataset rows: {j['joined']}; not found: {j['not_found']['count']}"
             + _ex(j["not_found"])
-            + f" ({j['dataset_prompts']} dataset prompts indexed"
-            + (
-                f", {j['dataset_prompt_duplicates']} repeated prompts: the first row of each is used)"
-                if j["dataset_prompt_duplicates"]
-                else ")"
-            )
         )
+        for line in index_lines(j):
+            e(line)
     a = d["agreement"]
     if a["recorded"]:
         e(
