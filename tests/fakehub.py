@@ -113,6 +113,12 @@ class FakeHub:
         self._servers: list[ThreadingHTTPServer] = []
         self.url = ""
         self.cdn_url = ""
+        # faults a test injects: the CDN answers this HTTP status instead of the bytes; tree entries list a
+        # size off by this many bytes; the CDN holds each download until this event is set (or 30 s pass).
+        self.cdn_status: int | None = None
+        self.size_lies: dict[str, int] = {}
+        self.hold_cdn: threading.Event | None = None
+        self.resolve_errors = 0  # the next this many `resolve` requests answer HTTP 500
 
     # lifecycle ------------------------------------------------------------------------------------------------
     def start(self) -> FakeHub:
@@ -245,10 +251,18 @@ def _make_handler(hub: FakeHub, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
                 data = hub.blob(m.group("oid")) if m else None
                 if data is None or self.command == "POST":
                     return self._send(404, b"NoSuchKey", content_type="text/plain")
+                if hub.cdn_status is not None:
+                    return self._send(hub.cdn_status, b"boom", content_type="text/plain")
+                if hub.hold_cdn is not None:
+                    hub.hold_cdn.wait(30)
                 return self._send(
                     200, data, {"ETag": f'"{m.group("oid")}"'}, content_type="application/octet-stream"
                 )
             if m := _RESOLVE.match(parts.path):
+                with hub._lock:
+                    fail, hub.resolve_errors = hub.resolve_errors > 0, max(hub.resolve_errors - 1, 0)
+                if fail:
+                    return self._send(500, b'{"error": "boom"}')
                 return self._resolve(
                     unquote(m.group("repo")), unquote(m.group("rev")), unquote(m.group("path"))
                 )
@@ -309,6 +323,11 @@ def _make_handler(hub: FakeHub, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
             if sha is None:
                 return
             entries = repo.entries(sha)
+            for e in entries:
+                if e["path"] in hub.size_lies:
+                    e["size"] += hub.size_lies[e["path"]]
+                    if "lfs" in e:
+                        e["lfs"]["size"] += hub.size_lies[e["path"]]
             if op == "paths-info":
                 length = int(self.headers.get("Content-Length") or 0)
                 form = parse_qs(self.rfile.read(length).decode())
