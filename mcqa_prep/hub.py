@@ -6,6 +6,7 @@ uses it lives in pull.py."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -89,7 +90,17 @@ def _hf():
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     import huggingface_hub
 
+    _quiet_library_logging()
     return huggingface_hub
+
+
+def _quiet_library_logging() -> None:
+    """huggingface_hub logs its retries and resumes as warnings on stderr ("Retrying in 8s", "Trying to resume
+    download..."); a pull's failure is one line of its own, so those records are dropped unless
+    MCQA_PREP_DEBUG is set (then they show, to diagnose a flaky hub)."""
+    if os.environ.get("MCQA_PREP_DEBUG"):
+        return
+    logging.getLogger("huggingface_hub").setLevel(logging.CRITICAL + 1)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -157,12 +168,12 @@ class HubClient:
                 )
             if isinstance(e, hfe.HfHubHTTPError) and status is not None:
                 return HubError(f"{where}: the hub answered HTTP {status} ({_one_line(e)})")
-            if isinstance(e, hfe.LocalEntryNotFoundError):
-                return HubError(
-                    f"cannot download {path!r} from {where}: the hub could not be reached; try again"
-                )
             if isinstance(e, hfe.HFValidationError):
                 return UsageError(f"{self.repo!r} is not a valid repo id: {_one_line(e)}")
+        # Last, because huggingface_hub wraps every failed metadata request in it, including a hub that
+        # answered (an HTTP status or a connection error further down the chain is the real cause).
+        if any(isinstance(e, hfe.LocalEntryNotFoundError) for e in _chain(exc)):
+            return HubError(f"cannot download {path!r} from {where}: the hub could not be reached; try again")
         return HubError(f"{where}: {type(exc).__name__}: {_one_line(exc)}")
 
     def _refs_hint(self) -> str:
