@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -32,8 +33,11 @@ from .hub import (
     parquet_rows,
     readme_license,
 )
+from .io import staging
+from .io.writers import fsync_dir
 
 Progress = Callable[..., Any]
+_STAGING = "mcqa-prep-pull"  # staging.side_name makes it DIR/.mcqa-prep-pull.staging-<pid>-<hex>
 
 
 class UpstreamMoved(LockMismatch):
@@ -281,22 +285,17 @@ def _pull_online(
     if problems:
         raise problems[0]
 
-    dest.mkdir(parents=True, exist_ok=True)
-    _download_all(hub, dest, commit, to_download, progress)
-
     removed = []
     if lock is not None and commit != lock["commit"]:
         remote_paths = {f.path for f in remote}
-        for path in sorted(set(old) - remote_paths):
-            (dest / path).unlink(missing_ok=True)
-            removed.append(path)
+        removed = sorted(set(old) - remote_paths)
 
-    new_lock = _new_lock(dest, repo, asked, commit, endpoint, card_license, selection, wanted, old)
+    def build_lock(local):
+        return _new_lock(local, repo, asked, commit, endpoint, card_license, selection, wanted, old)
+
+    new_lock, written = _install(hub, dest, commit, to_download, removed, lock, build_lock, progress)
     entries = new_lock["files"]
-    written = lock is None or not _same_lock(lock, new_lock)
-    if written:
-        locks.write_lock(dest, new_lock)
-    else:
+    if not written:
         new_lock = lock
     actions = {f.path: ("downloaded" if f in to_download else "verified") for f in wanted}
     if lock is None:
@@ -320,14 +319,37 @@ def _pull_online(
     )
 
 
-def _new_lock(dest, repo, asked, commit, endpoint, card_license, selection, wanted, old) -> dict[str, Any]:
-    """The lock of the files now on disk: their hashes as the hub vouches for them, rows of Parquet files."""
+def _install(
+    hub, dest, commit, to_download, removed, lock, build_lock, progress
+) -> tuple[dict[str, Any], bool]:
+    """Fetch and verify in a staging directory inside dest (hidden, so no reader takes it for data), then
+    swap the verified files in. A failed or stopped pull leaves dest as it was: the previous verified pull,
+    or, on a first pull, nothing. Returns the new lock and whether it was written."""
+    created = not dest.exists()
+    try:
+        with staging.staging_dir(dest / _STAGING) as stage:
+            _download_all(hub, dest, stage, commit, to_download, progress)
+            fetched = {f.path for f in to_download}
+            new_lock = build_lock(lambda path: (stage if path in fetched else dest) / path)
+            written = lock is None or not _same_lock(lock, new_lock)
+            _swap_in(dest, stage, sorted(fetched), removed, new_lock if written else None)
+            shutil.rmtree(stage, ignore_errors=True)
+    except BaseException:
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)  # only the (empty) directory this run made
+        raise
+    return new_lock, written
+
+
+def _new_lock(local, repo, asked, commit, endpoint, card_license, selection, wanted, old) -> dict[str, Any]:
+    """The lock of the verified files (`local(path)` is where each one is now): their hashes as the hub vouches
+    for them, rows of Parquet files."""
     entries = []
     for f in wanted:
         prev = old.get(f.path)
-        rows = prev["rows"] if prev is not None and prev["hash"] == f.hash else parquet_rows(dest / f.path)
+        rows = prev["rows"] if prev is not None and prev["hash"] == f.hash else parquet_rows(local(f.path))
         entries.append(f.entry(rows))
-    lic = readme_license(dest / README) if any(f.path == README for f in wanted) else None
+    lic = readme_license(local(README)) if any(f.path == README for f in wanted) else None
     return {
         "lock_version": locks.LOCK_VERSION,
         "tool": {"name": "mcqa-prep", "version": __version__},
@@ -379,7 +401,9 @@ def _plan(dest, wanted, old, commit, force_download, progress):
                 problems.append(
                     IntegrityError(
                         f"{dest / f.path}: {f.hash_kind} is {found} but the hub has {f.hash} at {commit}; "
-                        f"it is not the hub's file and no lock vouches for it: {locks.fix_hint(dest)}"
+                        "it is not the hub's file and no lock vouches for it",
+                        reason="unvouched_file",
+                        path=str(dest / f.path),
                     )
                 )
     finally:
@@ -389,28 +413,77 @@ def _plan(dest, wanted, old, commit, force_download, progress):
 
 
 def _download_all(
-    hub: HubClient, dest: Path, commit: str, files: list[RemoteFile], progress: Progress | None
+    hub: HubClient, dest: Path, stage: Path, commit: str, files: list[RemoteFile], progress: Progress | None
 ) -> None:
-    """Fetch each file at the commit, then check its bytes against the hub's hash before anything is locked."""
+    """Fetch each file at the commit into the staging directory, then check its size and hash against the
+    hub's listing; nothing in dest is touched."""
     if not files:
         return
     bar = progress(total=sum(f.size for f in files), desc="download", unit="B") if progress else None
     forward = type("_ForwardBar", (ByteForwarder,), {"bar": bar})
     try:
         for f in files:
-            local = dest / f.path
-            local.unlink(missing_ok=True)  # hf's local_dir mode would otherwise trust its own metadata
-            hub.download(commit, f.path, dest, tqdm_class=forward)
+            hub.download(commit, f.path, stage, tqdm_class=forward)
     finally:
         if bar is not None:
             bar.close()
-    bad = locks.find_mismatches(dest, [f.entry(None) for f in files], progress=progress)
+    bad = locks.find_mismatches(stage, [f.entry(None) for f in files], progress=progress)
     if bad:
-        for m in bad:
-            (dest / m.path).unlink(missing_ok=True)
         m = bad[0]
-        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        if m.found_size != m.expected_size:
+            what = f"{m.found_size} bytes were downloaded but the hub lists {m.expected_size} bytes"
+        else:
+            what = f"the downloaded {m.kind} is {m.found} but the hub lists {m.expected}"
+        more = f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""
         raise IntegrityError(
-            f"{dest / m.path}: downloaded {m.kind} is {m.found} but the hub lists {m.expected} at {commit}{more}; "
-            "the download was corrupted and has been deleted: run the pull again"
+            f"{dest / m.path}: {what} at {commit}{more}; the download was discarded and {dest} left as it was",
+            reason="download_corrupted",
+            directory=str(dest),
         )
+
+
+def _swap_in(
+    dest: Path, stage: Path, fetched: list[str], removed: list[str], new_lock: dict[str, Any] | None
+) -> None:
+    """Move the verified files from stage into dest and delete the files gone upstream, the lock first.
+
+    The lock goes first so that no moment shows data files without the lock that vouches for them (a reader
+    would take them for a plain dataset); while files move, the directory disagrees with its lock and every
+    reader refuses it. On an exception (Ctrl-C, SIGTERM, a full disk) every step is undone: the previous
+    files and lock are back. Only SIGKILL can stop it half-way, and that leaves a refused directory, never a
+    silently wrong one.
+    """
+    aside = stage / ".previous"
+    lock_file = locks.lock_path(dest)
+    done: list[tuple[Path, Path | None]] = []  # (path in dest, where its previous file was put)
+    old_lock = aside / locks.LOCK_NAME if lock_file.is_file() else None
+    try:
+        aside.mkdir()
+        if new_lock is not None:
+            if old_lock is not None:
+                shutil.copy2(lock_file, old_lock)
+            locks.write_lock(dest, new_lock)
+        for rel in [*fetched, *removed]:
+            target = dest / rel
+            prev = None
+            if target.exists() or target.is_symlink():
+                prev = aside / "files" / rel
+                prev.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(target, prev)
+            done.append((target, prev))
+            if rel in fetched:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(stage / rel, target)
+        fsync_dir(dest)
+    except BaseException:
+        for target, prev in reversed(done):
+            if prev is None:
+                target.unlink(missing_ok=True)
+            else:
+                os.replace(prev, target)
+        if new_lock is not None:
+            if old_lock is not None:
+                os.replace(old_lock, lock_file)
+            else:
+                lock_file.unlink(missing_ok=True)
+        raise

@@ -41,6 +41,9 @@ HINTS: dict[str, str] = {
     "integrity": _PREPARE_AGAIN,
     "locked_file_mismatch": "fetch the locked bytes again with `mcqa-prep pull --to {directory} --force-download`",
     "lock_invalid": "delete the lock and pull again into this directory",
+    "download_corrupted": "run the same pull again; if the same file fails again, the hub's listing and its "
+    "bytes disagree (tell the dataset's owners)",
+    "unvouched_file": "move {path} out of the way (or delete it) and pull again",
     "invalid_rows": (
         "fix the rows, or pass --on-invalid reject to write the valid rows and list the others in "
         "rejects.jsonl"
