@@ -149,3 +149,13 @@ def test_a_hub_that_answered_500_is_not_called_unreachable(hub, tmp_path):
     except hfe.LocalEntryNotFoundError as exc:
         err = client._translate(exc, hfe, httpx2, revision="main", path="README.md")
     assert "HTTP 500" in str(err) and "could not be reached" not in str(err)
+
+
+def test_a_foreign_file_in_the_way_is_refused_in_one_line(hub, tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "README.md").write_text("my own notes\n")
+    proc = pull(hub.url, tmp_path, "--to", "d")
+    assert proc.returncode == 1
+    line = only_one_error_line(proc)
+    assert "no lock vouches for it" in line and "move" in line and "internal error" not in line, line
+    assert (tmp_path / "d" / "README.md").read_text() == "my own notes\n"
