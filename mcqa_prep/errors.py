@@ -190,6 +190,25 @@ class Stopped(KeyboardInterrupt):
 
 
 _DEFERRED: dict[str, Any] = {"depth": 0, "pending": None}
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # the signals that stop a run (those this platform has)
+
+
+def stop_handlers() -> dict[Any, Any]:
+    """The current handlers of STOP_SIGNALS, to put back later with set_stop_handlers."""
+    import signal
+
+    found = (getattr(signal, name, None) for name in STOP_SIGNALS)
+    return {sig: signal.getsignal(sig) for sig in found if sig is not None}
+
+
+def set_stop_handlers(handlers: dict[Any, Any]) -> None:
+    """Install handlers (signal -> handler); outside the main thread, where Python refuses, nothing changes."""
+    import signal
+
+    for sig, handler in handlers.items():
+        if handler is not None:
+            with contextlib.suppress(TypeError, ValueError, OSError):
+                signal.signal(sig, handler)
 
 
 def stop(name: str) -> None:

@@ -36,7 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from ._perf import streaming_gc
-from .errors import InputError, McqaPrepError, OutputError, Stopped, UsageError
+from .errors import (
+    InputError,
+    McqaPrepError,
+    OutputError,
+    Stopped,
+    UsageError,
+    set_stop_handlers,
+    stop_handlers,
+)
 from .io.paths import is_parquet
 from .io.readers import read_jsonl, read_parquet
 from .io.staging import commit, staging_dir
@@ -418,7 +426,7 @@ def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
     if ray.is_initialized():
         return False, None
     temp = None
-    kept = _signal_handlers()
+    kept = stop_handlers()  # ray.init replaces them: Ray's SIGTERM handler dumps a native stack and exits
     try:
         if os.environ.get("RAY_ADDRESS"):
             ray.init(logging_level=logging.ERROR, log_to_driver=False)
@@ -448,28 +456,8 @@ def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
             f"cannot start or reach Ray: {type(exc).__name__}: {first}", reason="ray_failed"
         ) from None
     finally:
-        _restore(kept)
+        set_stop_handlers(kept)
     return True, temp
-
-
-_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def _signal_handlers() -> dict[Any, Any]:
-    import signal
-
-    return {s: signal.getsignal(s) for s in (getattr(signal, n, None) for n in _SIGNALS) if s is not None}
-
-
-def _restore(handlers: dict[Any, Any]) -> None:
-    """Put back the handlers ray.init replaced: Ray's own (a native stack dump on SIGTERM, then death by the
-    signal) broke the one-line, exit-1 ending the CLI gives Ctrl-C, SIGTERM and SIGHUP (found by an audit)."""
-    import signal
-
-    for sig, handler in handlers.items():
-        if handler is not None:
-            with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread: nothing to keep
-                signal.signal(sig, handler)
 
 
 def _run(

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import OutputError, Stopped, stop
+from ..errors import OutputError, Stopped, set_stop_handlers, stop, stop_handlers
 from ..io.writers import GuardedFile
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -76,7 +76,8 @@ class _Group(click.Group):
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
         ctx.meta["mcqa_prep.json_emitted"] = False
-        handlers = _stop_on_termination()
+        handlers = stop_handlers()  # Ctrl-C, SIGTERM, SIGHUP through errors.stop (deferred where it must be)
+        set_stop_handlers(dict.fromkeys(handlers, _stop))
         stdout = sys.stdout
         sys.stdout = GuardedFile(stdout, Path("stdout"))  # a failed write names stdout, not "(unknown path)"
         try:
@@ -122,35 +123,13 @@ class _Group(click.Group):
             raise to_click(exc) from None
         finally:
             sys.stdout = stdout
-            _restore_handlers(handlers)
+            set_stop_handlers(handlers)
 
 
 def _stop(signum: int, frame: Any) -> None:
     import signal
 
     stop(signal.Signals(signum).name)
-
-
-def _stop_on_termination() -> dict[Any, Any]:
-    """Ctrl-C, SIGTERM and SIGHUP through errors.stop (deferred inside stops_deferred blocks); the handlers
-    they replace, to put back when the command ends."""
-    import signal
-
-    old = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        with contextlib.suppress(TypeError, ValueError, OSError):  # not the main thread
-            if sig is not None:
-                old[sig] = signal.signal(sig, _stop)
-    return old
-
-
-def _restore_handlers(handlers: dict[Any, Any]) -> None:
-    import signal
-
-    for sig, handler in handlers.items():
-        with contextlib.suppress(TypeError, ValueError, OSError):
-            signal.signal(sig, handler)
 
 
 def _reader_went_away(exc: BaseException) -> bool:
