@@ -8,13 +8,11 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import orjson
-
 from . import manifest as mf
 from .difficulty import PROFILE_RULE, Difficulty
 from .grader.letters import normalize_gold
 from .grader.modes import ROW_MODES
-from .io.writers import row_line
+from .io.writers import WideInteger, row_line
 from .parallel import Chunk
 from .policy import GradingPolicy
 from .records import Finding, Row
@@ -148,12 +146,8 @@ def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[b
     if message is not None:
         return None, message
     try:
-        if stamper.ints_64:  # orjson alone: it refuses exactly the integers Parquet cannot hold
-            return orjson.dumps(rec.data, option=orjson.OPT_APPEND_NEWLINE), ""
-        return row_line(rec.data), ""
-    except orjson.JSONEncodeError as exc:
-        if "64-bit" not in str(exc):
-            return None, f"the row cannot be written as JSON: {exc}"
+        return row_line(rec.data, wide_ints=not stamper.ints_64), ""
+    except WideInteger:
         return None, (
             "an integer beyond 64 bits cannot be stored in Parquet (Arrow would round it to a float and turn "
             "the field's other integers into floats); --output-format jsonl holds it exactly"

@@ -45,15 +45,22 @@ def dumps_row(row: Any) -> str:
     return json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
 
 
-def row_line(row: Any) -> bytes:
+class WideInteger(TypeError):
+    """An integer beyond 64 bits in a row that must hold 64-bit integers only (Parquet output)."""
+
+
+def row_line(row: Any, *, wide_ints: bool = True) -> bytes:
     """One compact JSONL line with its newline, as the hot paths write rows: orjson, or Python's json for an
     integer beyond 64 bits (orjson holds 64-bit integers only; the row is valid JSON and is written exactly,
-    the same by every command). Raises TypeError or ValueError for what JSON cannot hold (NaN, bytes)."""
+    the same by every command), or WideInteger for one when `wide_ints` is False (a writer whose format cannot
+    hold it). Raises TypeError or ValueError for what JSON cannot hold (NaN, bytes)."""
     try:
         return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)  # no copy of the line to add "\n"
     except orjson.JSONEncodeError as exc:
         if "64-bit" not in str(exc):
             raise TypeError(str(exc)) from None
+        if not wide_ints:
+            raise WideInteger(str(exc)) from None
     return (json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode()
 
 
