@@ -108,7 +108,7 @@ def floor_pass(src: Path, dst: Path) -> float:
 
 
 def prepare_pass(src: Path, out: Path, workers: int = 1) -> tuple[float, dict[str, Any]]:
-    from mcqa_prep.prepare import prepare
+    from mcqa_prep.prepare.run import prepare
 
     t0 = time.perf_counter()
     report = prepare([src], out, on_invalid="reject", workers=workers)
@@ -127,7 +127,7 @@ def _child(rows: int) -> None:
     """Run in a subprocess: prepare `rows` rows and print peak RSS (KiB) before and after."""
     import pyarrow  # noqa: F401  (baseline includes the libraries)
 
-    import mcqa_prep.prepare  # noqa: F401
+    import mcqa_prep.prepare.run  # noqa: F401
 
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-mem-"))
     try:

@@ -201,7 +201,7 @@ def floor_here(src: str, dst: str) -> list[float]:
 def ours_here(src: str, dst: str) -> list[float]:
     """(CPU, wall) seconds of rescore.rescore (read, grade, write) with the default policy."""
     from mcqa_prep.policy import GradingPolicy
-    from mcqa_prep.rescore import rescore
+    from mcqa_prep.rescore.run import rescore
 
     t0, w0 = time.process_time(), time.perf_counter()
     rescore(src, dst, GradingPolicy())

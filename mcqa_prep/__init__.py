@@ -7,7 +7,7 @@ __all__ = ["__version__", "load_prepared"]
 
 def __getattr__(name):  # lazy: `import mcqa_prep.grader` must not pull in datasets
     if name == "load_prepared":
-        from .prepared import load_prepared
+        from .prepared.load import load_prepared
 
         return load_prepared
     raise AttributeError(name)

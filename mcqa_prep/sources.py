@@ -61,8 +61,8 @@ def resolve(
     progress: Progress | None = None,
     allow_stdin: bool = True,
 ) -> Inputs:
-    from . import lock as locks
-    from . import manifest as mf
+    from .prepared import manifest as mf
+    from .pull import lock as locks
 
     out = Inputs()
     for a in args:
@@ -82,7 +82,7 @@ def resolve(
 
 
 def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Progress | None) -> None:
-    from . import lock as locks
+    from .pull import lock as locks
 
     lock = locks.read_lock(arg)
     if verify:
@@ -98,7 +98,7 @@ def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Pr
 
 
 def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | None) -> None:
-    from .prepared import verify_prepared
+    from .prepared.verify import verify_prepared
 
     report = verify_prepared(arg, None, progress=progress, contract=False)
     shards = report.shards(split)

@@ -22,7 +22,7 @@ import run as bench_run  # noqa: E402
 
 def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
     from mcqa_prep.policy import GradingPolicy
-    from mcqa_prep.rescore import rescore
+    from mcqa_prep.rescore.run import rescore
 
     requests, rollouts, dataset = bench_rescore.write_inputs(tmp_path, 60)
     report = rescore(requests, tmp_path / "out.jsonl", GradingPolicy())

@@ -13,7 +13,7 @@ import pytest
 
 from mcqa_prep.errors import IntegrityError
 from mcqa_prep.io.writers import AtomicFile
-from mcqa_prep.prepare import prepare
+from mcqa_prep.prepare.run import prepare
 from mcqa_prep.prompt import prompt_key
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,7 +39,7 @@ def test_atomic_file_gets_the_umask_permissions(tmp_path):
 
 
 def test_the_pull_lock_is_written_durably(tmp_path, monkeypatch):
-    from mcqa_prep import lock
+    from mcqa_prep.pull import lock
 
     calls = []
     real = os.fsync
@@ -154,7 +154,7 @@ def test_validate_rescore_and_summarize_agree_on_the_same_prompt(tmp_path, cli):
 
 
 def test_verify_refuses_a_manifest_that_disagrees_with_itself(tmp_path):
-    from mcqa_prep.prepared import verify_prepared
+    from mcqa_prep.prepared.verify import verify_prepared
 
     src = write_rows(tmp_path / "train.jsonl", [make_row(i) for i in range(6)])
     out = tmp_path / "p"

@@ -12,11 +12,11 @@ from passrate_helpers import json_doc as _json
 from passrate_helpers import kept as _kept
 from prep_helpers import mtimes
 
-from mcqa_prep import manifest as mf
-from mcqa_prep.difficulty import DifficultyRequest, PassRateFilter
 from mcqa_prep.errors import IntegrityError, StaleCache
+from mcqa_prep.passrates.difficulty import DifficultyRequest, PassRateFilter
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.prepare import prepare
+from mcqa_prep.prepare.run import prepare
+from mcqa_prep.prepared import manifest as mf
 
 DEFAULT = GradingPolicy()
 FAO = GradingPolicy(final_answer_only=True)
@@ -381,7 +381,7 @@ def test_another_table_is_another_preparation(cli, tmp_path, setup):
 def test_decide_returns_structured_differences(tmp_path):
     ds = dataset(tmp_path)
     table = tmp_path / "t.jsonl"
-    from mcqa_prep.passrates import measure
+    from mcqa_prep.passrates.measure import measure
 
     measure([rollouts(tmp_path)], table, rescore=True)
     request = DifficultyRequest(table, PassRateFilter(model="m1", drop_solved=True))

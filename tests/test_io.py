@@ -107,7 +107,7 @@ def test_split_from_path(name, split):
 
 
 def test_lock_and_reader_share_the_split_rule():
-    from mcqa_prep import lock
+    from mcqa_prep.pull import lock
 
     for name in ("test/part-0.parquet", "eval.jsonl", "dev.jsonl", "data/train-00000-of-00002.parquet"):
         assert lock.split_of(name) == split_of(name)

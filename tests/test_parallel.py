@@ -14,7 +14,7 @@ from mcqa_prep import parallel
 from mcqa_prep.errors import UsageError
 from mcqa_prep.io.readers import iter_file
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.rescore import rescore
+from mcqa_prep.rescore.run import rescore
 
 
 def _request(i: int, rng: random.Random) -> dict:
@@ -134,7 +134,7 @@ def test_validate_report_is_identical_for_any_worker_count(tmp_path, small_chunk
 @pytest.mark.parametrize("on_invalid", ["reject", "fail"])
 def test_prepare_output_is_byte_identical_for_any_worker_count(tmp_path, small_chunks, on_invalid):
     from mcqa_prep.errors import InvalidRows
-    from mcqa_prep.prepare import prepare
+    from mcqa_prep.prepare.run import prepare
 
     jl, pqf = _dataset(tmp_path)
     outs = {}
@@ -190,8 +190,8 @@ def test_one_pool_for_every_input_and_an_unreadable_one_is_a_finding_in_its_plac
 def test_merging_chunk_reports_is_adding_their_rows_one_by_one():
     """Workers fold their chunk's rows into a report and the parent merges them in order: counts, example
     lists (cut at the limit across chunk boundaries) and buckets must equal adding every row in order."""
-    from mcqa_prep.rescore import RescoreReport
-    from mcqa_prep.rescore_rows import Outcome
+    from mcqa_prep.rescore.rows import Outcome
+    from mcqa_prep.rescore.run import RescoreReport
 
     rng = random.Random(7)
     outcomes = []
@@ -317,7 +317,7 @@ def test_a_valid_row_that_cannot_carry_the_stamp_is_rejected_with_its_reason(tmp
     sys.path.insert(0, str(tmp_path.parent))
     from prep_helpers import make_row
 
-    from mcqa_prep.prepare import prepare
+    from mcqa_prep.prepare.run import prepare
 
     rows = [make_row(i, 4) for i in range(40)]
     rows[3]["metadata"] = "a string"
@@ -393,8 +393,8 @@ def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chun
     import errno
     import os
 
-    from mcqa_prep import rescore as rescore_mod
     from mcqa_prep.errors import McqaPrepError
+    from mcqa_prep.rescore import run as rescore_mod
 
     src = tmp_path / "requests.jsonl"
     _write_requests(src, 400)

@@ -11,8 +11,8 @@ from passrate_helpers import DESIGN, dataset, entry, forge_table, read_table_lin
 from prep_helpers import make_row
 
 from mcqa_prep.errors import ContractMismatch, InputError, IntegrityError, UsageError
-from mcqa_prep.passrate_table import read_table
-from mcqa_prep.passrates import measure
+from mcqa_prep.passrates.measure import measure
+from mcqa_prep.passrates.table import read_table
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.prompt import prompt_id
 

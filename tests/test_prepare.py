@@ -17,10 +17,10 @@ from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
 from mcqa_prep.errors import IncompletePreparation, InvalidRows, StaleCache, UsageError
-from mcqa_prep.manifest import read as read_manifest
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.prepare import normalise_options, prepare
-from mcqa_prep.prepared import verify_prepared
+from mcqa_prep.prepare.run import normalise_options, prepare
+from mcqa_prep.prepared.manifest import read as read_manifest
+from mcqa_prep.prepared.verify import verify_prepared
 
 ADDED = ("options", "expected_answer", "grading_mode", "metadata")
 
@@ -441,7 +441,7 @@ def test_an_integer_beyond_64_bits_is_written_exactly_by_every_command(tmp_path)
     """validate passed such a row and prepare then rejected it as unwritable (orjson holds 64-bit integers
     only; found by an audit); rescore wrote it with spaces the other writers do not use. One writer now: the
     row is valid JSON, every command writes it exactly, in the same compact form."""
-    from mcqa_prep.rescore import rescore
+    from mcqa_prep.rescore.run import rescore
     from mcqa_prep.validate import validate_paths
 
     big = 123456789012345678901234567890

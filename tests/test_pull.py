@@ -20,7 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcqa_prep import errors
-from mcqa_prep import lock as locks
+from mcqa_prep.pull import lock as locks
 
 try:  # tests/ as a package or as a rootdir-relative directory
     from .fakehub import FakeHub, FakeRepo, git_blob_sha1, nemotron_like_repo, sha256
@@ -435,7 +435,7 @@ def test_tampered_lock_is_refused(hub, tmp_path, pulled):
     assert "$.commit" in line and "[pull-lock.v1]" in line
 
 
-# -- mcqa_prep.lock, in process (no hub) --------------------------------------------------------------------------
+# -- mcqa_prep.pull.lock, in process (no hub) --------------------------------------------------------------------------
 
 
 def _pulled_dir(tmp_path: Path) -> Path:
@@ -585,7 +585,7 @@ def test_diff_files():
 
 
 def test_lock_module_never_imports_huggingface_hub():
-    code = "import sys, mcqa_prep.lock; print('huggingface_hub' in sys.modules)"
+    code = "import sys, mcqa_prep.pull.lock; print('huggingface_hub' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
 

@@ -136,7 +136,7 @@ def test_a_hub_that_answered_500_is_not_called_unreachable(hub, tmp_path):
     import httpx2
     from huggingface_hub import errors as hfe
 
-    from mcqa_prep.hub import HubClient
+    from mcqa_prep.pull.hub import HubClient
 
     client = HubClient(hub.url, "nvidia/Nemotron-RL-knowledge-mcqa")
     url = f"{hub.url}/datasets/nvidia/Nemotron-RL-knowledge-mcqa/resolve/main/README.md"

@@ -17,10 +17,10 @@ import pytest
 import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
 from conftest import SAMPLE, read_jsonl
 
-from mcqa_prep import ray_engine
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.rescore import rescore, setup
-from mcqa_prep.rescore_rows import rescore_row
+from mcqa_prep.rescore import ray_engine
+from mcqa_prep.rescore.rows import rescore_row
+from mcqa_prep.rescore.run import rescore, setup
 
 SAMPLE_ROWS = [SAMPLE / "train.jsonl", SAMPLE / "validation.parquet"]
 
@@ -324,7 +324,7 @@ def test_packed_join_index_roundtrips_exactly_through_the_object_store(ray_sessi
     import math
     import pickle
 
-    from mcqa_prep.rescore import PackedRows
+    from mcqa_prep.rescore.run import PackedRows
 
     rng = random.Random(5)
     keys = [rng.randbytes(16) for _ in range(500)]
@@ -357,7 +357,7 @@ def test_starting_ray_keeps_the_command_s_signal_handlers(tmp_path):
     code = """
 import shutil, signal, sys
 import ray
-from mcqa_prep import ray_engine
+from mcqa_prep.rescore import ray_engine
 mine = lambda *a: None
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, mine)

@@ -378,7 +378,7 @@ def test_rows_whose_nan_was_written_as_null_are_counted(tmp_path, workers):
     audit)."""
     from mcqa_prep import parallel
     from mcqa_prep.policy import GradingPolicy
-    from mcqa_prep.rescore import rescore
+    from mcqa_prep.rescore.run import rescore
 
     lines = []
     for i in range(40):

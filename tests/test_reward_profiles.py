@@ -10,8 +10,8 @@ from conftest import FIXTURES, need, read_jsonl, write_jsonl
 from passrate_helpers import M1_RATE, QUESTIONS, make_setup
 from prep_helpers import make_row
 
-from mcqa_prep import manifest as mf
 from mcqa_prep.policy import GradingPolicy
+from mcqa_prep.prepared import manifest as mf
 
 DEFAULT = GradingPolicy()
 

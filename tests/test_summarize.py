@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from mcqa_prep.cli import main
 from mcqa_prep.errors import ContractMismatch, InputError
-from mcqa_prep.summarize import summarize
+from mcqa_prep.rescore.summarize import summarize
 
 C1 = "sha256:" + "1" * 64
 C2 = "sha256:" + "2" * 64

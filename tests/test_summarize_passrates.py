@@ -11,8 +11,8 @@ from passrate_helpers import DESIGN, rollouts
 
 from mcqa_prep.errors import ContractMismatch
 from mcqa_prep.evidence import distribution
-from mcqa_prep.passrates import measure
-from mcqa_prep.summarize import summarize
+from mcqa_prep.passrates.measure import measure
+from mcqa_prep.rescore.summarize import summarize
 
 
 def _row(

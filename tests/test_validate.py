@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, need, write_jsonl
 
-from mcqa_prep import lock, schema
+from mcqa_prep import schema
 from mcqa_prep.io.readers import read_jsonl
+from mcqa_prep.pull import lock
 from mcqa_prep.records import Row as RowRecord
 from mcqa_prep.validate import RULES, RowValidator, controls, normalize_texts, rules_markdown, validate_paths
 from mcqa_prep.validate.engine import RowChecker

@@ -76,7 +76,7 @@ def test_prepare_refuses_a_zero_regex_timeout(tmp_path, cli):
     assert res.exit_code == 2
     assert "--regex-timeout" in res.output and "0.01" in res.output
     from mcqa_prep.errors import UsageError
-    from mcqa_prep.prepare import prepare
+    from mcqa_prep.prepare.run import prepare
 
     with pytest.raises(UsageError, match="regex timeout must be a number of seconds > 0"):
         prepare([path], tmp_path / "lib-out", regex_timeout=0)

@@ -11,7 +11,7 @@ from prep_helpers import make_row, write_rows
 
 from mcqa_prep.errors import ContractMismatch, IncompletePreparation, IntegrityError
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.prepare import prepare
+from mcqa_prep.prepare.run import prepare
 from mcqa_prep.prepared import load_prepared, verify_prepared
 
 

@@ -136,7 +136,7 @@ def bar_factory(quiet: bool):
 def index_lines(join: dict[str, Any]) -> list[str]:
     """The `--rows` join index's account (rescore.RowIndex.summary) as report lines: rows read, prompts
     indexed, and the rows left out by reason with their first places."""
-    from ..rescore import LEFT_OUT
+    from ..rescore.run import LEFT_OUT
 
     left = join["dataset_rows_left_out"]
     lines = [

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ..difficulty import EVIDENCE_TABLE, EVIDENCE_UPSTREAM, DifficultyRequest, PassRateFilter
+from ..passrates.difficulty import EVIDENCE_TABLE, EVIDENCE_UPSTREAM, DifficultyRequest, PassRateFilter
 
 DIFFICULTY_KWARGS = (
     "pass_rates",

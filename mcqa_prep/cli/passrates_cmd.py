@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..evidence import BUCKETS
-from ..passrates import measure
+from ..passrates.measure import measure
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
 from .policy_opts import policy_from_options, policy_options
 

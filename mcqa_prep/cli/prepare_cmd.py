@@ -9,8 +9,8 @@ import click
 from ..errors import InvalidRows
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
-from ..prepare import DEFAULT_SHARD_ROWS, PrepareReport, prepare
-from ..prepared import verify_prepared
+from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
+from ..prepared.verify import verify_prepared
 from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, regex_timeout_option
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
 from .errors import describe

@@ -6,8 +6,9 @@ import functools
 
 import click
 
-from .. import hub, pull
-from ..lock import LOCK_NAME
+from ..pull import hub
+from ..pull import run as pull
+from ..pull.lock import LOCK_NAME
 from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
 
 

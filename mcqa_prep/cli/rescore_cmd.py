@@ -8,7 +8,7 @@ import click
 
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
-from ..rescore import rescore
+from ..rescore.run import rescore
 from .common import (
     FORMAT_OPTION,
     QUIET_OPTION,
@@ -119,7 +119,7 @@ def rescore_command(
         compare_mode=compare_mode,
     )
     if engine == "ray":
-        from ..ray_engine import rescore_on_ray
+        from ..rescore.ray_engine import rescore_on_ray
 
         report, _ = rescore_on_ray(
             input_path, output, policy, workers=workers, progress=progress_enabled(quiet), **common

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..summarize import summarize
+from ..rescore.summarize import summarize
 from .common import FORMAT_OPTION, emit_json
 
 

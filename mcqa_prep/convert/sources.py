@@ -304,7 +304,7 @@ def plan_sources(
 ) -> list[Source]:
     """Sources for the SOURCE arguments, in order. Raises UsageError for a missing input or an option that
     does not apply, InputError for unreadable input."""
-    from .. import lock as lockmod
+    from ..pull import lock as lockmod
 
     out: list[Source] = []
     for spec in specs:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..prompt import prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
-from ..rescore_rows import row_id
+from ..rescore.rows import row_id
 from .bins import LENGTH_EDGES, RATE_LABELS, Examples, Histogram, length_bin, rate_bin
 
 NO_TEMPLATE = "(none)"

@@ -96,8 +96,8 @@ def prepared(tmp: Path, *extra: str) -> Path:
 
 def pulled(tmp: Path, files: dict[str, bytes] | None = None) -> Path:
     """A pulled directory written by hand (what `pull` leaves): the sample's files (or `files`) and a lock."""
-    from mcqa_prep import lock
     from mcqa_prep.io.hashing import HASH_SHA256, hash_file
+    from mcqa_prep.pull import lock
 
     d = tmp / "pulled"
     if files is None:

@@ -223,7 +223,9 @@ def test_an_input_written_to_while_it_is_read(inputs, tmp_path, monkeypatch, com
     must not leave an output that records one hash for other rows."""
     import importlib
 
-    module = importlib.import_module(f"mcqa_prep.{command}")
+    module = importlib.import_module(
+        {"prepare": "mcqa_prep.prepare.run", "passrates": "mcqa_prep.passrates.measure"}[command]
+    )
     src = tmp_path / "in" / ("train.jsonl" if command == "prepare" else "rescored.jsonl")
     src.parent.mkdir()
     shutil.copyfile(inputs["rows"] if command == "prepare" else inputs["rescored"], src)

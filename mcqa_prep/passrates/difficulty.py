@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError
-from .evidence import key_kind
-from .passrate_table import PassRateTable, describe_models, read_table
-from .policy import GradingPolicy
-from .records import display_name
+from ..errors import InputError, UsageError
+from ..evidence import key_kind
+from ..policy import GradingPolicy
+from ..records import display_name
+from .table import PassRateTable, describe_models, read_table
 
 EVIDENCE_TABLE = "table"
 EVIDENCE_UPSTREAM = "upstream_reward_profiles"

@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .errors import (
+from .._version import __version__
+from ..errors import (
     ContractMismatch,
     Difference,
     IncompletePreparation,
@@ -29,10 +29,10 @@ from .errors import (
     IntegrityError,
     StaleCache,
 )
-from .io.readers import read_document
-from .io.writers import write_atomic_json
-from .policy import GradingPolicy, contract_differences, contract_id
-from .schema import json_path, schema_version, validator
+from ..io.readers import read_document
+from ..io.writers import write_atomic_json
+from ..policy import GradingPolicy, contract_differences, contract_id
+from ..schema import json_path, schema_version, validator
 
 MANIFEST_NAME = "manifest.json"
 REJECTS_NAME = "rejects.jsonl"

@@ -30,13 +30,13 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ._version import __version__
-from .errors import ContractMismatch, Difference, InputError, IntegrityError
-from .evidence import row_keys
-from .io.readers import block_lines, is_blank, nonfinite_paths, parse_fallback
-from .io.writers import AtomicFile
-from .policy import GradingPolicy, canonical_json, contract_differences, contract_id
-from .schema import json_path, load_schema, schema_version, validator
+from .._version import __version__
+from ..errors import ContractMismatch, Difference, InputError, IntegrityError
+from ..evidence import row_keys
+from ..io.readers import block_lines, is_blank, nonfinite_paths, parse_fallback
+from ..io.writers import AtomicFile
+from ..policy import GradingPolicy, canonical_json, contract_differences, contract_id
+from ..schema import json_path, load_schema, schema_version, validator
 
 TABLE_SCHEMA = schema_version("passrates")  # "passrates.v1"
 SUPPORTED_TABLES = (TABLE_SCHEMA,)

@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ContractMismatch, InputError, UsageError
-from .evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
-from .io.hashing import check_unchanged, sha256_file, stamp
-from .io.paths import STDIN, check_output, expand_inputs, require_regular
-from .io.readers import iter_file
-from .passrate_table import write_table
-from .policy import GradingPolicy
-from .prompt import prompt_id, prompt_key
-from .records import STATUS_INVALID_ROW, Row, display_name
+from ..errors import ContractMismatch, InputError, UsageError
+from ..evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
+from ..io.hashing import check_unchanged, sha256_file, stamp
+from ..io.paths import STDIN, check_output, expand_inputs, require_regular
+from ..io.readers import iter_file
+from ..policy import GradingPolicy
+from ..prompt import prompt_id, prompt_key
+from ..records import STATUS_INVALID_ROW, Row, display_name
+from .table import write_table
 
 ON_INVALID = ("fail", "skip")
 INVALID = "could not be graded"
@@ -145,7 +145,7 @@ class _Run:
     def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None] | None:
         """(contract id, reward, grader version) of one rollout, or None when it was tallied as left out."""
         if self.rescore is not None:
-            from .rescore_rows import rescore_row
+            from ..rescore.rows import rescore_row
 
             _, o = rescore_row(rec, self.rescore)
             if o.input_contract is not None:
@@ -264,7 +264,7 @@ def measure(
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)
     if rescore:
-        from .rescore_rows import Settings
+        from ..rescore.rows import Settings
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
     _read(run, files, progress)
@@ -295,8 +295,8 @@ def measure(
 def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[Any, list[dict[str, Any]]]:
     if not rows_paths:
         return None, []
-    from .rescore import RowIndex
-    from .sources import resolve
+    from ..rescore.run import RowIndex
+    from ..sources import resolve
 
     sources = resolve(rows_paths, progress=progress, allow_stdin=False).sources
     hashes = _hash(sources, progress, "hash dataset rows")

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .grader import GRADER_VERSION
-from .grader.request import grade_request
-from .io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
-from .io.writers import row_line
-from .policy import GradingPolicy
-from .prompt import prompt_key
-from .records import STATUS_INVALID_ROW, Row, display_name
+from ..grader import GRADER_VERSION
+from ..grader.request import grade_request
+from ..io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
+from ..io.writers import row_line
+from ..policy import GradingPolicy
+from ..prompt import prompt_key
+from ..records import STATUS_INVALID_ROW, Row, display_name
 
 # Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
 JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")

@@ -35,8 +35,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from ._perf import streaming_gc
-from .errors import (
+from .._perf import streaming_gc
+from ..errors import (
     InputError,
     McqaPrepError,
     OutputError,
@@ -45,14 +45,14 @@ from .errors import (
     set_stop_handlers,
     stop_handlers,
 )
-from .io.paths import is_parquet
-from .io.readers import read_jsonl, read_parquet
-from .io.staging import commit, staging_dir
-from .io.writers import write_atomic_json
-from .policy import GradingPolicy
-from .records import display_name
-from .rescore import RescoreReport, setup
-from .rescore_rows import Outcome, Settings, rescore_row
+from ..io.paths import is_parquet
+from ..io.readers import read_jsonl, read_parquet
+from ..io.staging import commit, staging_dir
+from ..io.writers import write_atomic_json
+from ..policy import GradingPolicy
+from ..records import display_name
+from .rows import Outcome, Settings, rescore_row
+from .run import RescoreReport, setup
 
 __all__ = [
     "rescore_batch",
@@ -179,8 +179,8 @@ def count_newlines(path: str, start: int, end: int) -> tuple[int, bool]:
 def _plan(input_path: str, chunk_bytes: int | None, workers: int, counter: Any) -> list[Chunk]:
     """Chunks of the input in reading order; `counter(ranges)` counts the newlines of each (path, start, end).
     Without `chunk_bytes`, about eight chunks per worker (1 MiB to 64 MiB each)."""
-    from .io.readers import open_parquet
-    from .sources import resolve
+    from ..io.readers import open_parquet
+    from ..sources import resolve
 
     files = resolve([input_path], allow_stdin=False).sources
     if chunk_bytes is None:

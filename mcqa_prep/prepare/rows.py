@@ -8,15 +8,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import manifest as mf
-from .difficulty import PROFILE_RULE, Difficulty
-from .grader.letters import normalize_gold
-from .grader.modes import ROW_MODES
-from .io.writers import WideInteger, row_line
-from .parallel import Chunk
-from .policy import GradingPolicy
-from .records import Finding, Row
-from .validate.crossrow import KeyColumns
+from ..grader.letters import normalize_gold
+from ..grader.modes import ROW_MODES
+from ..io.writers import WideInteger, row_line
+from ..parallel import Chunk
+from ..passrates.difficulty import PROFILE_RULE, Difficulty
+from ..policy import GradingPolicy
+from ..prepared import manifest as mf
+from ..records import Finding, Row
+from ..validate.crossrow import KeyColumns
 
 ERROR = "error"
 

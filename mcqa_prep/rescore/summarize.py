@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ContractMismatch, InputError
-from .evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
-from .io.readers import iter_file
-from .prompt import prompt_key
-from .records import display_name
+from ..errors import ContractMismatch, InputError
+from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
+from ..io.readers import iter_file
+from ..prompt import prompt_key
+from ..records import display_name
 
 NO_TEMPLATE = "(none)"
 NO_CONTRACT = "(none)"

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import schema
-from .errors import InputError, IntegrityError, UsageError
-from .io.hashing import HASH_GIT_SHA1, HASH_SHA256, hash_file
-from .io.paths import DATA_SUFFIXES, is_data_path, split_of
-from .io.readers import read_document
-from .io.writers import write_atomic_json
+from .. import schema
+from ..errors import InputError, IntegrityError, UsageError
+from ..io.hashing import HASH_GIT_SHA1, HASH_SHA256, hash_file
+from ..io.paths import DATA_SUFFIXES, is_data_path, split_of
+from ..io.readers import read_document
+from ..io.writers import write_atomic_json
 
 __all__ = ["HASH_GIT_SHA1", "HASH_SHA256", "DATA_SUFFIXES", "split_of", "is_data_path", "hash_file"]
 

@@ -21,19 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import manifest as mf
-from ._perf import streaming_gc
-from .difficulty import Difficulty, DifficultyRequest, EvidenceTally
-from .errors import InputError, InvalidRows, UsageError
-from .io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from .io.paths import check_output, is_data_path, is_parquet, require_regular
-from .io.readers import parquet_num_rows
-from .io.shards import HashingWriter, SplitWriter
-from .io.staging import commit, crash_point, staging_dir
-from .io.writers import row_line
-from .parallel import Chunk, check_workers, chunks_of, ordered_map
-from .policy import GradingPolicy
-from .prepare_rows import (
+from .._perf import streaming_gc
+from ..errors import InputError, InvalidRows, UsageError
+from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
+from ..io.paths import check_output, is_data_path, is_parquet, require_regular
+from ..io.readers import parquet_num_rows
+from ..io.shards import HashingWriter, SplitWriter
+from ..io.staging import commit, crash_point, staging_dir
+from ..io.writers import row_line
+from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
+from ..policy import GradingPolicy
+from ..prepared import manifest as mf
+from ..records import Finding, Row, display_name
+from ..sources import KIND_PULLED, Source, resolve
+from .rows import (
     Outcome,
     PreparedChunk,
     RowWork,
@@ -42,8 +44,6 @@ from .prepare_rows import (
     prepare_chunk,
     settle,
 )
-from .records import Finding, Row, display_name
-from .sources import KIND_PULLED, Source, resolve
 
 __all__ = ["prepare", "PrepareReport", "normalise_options", "DEFAULT_SHARD_ROWS"]
 
@@ -407,7 +407,7 @@ def prepare(
     judge = Difficulty.load(difficulty, policy, inputs, progress)
 
     if existing and not overwrite:
-        from .prepared import verify_prepared
+        from ..prepared.verify import verify_prepared
 
         manifest = mf.decide(out, policy, prov, settings, judge.settings() if judge is not None else None)
         verify_prepared(out, policy, progress=progress)
@@ -422,7 +422,7 @@ def prepare(
             difficulty=manifest.get("difficulty"),
         )
 
-    from .validate import RowValidator
+    from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
     work = RowWork(validator.checker, Stamper(policy, output_format), judge)

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._perf import streaming_gc
-from .errors import InputError, UsageError
-from .io import AtomicFile, iter_file
-from .io.paths import check_output
-from .io.writers import Parts
-from .parallel import Chunk, check_workers, chunks, ordered_map
-from .policy import GradingPolicy
-from .prompt import prompt_key
-from .records import STATUS_INVALID_ROW, display_name
-from .rescore_rows import JOIN_FIELDS, Outcome, Settings, rescore_row
+from .._perf import streaming_gc
+from ..errors import InputError, UsageError
+from ..io import AtomicFile, iter_file
+from ..io.paths import check_output
+from ..io.writers import Parts
+from ..parallel import Chunk, check_workers, chunks, ordered_map
+from ..policy import GradingPolicy
+from ..prompt import prompt_key
+from ..records import STATUS_INVALID_ROW, display_name
+from .rows import JOIN_FIELDS, Outcome, Settings, rescore_row
 
 __all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
 
@@ -126,7 +126,7 @@ class RowIndex:
     def build(cls, paths: Iterable[str | Path], progress: Any = None, examples: int = 5) -> RowIndex:
         """Index the dataset rows of `paths` (files, directories, pulled or prepared directories; each
         verified as every reader verifies it)."""
-        from .sources import resolve
+        from ..sources import resolve
 
         return cls.from_sources(resolve(paths, progress=progress, allow_stdin=False).sources, examples)
 

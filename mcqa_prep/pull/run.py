@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .._version import __version__
+from ..errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
+from ..io import staging
+from ..io.writers import fsync_dir
 from . import lock as locks
-from ._version import __version__
-from .errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
 from .hub import (
     DEFAULT_REPO,
     DEFAULT_REVISION,
@@ -33,8 +35,6 @@ from .hub import (
     parquet_rows,
     readme_license,
 )
-from .io import staging
-from .io.writers import fsync_dir
 
 Progress = Callable[..., Any]
 _STAGING = "mcqa-prep-pull"  # staging.side_name makes it DIR/.mcqa-prep-pull.staging-<pid>-<hex>

@@ -1,7 +1,7 @@
 """The hub client: the only module that imports huggingface_hub, and it does so lazily (a pull that its
 lock can answer never imports it, so it cannot touch the network). It resolves revisions to commits,
 lists and downloads files, and turns the hub's failures into one-line HubErrors. The pull workflow that
-uses it lives in pull.py."""
+uses it lives in run.py."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .._version import __version__
+from ..errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
+from ..io.paths import is_parquet
 from . import lock as locks
-from ._version import __version__
-from .errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
-from .io.paths import is_parquet
 
 DEFAULT_REPO = "nvidia/Nemotron-RL-knowledge-mcqa"
 DEFAULT_REVISION = "main"

@@ -1,0 +1,10 @@
+"""Difficulty under a contract: per-question pass rates measured from rollouts, their table, and the
+filters `prepare` applies with them.
+
+    measure.py     `passrates`: rollouts -> pass counts per (question, model), under one contract
+    table.py       the pass-rate table format: write, read with every check, find a row's evidence
+    difficulty.py  `prepare`'s pass-rate filters and reward_profiles stamping
+
+What a single rollout is evidence about (question key, model, pass) is `mcqa_prep.evidence`, shared with
+`summarize` and `report`. Design: docs/passrates.md.
+"""

@@ -1,0 +1,22 @@
+"""`prepare`: validate -> normalise -> stamp the grading contract -> write shards and the manifest.
+
+    run.py   the workflow: inputs and provenance, the stale-cache decision, the row loop, the atomic commit
+    rows.py  one row's (one chunk's) work: normalise, stamp, pass-rate filter; runs in the workers
+
+The directory it writes (its manifest and every reader's checks) is the `prepared` package.
+Design: docs/prepare.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["prepare", "normalise_options"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: a worker imports rows.py only
+    if name in __all__:
+        from . import run
+
+        return getattr(run, name)
+    raise AttributeError(name)

@@ -1,0 +1,27 @@
+"""A prepared directory on disk: its format and every reader's checks.
+
+    manifest.py  file names, the manifest (build, write, read, self-consistency) and the stale-cache decision
+    verify.py    verify_prepared: bytes, row counts and stamps against the manifest, the contract
+    load.py      load_prepared: the verified data as a `datasets` object
+
+Writing one is the `prepare` package's job; every command that reads one (verify, rescore --rows, any
+command given a prepared directory, `load_prepared`) goes through verify.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["load_prepared", "verify_prepared"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: manifest readers must not pull in datasets
+    if name == "verify_prepared":
+        from .verify import verify_prepared
+
+        return verify_prepared
+    if name == "load_prepared":
+        from .load import load_prepared
+
+        return load_prepared
+    raise AttributeError(name)

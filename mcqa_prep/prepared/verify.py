@@ -1,0 +1,182 @@
+"""Verifying a prepared directory: `verify_prepared`, every check a reader needs (`load_prepared` in
+load.py builds on it).
+
+The same checks guard every reader (CLI `verify`, `load_prepared`, `prepare`'s up-to-date path, `rescore
+--rows`, any command given a prepared directory as input): the manifest is a supported, schema-valid,
+self-consistent one (manifest.read); the contract is the one this grader or the given policy means
+(manifest.check_contract); no data file lies beside the listed ones; every listed file has the recorded
+size, sha256 and row count; every row parses and carries the manifest's contract id. A mismatch raises a
+typed error; nothing is silently rebuilt or reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import IntegrityError
+from ..io.hashing import sha256_file
+from ..io.readers import block_lines, read_jsonl, read_parquet
+from ..policy import GradingPolicy
+from . import manifest as mf
+
+Progress = Callable[..., Any]
+
+
+@dataclass
+class VerifyReport:
+    """Outcome of a successful verification (failures raise)."""
+
+    out_dir: str
+    contract_id: str
+    grader_version: str
+    files: int
+    rows: int
+    bytes: int
+    splits: dict[str, dict[str, int]]
+    manifest: dict[str, Any] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": self.out_dir,
+            "status": "ok",
+            "contract_id": self.contract_id,
+            "grader_version": self.grader_version,
+            "files": self.files,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "splits": self.splits,
+        }
+
+    def shards(self, split: str | None = None) -> list[tuple[Path, str]]:
+        """(path, split) of every shard (of one split), in manifest order."""
+        d = Path(self.out_dir)
+        return [
+            (d / f["path"], f["split"])
+            for f in self.manifest["files"]
+            if f["kind"] == "shard" and (split is None or f["split"] == split)
+        ]
+
+
+def _stamp(row: dict[str, Any] | None) -> Any:
+    md = row.get("metadata") if row is not None else None
+    stamp = md.get("mcqa_prep") if isinstance(md, dict) else None
+    return stamp.get("contract") if isinstance(stamp, dict) else None
+
+
+def _stamp_error(path: Path, line: int, found: Any, expected: str) -> IntegrityError:
+    return IntegrityError(
+        f"{path}:{line}: $.metadata.mcqa_prep.contract: row stamped {json.dumps(found)}, the manifest says {expected}: "
+        "the file was mixed with another preparation",
+        path=str(path),
+        line=line,
+    )
+
+
+def _scan_shard(
+    path: Path, fmt: str, expected: str, on_bytes: Callable[[int], Any] | None
+) -> tuple[str, int]:
+    """(sha256, rows) of one shard, every row parsed and its stamp checked, in one pass over a JSONL file."""
+    if fmt == "parquet":
+        digest = sha256_file(path, on_bytes)[0]
+        rows = read_parquet(path, None, columns=["metadata"])
+    else:
+        h = hashlib.sha256()
+
+        def seen(block: bytes) -> None:
+            h.update(block)
+            if on_bytes is not None:
+                on_bytes(len(block))
+
+        with open(path, "rb") as fh:
+            n = 0
+            for row in read_jsonl(block_lines(fh, seen), str(path), None):
+                n += 1
+                if row.data is None:
+                    raise IntegrityError(f"{path}:{row.line}: {row.error}", path=str(path), line=row.line)
+                if _stamp(row.data) != expected:
+                    raise _stamp_error(path, row.line, _stamp(row.data), expected)
+        return h.hexdigest(), n
+    n = 0
+    for row in rows:
+        n += 1
+        if _stamp(row.data) != expected:
+            raise _stamp_error(path, row.line, _stamp(row.data), expected)
+    return digest, n
+
+
+def verify_prepared(
+    directory: str | os.PathLike,
+    policy: GradingPolicy | None = None,
+    *,
+    progress: Progress | None = None,
+    contract: bool = True,
+) -> VerifyReport:
+    """Every check a reader of prepared data needs; raises IncompletePreparation, ContractMismatch or
+    IntegrityError naming the file, the line and what differs. `contract=False` checks the bytes only (for
+    a reader that regrades the rows itself, such as a rescore join)."""
+    d = Path(directory)
+    manifest = mf.read(d)
+    if contract:
+        mf.check_contract(manifest, policy, str(d))
+    expected = manifest["contract_id"]
+    fmt = manifest["settings"]["output_format"]
+    listed = {f["path"] for f in manifest["files"]}
+    unlisted = sorted(p.name for p in d.iterdir() if mf.DATA_FILE.match(p.name) and p.name not in listed)
+    if unlisted:
+        raise IntegrityError(
+            f"{d}: data file(s) not in the manifest: {', '.join(unlisted)}", directory=str(d)
+        )
+    total = sum(f["bytes"] for f in manifest["files"])
+    bar = progress(total=total, desc="verify", unit="B") if progress is not None else None
+    on_bytes = bar.update if bar is not None else None
+    rows_total = 0
+    try:
+        for entry in manifest["files"]:
+            path = d / entry["path"]
+            _check_size(path, entry["bytes"])
+            if entry["kind"] == "rejects":
+                digest, _, rows = sha256_file(path, on_bytes, count_lines=True)
+            else:
+                digest, rows = _scan_shard(path, fmt, expected, on_bytes)
+                rows_total += rows
+            if digest != entry["sha256"]:
+                raise IntegrityError(
+                    f"{path}: sha256 is {digest} but the manifest records {entry['sha256']}: the file changed "
+                    "after preparation",
+                    path=str(path),
+                )
+            if rows != entry["rows"]:
+                raise IntegrityError(
+                    f"{path}: {rows} rows, the manifest records {entry['rows']}", path=str(path)
+                )
+    finally:
+        if bar is not None:
+            bar.close()
+    return VerifyReport(
+        str(d),
+        expected,
+        manifest["contract"]["grader_version"],
+        len(manifest["files"]),
+        rows_total,
+        total,
+        manifest["splits"],
+        manifest,
+    )
+
+
+def _check_size(path: Path, recorded: int) -> None:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise IntegrityError(f"{path}: missing (listed in the manifest)", path=str(path)) from None
+    if size != recorded:
+        raise IntegrityError(
+            f"{path}: {size} bytes, the manifest records {recorded}: the file changed after preparation",
+            path=str(path),
+        )
