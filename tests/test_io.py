@@ -80,7 +80,7 @@ def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         list(iter_rows([tmp_path / "nope.jsonl"]))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no .jsonl or .parquet"):
+    with pytest.raises(InputError, match="no .jsonl or .parquet files"):
         list(iter_rows([tmp_path / "empty"]))
 
 
@@ -99,7 +99,8 @@ def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
         ("dev.jsonl", "validation"),
         ("data/dev/part-00.jsonl", "validation"),
         ("Validation.JSONL".lower(), "validation"),
-        ("unsupervised-00000-of-00001.parquet", "unsupervised"),
+        ("data/unsupervised-00000-of-00001.parquet", "unsupervised"),
+        ("unsupervised-00000-of-00001.parquet", "train"),  # sharded names count under data/ only
     ],
 )
 def test_split_from_path(name, split):
