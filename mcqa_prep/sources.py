@@ -1,10 +1,13 @@
-"""Input arguments -> the data files to read, the same way for every command.
+"""Input arguments -> the data files to read: the one resolver of every command (convert included).
 
-An argument is a JSONL or Parquet file, '-' (JSONL on stdin), a directory (its data files, recursively,
-hidden ones skipped), a directory written by `pull` (its locked data files, verified against the lock
-first unless the caller says not to), or a directory written by `prepare` (its shards, never its rejects,
-verified against its manifest first). Splits follow io.paths.split_of, or the lock's and the manifest's
-record; `split` forces one split on plain files and selects one split of a pulled or prepared directory.
+An argument is a data file, '-' (JSONL on stdin), a directory (its data files, recursively, without what
+io.paths.ignored says is not data), a directory written by `pull` (its locked data files, verified against
+the lock first unless the caller says not to), or a directory written by `prepare` (its shards, never its
+rejects, verified against its manifest first). Which files are data is io.paths.data_kind over the
+caller's `kinds` (JSONL and Parquet; convert asks for CSV/TSV, .json and .ndjson too). Splits follow
+io.paths.split_of, or the lock's and the manifest's record. `split` selects one split of a pulled or
+prepared directory; on plain files it forces that split, or with `select` keeps a directory's files of
+that split (a file given by itself is still recorded as that split).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, UsageError
-from .io.paths import STDIN, expand_inputs
+from .io.paths import DATA_KINDS, STDIN, data_kind, expand_inputs
 
 Progress = Callable[..., Any]
 
@@ -29,7 +32,9 @@ KIND_PREPARED = "prepared"
 @dataclass(frozen=True)
 class Source:
     """One data file to read. `name` is its path relative to the argument (the locked path for a pulled
-    file); `pulled` holds {repo, commit, path} when the bytes were verified against a pull lock."""
+    file); `kind` where it was found (file, stdin, pulled, prepared), `format` how it is read
+    (io.paths.data_kind: jsonl, parquet, csv); `pulled` holds {repo, commit, path} when the bytes were
+    verified against a pull lock."""
 
     path: Path | str
     name: str
@@ -37,6 +42,7 @@ class Source:
     arg: str
     kind: str
     pulled: dict[str, str] | None = None
+    format: str = "jsonl"
 
 
 @dataclass
@@ -60,6 +66,8 @@ def resolve(
     verify: bool = True,
     progress: Progress | None = None,
     allow_stdin: bool = True,
+    kinds: dict[str, str] = DATA_KINDS,
+    select: bool = False,
 ) -> Inputs:
     from .prepared import manifest as mf
     from .pull import lock as locks
@@ -76,8 +84,8 @@ def resolve(
         elif mf.is_prepared_dir(arg):
             _prepared(out, arg, split, progress)
         else:
-            for f in expand_inputs([arg], split=split):
-                out.sources.append(Source(f.path, f.name, f.split, arg, KIND_FILE))
+            for f in expand_inputs([arg], split=split, kinds=kinds, select=select):
+                out.sources.append(Source(f.path, f.name, f.split, arg, KIND_FILE, None, f.kind))
     return out
 
 
@@ -94,7 +102,7 @@ def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Pr
     for path, sp in chosen:
         rel = Path(path).relative_to(arg).as_posix()
         claim = {"repo": lock["repo"], "commit": lock["commit"], "path": rel} if verify else None
-        out.sources.append(Source(Path(path), rel, sp, arg, KIND_PULLED, claim))
+        out.sources.append(Source(Path(path), rel, sp, arg, KIND_PULLED, claim, data_kind(path) or "jsonl"))
 
 
 def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | None) -> None:
@@ -109,4 +117,4 @@ def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | Non
         )
     out.manifests.append((arg, report.manifest))
     for path, sp in shards:
-        out.sources.append(Source(path, path.name, sp, arg, KIND_PREPARED))
+        out.sources.append(Source(path, path.name, sp, arg, KIND_PREPARED, None, data_kind(path) or "jsonl"))

@@ -157,7 +157,7 @@ def test_rows_that_appear_between_the_two_reads_are_an_input_change(tmp_path, cl
 
     src = tmp_path / "s.jsonl"
     src.write_text(json.dumps(ROW) + "\n")
-    monkeypatch.setattr(sources.Source, "columns", lambda self: None)
+    monkeypatch.setattr(sources.Stream, "columns", lambda self: None)
     res = cli("convert", src, "-o", tmp_path / "o.jsonl", *MAP, "--format", "json")
     err = json.loads(res.stdout)["error"]
     assert res.exit_code == 1 and err["reason"] == "input_changed", err

@@ -21,7 +21,7 @@ from .balance import norm_pin
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
 from .shapes import REJECT_REASONS
-from .sources import Source, plan_sources
+from .sources import Stream, plan_sources
 from .templates import Template, load_templates
 
 Progress = Callable[..., Any]
@@ -69,7 +69,7 @@ def default_rejects(out: Path) -> Path:
     return out.with_name(out.name + ".rejects.jsonl")
 
 
-def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequence[Source]) -> None:
+def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequence[Stream]) -> None:
     inputs = [*args, *(src.path for src in sources if src.path is not None)]
     check_output(out, inputs)
     check_output(rejects, inputs, "the rejects file")
@@ -80,7 +80,7 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
         )
-    seen: dict[tuple[Any, ...], Source] = {}
+    seen: dict[tuple[Any, ...], Stream] = {}
     for src in sources:
         key = (src.dataset, src.config, src.split, src.file, src.start_index)  # shards continue a numbering
         if key in seen:
@@ -162,7 +162,7 @@ def convert(
     return ConvertReport(doc, run.shown)
 
 
-def _check_source_options(srcs: Sequence[Source], revision: str | None, config: str | None) -> None:
+def _check_source_options(srcs: Sequence[Stream], revision: str | None, config: str | None) -> None:
     if revision is not None and not any(s.kind == "hub" for s in srcs):
         raise UsageError("a revision applies to hub datasets (owner/name); no source is one", reason="usage")
     if config is not None and not any(s.kind == "hub" or s.commit is not None for s in srcs):
@@ -172,7 +172,7 @@ def _check_source_options(srcs: Sequence[Source], revision: str | None, config: 
 
 
 def _write(
-    run: Run, srcs: Sequence[Source], mapping: Mapping, out: Path, rejects: Path, tick: Ticker
+    run: Run, srcs: Sequence[Stream], mapping: Mapping, out: Path, rejects: Path, tick: Ticker
 ) -> dict[str, Any]:
     """Stream every source through `run` into the outputs and the rejects file, then commit both with the
     report; on any failure neither is left behind. Returns the report document."""

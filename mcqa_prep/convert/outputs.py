@@ -14,7 +14,7 @@ from typing import Any
 
 from ..io import AtomicFile, staging
 from ..io.writers import GuardedFile, output_error, write_atomic_text
-from .sources import Source
+from .sources import Stream
 
 REPORT_NAME = "convert.json"
 
@@ -32,7 +32,7 @@ class Outputs:
         self._atomic: AtomicFile | None = None
         self.staging: Path | None = None
 
-    def key_for(self, src: Source) -> str:
+    def key_for(self, src: Stream) -> str:
         return src.split if self.dir_mode else ""
 
     def open(self) -> None:

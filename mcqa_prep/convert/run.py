@@ -29,7 +29,7 @@ from .checks import SelfCheck, TemplateChecker
 from .extract import Extractor
 from .outputs import Outputs
 from .shapes import LETTERS, ColumnMap, RowReject
-from .sources import Source
+from .sources import Stream
 from .templates import Template, TemplateMix
 
 REPORT_VERSION = 1
@@ -112,7 +112,7 @@ class Mapping:
     drop: tuple[str, ...]
 
 
-def _map_for(src: Source, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
+def _map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
     """(ColumnMap, preset name or None) for one source: an explicit preset, else a complete --map, else the
     preset detected from the dataset id or the columns, with --map pairs applied on top."""
     preset, pairs, drop = mapping.preset, mapping.pairs, mapping.drop
@@ -184,7 +184,7 @@ class Run:
     # -- one source
 
     def source(
-        self, src: Source, outputs: Outputs, rj: Any, tick: Callable[[], None], mapping: Mapping
+        self, src: Stream, outputs: Outputs, rj: Any, tick: Callable[[], None], mapping: Mapping
     ) -> None:
         """Convert every row of `src`: a line in its output file or a record in the rejects file `rj`."""
         label = display_name(src.label)
@@ -424,7 +424,7 @@ class Ticker:
         self.pending = 0
 
 
-def _changed(src: Source) -> Callable[[Any], Any]:
+def _changed(src: Stream) -> Callable[[Any], Any]:
     """The extractor of a source in which no row held data when its columns were looked for: a row with data
     on the second read means the file changed in between."""
 

@@ -18,39 +18,21 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError, UsageError
-from ..io.paths import require_regular
-from ..io.readers import read_jsonl
+from ..io.paths import CONVERT_KINDS, STDIN, require_regular
+from ..io.readers import open_parquet, read_jsonl, read_parquet
 from ..records import display_name
+from ..sources import KIND_PULLED, Inputs, resolve
 
-SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".tsv")
-PARQUET_BATCH = 4096
+SUFFIXES = tuple(CONVERT_KINDS)
 SourceRow = tuple[int, int, "dict[str, Any] | None", "str | None"]
 
-_SHARD = re.compile(r"^(?P<split>.+?)[-_]\d{5}[-_]of[-_]\d{5}$")
-_SPLIT_WORD = re.compile(
-    r"(?:^|[/_.-])(train|training|validation|valid|val|dev|test|eval|evaluation)(?=[/_.-]|$)", re.I
-)
 _HUB_ID = re.compile(r"^(?:hf:|hf://datasets/)?([A-Za-z0-9][\w.-]*/[\w.-]+)$")
 
 
-def split_of(relpath: str, default: str = "train") -> str:
-    """The split a data file belongs to: `test-00000-of-00001.parquet` -> test, `mmlu_dev.csv` -> dev,
-    `validation/part-0.parquet` -> validation; `default` when the name says nothing."""
-    p = PurePosixPath(relpath)
-    stem = p.name.split(".")[0]
-    m = _SHARD.match(stem)
-    if m:
-        return m.group("split")
-    for part in [stem, *reversed(p.parts[:-1])]:
-        m = _SPLIT_WORD.search(part)
-        if m:
-            return m.group(1).lower()
-    return default
-
-
 @dataclass
-class Source:
-    """One stream of rows with its identity (what every output row records in metadata.source)."""
+class Stream:
+    """One stream of rows with its identity (what every output row records in metadata.source): a file
+    that sources.resolve found, or one split of a hub dataset."""
 
     kind: str  # jsonl, parquet, csv, hub
     label: str  # path or repo id, for messages
@@ -79,7 +61,7 @@ class Source:
         """Column names known before reading (Parquet schema, CSV header, hub features), or the first JSON
         row's keys; None when the source is empty."""
         if self.kind == "parquet":
-            return list(_parquet(self.path).schema_arrow.names)  # type: ignore[arg-type]
+            return list(open_parquet(self.path).schema_arrow.names)  # type: ignore[arg-type]
         if self.kind == "csv":
             with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
                 try:
@@ -101,11 +83,11 @@ class Source:
 
     def num_rows(self) -> int | None:
         if self.kind == "parquet":
-            return _parquet(self.path).metadata.num_rows
+            return open_parquet(self.path).metadata.num_rows  # type: ignore[arg-type]
         return None
 
     def _delim(self) -> str:
-        return "\t" if self.path is not None and self.path.suffix == ".tsv" else ","
+        return "\t" if self.path is not None and self.path.suffix.lower() == ".tsv" else ","
 
     def rows(self, columns: Sequence[str] | None) -> Iterator[SourceRow]:
         """Stream the rows; `columns` (top-level names) restricts Parquet reads when given."""
@@ -122,7 +104,7 @@ class Source:
         line (bytes that are not UTF-8, not JSON, too deep) is one malformed row at its line, and the next
         line is read as usual. NaN/Infinity is read, as from Parquet: convert's _jsonable decides."""
         assert self.path is not None
-        if self.path.suffix == ".json":
+        if self.path.suffix.lower() == ".json":
             with _open_text(self.path) as fh:
                 if _peek(fh) == "[":  # not streamed: such files are small
                     yield from self._json_array(fh)
@@ -174,27 +156,12 @@ class Source:
                 i += 1
 
     def _parquet_rows(self, columns: Sequence[str] | None) -> Iterator[SourceRow]:
-        pf = _parquet(self.path)
-        names = pf.schema_arrow.names
+        """The rows by io.readers' Parquet reader, with only the columns the conversion needs."""
+        assert self.path is not None
+        names = open_parquet(self.path).schema_arrow.names
         cols = None if columns is None else [c for c in names if c in set(columns)]
-        i = self.start_index
-        try:
-            for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=cols):
-                bnames = batch.schema.names
-                data = [c.to_pylist() for c in batch.columns]
-                if data:
-                    rows = [dict(zip(bnames, vals, strict=True)) for vals in zip(*data, strict=True)]
-                else:
-                    rows = [{} for _ in range(batch.num_rows)]
-                for r in rows:
-                    yield i, i - self.start_index + 1, r, None
-                    i += 1
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises OSError and ArrowException kinds for bad pages
-            import pyarrow as pa
-
-            if isinstance(exc, (OSError, pa.ArrowException)):
-                raise InputError(f"{self.label}: not a readable Parquet file: {exc}") from None
-            raise
+        for rec in read_parquet(self.path, self.split, columns=cols):
+            yield self.start_index + rec.index, rec.line, rec.data, rec.error
 
     def _hub_rows(self) -> Iterator[SourceRow]:
         i = self.start_index
@@ -242,47 +209,9 @@ def _open_text(path: Path, errors: str = "strict"):
         raise InputError(f"{path}: cannot open: {exc.strerror}") from None
 
 
-_PQ_CACHE: dict[Path, Any] = {}
-
-
-def _parquet(path: Path | None):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    assert path is not None
-    pf = _PQ_CACHE.get(path)
-    if pf is None:
-        try:
-            pf = pq.ParquetFile(path)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
-        _PQ_CACHE.clear()
-        _PQ_CACHE[path] = pf
-    return pf
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip(": ")
-
-
-def _kind(path: Path) -> str:
-    s = path.suffix.lower()
-    if s == ".parquet":
-        return "parquet"
-    if s in (".csv", ".tsv"):
-        return "csv"
-    return "jsonl"
-
-
-def _local_files(root: Path) -> list[Path]:
-    return sorted(
-        f
-        for f in root.rglob("*")
-        if f.is_file()
-        and f.suffix.lower() in SUFFIXES
-        and not any(part.startswith(".") for part in f.relative_to(root).parts)
-    )
 
 
 def is_hub_id(spec: str) -> bool:
@@ -301,45 +230,34 @@ def plan_sources(
     dataset: str | None = None,
     verify: bool = True,
     progress: Progress | None = None,
-) -> list[Source]:
-    """Sources for the SOURCE arguments, in order. Raises UsageError for a missing input or an option that
-    does not apply, InputError for unreadable input."""
-    from ..pull import lock as lockmod
-
-    out: list[Source] = []
+) -> list[Stream]:
+    """Streams for the SOURCE arguments, in order: local paths as sources.resolve finds them (with convert's
+    wider set of kinds; `split` selects a directory's files of that split), hub ids by `datasets`. Raises
+    UsageError for a missing input or an option that does not apply, InputError for unreadable input."""
+    out: list[Stream] = []
     for spec in specs:
         p = Path(spec)
-        if spec == "-":
+        if spec == STDIN:
             raise UsageError(
                 "-: convert reads files, directories or hub datasets, not stdin; save the rows to a file"
             )
-        if p.is_dir() and lockmod.is_pulled_dir(p):
-            out.extend(_pulled(p, lockmod, config=config, split=split, verify=verify, progress=progress))
-        elif p.is_dir():
-            files = _local_files(p)
-            if not files:
-                raise UsageError(f"{spec}: the directory holds no {', '.join(SUFFIXES)} files")
-            name = dataset or p.resolve().name
-            found = [(f, f.relative_to(p).as_posix()) for f in files]
-            if split is not None:  # a directory: --split selects the files of that split
-                splits = sorted({split_of(rel) for _, rel in found})
-                found = [(f, rel) for f, rel in found if split_of(rel) == split]
-                if not found:
-                    raise UsageError(
-                        f"{spec}: no file of split {split!r} (splits by file name: {', '.join(splits)})"
-                    )
-            for f, rel in found:
-                out.append(Source(_kind(f), str(f), name, split_of(rel), file=rel, path=f))
-        elif p.is_file():
-            if p.suffix.lower() not in SUFFIXES:
-                raise UsageError(
-                    f"{spec}: unsupported file type {p.suffix!r}; convert reads {', '.join(SUFFIXES)}"
-                )
-            out.append(
-                Source(_kind(p), spec, dataset or p.name, split or split_of(p.name), file=p.name, path=p)
+        if p.is_file() and p.suffix.lower() not in SUFFIXES:
+            raise UsageError(
+                f"{spec}: unsupported file type {p.suffix!r}; convert reads {', '.join(SUFFIXES)}"
             )
-        elif p.exists():
+        if p.exists() and not p.is_dir():
             require_regular(p, "convert reads a source twice (its columns, then its rows)")
+        if p.exists():
+            found = resolve(
+                [spec],
+                split=split,
+                verify=verify,
+                progress=progress,
+                allow_stdin=False,
+                kinds=CONVERT_KINDS,
+                select=True,
+            )
+            out.extend(_local(spec, found, config=config, split=split, dataset=dataset))
         elif _HUB_ID.match(spec) and p.suffix.lower() not in SUFFIXES:
             repo = _HUB_ID.match(spec).group(1)  # type: ignore[union-attr]
             out.extend(open_hub(repo, revision=revision, config=config, split=split, dataset=dataset))
@@ -348,22 +266,39 @@ def plan_sources(
     return out
 
 
-def _pulled(p: Path, lockmod: Any, *, config, split, verify, progress) -> list[Source]:
-    doc = lockmod.read_lock(p)
-    if verify:
-        lockmod.verify_pulled_dir(p, progress=progress)
-    out: list[Source] = []
+def _local(spec: str, found: Inputs, *, config, split, dataset) -> list[Stream]:
+    """Streams for one local argument: a pulled directory's files continue one numbering per (config,
+    split) and record the lock's repo and commit; any other file records its path within the argument."""
+    if found.locks:
+        return _pulled(Path(spec), found, config=config, split=split)
+    p = Path(spec)
+    name = dataset or (p.resolve().name if p.is_dir() else p.name)
+    return [
+        Stream(
+            src.format,
+            str(src.path),
+            name,
+            src.split,
+            file=src.name,
+            path=Path(src.path),
+        )
+        for src in found.sources
+    ]
+
+
+def _pulled(p: Path, found: Inputs, *, config, split) -> list[Stream]:
+    _, doc, _ = found.locks[0]
+    out: list[Stream] = []
     next_index: dict[tuple[str | None, str], int] = {}
-    for f, fsplit in lockmod.data_files(p, doc):
-        rel = f.relative_to(p).as_posix()
-        parts = PurePosixPath(rel).parts
+    for src in found.sources:
+        assert src.kind == KIND_PULLED
+        f, fsplit = Path(src.path), src.split
+        parts = PurePosixPath(src.name).parts
         cfg = parts[0] if len(parts) > 1 and parts[0] not in ("data", fsplit) else None
-        if split is not None and fsplit != split:
-            continue
         if config is not None and cfg != config:
             continue
-        src = Source(
-            _kind(f),
+        stream = Stream(
+            src.format,
             str(f),
             doc["repo"],
             fsplit,
@@ -374,12 +309,12 @@ def _pulled(p: Path, lockmod: Any, *, config, split, verify, progress) -> list[S
             path=f,
         )
         key = (cfg, fsplit)
-        src.start_index = next_index.get(key, 0)
-        n = src.num_rows()
+        stream.start_index = next_index.get(key, 0)
+        n = stream.num_rows()
         if n is None:  # JSONL shards: count lines up front so the next shard continues the numbering
-            n = sum(1 for _, _, _, _ in src.rows(None))
-        next_index[key] = src.start_index + n
-        out.append(src)
+            n = sum(1 for _, _, _, _ in stream.rows(None))
+        next_index[key] = stream.start_index + n
+        out.append(stream)
     if not out:
         what = ", ".join(
             x for x in (f"split {split!r}" if split else "", f"config {config!r}" if config else "") if x
@@ -393,7 +328,7 @@ _COMMIT = re.compile(r"@([0-9a-f]{40})(?:/|$)")
 
 def open_hub(
     repo: str, *, revision: str | None, config: str | None, split: str | None, dataset: str | None = None
-) -> list[Source]:
+) -> list[Stream]:
     """One source per split of a hub dataset, streamed by the `datasets` library (HF_ENDPOINT and HF_TOKEN
     apply). The commit is read from the resolved data file URLs (hf://datasets/REPO@SHA/...)."""
     try:
@@ -429,7 +364,7 @@ def open_hub(
         except Exception as exc:  # noqa: BLE001
             raise _hub_error(repo, revision, exc) from None
         cfg = builder.config.name if builder.config.name != "default" else None
-        src = Source(
+        src = Stream(
             "hub", f"{repo}@{revision or 'main'}", dataset or repo, s, config=cfg, revision=revision or "main"
         )
         src.commit = commit

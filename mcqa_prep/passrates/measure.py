@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
-from ..io.paths import STDIN, check_output, expand_inputs, require_regular
+from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
 from ..policy import GradingPolicy
 from ..prompt import prompt_id, prompt_key
@@ -256,7 +256,9 @@ def measure(
     check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
-    files = expand_inputs(rollouts)
+    from ..sources import resolve
+
+    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
     for f in files:
         require_regular(f.path, "the table records every input's hash, then the rollouts are read")
     stamps = {str(f.path): stamp(f.path) for f in files}

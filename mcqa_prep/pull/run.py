@@ -11,12 +11,13 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from .._version import __version__
 from ..errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
 from ..io import staging
+from ..io.paths import ignored
 from ..io.writers import fsync_dir
 from . import lock as locks
 from .hub import (
@@ -115,9 +116,7 @@ class PullReport:
 
 def _select(remote: list[RemoteFile], splits: list[str] | None, repo: str, commit: str) -> list[RemoteFile]:
     """Data files (Parquet, JSONL) of the wanted splits, plus the root README (the dataset card)."""
-    data = [
-        f for f in remote if locks.is_data_path(f.path) and not PurePosixPath(f.path).name.startswith(".")
-    ]
+    data = [f for f in remote if locks.is_data_path(f.path) and not ignored(f.path)]
     if not data:
         raise HubError(f"dataset {repo} has no Parquet or JSONL files at {commit}")
     available = sorted({f.split for f in data if f.split})
