@@ -193,7 +193,7 @@ def test_parquet_null_filled_options_addresses_are_record_numbers(tmp_path):
         (2, 1, "$.expected_answer", "expected_answer_not_option"),
         (3, 2, "$.options[3]", "option_shape"),
     ]
-    assert report.summary["inputs"] == [{"path": str(path), "kind": "parquet", "rows": 4}]
+    assert report.summary["inputs"] == [{"path": str(path), "kind": "parquet", "rows": 4, "split": "train"}]
 
 
 def test_malformed_line_is_reported_and_the_next_lines_checked(tmp_path):

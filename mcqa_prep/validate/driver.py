@@ -78,7 +78,7 @@ def _entry(src: Any, locks: dict[str, Any]) -> dict[str, Any]:
     if src.kind == KIND_STDIN:
         return {"path": "-", "kind": "stdin", "rows": 0, "split": None}
     kind = data_kind(src.path) or "jsonl"
-    return {"path": display_name(src.path), "kind": kind, "rows": 0}
+    return {"path": display_name(src.path), "kind": kind, "rows": 0, "split": src.split}
 
 
 def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress | None) -> list[_Source]:
