@@ -6,13 +6,16 @@
 - `model_of(row)`: `responses_create_params.model` (what was asked for), else `response.model` (what the
   server says answered), else None (the caller's default, e.g. a model named on the command line).
 - `passed(reward)`: a rollout passes when its reward under the contract is at least PASS_THRESHOLD (1.0).
-- `bucket`/`distribution`: the 0 / partial / 1 split and a 10-bin histogram (bin i holds rates in
-  [i/10, (i+1)/10), the last one 1.0 too) of per-question pass rates, shared by
-  `passrates` and `summarize` so both say the same thing about the same numbers.
+- `bucket`/`rate_bin`/`distribution`: the 0 / partial / 1 split and the pass-rate histogram, the one binning
+  of `passrates`, `summarize` and `report` (so a rate lands in the same bin in all three): RATE_BINS, 12
+  bins: exactly 0; (0, .1], (.1, .2], ... (.8, .9]; (.9, 1); exactly 1. Exactly 0 and exactly 1 stand apart
+  because a question there gives RL no signal, whatever its number of samples; a rate is binned from its
+  integer counts (exact at every edge: 1/5 is in (.1, .2]).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,7 +26,9 @@ KEY_BY = ("uuid", "prompt")
 UUID_PREFIX = "uuid:"
 PROMPT_PREFIX = "prompt:"
 BUCKETS = ("0%", "partial", "100%")
-HISTOGRAM_BINS = 10
+RATE_BINS: tuple[str, ...] = ("0", "≤.1", "≤.2", "≤.3", "≤.4", "≤.5", "≤.6", "≤.7", "≤.8", "≤.9", "<1", "1")
+HISTOGRAM_BINS = len(RATE_BINS)
+RATE_BINS_LEGEND = "bins 0, ≤.1 .. ≤.9, <1, 1"  # how the command-line text names them
 
 
 def passed(reward: float) -> bool:
@@ -88,9 +93,29 @@ def bucket(passes: int, samples: int) -> str:
     return BUCKETS[2] if passes >= samples else BUCKETS[1]
 
 
+def rate_bin(passes: int, samples: int) -> int:
+    """Index into RATE_BINS of the rate passes/samples, in integers: 0 for none, the last for all, else
+    ceil(10 * passes / samples) (1 for (0, .1], ..., 10 for (.9, 1))."""
+    if passes <= 0:
+        return 0
+    if passes >= samples:
+        return HISTOGRAM_BINS - 1
+    return (10 * passes + samples - 1) // samples
+
+
+def rate_bin_of(rate: float) -> int:
+    """Index into RATE_BINS of a rate given as a number (a recorded `pass_rate`), clamped to [0, 1]; its
+    tenths are rounded to 9 places first, so 0.2 (1/5 as a float) is in (.1, .2] as rate_bin(1, 5) says."""
+    if rate <= 0.0:
+        return 0
+    if rate >= 1.0:
+        return HISTOGRAM_BINS - 1
+    return min(max(math.ceil(round(rate * 10, 9)), 1), HISTOGRAM_BINS - 2)
+
+
 def distribution(counts: Iterable[tuple[int, int]]) -> dict[str, Any]:
     """The pass-rate distribution of questions given as (samples, passes) pairs: count, mean rate, buckets and
-    histogram."""
+    histogram (counts per RATE_BINS)."""
     n = 0
     total = 0.0
     buckets = dict.fromkeys(BUCKETS, 0)
@@ -100,7 +125,7 @@ def distribution(counts: Iterable[tuple[int, int]]) -> dict[str, Any]:
         n += 1
         total += rate
         buckets[bucket(passes, samples)] += 1
-        hist[min(passes * HISTOGRAM_BINS // samples, HISTOGRAM_BINS - 1)] += 1  # exact: no float binning
+        hist[rate_bin(passes, samples)] += 1
     return {
         "questions": n,
         "mean_pass_rate": total / n if n else None,

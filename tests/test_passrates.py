@@ -53,7 +53,7 @@ def test_measure_counts_samples_passes_and_rates_per_question_and_model(tmp_path
     assert table.header["inputs"][0]["name"] == "rollouts.jsonl"
     m1 = report.models["m1"]
     assert m1["pass_rate"] == {"0%": 2, "partial": 3, "100%": 2}
-    assert m1["histogram"] == [2, 0, 1, 0, 0, 1, 0, 1, 0, 2]
+    assert m1["histogram"] == [2, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0, 2]  # rates 0 0 .25 .5 .75 1 1
 
 
 def test_rescored_input_and_on_the_fly_give_the_same_entries(cli, tmp_path):

@@ -51,7 +51,7 @@ def test_distribution_per_model_and_template(tmp_path):
         "questions": 3,
         "mean_pass_rate": pytest.approx(0.5),
         "pass_rate": {"0%": 1, "partial": 1, "100%": 1},
-        "histogram": [1, 0, 0, 0, 0, 1, 0, 0, 0, 1],
+        "histogram": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1],
     }
     assert by_model["b"]["pass_rate"] == {"0%": 1, "partial": 0, "100%": 0}
     assert by_model["(unknown)"]["questions"] == 1
@@ -63,8 +63,9 @@ def test_distribution_per_model_and_template(tmp_path):
 
 
 def test_histogram_bins_are_exact_at_the_edges():
-    d = distribution([(10, 3), (10, 7), (3, 1), (3, 2), (1, 1), (5, 0)])
-    assert d["histogram"] == [1, 0, 0, 2, 0, 0, 1, 1, 0, 1]
+    # bins: 0 | (0,.1] ... (.8,.9] | (.9,1) | 1; .3 and .7 fall on an edge, 1/3 and 2/3 just past one
+    d = distribution([(10, 3), (10, 7), (3, 1), (3, 2), (1, 1), (5, 0), (10, 1), (10, 9), (100, 99)])
+    assert d["histogram"] == [1, 1, 0, 1, 1, 0, 0, 2, 0, 1, 1, 1]
 
 
 def test_refuses_to_pool_contracts_for_the_distribution_too(tmp_path):
@@ -92,6 +93,6 @@ def test_cli_text_shows_distributions(cli, tmp_path):
     cli("rescore", rollouts(tmp_path), "-o", rescored)
     res = cli("summarize", rescored)
     assert res.exit_code == 0, res.output
-    assert "pass rates per model (prompts; histogram 0.0 .. 1.0 by 0.1):" in res.output
-    assert "0%: 2  partial: 3  100%: 2  |2 0 1 0 0 1 0 1 0 2|" in res.output
+    assert "pass rates per model (prompts; histogram bins 0, ≤.1 .. ≤.9, <1, 1):" in res.output
+    assert "0%: 2  partial: 3  100%: 2  |2 0 0 1 0 1 0 0 1 0 0 2|" in res.output
     assert "pass rates per template_id" in res.output

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..evidence import BUCKETS
+from ..evidence import BUCKETS, RATE_BINS_LEGEND
 from ..passrates.measure import measure
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
 from .policy_opts import policy_from_options, policy_options
@@ -153,7 +153,7 @@ def _render_text(d: dict[str, Any]) -> None:
             f"  {model}: {dist['questions']} question(s), mean pass rate {dist['mean_pass_rate']:.4f}; "
             + ", ".join(f"{k}: {b[k]}" for k in BUCKETS)
         )
-        click.echo("    histogram (0.0 .. 1.0 by 0.1): " + " ".join(str(n) for n in dist["histogram"]))
+        click.echo(f"    histogram ({RATE_BINS_LEGEND}): " + " ".join(str(n) for n in dist["histogram"]))
     click.echo(f"content sha256 {d['content_sha256']}")
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ..evidence import RATE_BINS_LEGEND
 from ..rescore.summarize import summarize
 from .common import FORMAT_OPTION, emit_json
 
@@ -89,7 +90,7 @@ def render_text(report: dict[str, Any]) -> str:
         ("template_id", report["pass_rates"]["by_template"]),
     ):
         if groups:
-            out.append(f"pass rates per {title} (prompts; histogram 0.0 .. 1.0 by 0.1):")
+            out.append(f"pass rates per {title} (prompts; histogram {RATE_BINS_LEGEND}):")
             out.extend(_distribution_lines(groups))
     return "\n".join(out)
 

@@ -17,10 +17,7 @@ OTHER = "(other)"
 
 # Character lengths (prompts, responses): powers of two, so a few bins cover 1 character to 64k.
 LENGTH_EDGES: tuple[int, ...] = (0, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
-# Pass rates in [0, 1]: exactly 0, ten open-closed tenths, with exactly 1 apart (solved prompts).
-# Pass rates in [0, 1]: exactly 0; then bins up to .1, .2, ... .9 (upper bound included); then below 1;
-# exactly 1 (solved prompts).
-RATE_LABELS: tuple[str, ...] = ("0", "≤.1", "≤.2", "≤.3", "≤.4", "≤.5", "≤.6", "≤.7", "≤.8", "≤.9", "<1", "1")
+# Pass rates are binned by evidence.rate_bin / RATE_BINS, the one binning passrates and summarize use too.
 
 
 def length_labels(edges: Sequence[int] = LENGTH_EDGES) -> list[str]:
@@ -38,16 +35,6 @@ def _short(n: int) -> str:
 def length_bin(n: int, edges: Sequence[int] = LENGTH_EDGES) -> int:
     """Index of the bin of a length (the last bin is open-ended)."""
     return max(0, bisect_right(edges, n) - 1)
-
-
-def rate_bin(rate: float) -> int:
-    """Index into RATE_LABELS of a pass rate (clamped to [0, 1])."""
-    if rate <= 0.0:
-        return 0
-    if rate >= 1.0:
-        return len(RATE_LABELS) - 1
-    k = int(rate * 10 - 1e-9)  # (0, .1] -> 0, (.1, .2] -> 1, ...
-    return 1 + min(max(k, 0), 9)
 
 
 class Histogram:

@@ -20,11 +20,12 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
+from ..evidence import RATE_BINS, rate_bin_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..prompt import user_prompt
 from ..records import Finding, Row
 from ..validate import RowValidator
-from .bins import LENGTH_EDGES, RATE_LABELS, CappedCounter, Examples, Histogram, clip, length_bin, rate_bin
+from .bins import LENGTH_EDGES, CappedCounter, Examples, Histogram, clip, length_bin
 
 REGEX_RULES = (
     "regex_compile",
@@ -201,8 +202,8 @@ class DatasetTally:
             key = str(self.profile_models.add(str(model) if model else "(no model_hf_path)"))
             h = self.profiles.get(key)
             if h is None:
-                h = self.profiles[key] = Histogram(len(RATE_LABELS))
-            h.add(rate_bin(float(rate)), float(rate))
+                h = self.profiles[key] = Histogram(len(RATE_BINS))
+            h.add(rate_bin_of(float(rate)), float(rate))
 
     def _findings(self, findings: list[Finding], d: dict[str, Any] | None, t: TemplateTally | None) -> None:
         if t is not None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evidence import RATE_BINS
 from . import spec
-from .bins import LENGTH_EDGES, RATE_LABELS, length_labels, share
+from .bins import LENGTH_EDGES, length_labels, share
 from .dataset import (
     CUSTOM_MODE,
     DUPLICATE_RULES,
@@ -442,7 +443,7 @@ def profile_blocks(p: str, t: DatasetTally) -> list[dict[str, Any]]:
     panels = [
         spec.panel(
             f"{m} ({t.profiles[m].total} rows)",
-            list(RATE_LABELS),
+            list(RATE_BINS),
             [spec.series("rows", list(t.profiles[m].counts), color=GREEN)],
         )
         for m in models[:TOP_PANELS]

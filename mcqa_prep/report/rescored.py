@@ -14,10 +14,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from ..evidence import RATE_BINS, passed, rate_bin
 from ..prompt import prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
 from ..rescore.rows import row_id
-from .bins import LENGTH_EDGES, RATE_LABELS, Examples, Histogram, length_bin, rate_bin
+from .bins import LENGTH_EDGES, Examples, Histogram, length_bin
 
 NO_TEMPLATE = "(none)"
 NO_MODE = "(not graded)"
@@ -147,18 +148,17 @@ class RescoredTally:
         if key is None:
             return
         k = int.from_bytes(key[:8], "little")
-        packed = self.prompts.get(k, 0) + (1 << _COUNT_BITS) + (1 if reward >= 1.0 else 0)
+        packed = self.prompts.get(k, 0) + (1 << _COUNT_BITS) + (1 if passed(reward) else 0)
         self.prompts[k] = packed
 
     def pass_rates(self) -> dict[str, Any]:
         """Per prompt: 0 / partial / 1 counts, a histogram of pass rates, and samples per prompt."""
-        hist = Histogram(len(RATE_LABELS))
+        hist = Histogram(len(RATE_BINS))
         samples: Counter = Counter()
         mask = (1 << _COUNT_BITS) - 1
         for packed in self.prompts.values():
-            n, passed = packed >> _COUNT_BITS, packed & mask
-            rate = passed / n
-            hist.add(rate_bin(rate), rate)
+            n, passes = packed >> _COUNT_BITS, packed & mask
+            hist.add(rate_bin(passes, n), passes / n)
             samples[min(n, 17)] += 1
         zero, full = hist.counts[0], hist.counts[-1]
         return {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evidence import RATE_BINS
 from . import spec
-from .bins import LENGTH_EDGES, RATE_LABELS, length_labels, share
+from .bins import LENGTH_EDGES, length_labels, share
 from .rescored import RECORDED, RESCORED, Group, RescoredTally
 
 BLUE, RED, ORANGE, GREEN, GREY = "#4c72b0", "#c44e52", "#dd8452", "#55a868", "#8c8c8c"
@@ -305,7 +306,7 @@ def pass_rate_blocks(p: str, r: dict[str, Any]) -> list[dict[str, Any]]:
                     [spec.series("prompts", [r["zero"], r["partial"], r["one"]], color=BLUE)],
                 ),
                 spec.panel(
-                    "histogram", list(RATE_LABELS), [spec.series("prompts", r["histogram"], color=BLUE)]
+                    "histogram", list(RATE_BINS), [spec.series("prompts", r["histogram"], color=BLUE)]
                 ),
             ],
         )
