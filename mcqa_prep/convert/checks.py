@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..grader import grade_text
+from ..grader.modes import ANSWER_LINE, BY_NAME, LAST_BOX
 from ..io import iter_rows
 from ..validate import RowValidator
 from .shapes import LETTERS, RowReject
@@ -57,12 +58,8 @@ _WORDS = (
 
 
 def mode_sample(mode: str, letter: str) -> str:
-    """A compliant response in a grading mode's own format."""
-    if mode == "lenient_answer_colon":
-        return f"The other options do not fit.\nAnswer: {letter}"
-    if mode == "string_equals_mcqa":
-        return letter
-    return f"The other options do not fit.\n\\boxed{{{letter}}}"
+    """A compliant response in a grading mode's own format (grader/modes.Mode.response)."""
+    return BY_NAME[mode].response(letter)
 
 
 def probe_row(t: Template, n: int, source_row: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -152,14 +149,13 @@ class TemplateChecker:
 
 
 _ANSWER_COLON = re.compile(r"answer\s*:", re.IGNORECASE)
-_BOXED_MODES = ("strict_single_letter_boxed", "lenient_boxed")
 
 
 class SelfCheck:
     """Grades a rendered prompt as if it were a response (it must yield no letter). grade_text decides; a
     conservative pre-test skips the call when no letter is possible: no output_regex pattern matches the
-    prompt, and for the boxed modes the last \\boxed{ is empty or absent, for lenient_answer_colon no
-    'answer:' occurs."""
+    prompt, and for a mode that reads the last box (grader/modes.Mode.reads) the last \\boxed{ is empty or
+    absent, for one that reads an 'Answer:' line no 'answer:' occurs."""
 
     def __init__(self, t: Template):
         self.t = t
@@ -172,6 +168,7 @@ class SelfCheck:
                 self.patterns = None  # type: ignore[assignment]
                 break
         self.tm = t.template_metadata()
+        self.reads = BY_NAME[t.grading_mode].reads
         t.compile()
         plan = t._plan
         tail = plan[-1] if plan and type(plan[-1]) is str else ""
@@ -179,9 +176,7 @@ class SelfCheck:
         # A boxed-mode template without output_regex whose fixed closing text holds an empty \boxed{}: that
         # box is the last one of every prompt it renders, and the boxed modes read only the last box, so no
         # prompt can yield a letter (the built-in `boxed` template)
-        self.never = (
-            not pats and t.grading_mode in _BOXED_MODES and i >= 0 and tail.startswith("\\boxed{}", i)
-        )
+        self.never = not pats and self.reads == LAST_BOX and i >= 0 and tail.startswith("\\boxed{}", i)
 
     def possible(self, prompt: str) -> bool:
         if self.patterns is None:
@@ -189,11 +184,10 @@ class SelfCheck:
         for p in self.patterns:
             if p.search(prompt):
                 return True
-        mode = self.t.grading_mode
-        if mode in _BOXED_MODES:
+        if self.reads == LAST_BOX:
             i = prompt.rfind("\\boxed{")
             return i >= 0 and not prompt.startswith("\\boxed{}", i)
-        if mode == "lenient_answer_colon":
+        if self.reads == ANSWER_LINE:
             return _ANSWER_COLON.search(prompt) is not None
         return True
 

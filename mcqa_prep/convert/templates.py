@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..grader import ROW_MODES
+from ..grader.modes import DEFAULT_MODE, TEMPLATE_MODES
 
 # Render-time variables, documented in docs/convert.md (and listed in the undefined-variable error)
 VARIABLES = (
@@ -364,10 +364,9 @@ def parse_template_file(path: str | Path) -> Template:
             f"{path}: the template does not say how its answer is graded: add front matter with "
             "'grading_mode: <mode>' and/or 'output_regex: <pattern>' (see docs/convert.md)"
         )
-    mode = header.get("grading_mode") or "strict_single_letter_boxed"
-    if mode not in ROW_MODES or mode == "robust":
-        allowed = [m for m in ROW_MODES if m != "robust"]
-        raise UsageError(f"{path}: grading_mode {mode!r}: expected one of {', '.join(allowed)}")
+    mode = header.get("grading_mode") or DEFAULT_MODE
+    if mode not in TEMPLATE_MODES:
+        raise UsageError(f"{path}: grading_mode {mode!r}: expected one of {', '.join(TEMPLATE_MODES)}")
     if not body.strip():
         raise UsageError(f"{path}: the template body is empty")
     tid = header.get("id") or p.stem

@@ -27,7 +27,7 @@ from ..records import (
 from .base import Extraction
 from .custom_regex import extract_custom
 from .letters import allowed_letters, normalize_gold
-from .modes import DEFAULT_MODE, OVERRIDE_MODES, ROW_MODES, UnknownMode, mode_function
+from .modes import DEFAULT_MODE, OVERRIDE_MODES, ROW_MODES, UnknownMode, mode_function, word_capture_veto
 
 __all__ = [
     "GRADER_VERSION",
@@ -93,11 +93,12 @@ def grade_text(
     if tm_map and template_metadata and "output_regex" in template_metadata:
         custom = extract_custom(text, template_metadata.get("output_regex"), letters, timeout=regex_timeout)
         if (
-            mode == "robust"
+            word_capture_veto(mode)
             and custom.status in (STATUS_OK, STATUS_OUT_OF_RANGE)
             and _word_part(text, custom)
         ):
             # robust reads commitments: a captured letter glued to a word (the "A" of "Answer") is none
+            # (modes.Mode.word_capture_veto)
             vetoed = (Candidate(custom.rule or "output_regex", custom.span, None, "a letter inside a word"),)  # type: ignore[arg-type]
         elif custom.letter is not None or custom.status in (STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT):
             # A captured letter outside the options still decides the row: NeMo Gym returns it and never

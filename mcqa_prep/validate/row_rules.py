@@ -7,7 +7,15 @@ import functools
 from collections.abc import Iterator
 
 from ..grader import grade_text
-from ..grader.modes import MODES, NOT_NEMO_GYM_MODES, OVERRIDE_ONLY_MODES, ROW_MODES
+from ..grader.modes import (
+    BY_NAME,
+    DEFAULT_MODE,
+    MODES,
+    NOT_NEMO_GYM_MODES,
+    OPTION_TEXT_MODES,
+    OVERRIDE_ONLY_MODES,
+    ROW_MODES,
+)
 from ..prompt import content_text
 from .facts import (
     G_CONTROL,
@@ -161,15 +169,6 @@ def option_letter(f: RowFacts) -> Iterator[Hit]:
         )
 
 
-# A compliant answer per mode (docs/grading.md), to ask the real grader whether it can extract a letter.
-MODE_SAMPLES = {
-    "strict_single_letter_boxed": "\\boxed{%s}",
-    "lenient_boxed": "\\boxed{%s}",
-    "lenient_answer_colon": "Answer: %s",
-    "lenient_answer_colon_md": "Answer: %s",
-    "string_equals_mcqa": "%s",
-    "robust": "Answer: %s",
-}
 TYPICAL_REGEX = "Answer:\\s*([A-Z])"
 
 
@@ -180,10 +179,10 @@ def never_extracted(key: str) -> tuple[str, ...]:
     other = "Q" if key.upper() != "Q" else "R"
     options = [{key: "first option"}, {other: "second option"}]
     out = []
-    for m in (mode.name for mode in MODES):
-        res = grade_text(MODE_SAMPLES[m] % key, options, key, override=m)
+    for mode in MODES:  # a compliant answer per mode (grader/modes.Mode.answer)
+        res = grade_text(mode.answer % key, options, key, override=mode.name)
         if res.reward != 1.0:
-            out.append(m)
+            out.append(mode.name)
     res = grade_text(f"Answer: {key}", options, key, None, {"output_regex": TYPICAL_REGEX})
     if res.reward != 1.0 or res.mode != "output_regex":
         out.append(f"output_regex {TYPICAL_REGEX!r}")
@@ -209,7 +208,7 @@ def option_letter_unrewardable(f: RowFacts) -> Iterator[Hit]:
             ("options", i),
             (
                 f"option letter {k!r} {what}: {graders} never extract it from a compliant answer (e.g. "
-                f"{(MODE_SAMPLES['strict_single_letter_boxed'] % k)!r}), so a row whose gold is {k!r} is never "
+                f"{(BY_NAME[DEFAULT_MODE].answer % k)!r}), so a row whose gold is {k!r} is never "
                 "rewarded there; use the ASCII letters A-Z"
             ),
         )
@@ -246,8 +245,9 @@ def option_text_empty(f: RowFacts) -> Iterator[Hit]:
 @rule(
     "option_text_duplicate",
     WARNING,
-    "two option texts equal after lower-casing and collapsing whitespace: modes that match option text "
-    "become ambiguous",
+    "two option texts equal after lower-casing and collapsing whitespace: modes that match option text ("
+    + ", ".join(f"`{m}`" for m in OPTION_TEXT_MODES)
+    + ") become ambiguous",
     "make the texts distinct",
     guard=G_TEXTS,
 )
@@ -262,8 +262,8 @@ def option_text_duplicate(f: RowFacts) -> Iterator[Hit]:
             yield (
                 ("options", i, k),
                 (
-                    f"option {L} has the same text as option {first} ({quote(t)}): lenient modes that match "
-                    "option text cannot tell them apart; make the texts distinct"
+                    f"option {L} has the same text as option {first} ({quote(t)}): modes that match option "
+                    f"text ({', '.join(OPTION_TEXT_MODES)}) cannot tell them apart; make the texts distinct"
                 ),
             )
 
@@ -374,7 +374,9 @@ def grading_mode_unknown(f: RowFacts) -> Iterator[Hit]:
     ERROR,
     "a server-level override mode (" + ", ".join(f"`{m}`" for m in OVERRIDE_ONLY_MODES) + ") on a row: "
     "NeMo Gym rejects the row",
-    "use a row mode (`lenient_answer_colon`), or the policy override",
+    "use a row mode ("
+    + ", ".join(f"`{BY_NAME[m].row_alternative}` for `{m}`" for m in OVERRIDE_ONLY_MODES)
+    + "), or the policy override",
     guard=G_MODE,
 )
 def grading_mode_override_only(f: RowFacts) -> Iterator[Hit]:
@@ -384,7 +386,7 @@ def grading_mode_override_only(f: RowFacts) -> Iterator[Hit]:
             ("grading_mode",),
             (
                 f"{gm} is a server-level override, not a row mode: NeMo Gym rejects the row; use "
-                "lenient_answer_colon on the row, or set the mode in the grading policy override"
+                f"{BY_NAME[gm].row_alternative} on the row, or set the mode in the grading policy override"
             ),
         )
 
