@@ -114,6 +114,23 @@ def test_sample_report_shows_the_manifest_contract_sources_and_the_rescored_numb
     assert doc["distinct_contracts"] == 1
 
 
+def test_markup_in_the_document_is_text_on_the_page(sample):
+    """The templates are autoescaped: a title, a file name or a table cell holding markup shows as text, and
+    the embedded JSON cannot end its script tag."""
+    doc = extract_document(sample["html"])
+    evil = '<img src=x onerror="alert(1)"></script><b>'
+    doc["title"] = evil
+    doc["inputs"][0]["path"] = evil
+    ds = doc["sections"][0]
+    table = next(b for b in ds["blocks"] if b.get("type") == "table")
+    table["rows"][0][0] = evil
+    page = render_html(doc)
+    assert "<img" not in page and "<b>" not in page
+    assert page.count("&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&lt;/script&gt;&lt;b&gt;") >= 3
+    assert extract_document(page)["title"] == evil
+    assert page.count("</script>") == 2  # the data's and the sorting script's own
+
+
 # ---- the command ----------------------------------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@
 
 Layout: collect.py (the pass), dataset.py / rescored.py (bounded tallies), dataset_view.py /
 rescored_view.py (tallies -> blocks), spec.py (the block vocabulary), plots.py (matplotlib SVG), render.py
-and page.py (the page). Design notes: docs/report.md.
+(the page, by the Jinja2 templates in templates/: page, blocks, style sheet, script). Design notes:
+docs/report.md.
 """
 
 from __future__ import annotations
