@@ -130,8 +130,18 @@ def test_loops_and_row_columns_in_user_templates(tmp_path, cli):
     [
         ("", "does not say how its answer is graded"),
         ("---\ngrading_mode: robust\n---\n", "grading_mode 'robust'"),
-        ("---\ngrading_mode: lenient_answer_colon\nfoo: bar\n---\n", ":3: front matter line 'foo: bar'"),
+        ("---\ngrading_mode: lenient_answer_colon\nfoo: bar\n---\n", ":3: front matter key 'foo'"),
         ("---\nid: a\nid: b\ngrading_mode: lenient_boxed\n---\n", ":3: id given twice"),
+        # YAML, with the line of the problem: an unquoted ': ' inside a value, a number for a text
+        (
+            "---\ngrading_mode: lenient_boxed\noutput_regex: Answer: ([A-Z])\n---\n",
+            ":3: front matter is not valid YAML",
+        ),
+        (
+            "---\nid: 2024\ngrading_mode: lenient_boxed\n---\n",
+            ":2: id: expected text, got 2024; quote a value",
+        ),
+        ("---\n- grading_mode\n---\n", ":2: front matter must be 'KEY: value' lines"),
         ("---\ngrading_mode: lenient_boxed\n", "never closed"),
     ],
 )
@@ -141,15 +151,17 @@ def test_front_matter_errors(tmp_path, header, needle):
     with pytest.raises(UsageError) as info:
         parse_template_file(f)
     assert needle in str(info.value)
+    assert "\n" not in str(info.value)  # one line
 
 
 def test_front_matter_list_of_patterns(tmp_path):
     f = tmp_path / "t.j2"
     f.write_text(
-        "---\noutput_regex: Verdict:\\s*([A-Z])\\b\noutput_regex: \\\\boxed\\{([A-Z])\\}\n---\n{{ question }}\n"
+        "---\noutput_regex:\n  - Verdict:\\s*([A-Z])\\b\n  - \\\\boxed\\{([A-Z])\\}\n  - 'Answer: ([A-Z])'\n"
+        "---\n{{ question }}\n"
     )
     t = parse_template_file(f)
-    assert t.output_regex == [r"Verdict:\s*([A-Z])\b", r"\\boxed\{([A-Z])\}"]
+    assert t.output_regex == [r"Verdict:\s*([A-Z])\b", r"\\boxed\{([A-Z])\}", "Answer: ([A-Z])"]
     assert t.id == "t" and t.grading_mode == "strict_single_letter_boxed"
 
 

@@ -15,8 +15,9 @@ NeMo Gym modes; a user template is a file whose front matter declares the same f
 
     End with a line "Verdict: <letter>".
 
-Front-matter values are taken literally (no quoting or escaping); `output_regex` may be repeated to give a
-list of patterns. Mixing several templates with weights assigns one per row from a hash of the row's uuid,
+The front matter is YAML (PyYAML's safe_load): a plain value is taken as written, backslashes included; a
+value holding `: ` or ` #`, or starting with a YAML indicator (`[`, `{`, `*`, ...), is quoted (single quotes
+keep backslashes as written); `output_regex` may be a YAML list of patterns. Mixing several templates with weights assigns one per row from a hash of the row's uuid,
 so a row keeps its template when other rows are added or removed.
 """
 
@@ -338,25 +339,7 @@ def parse_template_file(path: str | Path) -> Template:
     body = text
     if m:
         body = text[m.end() :]
-        start_line = 2
-        for k, line in enumerate(m.group(1).splitlines()):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            key, sep, value = line.partition(":")
-            key = key.strip()
-            if not sep or key not in FRONT_KEYS:
-                raise UsageError(
-                    f"{path}:{start_line + k}: front matter line {line.strip()!r}: expected 'KEY: value' with "
-                    f"KEY one of {', '.join(FRONT_KEYS)}"
-                )
-            value = value.strip()
-            if key == "output_regex":
-                prev = header.get(key)
-                header[key] = value if prev is None else ([prev] if isinstance(prev, str) else prev) + [value]
-            elif key in header:
-                raise UsageError(f"{path}:{start_line + k}: {key} given twice")
-            else:
-                header[key] = value
+        header = _front_matter(path, m.group(1))
     elif text.startswith("---"):
         raise UsageError(f"{path}: front matter opened with '---' is never closed by a '---' line")
     if "grading_mode" not in header and "output_regex" not in header:
@@ -381,6 +364,48 @@ def parse_template_file(path: str | Path) -> Template:
     )
     t.compile()
     return t
+
+
+_FIRST_LINE = 2  # the front matter's first line in the file (after the opening '---')
+_QUOTE_HINT = (
+    "quote a value that holds ': ' or ' #' or starts with [ { * & ! | > % @ (single quotes keep backslashes)"
+)
+
+
+def _front_matter(path: str | Path, text: str) -> dict[str, Any]:
+    """The front matter, parsed by PyYAML (safe_load): a mapping of FRONT_KEYS to text (`output_regex` also
+    to a list of texts). Every problem is one UsageError line with the file and its line."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)  # where each key stands, for the messages below
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = f":{_FIRST_LINE + mark.line}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UsageError(f"{path}{line}: front matter is not valid YAML ({problem}); {_QUOTE_HINT}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict) or not isinstance(node, yaml.MappingNode):
+        raise UsageError(
+            f"{path}:{_FIRST_LINE}: front matter must be 'KEY: value' lines with KEY one of {', '.join(FRONT_KEYS)}"
+        )
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        where = f"{path}:{_FIRST_LINE + key_node.start_mark.line}"
+        key = key_node.value
+        if key not in FRONT_KEYS:
+            raise UsageError(f"{where}: front matter key {key!r}: expected one of {', '.join(FRONT_KEYS)}")
+        if key in seen:
+            raise UsageError(f"{where}: {key} given twice (a list of patterns is a YAML list)")
+        seen.add(key)
+        value = doc[key]
+        texts = value if key == "output_regex" and isinstance(value, list) else [value]
+        if not texts or not all(isinstance(v, str) for v in texts):
+            what = "text or a list of texts" if key == "output_regex" else "text"
+            raise UsageError(f"{where}: {key}: expected {what}, got {value!r}; {_QUOTE_HINT}")
+    return doc
 
 
 def parse_spec(spec: str) -> tuple[str, float]:
