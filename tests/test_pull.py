@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcqa_prep import errors
+from mcqa_prep.pull import hub as hub_mod
 from mcqa_prep.pull import lock as locks
 
 try:  # tests/ as a package or as a rootdir-relative directory
@@ -595,3 +596,24 @@ def test_fakehub_repo_resolves_branches_tags_and_commits():
     c = repo.add_commit("x", {"a.jsonl": b"{}\n"})
     repo.tags["t"] = c
     assert repo.resolve("main") == repo.resolve("t") == repo.resolve(c) == c and repo.resolve("nope") is None
+
+
+@pytest.mark.parametrize(
+    ("card", "license"),
+    [
+        (b"---\nlicense: mit\npretty_name: x\n---\n# Card\n", "mit"),
+        (b"---\r\nlicense: apache-2.0\r\n---\r\n", "apache-2.0"),  # CRLF, as the hub's parser reads it
+        (b"\xef\xbb\xbf---\nlicense: cc-by-4.0\n---\n", "cc-by-4.0"),  # a byte-order mark
+        (b"---\nlicense:\n  - mit\n  - cc-by-4.0\n---\n", "mit, cc-by-4.0"),
+        (b"# no metadata block\n", None),
+        (b"---\nlicense: [mit, apache-2.0\n---\n", None),  # not YAML: the API's license is kept
+        (b"---\n- a list\n---\n", None),
+        (b"\xff\xfe---\n", None),
+    ],
+)
+def test_the_card_license_is_read_by_huggingface_hub(tmp_path, card, license):
+    """pull/hub.readme_license reads the card with huggingface_hub's own metadata parser, offline."""
+    path = tmp_path / "README.md"
+    path.write_bytes(card)
+    assert hub_mod.readme_license(path) == license
+    assert hub_mod.readme_license(tmp_path / "missing" / "README.md") is None  # no network for a missing file

@@ -256,21 +256,16 @@ def _check_safe_path(path: str, repo: str) -> None:
 
 
 def readme_license(path: Path) -> str | None:
-    """`license:` from the YAML front matter of a dataset card."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith("---"):
-        return None
-    end = text.find("\n---", 3)
-    if end < 0:
-        return None
+    """`license:` of a pulled dataset card, read by huggingface_hub's own card-metadata parser (the YAML
+    block the hub reads; `metadata_load` reads the local file and never the network, which the card class's
+    `load` would try for a path that is missing). None when the card has no license or its metadata block
+    cannot be read (the lock then records the license the hub's API reported)."""
     import yaml
+    from huggingface_hub import metadata_load
 
     try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
+        meta = metadata_load(path)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return None
     return _license_str(meta.get("license")) if isinstance(meta, dict) else None
 
