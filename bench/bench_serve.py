@@ -71,7 +71,12 @@ def request_bodies(n: int, seed: int = SEED) -> list[bytes]:
     out = []
     for i in range(n):
         row = bench_rescore.dataset_row(rng, i)
-        stamp = {"contract": cid, "row_schema": ROW_SCHEMA, "grading_mode": row["grading_mode"], "source": {"row": i}}
+        stamp = {
+            "contract": cid,
+            "row_schema": ROW_SCHEMA,
+            "grading_mode": row["grading_mode"],
+            "source": {"row": i},
+        }
         row["metadata"] = {"mcqa_prep": stamp}
         row["response"] = bench_rescore.response(rng, row, i)
         out.append(json.dumps(row, ensure_ascii=False).encode("utf-8"))
@@ -96,7 +101,18 @@ def _wait_ready(url: str, proc: subprocess.Popen, deadline: float = 60.0) -> Non
 
 
 def start_ours(workers: int = 1) -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, "-m", "mcqa_prep", "serve", "--port", "0", "--workers", str(workers), "--format", "json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mcqa_prep",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        "--format",
+        "json",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert proc.stdout is not None
     lines = []
@@ -171,7 +187,18 @@ def _ms(text: str) -> float:
 def load_wrk(url: str, bodies: Path, clients: int, seconds: float, work: Path) -> dict[str, Any]:
     script = work / "verify.lua"
     script.write_text(WRK_SCRIPT)
-    cmd = ["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--latency", "-s", str(script), url, "--", str(bodies)]
+    cmd = [
+        "wrk",
+        "-t1",
+        f"-c{clients}",
+        f"-d{max(1, round(seconds))}s",
+        "--latency",
+        "-s",
+        str(script),
+        url,
+        "--",
+        str(bodies),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     dist = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
@@ -258,7 +285,11 @@ async def _post_all(url: str, bodies: list[bytes], concurrency: int = 16) -> lis
                 + body
             )
             head = await r.readuntil(b"\r\n\r\n")
-            n = int(next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")).split(b":")[1])
+            n = int(
+                next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")).split(
+                    b":"
+                )[1]
+            )
             doc = json.loads(await r.readexactly(n))
             out[i] = {"http": int(head.split(b" ")[1]), **(doc if isinstance(doc, dict) else {})}
         w.close()

@@ -109,7 +109,9 @@ def main() -> None:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
-    config = uvicorn.Config(app, http="httptools", loop=loop, access_log=False, log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        app, http="httptools", loop=loop, access_log=False, log_level="warning", lifespan="off"
+    )
     Path(args.port_file).write_text(str(sock.getsockname()[1]))
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -128,25 +128,30 @@ def serve_command(
         regex_timeout or DEFAULT_REGEX_TIMEOUT,
         int(max_body_mb * 1024 * 1024),
     )
-    if fmt == "json":
-        emit_json(
-            {
-                "url": url,
-                "contract_id": served.id,
-                "sources": served.sources,
-                "workers": workers,
-                "on_mismatch": on_mismatch,
-                "require_stamp": require_stamp,
-            }
-        )
-    else:
-        click.echo(f"serving contract {served.id} ({', '.join(served.sources)})")
-        click.echo(
-            f"listening on {url} with {workers} worker(s); on mismatch: {on_mismatch}"
-            + ("; stamps required" if require_stamp else "")
-        )
-    sys.stdout.flush()
-    code = serve(served, settings, sock, on_event=lambda line: click.echo(f"warning: {line}", err=True))
+
+    def ready() -> None:
+        if fmt == "json":
+            emit_json(
+                {
+                    "url": url,
+                    "contract_id": served.id,
+                    "sources": served.sources,
+                    "workers": workers,
+                    "on_mismatch": on_mismatch,
+                    "require_stamp": require_stamp,
+                }
+            )
+        else:
+            click.echo(f"serving contract {served.id} ({', '.join(served.sources)})")
+            click.echo(
+                f"listening on {url} with {workers} worker(s); on mismatch: {on_mismatch}"
+                + ("; stamps required" if require_stamp else "")
+            )
+        sys.stdout.flush()
+
+    code = serve(
+        served, settings, sock, on_ready=ready, on_event=lambda line: click.echo(f"warning: {line}", err=True)
+    )
     if code != 0:
         raise click.exceptions.Exit(code)
 

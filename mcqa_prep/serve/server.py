@@ -102,12 +102,12 @@ def _uvicorn_config(app: ServeApp) -> Any:
     )
 
 
-def _server_class() -> type:
+def _server_class(early: list[int]) -> type:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn's server, minus its re-raising of the stop signal after the drain (a drained server
-        exits 0)."""
+        """uvicorn's server, minus its re-raising of the stop signal after the drain (a drained server exits
+        0), and told to stop at once when a stop signal came before it started (`early`)."""
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -116,6 +116,8 @@ def _server_class() -> type:
                 return
             sigs = (signal.SIGINT, signal.SIGTERM)
             originals = {s: signal.signal(s, self.handle_exit) for s in sigs}
+            if early:
+                self.should_exit = True
             try:
                 yield
             finally:
@@ -126,13 +128,18 @@ def _server_class() -> type:
 
 
 def run_worker(
-    row: int, sock: socket.socket, served: ServedContract, s: ServeSettings, counters: Counters
+    row: int,
+    sock: socket.socket,
+    served: ServedContract,
+    s: ServeSettings,
+    counters: Counters,
+    early: list[int] | None = None,
 ) -> None:
     """One worker: the app on uvicorn on `sock` until told to stop (then its in-flight requests finish)."""
     counters.row = row
     verifier = Verifier(served, on_mismatch=s.on_mismatch, regex_timeout=s.regex_timeout, counters=counters)
     app = ServeApp(verifier, max_body=s.max_body, workers=s.workers)
-    _server_class()(_uvicorn_config(app)).run(sockets=[sock])
+    _server_class(early if early is not None else [])(_uvicorn_config(app)).run(sockets=[sock])
 
 
 def _child(
@@ -148,27 +155,49 @@ def serve(
     settings: ServeSettings,
     sock: socket.socket,
     *,
+    on_ready: Callable[[], Any] | None = None,
     on_event: Callable[[str], Any] | None = None,
 ) -> int:
-    """Serve until SIGTERM/SIGINT; returns the exit code (0 after a clean drain). `on_event` hears about
-    worker restarts (one line each)."""
-    served.prepare_lookup()
-    counters = Counters(settings.workers)
-    if settings.workers == 1:
-        run_worker(0, sock, served, settings, counters)
-        return 0
-    ctx = multiprocessing.get_context("fork")
+    """Serve until SIGTERM/SIGINT; returns the exit code (0 after a clean drain). `on_ready` runs once the
+    server is set to serve (a stop signal from then on drains and exits 0); `on_event` hears about worker
+    restarts (one line each)."""
+    early: list[int] = []
     stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        early.append(signum)
+        stop.set()
+
+    originals = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        served.prepare_lookup()
+        counters = Counters(settings.workers)
+        if on_ready is not None:
+            on_ready()
+        if settings.workers == 1:
+            run_worker(0, sock, served, settings, counters, early)
+            return 0
+        return _supervise(served, settings, sock, counters, stop, on_event)
+    finally:
+        for s, handler in originals.items():
+            signal.signal(s, handler)
+
+
+def _supervise(
+    served: ServedContract,
+    settings: ServeSettings,
+    sock: socket.socket,
+    counters: Counters,
+    stop: threading.Event,
+    on_event: Callable[[str], Any] | None,
+) -> int:
+    ctx = multiprocessing.get_context("fork")
 
     def start(row: int) -> Any:
         p = ctx.Process(target=_child, args=(row, sock, served, settings, counters), name=f"mcqa-serve-{row}")
         p.start()
         return p
 
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    originals = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     procs: dict[int, Any] = {}
     try:
         procs = {row: start(row) for row in range(settings.workers)}
@@ -180,8 +209,6 @@ def serve(
                         on_event(f"worker {row} (pid {p.pid}) exited with {p.exitcode}; starting it again")
                     procs[row] = start(row)
     finally:
-        for s, handler in originals.items():
-            signal.signal(s, handler)
         codes = _stop_all(list(procs.values()))
     return 0 if all(c == 0 for c in codes) else 1
 

@@ -35,6 +35,28 @@ def field_error(loc: str, message: str, kind: str) -> dict[str, Any]:
     return {"detail": [{"loc": ["body", loc], "msg": message, "type": kind}]}
 
 
+def field_problem(doc: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) for a row field grading reads whose type NeMo Gym's request model refuses too:
+    options (objects of letter -> text or null), expected_answer and grading_mode (strings),
+    template_metadata, metadata and responses_create_params (objects). Null or absent is fine."""
+    options = doc.get("options")
+    if options is not None:
+        if type(options) is not list:
+            return "options", f"a list of {{letter: text}} objects is required, got {_kind(options)}"
+        for i, opt in enumerate(options):
+            if type(opt) is not dict or not all(v is None or type(v) is str for v in opt.values()):
+                return f"options[{i}]", "an object of letter -> text (or null) is required"
+    for name in ("expected_answer", "grading_mode"):
+        v = doc.get(name)
+        if v is not None and type(v) is not str:
+            return name, f"a string is required, got {_kind(v)}"
+    for name in ("template_metadata", "metadata", "responses_create_params"):
+        v = doc.get(name)
+        if v is not None and type(v) is not dict:
+            return name, f"an object is required, got {_kind(v)}"
+    return None
+
+
 def has_custom_regex(doc: Mapping[str, Any]) -> bool:
     """Whether grading the request may run a pattern from the data (graded off the event loop)."""
     tm = doc.get("template_metadata")
@@ -81,6 +103,9 @@ class Verifier:
                     "response", f"`response` (the Responses API response to grade) is {what}", "missing"
                 ),
             )
+        bad = field_problem(doc)
+        if bad is not None:
+            return self.refuse("bad_field", 422, field_error(bad[0], bad[1], "type_error"))
         c = self.counters
         c.add("requests")
         check = self.served.check(doc)
