@@ -62,8 +62,18 @@ REQUESTS = {
     "mode-unknown": ("POST", "/verify", _with(grading_mode="nope"), {}),
     "mode-a-list": ("POST", "/verify", _with(grading_mode=["robust"]), {}),
     "template-metadata-a-list": ("POST", "/verify", _with(template_metadata=[1]), {}),
-    "output-regex-a-number": ("POST", "/verify", _with(template_metadata={"output_regex": 5}, response=response_obj("B")), {}),
-    "output-regex-invalid": ("POST", "/verify", _with(template_metadata={"output_regex": "(["}, response=response_obj("B")), {}),
+    "output-regex-a-number": (
+        "POST",
+        "/verify",
+        _with(template_metadata={"output_regex": 5}, response=response_obj("B")),
+        {},
+    ),
+    "output-regex-invalid": (
+        "POST",
+        "/verify",
+        _with(template_metadata={"output_regex": "(["}, response=response_obj("B")),
+        {},
+    ),
     "output-regex-catastrophic": (
         "POST",
         "/verify",
