@@ -11,9 +11,9 @@ by it, which is decided in two halves:
 - each written row (`row_problem`): a value NeMo Gym's request model refuses (HTTP 422 at verify time), such
   as a row mode of this project's own or an integer `uuid`.
 
-The mode sets below are read off NeMo Gym 0.7.0's own code (`resources_servers/mcqa/app.py`:
-`MCQARunRequest.grading_mode` and `MCQAResourcesServerConfig.grading_mode`); tests/test_serve_gym.py checks
-them against the wheel when it is installed (`make bench-deps`).
+The mode sets come from the table of modes (grader/modes.py, its `nemo_gym` flag), which tests/test_serve_gym.py
+checks against NeMo Gym 0.7.0's own code (`resources_servers/mcqa/app.py`: `MCQARunRequest.grading_mode` and
+`MCQAResourcesServerConfig.grading_mode`) from its wheel (`make bench-deps`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .grader.modes import MODES
 from .policy import GradingPolicy
 
 NEMO_GYM = "nemo-gym"  # the runtime name `prepare --runtime` takes
@@ -29,10 +30,10 @@ NEMO_GYM_RELEASE = "nemo_gym==0.7.0"
 SERVE = "mcqa-prep-serve"
 RUNTIMES = (NEMO_GYM,)
 
-# NeMo Gym 0.7.0 `MCQARunRequest.grading_mode`: the modes a row may carry (anything else: HTTP 422)
-NEMO_GYM_ROW_MODES = ("strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon")
-# `MCQAResourcesServerConfig.grading_mode`: the server-wide override it supports
-NEMO_GYM_CONFIG_MODES = (*NEMO_GYM_ROW_MODES, "lenient_answer_colon_md")
+# From the one table of modes (grader/modes.py): NeMo Gym 0.7.0's `MCQARunRequest.grading_mode`, the modes a
+# row may carry (anything else: HTTP 422), and `MCQAResourcesServerConfig.grading_mode`, its server override.
+NEMO_GYM_ROW_MODES = tuple(m.name for m in MODES if m.nemo_gym and m.row)
+NEMO_GYM_CONFIG_MODES = tuple(m.name for m in MODES if m.nemo_gym)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ MODES: tuple[Mode, ...] = (
         True,
         "the first 'Answer: X' line",
     ),
-    Mode("string_equals_mcqa", "string_equals", "extract_string_equals", True, True, "the first character"),
+    # not in NeMo Gym 0.7.0's mcqa request model (its grading_mode literal: tests/test_serve_gym.py)
+    Mode("string_equals_mcqa", "string_equals", "extract_string_equals", True, False, "the first character"),
     Mode("robust", "robust", "extract_robust", True, False, "mcqa-prep's reader of every common format"),
     Mode(
         "lenient_answer_colon_md",
