@@ -94,3 +94,22 @@ def test_small_soak_no_server_error_no_lost_request(tmp_path):
     verify_sent = sum(1 for kind, path, _ in plan if path == "/verify")
     assert metrics["verify_requests"] == verify_sent  # every verify request counted once, across both workers
     assert metrics["grader_errors"] == 0
+
+
+def test_bench_serve_machinery_without_timing():
+    """The bench's requests are graded without a refusal or an invalid row, and its table renders a missing
+    baseline as n/a (no figure is checked here: performance claims come from `make bench`)."""
+    from mcqa_prep.policy import GradingPolicy
+    from mcqa_prep.serve.contract import ServedContract
+    from mcqa_prep.serve.verifier import Verifier
+
+    v = Verifier(ServedContract(GradingPolicy()))
+    answers = [v.verify(json.loads(b)) for b in bench_serve.request_bodies(50)]
+    assert all(
+        code == 200 and doc["status"] not in ("invalid_row", "contract_mismatch") for code, doc in answers
+    )
+    assert v.counters.totals()["unstamped"] == 0  # stamped with the served contract
+    one = {"rps": 1.0, "p50_ms": 1.0, "p99_ms": 2.0, "per_cpu_s": 10.0}
+    rows = bench_serve.serve_rows({"clients": {"16": {"mcqa_prep": one}}})
+    assert rows[0][2] == "n/a" and rows[0][3] == "n/a"
+    assert bench_serve.disagreements([{"http": 200, "reward": 1.0}], [{"http": 200, "reward": 0.0}]) == [0]
