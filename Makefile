@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo lint format bench bench-deps clean
+.PHONY: install test demo lint format bench bench-deps soak-serve clean
 
 install: $(STAMP)
 
@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Pytest exit code 5 ("no tests collected") is a failure here, as any non-zero code is.
-test: install
+# Pytest exit code 5 ("no tests collected") is a failure here, as any non-zero code is. bench-deps: the serve
+# tests check the NeMo Gym component and rewards with NeMo Gym 0.7.0's own code (its wheel, bench-only).
+test: install bench-deps
 	$(BIN)/python -m pytest -q
 
 demo: install
@@ -49,6 +50,10 @@ $(NEMO_GYM_SITE)/.installed: | install
 
 bench: install bench-deps
 	$(BIN)/python bench/run.py $(if $(FULL),--full) $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
+
+# `mcqa-prep serve` soak (>= 100k requests, 5% hostile, memory growth) and 20k-row parity with NeMo Gym's verify
+soak-serve: install bench-deps
+	$(BIN)/python bench/soak_serve.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache bench/.cache

@@ -36,6 +36,11 @@ BENCHES = [
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
     ("bench_convert", 100_000, "convert (Parquet in) vs read+serialise baseline, rows/s (target >= 20,000)"),
     ("bench_report", 100_000, "report (one pass + page) vs validate on the same data, peak memory"),
+    (
+        "bench_serve",
+        2_000,
+        "serve: HTTP /verify at 1/16/64 clients vs NeMo Gym's own mcqa app served the same way",
+    ),
 ]
 
 CHILD = """
@@ -166,6 +171,10 @@ def rows_of(results: dict) -> list[tuple[str, str, str, str, str]]:
         out.append((f"whole grade_text, {mode} ({lang})", _n(r["grade_text_rows_per_cpu_s"]), _n(base),
                     _x(r["grade_text_rows_per_cpu_s"], base), "NeMo Gym verify() grading, models stubbed"))  # fmt: skip
     out += _rescore_rows(results.get("bench_rescore") or {})
+    if (results.get("bench_serve") or {}).get("clients"):
+        from bench_serve import serve_rows
+
+        out += serve_rows(results["bench_serve"])
     rb = results.get("bench_robust") or {}
     if rb.get("rows_per_s"):
         out.append(("extract robust (all formats)", _n(rb["rows_per_s"]), _n(rb.get("nemo_gym_md_rows_per_s")),

@@ -56,6 +56,8 @@ MISSING_INPUT = {
     "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
     "convert": lambda t: ["convert", _missing(t), "-o", t / "out.jsonl"],
     "report": lambda t: ["report", _missing(t), "-o", t / "r.html"],
+    "serve": lambda t: ["serve", "--prepared", t / "nope"],
+    "gym-component": lambda t: ["gym-component", t / "c", "--prepared", t / "nope"],
 }
 
 

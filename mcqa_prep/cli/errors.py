@@ -117,6 +117,16 @@ HINTS: dict[str, str] = {
     "rollouts_contract": "pass the policy the rollouts were graded under (--policy FILE or policy flags), or "
     "--rescore to grade them under this one",
     "contract_with_rescore": "drop --contract: with --rescore every rollout is graded under the given policy",
+    "serve_missing": "install it with pip install '{extra}'",
+    "serve_policy_mismatch": "drop the policy options to serve the preparation's own contract, or prepare the "
+    "rows again under this policy",
+    "serve_preparations_differ": "serve each contract from its own server (another --port), or prepare the rows "
+    "again under one policy",
+    "address_in_use": "choose another --port (--port 0 takes a free one), or stop the server that holds it",
+    "bad_address": "give --host an address of this machine (127.0.0.1, 0.0.0.0, ::1)",
+    "component_exists": "pass --overwrite to replace it, or choose another DIR",
+    "runtime_nemo_gym": "serve the preparation with `mcqa-prep serve` (or `mcqa-prep gym-component`), which "
+    "honours every contract, or drop --runtime nemo-gym",
 }
 
 _OS_REASONS = {

@@ -56,6 +56,14 @@ from .policy_opts import policy_from_options, policy_options
     help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (warns); the manifest "
     "then records the files' own sha256s, not the hub commit.",
 )
+@click.option(
+    "--runtime",
+    type=click.Choice(["nemo-gym"]),
+    default=None,
+    help="The runtime that will grade the rows: nemo-gym (stock NeMo Gym 0.7.0) refuses a contract it cannot "
+    "honour and rejects rows its request model refuses. Default: manifest.json records which runtimes can "
+    "honour the contract, and one warning line says when stock NeMo Gym cannot.",
+)
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @difficulty_options
 @WORKERS_OPTION
@@ -70,6 +78,7 @@ def prepare_command(
     on_invalid,
     overwrite,
     no_verify,
+    runtime,
     regex_timeout,
     workers,
     fmt,
@@ -94,8 +103,14 @@ def prepare_command(
     rows are counted by reason in manifest.json; another table or threshold is another preparation.
 
     \b
+    Runtime: stock NeMo Gym 0.7.0 honours a contract only when it would grade every row identically (no
+    final-answer selection, no truncation gate, its own modes); `mcqa-prep serve` honours every contract.
+    --runtime nemo-gym refuses the others up front, naming the setting.
+
+    \b
     Examples:
       mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/
+      mcqa-prep prepare train.jsonl -o prepared/ --runtime nemo-gym
       mcqa-prep prepare train.jsonl validation.jsonl -o prepared/ --on-invalid reject
       mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
       mcqa-prep prepare train.jsonl -o prepared/ --pass-rates t.jsonl --drop-solved --drop-unsolved
@@ -126,6 +141,7 @@ def prepare_command(
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,
+            runtime=runtime,
         )
     except InvalidRows as exc:
         if fmt == "json":
@@ -139,10 +155,22 @@ def prepare_command(
                 error=describe(exc),
             )
         raise
+    _warn_runtime(report, out_dir, runtime)
     if fmt == "json":
         emit_json(report.to_dict())
     else:
         _render_text(report, out_dir)
+
+
+def _warn_runtime(report: PrepareReport, out_dir: str, runtime: str | None) -> None:
+    """One line when stock NeMo Gym cannot honour the preparation and no runtime was asked for."""
+    gym = (report.runtimes or {}).get("nemo-gym") or {}
+    if runtime is None and gym.get("honours") is False:
+        click.echo(
+            f"warning: stock NeMo Gym 0.7.0 cannot honour this preparation's contract ({'; '.join(gym['why_not'])}): "
+            f"serve it with `mcqa-prep serve --prepared {out_dir}` (or `mcqa-prep gym-component`)",
+            err=True,
+        )
 
 
 def _render_text(report: PrepareReport, out_dir: str) -> None:

@@ -83,12 +83,13 @@ MODES: tuple[Mode, ...] = (
         answer="Answer: %s",
         option_texts=True,
     ),
+    # not in NeMo Gym 0.7.0's mcqa request model (its grading_mode literal: tests/test_serve_gym.py)
     Mode(
         "string_equals_mcqa",
         "string_equals",
         "extract_string_equals",
         row=True,
-        nemo_gym=True,
+        nemo_gym=False,
         summary="the first character",
         reads=FIRST_CHARACTER,
         answer="%s",

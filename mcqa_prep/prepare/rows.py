@@ -16,9 +16,12 @@ from ..passrates.difficulty import PROFILE_RULE, Difficulty
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..records import Finding, Row
+from ..runtimes import NEMO_GYM, row_problem
 from ..validate.crossrow import KeyColumns
 
 ERROR = "error"
+RULE_RUNTIME = "runtime_nemo_gym"  # a row stock NeMo Gym would refuse, under `prepare --runtime nemo-gym`
+_RUNTIME_REFUSAL = "NeMo Gym 0.7.0's request model refuses this row: "
 
 
 _DICT_ONLY = {dict}
@@ -50,7 +53,8 @@ def normalise_options(options: Any) -> Any:
 class Stamper:
     """Turns a valid input row into a prepared row in place (key order kept, every other field kept)."""
 
-    def __init__(self, policy: GradingPolicy, output_format: str):
+    def __init__(self, policy: GradingPolicy, output_format: str, runtime: str | None = None):
+        self.runtime = runtime  # NEMO_GYM: a row that runtime would refuse cannot be written
         self.override = policy.grading_mode_override
         self.default = policy.grading_mode_default
         self.contract = policy.contract_id()
@@ -84,6 +88,10 @@ class Stamper:
             "source": source,
         }
         data["metadata"] = md
+        if self.runtime == NEMO_GYM:
+            problem = row_problem(data)
+            if problem is not None:
+                return _RUNTIME_REFUSAL + problem
         return None
 
 
@@ -99,6 +107,7 @@ class Outcome:
     warnings: list[Finding]
     verdict: Any = None
     extra: list[Finding] = field(default_factory=list)
+    gym_problem: str | None = None  # why stock NeMo Gym would refuse the written row (None: it takes it)
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
@@ -131,12 +140,13 @@ def prepare_row(
         difficulty.apply(rec.data, verdict)
     line, message = _stamped_line(rec, stamper, source)
     if line is not None:
-        return Outcome(line, errors, warnings, verdict)
+        return Outcome(line, errors, warnings, verdict, gym_problem=row_problem(rec.data))  # type: ignore[arg-type]
     return _unwritable(rec, message, warnings)
 
 
 def _unwritable(rec: Row, message: str, warnings: list[Finding]) -> Outcome:
-    extra = [_finding(rec, "prepare.unwritable", message)]
+    rule = RULE_RUNTIME if message.startswith(_RUNTIME_REFUSAL) else "prepare.unwritable"
+    extra = [_finding(rec, rule, message)]
     return Outcome(None, extra, warnings, extra=extra)
 
 
@@ -177,6 +187,7 @@ class PreparedChunk(NamedTuple):
     blob: bytes
     sizes: list[int]
     outcomes: dict[int, Outcome]
+    gym_refused: list[tuple[int, str]]  # clean rows stock NeMo Gym would refuse: (position, why)
 
 
 def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) -> PreparedChunk:
@@ -189,6 +200,7 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     clean: list[bytes] = []
     sizes: list[int] = []
     outcomes: dict[int, Outcome] = {}
+    gym: list[tuple[int, str]] = []
     for i, rec in enumerate(chunk.rows()):
         findings, k = work.checker.check(rec)
         lines.append(rec.line)
@@ -201,12 +213,15 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
             if line is not None:
                 clean.append(line)
                 sizes.append(len(line))
+                problem = row_problem(rec.data)
+                if problem is not None:
+                    gym.append((i, problem))
                 continue
             outcomes[i] = _unwritable(rec, message, [])
         else:  # a verdict to carry (difficulty), or a row that could not be read
             outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
         sizes.append(0)
-    return PreparedChunk(lines, found, KeyColumns.of(keys), b"".join(clean), sizes, outcomes)
+    return PreparedChunk(lines, found, KeyColumns.of(keys), b"".join(clean), sizes, outcomes, gym)
 
 
 def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
@@ -216,4 +231,4 @@ def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
     warnings = [f for f in findings if f.severity != ERROR]
     if errors:
         return Outcome(None, errors, warnings)
-    return Outcome(outcome.line, [], warnings, outcome.verdict)
+    return Outcome(outcome.line, [], warnings, outcome.verdict, gym_problem=outcome.gym_problem)

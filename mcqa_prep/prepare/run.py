@@ -34,6 +34,7 @@ from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..records import Finding, Row, display_name
+from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
 from .rows import (
     Outcome,
@@ -71,6 +72,9 @@ class PrepareReport:
     rejected: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
     difficulty: dict[str, Any] | None = None  # the manifest's difficulty section (pass-rate filter, stamping)
+    runtimes: dict[str, Any] | None = (
+        None  # the manifest's runtimes record (which runtimes honour the contract)
+    )
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -86,13 +90,17 @@ class PrepareReport:
         }
         if self.difficulty is not None:
             d["difficulty"] = self.difficulty
+        if self.runtimes is not None:
+            d["runtimes"] = self.runtimes
         return d
 
 
 # ---- step 0: arguments and inputs -------------------------------------------------------------------------
 
 
-def _settings(split: str | None, shard_rows: int, output_format: str, on_invalid: str) -> dict[str, Any]:
+def _settings(
+    split: str | None, shard_rows: int, output_format: str, on_invalid: str, runtime: str | None = None
+) -> dict[str, Any]:
     if shard_rows < 1:
         raise UsageError(f"shard_rows must be at least 1, got {shard_rows}")
     if output_format not in mf.OUTPUT_FORMATS:
@@ -105,12 +113,32 @@ def _settings(split: str | None, shard_rows: int, output_format: str, on_invalid
         raise UsageError(
             f"split {split!r}: a split name is letters, digits, '_' and '.'", reason="bad_split_name"
         )
-    return {
+    out: dict[str, Any] = {
         "split": split,
         "shard_rows": shard_rows,
         "output_format": output_format,
         "on_invalid": on_invalid,
     }
+    if runtime is not None:  # only when asked: preparations made without it keep their settings
+        if runtime not in RUNTIMES:
+            raise UsageError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        out["runtime"] = runtime
+    return out
+
+
+def check_runtime(policy: GradingPolicy, runtime: str | None) -> None:
+    """A contract the requested runtime cannot honour is refused before any row is read, naming the settings."""
+    if runtime is None:
+        return
+    blockers = policy_blockers(policy)
+    if blockers:
+        raise UsageError(
+            "stock NeMo Gym 0.7.0 cannot honour this grading contract: "
+            + "; ".join(b.render() for b in blockers)
+            + " (mcqa-prep serve grades it at verify time)",
+            reason="runtime_nemo_gym",
+            blockers=[b.to_dict() for b in blockers],
+        )
 
 
 def resolve_inputs(
@@ -217,6 +245,8 @@ class Router:
         self.warnings: list[Finding] = []
         self.errors: list[Finding] = []
         self._first_shard = False
+        self.gym_refused = 0  # written rows stock NeMo Gym 0.7.0 would refuse
+        self.gym_first: str | None = None
 
     def _shard_closed(self) -> None:
         if not self._first_shard:
@@ -245,6 +275,13 @@ class Router:
             return  # nothing will be committed: stop writing, keep counting
         self._writer(src.split).write(outcome.line)
         self.written += 1
+
+    def gym(self, problems: dict[int, str]) -> None:
+        """Count written rows stock NeMo Gym would refuse (position in the chunk -> why), in input order."""
+        for i in sorted(problems):
+            self.gym_refused += 1
+            if self.gym_first is None:
+                self.gym_first = problems[i]
 
     def route_clean(self, src: Source, data: memoryview, sizes: list[int]) -> None:
         """route() for a run of rows with no finding and no verdict: their lines, concatenated in order."""
@@ -325,9 +362,9 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
         raise InvalidRows(_invalid_message(router.errors, counts), router.errors, counts)
-    extra = None
+    extra: dict[str, Any] = {"runtimes": runtimes_record(policy, router.gym_refused, router.gym_first)}
     if router.difficulty is not None:
-        extra = {"difficulty": router.difficulty.section(router.evidence)}
+        extra["difficulty"] = router.difficulty.section(router.evidence)
     if router.written == 0:
         dropped = f", {counts['dropped']} dropped by pass rate" if counts.get("dropped") else ""
         raise InputError(
@@ -387,19 +424,23 @@ def prepare(
     verify: bool = True,
     difficulty: DifficultyRequest | None = None,
     workers: int | None = 1,
+    runtime: str | None = None,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
     `difficulty` filters rows by measured pass rate and/or stamps measured reward_profiles (difficulty.py);
     its table is checked (version, hash, contract = this preparation's) before any row is read. `workers`
     processes validate and serialise chunks of the input (None: every core); the output is the same for
-    any number."""
+    any number. `runtime` ("nemo-gym"): refuse a contract stock NeMo Gym 0.7.0 cannot honour (UsageError,
+    before any row is read) and reject each row its request model would refuse; without it, the manifest's
+    `runtimes` record says whether NeMo Gym can honour the preparation."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
     if not inputs:
         raise UsageError("prepare needs at least one input")
-    settings = _settings(split, shard_rows, output_format, on_invalid)
+    settings = _settings(split, shard_rows, output_format, on_invalid, runtime)
+    check_runtime(policy, runtime)
     out = Path(out_dir)
     existing = _existing_output(out, overwrite)
     sources, prov, stamps = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
@@ -420,12 +461,13 @@ def prepare(
             [dict(f) for f in manifest["files"]],
             seconds=time.monotonic() - t0,
             difficulty=manifest.get("difficulty"),
+            runtimes=manifest.get("runtimes"),
         )
 
     from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    work = RowWork(validator.checker, Stamper(policy, output_format), judge)
+    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge)
     with staging_dir(out) as staging:
         crash_point("staging")
         router = Router(staging, settings, judge)
@@ -445,6 +487,7 @@ def prepare(
         router.errors,
         time.monotonic() - t0,
         doc.get("difficulty"),
+        doc.get("runtimes"),
     )
 
 
@@ -454,6 +497,8 @@ def _route_chunk(
     """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
     rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
     found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
+    # written rows NeMo Gym would refuse: the clean ones no cross-row check rejects, and (below) the others
+    gym = {i: p for i, p in res.gym_refused if not any(f.severity == "error" for f in found.get(i, ()))}
     sizes, blob = res.sizes, memoryview(res.blob)
     n = len(sizes)
     special = sorted(found.keys() | res.outcomes.keys())
@@ -473,7 +518,10 @@ def _route_chunk(
         line = res.lines[i]
         stub = Row(chunk.file, line, base + i, None, None, chunk.split)
         router.route(chunk.row_at(line) if final.line is None and final.errors else stub, src, final)
+        if final.line is not None and final.gym_problem is not None:
+            gym[i] = final.gym_problem
         prev = i + 1
+    router.gym(gym)
 
 
 def _run_rows(

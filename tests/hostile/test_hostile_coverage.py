@@ -24,6 +24,7 @@ CLASSES = {
     "test_hostile_usage": "usage errors",
     "test_hostile_terminal": "real processes",
     "test_hostile_workers": "workers",
+    "test_hostile_http": "hostile HTTP requests to a running server",
 }
 MIN_TRIES_PER_COMMAND = 5
 MIN_TRIES = 100

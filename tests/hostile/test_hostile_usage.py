@@ -63,6 +63,15 @@ CASES = {
     "pull-bad-repo": "pull 'not a repo' --to {out} --offline",
     "pull-offline-update": "pull --to {out} --offline --update",
     "pull-offline-force": "pull --to {out} --offline --force-download",
+    "serve-missing-prepared": "serve --prepared {missing}",
+    "serve-prepared-is-a-file": "serve --prepared {train}",
+    "serve-bad-port": "serve --port 70000",
+    "serve-bad-workers": "serve --workers 0",
+    "serve-bad-on-mismatch": "serve --on-mismatch maybe",
+    "serve-bad-max-body": "serve --max-body-mb 0",
+    "serve-bad-policy": "serve --policy {missing}",
+    "gym-component-missing-prepared": "gym-component {out} --prepared {missing}",
+    "gym-component-bad-mode": "gym-component {out} --grading-mode-default nope",
 }
 
 COVERS = {}

@@ -1,0 +1,124 @@
+"""Which runtimes can honour a grading contract: stock NeMo Gym 0.7.0's `mcqa` server, or `mcqa-prep serve`.
+
+A preparation promises how its rows will be graded. `mcqa-prep serve` runs this grader under the contract, so
+it honours every contract. Stock NeMo Gym 0.7.0 honours one only when every row would be graded identically
+by it, which is decided in two halves:
+
+- the contract (`policy_blockers`): NeMo Gym grades the whole output text (no final-answer selection, no
+  truncation gate, no other component), knows the modes of its request model's `grading_mode` literal for
+  rows and, as its server config's `grading_mode`, one more (`lenient_answer_colon_md`: a requirement on the
+  server config, not a blocker);
+- each written row (`row_problem`): a value NeMo Gym's request model refuses (HTTP 422 at verify time), such
+  as a row mode of this project's own or an integer `uuid`.
+
+The mode sets come from the table of modes (grader/modes.py, its `nemo_gym` flag), which tests/test_serve_gym.py
+checks against NeMo Gym 0.7.0's own code (`resources_servers/mcqa/app.py`: `MCQARunRequest.grading_mode` and
+`MCQAResourcesServerConfig.grading_mode`) from its wheel (`make bench-deps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .grader.modes import MODES
+from .policy import GradingPolicy
+
+NEMO_GYM = "nemo-gym"  # the runtime name `prepare --runtime` takes
+NEMO_GYM_RELEASE = "nemo_gym==0.7.0"
+SERVE = "mcqa-prep-serve"
+RUNTIMES = (NEMO_GYM,)
+
+# From the one table of modes (grader/modes.py): NeMo Gym 0.7.0's `MCQARunRequest.grading_mode`, the modes a
+# row may carry (anything else: HTTP 422), and `MCQAResourcesServerConfig.grading_mode`, its server override.
+NEMO_GYM_ROW_MODES = tuple(m.name for m in MODES if m.nemo_gym and m.row)
+NEMO_GYM_CONFIG_MODES = tuple(m.name for m in MODES if m.nemo_gym)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """A policy setting stock NeMo Gym cannot honour: the setting (a contract field), its value, why."""
+
+    setting: str
+    value: Any
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setting": self.setting, "value": self.value, "why": self.why}
+
+    def render(self) -> str:
+        import json
+
+        return f"{self.setting}={json.dumps(self.value)} ({self.why})"
+
+
+def policy_blockers(policy: GradingPolicy) -> list[Blocker]:
+    """The settings of `policy` that stock NeMo Gym 0.7.0 cannot honour (empty: it can)."""
+    out: list[Blocker] = []
+    if policy.final_answer_only:
+        out.append(Blocker("policy.final_answer_only", True, "NeMo Gym grades the whole output text"))
+    if policy.zero_truncated:
+        out.append(Blocker("policy.zero_truncated", True, "NeMo Gym grades truncated responses too"))
+    if policy.component.objective != "answer" or not policy.component.require_response:
+        out.append(
+            Blocker(
+                "policy.component",
+                {
+                    "objective": policy.component.objective,
+                    "require_response": policy.component.require_response,
+                },
+                "NeMo Gym grades the answer of a delivered response only",
+            )
+        )
+    override = policy.grading_mode_override
+    if override is not None and override not in NEMO_GYM_CONFIG_MODES:
+        out.append(Blocker("policy.grading_mode_override", override, "not a NeMo Gym 0.7.0 grading mode"))
+    if override is None and policy.grading_mode_default not in NEMO_GYM_ROW_MODES:
+        out.append(
+            Blocker(
+                "policy.grading_mode_default",
+                policy.grading_mode_default,
+                "rows without a mode would carry it, and NeMo Gym 0.7.0 refuses it",
+            )
+        )
+    return out
+
+
+def nemo_gym_config(policy: GradingPolicy) -> dict[str, Any]:
+    """What NeMo Gym's server config must say to honour `policy` (its `grading_mode`: the override that
+    rows cannot carry, else null: the rows carry their mode)."""
+    override = policy.grading_mode_override
+    return {"grading_mode": override if override not in NEMO_GYM_ROW_MODES else None}
+
+
+def row_problem(row: Mapping[str, Any]) -> str | None:
+    """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None."""
+    mode = row.get("grading_mode", NEMO_GYM_ROW_MODES[0])
+    if mode not in NEMO_GYM_ROW_MODES:
+        return f"grading_mode {mode!r} is not one NeMo Gym 0.7.0 accepts ({', '.join(NEMO_GYM_ROW_MODES)})"
+    uuid = row.get("uuid")
+    if uuid is not None and not isinstance(uuid, str):
+        return f"uuid is {type(uuid).__name__}: NeMo Gym 0.7.0 accepts a string only"
+    for name in ("template_metadata", "metadata"):
+        v = row.get(name)
+        if v is not None and not isinstance(v, dict):
+            return f"{name} is {type(v).__name__}: NeMo Gym 0.7.0 accepts an object only"
+    gold = row.get("expected_answer")
+    if gold is not None and not isinstance(gold, str):
+        return f"expected_answer is {type(gold).__name__}: NeMo Gym 0.7.0 accepts a string only"
+    return None
+
+
+def runtimes_record(policy: GradingPolicy, refused_rows: int, first_problem: str | None) -> dict[str, Any]:
+    """The manifest's `runtimes` record: which runtimes honour this preparation's contract, and why not."""
+    blockers = policy_blockers(policy)
+    why = [b.render() for b in blockers]
+    if refused_rows:
+        why.append(f"{refused_rows} row(s) NeMo Gym 0.7.0 refuses (first: {first_problem})")
+    gym: dict[str, Any] = {"runtime": NEMO_GYM_RELEASE, "honours": not why}
+    if why:
+        gym["why_not"] = why
+    else:
+        gym["server_config"] = nemo_gym_config(policy)
+    return {NEMO_GYM: gym, SERVE: {"runtime": SERVE, "honours": True}}
