@@ -171,6 +171,10 @@ class PassRateTable:
             "key_by": self.key_by,
         }
 
+    def identities(self) -> list[dict[str, Any]]:
+        """The identity and path of each table behind this one (several when tables were pooled)."""
+        return self.header.get("pooled_from") or [{**self.identity(), "path": self.path}]
+
     def check_contract(self, policy: GradingPolicy) -> None:
         """ContractMismatch (naming both ids and the fields that differ) unless the table was measured under
         exactly `policy`'s contract."""
