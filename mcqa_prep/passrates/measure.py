@@ -269,8 +269,8 @@ def _answer(row: Mapping[str, Any]) -> Any:
 # ---- inputs ----------------------------------------------------------------------------------------------
 
 
-def _hash(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
-    """{name, sha256, bytes} of each file, before any row is read."""
+def hash_inputs(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
+    """{name, sha256, bytes} of each file (sources.Source), before any row is read."""
     if not paths:
         return []
     bar = (
@@ -382,7 +382,7 @@ def measure(
     for f in files:
         require_regular(f.path, "the table records every input's hash, then the rollouts are read")
     stamps = {str(f.path): stamp(f.path) for f in files}
-    inputs = _hash(files, progress, "hash rollouts")
+    inputs = hash_inputs(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)
     if rescore:
@@ -446,7 +446,7 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     from ..sources import resolve
 
     sources = resolve(rows_paths, progress=progress, allow_stdin=False).sources
-    hashes = _hash(sources, progress, "hash dataset rows")
+    hashes = hash_inputs(sources, progress, "hash dataset rows")
     return RowIndex.from_sources(sources, EXAMPLES), hashes
 
 
