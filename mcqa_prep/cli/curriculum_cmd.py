@@ -21,7 +21,9 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
         except ValueError:
             weight = -1.0
         if not sep or not name or not weight >= 0:
-            raise click.BadParameter(f"{v!r}: expected DOMAIN=WEIGHT with a weight >= 0 (or '*=WEIGHT' for the rest)")
+            raise click.BadParameter(
+                f"{v!r}: expected DOMAIN=WEIGHT with a weight >= 0 (or '*=WEIGHT' for the rest)"
+            )
         if name in out:
             raise click.BadParameter(f"{name!r}: given twice")
         out[name] = weight
@@ -29,7 +31,9 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
 
 
 @click.command("curriculum")
-@click.argument("tables", metavar="TABLE...", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument(
+    "tables", metavar="TABLE...", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
+)
 @click.option(
     "--rows",
     "rows",
@@ -49,8 +53,12 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     type=click.Path(dir_okay=False),
     help="Write the rows in schedule order, --prompts-per-step rows a step (for a trainer reading rows in order).",
 )
-@click.option("--prompts-per-step", type=click.IntRange(min=1), help="Rows per training step in --ordered-out.")
-@click.option("--model", metavar="NAME", help="Whose pass rates decide (needed when the tables hold several models).")
+@click.option(
+    "--prompts-per-step", type=click.IntRange(min=1), help="Rows per training step in --ordered-out."
+)
+@click.option(
+    "--model", metavar="NAME", help="Whose pass rates decide (needed when the tables hold several models)."
+)
 @click.option(
     "--by",
     metavar="COLUMN",
@@ -74,10 +82,16 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     show_default=True,
     help="First steps on easy rows (easy-first: the easiest --window buckets; gaussian: mean held at --start-rate).",
 )
-@click.option("--ranges", type=click.IntRange(min=1), default=10, show_default=True, help="gaussian: step ranges.")
+@click.option(
+    "--ranges", type=click.IntRange(min=1), default=10, show_default=True, help="gaussian: step ranges."
+)
 @click.option("--window", type=click.IntRange(min=1), help="easy-first: buckets per range (default: half).")
-@click.option("--start-rate", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="gaussian: first mean.")
-@click.option("--end-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="gaussian: last mean.")
+@click.option(
+    "--start-rate", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="gaussian: first mean."
+)
+@click.option(
+    "--end-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="gaussian: last mean."
+)
 @click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=0.15, show_default=True)
 @click.option("--buckets", type=click.IntRange(2, 20), help="Difficulty buckets (default: the table's).")
 @click.option("--drop-solved", is_flag=True, help="Leave out rows the model always solves.")
@@ -89,7 +103,9 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     show_default=True,
     help="Rows the table has no pass rate for: keep them at the prior (the posterior of no samples), or drop.",
 )
-@click.option("--column", default="difficulty", show_default=True, help="Name of the per-row object (--rows-out).")
+@click.option(
+    "--column", default="difficulty", show_default=True, help="Name of the per-row object (--rows-out)."
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ordered-out's draw order.")
 @FORMAT_OPTION
 @QUIET_OPTION
@@ -159,7 +175,10 @@ def _render_text(report: dict[str, Any], rows_out: str | None, ordered_out: str 
     d = h["domains"]
     if d["column"] is not None:
         shares = ", ".join(f"{k} {v:.3f}" for k, v in list(d["ratios"].items())[:8])
-        click.echo(f"domains by {d['column']} ({d['ratio_source']}): {shares}" + (" ..." if len(d["ratios"]) > 8 else ""))
+        click.echo(
+            f"domains by {d['column']} ({d['ratio_source']}): {shares}"
+            + (" ..." if len(d["ratios"]) > 8 else "")
+        )
     for rng in report["ranges"]:
         b = " ".join(f"{k}:{v:.2f}" for k, v in rng["bucket_weights"].items())
         extra = f" mean {rng['gaussian_mean']:.3f}" if "gaussian_mean" in rng else ""

@@ -190,7 +190,11 @@ def _echo_difficulty(d, counts) -> None:
     if f is not None:
         what = "upstream reward_profiles (legacy: contract unknown)" if f["legacy_evidence"] else "table"
         lo, hi = f["keep_pass_rate"]
-        on = {"mean": " (posterior mean)", "lower": " (lower credible bound)", "upper": " (upper credible bound)"}
+        on = {
+            "mean": " (posterior mean)",
+            "lower": " (lower credible bound)",
+            "upper": " (upper credible bound)",
+        }
         rules = [f"keep {lo:g}..{hi:g}{on.get(f.get('keep_on'), '')}"] if (lo, hi) != (0, 1) else []
         rules += ["drop solved"] * f["drop_solved"] + ["drop unsolved"] * f["drop_unsolved"]
         rules.append(f"rows without evidence: {f['no_evidence']}")
@@ -203,7 +207,9 @@ def _echo_difficulty(d, counts) -> None:
     if s["stamp_reward_profiles"]:
         click.echo(f"reward_profiles stamped on {ev.get('rows_stamped', 0)} row(s)")
     if s.get("stamp_blend_fields"):
-        click.echo(f"blend fields (pass_rate, pass_rate_total, pass_rate_passed) of {s['stamp_blend_fields']['model']}")
+        click.echo(
+            f"blend fields (pass_rate, pass_rate_total, pass_rate_passed) of {s['stamp_blend_fields']['model']}"
+        )
 
 
 @click.command("verify")

@@ -42,7 +42,7 @@ from ..passrates.table import PassRateTable, describe_models
 from ..policy import canonical_json
 from ..records import display_name
 from ..schema import schema_version, validator
-from .schedule import Range, ScheduleSpec, build, materialize, row_weights
+from .schedule import ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
 ALL = "(all)"
@@ -90,7 +90,9 @@ class CurriculumRequest:
         if self.ratios is not None:
             bad = {d: w for d, w in self.ratios.items() if not w >= 0}
             if bad or not sum(self.ratios.values()) > 0:
-                raise UsageError(f"domain ratios must be non-negative with a positive sum, got {dict(self.ratios)}")
+                raise UsageError(
+                    f"domain ratios must be non-negative with a positive sum, got {dict(self.ratios)}"
+                )
 
 
 @dataclass
@@ -138,7 +140,9 @@ def choose_model(table: PassRateTable, model: str | None) -> str:
     return model
 
 
-def _place(req: CurriculumRequest, table: PassRateTable, model: str, buckets: int, files: Sequence[Any]) -> _Pass:
+def _place(
+    req: CurriculumRequest, table: PassRateTable, model: str, buckets: int, files: Sequence[Any]
+) -> _Pass:
     prior = PosteriorCache(table.priors[model], table.level, buckets)(0, 0)
     out = _Pass()
     for f in files:
@@ -299,7 +303,11 @@ def _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_sour
         "column": req.column,
         "ordered": None
         if req.ordered_out is None
-        else {"prompts_per_step": req.prompts_per_step, "rows": req.prompts_per_step * req.spec.steps, "seed": req.seed},
+        else {
+            "prompts_per_step": req.prompts_per_step,
+            "rows": req.prompts_per_step * req.spec.steps,
+            "seed": req.seed,
+        },
     }
     errors = list(validator("curriculum").iter_errors(doc))
     if errors:  # a bug here, not bad input
@@ -326,7 +334,9 @@ def _write(req, table, model, buckets, files, placed, ranges, weights, header, s
     with contextlib.ExitStack() as stack:
         sched = stack.enter_context(AtomicFile(req.output, "wb"))
         rows_fh = stack.enter_context(AtomicFile(req.rows_out, "wb")) if req.rows_out is not None else None
-        ordered = stack.enter_context(AtomicFile(req.ordered_out, "wb")) if req.ordered_out is not None else None
+        ordered = (
+            stack.enter_context(AtomicFile(req.ordered_out, "wb")) if req.ordered_out is not None else None
+        )
         sched.write(canonical_json(header) + b"\n")
         for r in ranges:
             sched.write(canonical_json(r.to_dict()) + b"\n")
@@ -336,7 +346,9 @@ def _write(req, table, model, buckets, files, placed, ranges, weights, header, s
         check_unchanged(stamps)  # before anything is committed: rows read twice must be the same rows
 
 
-def _write_rows(req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile) -> None:  # noqa: ANN001
+def _write_rows(
+    req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile
+) -> None:  # noqa: ANN001
     lines: list[bytes] = []
     members: dict[tuple[str, int], list[int]] = {}
     i = 0

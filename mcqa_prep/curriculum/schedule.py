@@ -97,7 +97,9 @@ class Range:
             "step_end": self.end,
             "phase": self.phase,
             **self.extra,
-            "weights": {d: {str(b): w for b, w in sorted(per.items())} for d, per in sorted(self.weights.items())},
+            "weights": {
+                d: {str(b): w for b, w in sorted(per.items())} for d, per in sorted(self.weights.items())
+            },
             "bucket_weights": {str(b): w for b, w in sorted(buckets.items())},
             "domain_weights": {d: sum(per.values()) for d, per in sorted(self.weights.items())},
         }
@@ -126,7 +128,9 @@ def _within(per: Mapping[int, Sequence[float]], spec: ScheduleSpec, phase_arg: A
             raw = {_nearest(per, lo, hi): 1.0}
     else:
         mu = phase_arg
-        raw = {b: sum(math.exp(-((m - mu) ** 2) / (2 * spec.sigma**2)) for m in rows) for b, rows in per.items()}
+        raw = {
+            b: sum(math.exp(-((m - mu) ** 2) / (2 * spec.sigma**2)) for m in rows) for b, rows in per.items()
+        }
         if not sum(raw.values()):
             best = min((abs(m - mu), b) for b, rows in per.items() for m in rows)
             raw = {best[1]: 1.0}

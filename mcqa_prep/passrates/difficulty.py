@@ -168,7 +168,9 @@ class Difficulty:
             self.model = self._table_model(f.model)
         if request.blend:
             if not request.stamp:
-                raise UsageError("the blend fields are written with the reward profiles", reason="blend_alone")
+                raise UsageError(
+                    "the blend fields are written with the reward profiles", reason="blend_alone"
+                )
             self.blend_model = self._table_model(request.blend_model or self.model)
         return self
 

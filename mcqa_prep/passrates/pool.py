@@ -78,13 +78,17 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
                 rollouts = e.rollouts if e.rollouts is not None else e.samples
                 reward_sum = e.mean_reward * e.samples
                 if c is None:
-                    cells[(key, model)] = Counts(rollouts, e.samples, e.passes, reward_sum, e.unanswered, e.votes)
+                    cells[(key, model)] = Counts(
+                        rollouts, e.samples, e.passes, reward_sum, e.unanswered, e.votes
+                    )
                     continue
                 c.rollouts += rollouts
                 c.samples += e.samples
                 c.passes += e.passes
                 c.reward_sum += reward_sum
-                c.unanswered = None if c.unanswered is None or e.unanswered is None else c.unanswered + e.unanswered
+                c.unanswered = (
+                    None if c.unanswered is None or e.unanswered is None else c.unanswered + e.unanswered
+                )
                 c.votes = None
     entries, priors, metrics = estimate(cells, first.no_answer, first.level, first.buckets)
     by_key: dict[str, dict[str, Any]] = {}
