@@ -397,6 +397,9 @@ def measure(
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
     cells, left = _counted(pool, est.no_answer)
     entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
+    for model, share in _no_answer(pool).items():  # every rollout, the ones a rule leaves out included
+        if model in metrics:
+            metrics[model]["no_answer"] = share
     header = {
         "contract_id": cid,
         "contract": contract_doc,
@@ -418,6 +421,17 @@ def measure(
     return PassratesReport(
         str(output), written, run.invalid, dict(run.input_contracts), _model_distributions(cells), join
     )
+
+
+def _no_answer(pool: _Pool) -> dict[str, float | None]:
+    """Per model, the share of its rollouts without an extracted answer (None when an answer is unknown)."""
+    acc: dict[str, list] = {}
+    for (_, model), cell in pool.cells.items():
+        a = acc.setdefault(model, [0, 0, True])
+        a[0] += cell[3]
+        a[1] += cell[0]
+        a[2] = a[2] and cell[6] is not None
+    return {m: round(u / n, 6) if known and n else None for m, (u, n, known) in acc.items()}
 
 
 def _counted(pool: _Pool, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:

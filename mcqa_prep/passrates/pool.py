@@ -52,17 +52,17 @@ def check_poolable(tables: Sequence[PassRateTable]) -> None:
                 f"({t.path}): their questions are not the same",
                 reason="key_by_mixed",
             )
-    seen: dict[str, str] = {}
-    for t in tables:
+    seen: dict[str, tuple[int, str]] = {}
+    for i, t in enumerate(tables):
         for f in t.header["inputs"]:
             other = seen.get(f["sha256"])
-            if other is not None and other != t.path:
+            if other is not None and other[0] != i:
                 raise InputError(
-                    f"refusing to pool {other} and {t.path}: both measured the rollout file {f['name']} "
+                    f"refusing to pool {other[1]} and {t.path}: both measured the rollout file {f['name']} "
                     f"(sha256 {f['sha256'][:16]}...), whose rollouts would count twice",
                     reason="tables_overlap",
                 )
-            seen[f["sha256"]] = t.path
+            seen[f["sha256"]] = (i, t.path)
 
 
 def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:

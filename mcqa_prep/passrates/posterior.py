@@ -263,13 +263,14 @@ class Posterior:
 
 
 def bucket_of(mean: float, count: int = DEFAULT_BUCKETS) -> int:
-    """The difficulty bucket of a posterior mean: `count` equal-width bins of the pass probability, 0 the
-    easiest ([1 - 1/count, 1]) and count - 1 the hardest ([0, 1/count))."""
+    """The difficulty bucket of a posterior mean: `count` equal-width bins of the pass probability, each holding
+    the means in (low, high], 0 the easiest ((1 - 1/count, 1]) and count - 1 the hardest ([0, 1/count])."""
     return min(count - 1, max(0, math.floor(round((1.0 - mean) * count, 9))))
 
 
 def bucket_edges(count: int = DEFAULT_BUCKETS) -> list[list[float]]:
-    """[low, high] of the posterior mean for each bucket, easiest first."""
+    """[low, high] of the posterior mean for each bucket, easiest first (a bucket holds (low, high]; the hardest
+    also holds 0)."""
     return [[round(1 - (i + 1) / count, 9), round(1 - i / count, 9)] for i in range(count)]
 
 
