@@ -56,6 +56,7 @@ MISSING_INPUT = {
     "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
     "convert": lambda t: ["convert", _missing(t), "-o", t / "out.jsonl"],
     "report": lambda t: ["report", _missing(t), "-o", t / "r.html"],
+    "curriculum": lambda t: ["curriculum", _missing(t), "--rows", _missing(t), "-o", t / "s.jsonl"],
 }
 
 
