@@ -88,7 +88,8 @@ def forge_table(path: Path, header: dict, lines: list[bytes]) -> Path:
     return path
 
 
-def entry(key: str, model: str, samples: int, passes: int) -> bytes:
+def entry(key: str, model: str, samples: int, passes: int, *, v1: bool = False) -> bytes:
+    """One entry line (passrates.v2 unless v1): every rollout answered, the posterior a plausible one."""
     doc = {
         "key": key,
         "mean_reward": passes / samples,
@@ -97,7 +98,40 @@ def entry(key: str, model: str, samples: int, passes: int) -> bytes:
         "passes": passes,
         "samples": samples,
     }
-    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+    if not v1:
+        doc |= {
+            "rollouts": samples,
+            "unanswered": 0,
+            "votes": {
+                "pass": [passes] if passes else [],
+                "fail": [samples - passes] if samples > passes else [],
+            },
+            "posterior_mean": 0.5,
+            "posterior_lower": 0.25,
+            "posterior_upper": 0.75,
+            "bucket": 2,
+        }
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+
+
+V2_HEADER = ("counting", "posterior", "metrics")
+V2_COUNTS = ("unanswered_only", "answers_unknown")
+V1_ENTRY = ("key", "mean_reward", "model", "pass_rate", "passes", "samples")
+
+
+def to_v1(table: Path, out: Path) -> Path:
+    """The same table as passrates.v1 wrote it (what an older mcqa-prep left behind): no counting rule, no
+    posterior, no metrics, entries of six fields."""
+    header, lines = read_table_lines(table)
+    header = {k: v for k, v in header.items() if k not in V2_HEADER}
+    header["table_schema"] = "passrates.v1"
+    header["counts"] = {k: v for k, v in header["counts"].items() if k not in V2_COUNTS}
+    header["grading"] = "input" if header["grading"] == "nemo_gym_profile" else header["grading"]
+    v1_lines = []
+    for line in lines:
+        d = json.loads(line)
+        v1_lines.append(json.dumps({k: d[k] for k in V1_ENTRY}, separators=(",", ":")).encode() + b"\n")
+    return forge_table(out, header, v1_lines)
 
 
 def make_setup(cli, tmp_path: Path) -> tuple[Path, Path]:

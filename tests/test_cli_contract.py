@@ -58,6 +58,7 @@ MISSING_INPUT = {
     "report": lambda t: ["report", _missing(t), "-o", t / "r.html"],
     "serve": lambda t: ["serve", "--prepared", t / "nope"],
     "gym-component": lambda t: ["gym-component", t / "c", "--prepared", t / "nope"],
+    "curriculum": lambda t: ["curriculum", _missing(t), "--rows", _missing(t), "-o", t / "s.jsonl"],
 }
 
 

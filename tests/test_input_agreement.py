@@ -2,7 +2,7 @@
 
 The tricky paths of data/golden/split_paths.jsonl (hidden files, nested split directories, sharded names,
 case, dev/val/eval/valid/testing, keywords inside words) are laid out in one directory and fed to validate,
-report, prepare, convert, rescore --rows and passrates (rollouts and --rows). Each command's own output says
+report, prepare, convert, rescore --rows, passrates (rollouts and --rows) and curriculum --rows. Each command's own output says
 which files it read and, where it records one, the split of each; every answer must be the golden one
 (null: not data, never read). JSONL and Parquet are every command's; CSV and .json only convert's.
 """
@@ -23,7 +23,15 @@ from test_split_rule import CASES
 from mcqa_prep.cli import main
 from mcqa_prep.io.paths import CONVERT_KINDS, data_kind
 
-ROW_COMMANDS = ("validate", "report", "prepare", "rescore --rows", "passrates", "passrates --rows")
+ROW_COMMANDS = (
+    "validate",
+    "report",
+    "prepare",
+    "rescore --rows",
+    "passrates",
+    "passrates --rows",
+    "curriculum --rows",
+)
 
 
 def _row(i: int, path: str) -> dict:
@@ -140,6 +148,8 @@ def answers(tmp_path_factory) -> dict[str, dict[str, str | None]]:
     header = json.loads((tmp / "rates.jsonl").read_text().splitlines()[0])
     got["passrates"] = {i["name"]: None for i in header["inputs"]}
     got["passrates --rows"] = {i["name"]: None for i in header["join_inputs"]}
+    doc = _run("curriculum", tmp / "rates.jsonl", "--rows", rows, "-o", tmp / "s.jsonl", "--format", "json")
+    got["curriculum --rows"] = {i["name"]: None for i in doc["header"]["rows"]["inputs"]}
     return got
 
 
@@ -150,7 +160,7 @@ def test_every_command_reads_the_path_as_the_golden_split_says(case, answers):
     convert_data = split is not None and data_kind(path, CONVERT_KINDS) is not None
     for command in ("validate", "report", "prepare"):
         assert answers[command].get(path, "not read") == (split if row_data else "not read"), command
-    for command in ("rescore --rows", "passrates", "passrates --rows"):
+    for command in ("rescore --rows", "passrates", "passrates --rows", "curriculum --rows"):
         assert (path in answers[command]) == row_data, command
     assert answers["convert"].get(path, "not read") == (split if convert_data else "not read")
 

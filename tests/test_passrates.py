@@ -342,8 +342,8 @@ def test_unsorted_entries_refused(table):
 
 def test_unknown_and_missing_table_schema_refused(table):
     header, lines = read_table_lines(table)
-    forge_table(table, {**header, "table_schema": "passrates.v2"}, lines)
-    with pytest.raises(InputError, match="'passrates.v2' is not supported") as exc:
+    forge_table(table, {**header, "table_schema": "passrates.v9"}, lines)
+    with pytest.raises(InputError, match="'passrates.v9' is not supported") as exc:
         read_table(table)
     assert exc.value.reason == "table_schema"
     del header["table_schema"]
@@ -377,7 +377,8 @@ def test_contract_check_names_both_ids_and_the_fields(table):
 def test_table_schema_registered_and_header_valid(table):
     from mcqa_prep.schema import SCHEMA_FILES, validator
 
-    assert SCHEMA_FILES["passrates"] == "passrates.v1.schema.json"
+    assert SCHEMA_FILES["passrates"] == "passrates.v2.schema.json"
+    assert SCHEMA_FILES["passrates_v1"] == "passrates.v1.schema.json"  # still read
     header, _ = read_table_lines(table)
     assert list(validator("passrates").iter_errors(header)) == []
 
@@ -405,7 +406,8 @@ def test_hand_made_rescored_rows_with_contract_ids_only(cli, tmp_path):
     assert res.exit_code == 0, res.output
     t = read_table(out)
     assert (t.contract_id, t.contract, t.header["grader_version"]) == (c1, None, None)
-    assert t.entries["uuid:q1"]["m"] == (2, 1, 0.5) and t.entries["uuid:q2"]["m"].pass_rate == 1.0
+    assert t.entries["uuid:q1"]["m"][:3] == (2, 1, 0.5) and t.entries["uuid:q2"]["m"].pass_rate == 1.0
+    assert t.entries["uuid:q1"]["m"].unanswered is None  # the rows record no extracted_answer
     with pytest.raises(ContractMismatch) as exc:
         t.check_contract(DEFAULT)
     assert exc.value.found == c1 and exc.value.expected == DEFAULT.contract_id()

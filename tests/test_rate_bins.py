@@ -56,7 +56,7 @@ def test_summarize_passrates_and_report_bin_the_same_rates_alike(cli, tmp_path):
     from_passrates = measure([rescored], tmp_path / "t.jsonl", key_by="prompt").models["m"]["histogram"]
     doc = build_report([rescored])
     (section,) = [s for s in doc["sections"] if s["id"].startswith("rescored-")]
-    from_report = section["summary"]["pass_rates"]["histogram"]
+    from_report = section["summary"]["pass_rates"]["by_model"]["m"]["histogram"]  # per model since issue 27
     assert from_summarize == from_passrates == from_report == WANT
 
     profiles = DatasetTally(examples=1)

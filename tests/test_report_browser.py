@@ -105,3 +105,38 @@ def test_tables_sort_on_a_header_click(chrome, tmp_path_factory):
 
 def test_heldback_report_in_chromium(chrome, tmp_path_factory):
     _check_page(chrome, heldback_report(tmp_path_factory))
+
+
+def test_pass_rate_sections_in_chromium(chrome, tmp_path_factory):
+    """Pass-rate sections (two models, breakdowns, examples with long prompts) draw and fit a laptop."""
+    from report_helpers import run_cli
+    from synthetic_rollouts import dataset_rows, generate, write
+
+    tmp = tmp_path_factory.mktemp("report-passrates")
+    design = generate(seed=4, questions=200, models={"model-a": (2, 3), "model-b": (4, 1)}, samples=8)
+    rescored = write(tmp / "rescored.jsonl", design.rows)
+    run_cli("passrates", rescored, "-o", tmp / "t.jsonl")
+    rows = dataset_rows(
+        200, ["arc", "sciq", "a-source-with-a-rather-long-name/and-a-config"], ["bio", "chem"]
+    )
+    for r in rows:
+        r["responses_create_params"]["input"][0]["content"] += " " + "long prompt text " * 40
+    data = write(tmp / "rows.jsonl", rows)
+    page = tmp / "report.html"
+    run_cli(
+        "report",
+        data,
+        rescored,
+        "--pass-rates",
+        tmp / "t.jsonl",
+        "--by",
+        "subject",
+        "-o",
+        page,
+        "--format",
+        "json",
+    )
+    made = {"page": page, "html": page.read_text(encoding="utf-8")}
+    _check_page(chrome, made)
+    chrome.set_width(1024)
+    assert chrome.evaluate(OVERFLOW_JS) <= 0

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "convert": ("convert_cmd", "convert_command", "Convert multiple-choice datasets into NeMo Gym mcqa rows that pass `mcqa-prep validate`."),
     "summarize": ("summarize_cmd", "summarize_command", "Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates."),
     "passrates": ("passrates_cmd", "passrates_command", "Measure per-question pass rates of graded ROLLOUTS, per model, into a table that carries its contract."),
+    "curriculum": ("curriculum_cmd", "curriculum_command", "Export a curriculum: a schedule of sampling weights per difficulty bucket and domain over training steps."),
     "report": ("report_cmd", "report_command", "Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers."),
     "serve": ("serve_cmd", "serve_command", "Serve NeMo Gym's mcqa verify API, grading every row under the grading contract it was prepared with."),
     "gym-component": ("serve_cmd", "gym_component_command", "Write a NeMo Gym resources server named mcqa into DIR/resources_servers/mcqa, grading with mcqa-prep."),

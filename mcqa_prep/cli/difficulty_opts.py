@@ -16,7 +16,13 @@ from typing import Any
 
 import click
 
-from ..passrates.difficulty import EVIDENCE_TABLE, EVIDENCE_UPSTREAM, DifficultyRequest, PassRateFilter
+from ..passrates.difficulty import (
+    EVIDENCE_TABLE,
+    EVIDENCE_UPSTREAM,
+    KEEP_ON,
+    DifficultyRequest,
+    PassRateFilter,
+)
 
 DIFFICULTY_KWARGS = (
     "pass_rates",
@@ -27,6 +33,8 @@ DIFFICULTY_KWARGS = (
     "model",
     "no_evidence",
     "stamp_reward_profiles",
+    "keep_on",
+    "stamp_blend_fields",
 )
 
 
@@ -71,6 +79,14 @@ def difficulty_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             callback=parse_range,
             help="Keep rows whose pass rate is within LO..HI (inclusive), e.g. 0.1:0.9 or 0.125: .",
         ),
+        click.option(
+            "--keep-on",
+            type=click.Choice(KEEP_ON),
+            default=None,
+            help="What --keep-pass-rate reads: observed = passes/samples (default); mean = the table's posterior "
+            "mean; lower / upper = its credible bound (lower: keep rows surely at least LO; upper: surely at most "
+            "HI). Recorded in the manifest.",
+        ),
         click.option("--drop-solved", is_flag=True, help="Drop rows the model always solves (pass rate 1)."),
         click.option("--drop-unsolved", is_flag=True, help="Drop rows the model never solves (pass rate 0)."),
         click.option(
@@ -90,6 +106,13 @@ def difficulty_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(exists=True, dir_okay=False),
             help="Write TABLE's profiles (every model) into each row's reward_profiles with their contract id; "
             "the rows' own profiles are kept and marked source=upstream.",
+        ),
+        click.option(
+            "--stamp-blend-fields",
+            is_flag=True,
+            help="With --stamp-reward-profiles: also write NVIDIA's blend fields pass_rate, pass_rate_total, "
+            "pass_rate_passed for one model (--model, or the table's only one), with pass_rate_model and "
+            "pass_rate_contract; values the row had are kept under pass_rate_upstream.",
         ),
     ]
     for deco in reversed(decorators):
@@ -114,6 +137,8 @@ def difficulty_from_options(
     model: str | None,
     no_evidence: str | None,
     stamp_reward_profiles: str | None,
+    keep_on: str | None = None,
+    stamp_blend_fields: bool = False,
 ) -> DifficultyRequest | None:
     """The request the options describe (usage errors for combinations that mean nothing)."""
     if pass_rates and upstream_pass_rates:
@@ -121,13 +146,22 @@ def difficulty_from_options(
             "--pass-rates TABLE and --upstream-pass-rates exclude each other: choose the evidence"
         )
     evidence = EVIDENCE_TABLE if pass_rates else EVIDENCE_UPSTREAM if upstream_pass_rates else None
+    if stamp_blend_fields and not stamp_reward_profiles:
+        raise click.UsageError("--stamp-blend-fields is written with --stamp-reward-profiles TABLE: add it")
+    if keep_on is not None and keep_pass_rate is None:
+        raise click.UsageError("--keep-on says what --keep-pass-rate LO:HI reads: add --keep-pass-rate")
+    if keep_on not in (None, "observed") and upstream_pass_rates:
+        raise click.UsageError(
+            "--keep-on mean/lower/upper reads a table's posterior: use --pass-rates TABLE (the rows' own "
+            "reward_profiles have an observed rate only)"
+        )
     criteria = keep_pass_rate is not None or drop_solved or drop_unsolved or no_evidence is not None
     if evidence is not None and not criteria:
         raise click.UsageError(
             "pass-rate evidence without a criterion filters nothing: add --keep-pass-rate LO:HI, --drop-solved, "
             "--drop-unsolved or --no-evidence drop (or use --stamp-reward-profiles TABLE alone to stamp)"
         )
-    if evidence is None and (criteria or model is not None):
+    if evidence is None and (criteria or (model is not None and not stamp_blend_fields)):
         raise click.UsageError(
             "--keep-pass-rate, --drop-solved, --drop-unsolved, --no-evidence and --model need evidence: "
             "--pass-rates TABLE (or --upstream-pass-rates)"
@@ -141,5 +175,13 @@ def difficulty_from_options(
     flt = None
     if evidence is not None:
         lo, hi = keep_pass_rate if keep_pass_rate is not None else (0.0, 1.0)
-        flt = PassRateFilter(evidence, model, lo, hi, drop_solved, drop_unsolved, no_evidence or "keep")
-    return DifficultyRequest(pass_rates or stamp_reward_profiles, flt, bool(stamp_reward_profiles))
+        flt = PassRateFilter(
+            evidence, model, lo, hi, drop_solved, drop_unsolved, no_evidence or "keep", keep_on or "observed"
+        )
+    return DifficultyRequest(
+        pass_rates or stamp_reward_profiles,
+        flt,
+        bool(stamp_reward_profiles),
+        stamp_blend_fields,
+        model if stamp_blend_fields else None,
+    )

@@ -127,6 +127,24 @@ HINTS: dict[str, str] = {
     "component_exists": "pass --overwrite to replace it, or choose another DIR",
     "runtime_nemo_gym": "serve the preparation with `mcqa-prep serve` (or `mcqa-prep gym-component`), which "
     "honours every contract, or drop --runtime nemo-gym",
+    "profile_with_rescore": "drop --rescore and --contract with --nemo-gym-profile (give the policy options NeMo Gym "
+    "graded with)",
+    "profile_no_answer": "use --no-answer fail with --nemo-gym-profile (or measure rescored rollouts)",
+    "answers_unknown": "rescore the rollouts first (mcqa-prep rescore writes extracted_answer), or pass --no-answer fail",
+    "no_answered_rollouts": "pass --no-answer fail to count unanswered rollouts as failed samples",
+    "bad_level": "give --credible-level a number in [0.5, 1)",
+    "bad_buckets": "give --buckets a number 2..20",
+    "counting_mixed": "measure the tables again with the same --no-answer rule (passrates --no-answer fail|exclude)",
+    "tables_contract": "give tables measured under one grading policy",
+    "key_by_mixed": "measure the tables again with the same --key-by",
+    "tables_overlap": "give each rollout file to one table only (or measure one table from all files)",
+    "keep_on_upstream": "use --pass-rates TABLE with --keep-on mean/lower/upper",
+    "blend_alone": "add --stamp-reward-profiles TABLE",
+    "bad_schedule": "check --steps, --bootstrap-steps, --ranges, --window, --start-rate, --end-rate and --sigma",
+    "ordered_needs_prompts": "give --ordered-out FILE together with --prompts-per-step N",
+    "domain_not_in_rows": "name domains that occur in the --by column (or check --by)",
+    "domain_ratio_missing": "give a ratio for every domain, or '--domain-ratio *=W' for the rest",
+    "nothing_scheduled": "check --model, --no-evidence, --drop-solved/--drop-unsolved and the --rows",
 }
 
 _OS_REASONS = {

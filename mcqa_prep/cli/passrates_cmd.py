@@ -7,7 +7,9 @@ from typing import Any
 import click
 
 from ..evidence import BUCKETS, RATE_BINS_LEGEND
-from ..passrates.measure import measure
+from ..passrates.kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES
+from ..passrates.measure import Estimate, measure
+from ..passrates.posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
 from .policy_opts import policy_from_options, policy_options
 
@@ -62,6 +64,35 @@ from .policy_opts import policy_from_options, policy_options
     show_default=True,
     help="fail: a rollout that cannot be graded -> exit 1, no table. skip: leave it out (counted in the table).",
 )
+@click.option(
+    "--no-answer",
+    type=click.Choice(NO_ANSWER_RULES),
+    default=DEFAULT_NO_ANSWER,
+    show_default=True,
+    help="What a rollout without an extracted answer is: fail = a failed sample (and a vote for 'no answer' in "
+    "majority@k); exclude = not a sample. Recorded in the table: tables that count differently are never pooled.",
+)
+@click.option(
+    "--credible-level",
+    type=click.FloatRange(0.5, 1.0, max_open=True),
+    default=DEFAULT_LEVEL,
+    show_default=True,
+    help="Level of the posterior's equal-tailed credible interval (posterior_lower .. posterior_upper).",
+)
+@click.option(
+    "--buckets",
+    type=click.IntRange(2, 20),
+    default=DEFAULT_BUCKETS,
+    show_default=True,
+    help="Difficulty buckets: equal-width bins of the posterior mean, 0 the easiest.",
+)
+@click.option(
+    "--nemo-gym-profile",
+    is_flag=True,
+    help="ROLLOUTS are NeMo Gym `gym eval profile` rows (the original row under `sample`, one reward per "
+    "rollout_infos item), graded by NeMo Gym: the policy options (default: the built-in policy, NeMo Gym's mcqa "
+    "grading) state the contract they were graded under.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
 def passrates_command(
@@ -73,6 +104,10 @@ def passrates_command(
     default_model,
     key_by,
     on_invalid,
+    no_answer,
+    credible_level,
+    buckets,
+    nemo_gym_profile,
     fmt,
     quiet,
     **policy_kw,
@@ -91,13 +126,21 @@ def passrates_command(
     its contract is not the preparation's, or when it was edited after it was written.
 
     \b
+    Per (question, model) the table also holds the posterior of the pass probability: a Beta prior fitted
+    per model to the table (marginal maximum likelihood of the beta-binomial), the posterior mean, an
+    equal-tailed credible interval (--credible-level) and a difficulty bucket (--buckets, 0 the easiest);
+    per model pass@k (unbiased estimator), majority@k and no_answer, counted under --no-answer.
+
+    \b
     Examples:
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl
       mcqa-prep passrates rescored.jsonl -o train.passrates.jsonl
+      mcqa-prep passrates rescored.jsonl -o t.jsonl --no-answer exclude --credible-level 0.95
+      mcqa-prep passrates rollouts_reward_profiling.jsonl --nemo-gym-profile --model Qwen/Qwen3-8B -o t.jsonl
       mcqa-prep passrates rollouts.jsonl --rescore --rows train.jsonl -o train.passrates.jsonl --final-answer-only
       mcqa-prep passrates a.jsonl b.jsonl --contract sha256:0f3c... -o t.jsonl --format json
     """
-    policy = policy_from_options(none_if_unset=not rescore, **policy_kw)
+    policy = policy_from_options(none_if_unset=not (rescore or nemo_gym_profile), **policy_kw)
     report = measure(
         list(rollouts),
         output,
@@ -108,6 +151,7 @@ def passrates_command(
         default_model=default_model,
         key_by=key_by,
         on_invalid=on_invalid,
+        estimate_with=Estimate(no_answer, credible_level, buckets, nemo_gym_profile),
         progress=bar_factory(quiet),
     )
     d = report.to_dict()
@@ -154,7 +198,24 @@ def _render_text(d: dict[str, Any]) -> None:
             + ", ".join(f"{k}: {b[k]}" for k in BUCKETS)
         )
         click.echo(f"    histogram ({RATE_BINS_LEGEND}): " + " ".join(str(n) for n in dist["histogram"]))
-    click.echo(f"content sha256 {d['content_sha256']}")
+        _render_estimates(d, model)
+    click.echo(f"counting: no_answer={d['counting']['no_answer']}; content sha256 {d['content_sha256']}")
+
+
+def _render_estimates(d: dict[str, Any], model: str) -> None:
+    prior = d["posterior"]["priors"][model]
+    m = d["metrics"][model]
+    level = d["posterior"]["credible_level"]
+    click.echo(
+        f"    prior Beta({prior['alpha']:g}, {prior['beta']:g}) (mean {prior['mean']:.3f}, strength "
+        f"{prior['strength']:g}, {prior['fit']}{', at ' + prior['at_bound'] if prior['at_bound'] else ''}); "
+        f"{level:g} credible intervals"
+    )
+    parts = [f"pass@{k} {v['value']:.4f}" for k, v in m["pass_at_k"].items()]
+    if m["majority_at_k"] is not None:
+        parts += [f"majority@{k} {v['value']:.4f}" for k, v in m["majority_at_k"].items()]
+    parts.append("no_answer " + (f"{m['no_answer']:.4f}" if m["no_answer"] is not None else "unknown"))
+    click.echo("    " + ", ".join(parts))
 
 
 def _kinds(by_kind: dict[str, int]) -> str:

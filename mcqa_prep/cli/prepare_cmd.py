@@ -218,7 +218,12 @@ def _echo_difficulty(d, counts) -> None:
     if f is not None:
         what = "upstream reward_profiles (legacy: contract unknown)" if f["legacy_evidence"] else "table"
         lo, hi = f["keep_pass_rate"]
-        rules = [f"keep {lo:g}..{hi:g}"] if (lo, hi) != (0, 1) else []
+        on = {
+            "mean": " (posterior mean)",
+            "lower": " (lower credible bound)",
+            "upper": " (upper credible bound)",
+        }
+        rules = [f"keep {lo:g}..{hi:g}{on.get(f.get('keep_on'), '')}"] if (lo, hi) != (0, 1) else []
         rules += ["drop solved"] * f["drop_solved"] + ["drop unsolved"] * f["drop_unsolved"]
         rules.append(f"rows without evidence: {f['no_evidence']}")
         click.echo(
@@ -229,6 +234,10 @@ def _echo_difficulty(d, counts) -> None:
         click.echo(f"dropped {counts.get('dropped', 0)}" + (f" ({by})" if by else ""))
     if s["stamp_reward_profiles"]:
         click.echo(f"reward_profiles stamped on {ev.get('rows_stamped', 0)} row(s)")
+    if s.get("stamp_blend_fields"):
+        click.echo(
+            f"blend fields (pass_rate, pass_rate_total, pass_rate_passed) of {s['stamp_blend_fields']['model']}"
+        )
 
 
 @click.command("verify")

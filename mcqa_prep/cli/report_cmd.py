@@ -35,9 +35,26 @@ from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
     is_flag=True,
     help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
 )
+@click.option(
+    "--pass-rates",
+    "pass_rates",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="TABLE",
+    help="A pass-rate table (repeatable): one section per model, broken down by source dataset and --by "
+    "columns, with pass@k/majority@k and example prompts/responses per difficulty bucket. Tables of one "
+    "contract and counting rule are pooled; others get their own sections.",
+)
+@click.option(
+    "--by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also break the pass rates down by this column of the dataset rows (subject, category, a dotted path; "
+    "repeatable). The source dataset is always one.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
-def report_command(paths, output, title, examples, no_verify, fmt, quiet):
+def report_command(paths, output, title, examples, no_verify, pass_rates, by, fmt, quiet):
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
@@ -55,6 +72,7 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
       mcqa-prep report data/train.jsonl data/validation.parquet -o report.html
       mcqa-prep report prepared/ rescored.jsonl -o report.html --title "run 42"
       mcqa-prep report rescored-a.jsonl rescored-b.jsonl --format json > report.json
+      mcqa-prep report prepared/ rescored.jsonl --pass-rates t.jsonl --by subject -o report.html
     Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
     """
     for p in paths:
@@ -66,10 +84,18 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
         raise click.UsageError("give -o FILE for the HTML page (or --format json for the numbers)")
     if output == "-" and fmt == "json":
         raise click.UsageError("-o - and --format json both write to stdout; give -o FILE for the page")
+    if by and not pass_rates:
+        raise click.UsageError("--by breaks pass rates down: add --pass-rates TABLE")
     if output is not None:
-        check_output(output, paths)
+        check_output(output, [*paths, *pass_rates])
     doc = build_report(
-        paths, examples=examples, verify=not no_verify, progress=bar_factory(quiet), title=title
+        paths,
+        examples=examples,
+        verify=not no_verify,
+        progress=bar_factory(quiet),
+        title=title,
+        pass_rates=pass_rates,
+        by=by,
     )
     if no_verify:
         for i in doc["inputs"]:
@@ -98,7 +124,13 @@ def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[st
     for s in doc["sections"]:
         m = s["summary"]
         contract = (s["contract"] or "")[:19] + "…" if s["contract"] else "no contract"
-        if s["kind"] == "dataset":
+        if s["kind"] == "passrates":
+            rate = "n/a" if m["mean_pass_rate"] is None else f"{m['mean_pass_rate']:.4f}"
+            lines.append(
+                f"  pass rates of {m['model']} ({contract}): {m['questions']:,} question(s), mean pass rate {rate}, "
+                f"{m['rows_matched']:,} dataset row(s) matched"
+            )
+        elif s["kind"] == "dataset":
             bias = ", ".join(m["position_bias"]["flagged"]) or "none"
             lines.append(
                 f"  dataset ({contract}): {m['rows']:,} rows, {m['errors']:,} error(s), {m['warnings']:,} "

@@ -33,6 +33,13 @@ DROP_REASONS = ("no_evidence", "unsolved", "solved", "pass_rate_below", "pass_ra
 SOURCE_UPSTREAM = "upstream"  # reward_profiles[].source of a profile found in the input row
 SOURCE_MEASURED = "mcqa-prep"  # ... of a profile measured under a contract and stamped by prepare
 PROFILE_RULE = "difficulty.reward_profiles"
+# What a pass-rate range is applied to: the observed rate (passes / samples), or the table's posterior mean or
+# credible bound (a lower bound keeps only rows surely easy enough, an upper bound rows surely hard enough).
+KEEP_ON = ("observed", "mean", "lower", "upper")
+# The per-row fields of NVIDIA's released training blends, written back from the table for one model.
+BLEND_FIELDS = ("pass_rate", "pass_rate_total", "pass_rate_passed")
+BLEND_SOURCE = ("pass_rate_model", "pass_rate_contract")
+BLEND_UPSTREAM = "pass_rate_upstream"
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,17 @@ class PassRateFilter:
     drop_solved: bool = False
     drop_unsolved: bool = False
     no_evidence: str = "keep"
+    on: str = "observed"
 
     def check(self) -> None:
+        if self.on not in KEEP_ON:
+            raise UsageError(f"keep_on must be one of {', '.join(KEEP_ON)}, got {self.on!r}")
+        if self.on != "observed" and self.evidence != EVIDENCE_TABLE:
+            raise UsageError(
+                "the posterior (its mean or a credible bound) comes from a pass-rate table: the rows' own "
+                "reward_profiles only have an observed rate",
+                reason="keep_on_upstream",
+            )
         if self.evidence not in (EVIDENCE_TABLE, EVIDENCE_UPSTREAM):
             raise UsageError(
                 f"evidence must be {EVIDENCE_TABLE} or {EVIDENCE_UPSTREAM}, got {self.evidence!r}"
@@ -92,6 +108,8 @@ class DifficultyRequest:
     table: str | os.PathLike | None = None
     filter: PassRateFilter | None = None
     stamp: bool = False
+    blend: bool = False  # also write the blend fields (BLEND_FIELDS) of one model
+    blend_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +136,7 @@ class Difficulty:
         self.table = table
         self.contract_id = policy.contract_id()
         self.model = self.filter.model if self.filter is not None else None
+        self.blend_model: str | None = None
 
     @classmethod
     def load(
@@ -147,6 +166,12 @@ class Difficulty:
         self = cls(request, policy, table)
         if f is not None and f.evidence == EVIDENCE_TABLE:
             self.model = self._table_model(f.model)
+        if request.blend:
+            if not request.stamp:
+                raise UsageError(
+                    "the blend fields are written with the reward profiles", reason="blend_alone"
+                )
+            self.blend_model = self._table_model(request.blend_model or self.model)
         return self
 
     def _table_model(self, model: str | None) -> str:
@@ -182,7 +207,7 @@ class Difficulty:
             entry = found[1].get(self.model) if found is not None else None
             if entry is None:
                 return Verdict(key, None, None, f.reason(None, False, False)), None
-            rate = entry.pass_rate
+            rate = entry.estimate(f.on)
             dropped = f.reason(rate, entry.passes == entry.samples, entry.passes == 0)
             return Verdict(key, key_kind(key), rate, dropped), None
         rate, others, problem = upstream_rate(row, self.model or "")
@@ -216,6 +241,24 @@ class Difficulty:
             out = [p for p in out if not _measured(p, cid, models)] + new
         if out or isinstance(own, list):
             data["reward_profiles"] = out
+        if self.blend_model is not None and verdict.key is not None:
+            entry = self.table.entries[verdict.key].get(self.blend_model)
+            if entry is not None:
+                self._stamp_blend(data, entry)
+
+    def _stamp_blend(self, data: dict[str, Any], entry: Any) -> None:
+        """The blend fields of the row, from the table, for the blend model, with the model and contract they
+        were measured for. Values the row carried from elsewhere (an upstream blend: another checkpoint, an
+        unknown contract) are kept under BLEND_UPSTREAM; this preparation's own, stamped before, are replaced."""
+        assert self.table is not None
+        own = {k: data[k] for k in BLEND_FIELDS if k in data}
+        if own and "pass_rate_contract" not in data and BLEND_UPSTREAM not in data:
+            data[BLEND_UPSTREAM] = own
+        data["pass_rate"] = entry.pass_rate
+        data["pass_rate_total"] = entry.samples
+        data["pass_rate_passed"] = entry.passes
+        data["pass_rate_model"] = self.blend_model
+        data["pass_rate_contract"] = self.table.contract_id
 
     # ---- the manifest --------------------------------------------------------------------------------
 
@@ -235,11 +278,17 @@ class Difficulty:
                 "drop_unsolved": f.drop_unsolved,
                 "no_evidence": f.no_evidence,
             }
-        return {
+            if f.on != "observed":  # recorded only when asked: manifests written before stay up to date
+                flt["keep_on"] = f.on
+                flt["credible_level"] = self.table.level if self.table is not None else None
+        out = {
             "table": self.table.identity() if self.table is not None else None,
             "filter": flt,
             "stamp_reward_profiles": self.stamp,
         }
+        if self.blend_model is not None:
+            out["stamp_blend_fields"] = {"model": self.blend_model}
+        return out
 
     def section(self, tally: EvidenceTally) -> dict[str, Any]:
         """The manifest's `difficulty` object: settings, where the table was read, what the evidence said."""

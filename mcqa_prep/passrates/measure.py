@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
@@ -28,6 +30,10 @@ from ..io.readers import iter_file
 from ..policy import GradingPolicy
 from ..prompt import prompt_id, prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
+from .estimate import Counts, estimate
+from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
+from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
+from .profile import profile_rollouts
 from .table import write_table
 
 ON_INVALID = ("fail", "skip")
@@ -54,22 +60,58 @@ class Tally:
         return {"count": self.count, "by_kind": dict(sorted(self.by_kind.items())), "examples": self.examples}
 
 
+UNKNOWN = object()  # a rollout whose extracted answer is not known (not "no answer")
+
+
 @dataclass
 class _Pool:
-    """The rollouts graded under one contract: (key, model) -> [samples, passes, reward sum]."""
+    """The rollouts graded under one contract: (key, model) -> [rollouts, passes, reward sum, unanswered,
+    unanswered passes, unanswered reward sum, votes {(answer, passed): n} or None when an answer is unknown]."""
 
     grader_version: str | None = None
     rows: int = 0
+    unknown: int = 0
     cells: dict[tuple[str, str], list] = field(default_factory=dict)
 
-    def add(self, key: str, model: str, reward: float) -> None:
+    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN) -> None:
         self.rows += 1
         cell = self.cells.get((key, model))
         if cell is None:
-            cell = self.cells[(key, model)] = [0, 0, 0.0]
+            cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
+        ok = passed(reward)
         cell[0] += 1
-        cell[1] += passed(reward)
+        cell[1] += ok
         cell[2] += reward
+        if answer is UNKNOWN:
+            self.unknown += 1
+            cell[6] = None
+        elif answer is None:
+            cell[3] += 1
+            cell[4] += ok
+            cell[5] += reward
+        elif cell[6] is not None:
+            vote = (answer, ok)
+            cell[6][vote] = cell[6].get(vote, 0) + 1
+
+    def counted(self, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
+        """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
+        out: dict[tuple[str, str], Counts] = {}
+        left = 0
+        for km, (n, p, rs, u, up, ur, votes) in self.cells.items():
+            if votes is None:  # answers unknown: only the `fail` rule can count (checked before)
+                out[km] = Counts(n, n, p, rs, None, None)
+                continue
+            v = (
+                tuple(sorted((c for (_, ok), c in votes.items() if ok), reverse=True)),
+                tuple(sorted((c for (_, ok), c in votes.items() if not ok), reverse=True)),
+            )
+            if rule == "fail":
+                out[km] = Counts(n, n, p - up, rs, u, v)
+            elif n - u:
+                out[km] = Counts(n, n - u, p - up, rs - ur, u, v)
+            else:
+                left += 1
+        return out, left
 
 
 @dataclass
@@ -95,6 +137,9 @@ class PassratesReport:
             "key_by": h["key_by"],
             "grading": h["grading"],
             "counts": h["counts"],
+            "counting": h["counting"],
+            "posterior": h["posterior"],
+            "metrics": h["metrics"],
             "entries": h["entries"],
             "invalid": self.invalid.to_dict(),
             "input_contracts": self.input_contracts,
@@ -118,42 +163,72 @@ class _Run:
     no_model: Tally = field(default_factory=Tally)
     input_contracts: Counter = field(default_factory=Counter)
     uuid_from_join: int = 0
+    profile_contract: str | None = (
+        None  # rows are NeMo Gym profile rows, graded under this (asserted) contract
+    )
 
     def add(self, rec: Row) -> None:
-        self.rows += 1
         where = f"{display_name(rec.file)}:{rec.line}"
         if rec.data is None:
+            self.rows += 1
             self.invalid.add("unreadable", f"{where}: {rec.error}")
             return
+        if self.profile_contract is not None:
+            self._add_profile(rec.data, where)
+            return
+        self.rows += 1
         graded = self._graded(rec, where)
         if graded is None:
             return
-        cid, reward, grader_version = graded
-        model = model_of(rec.data) or self.default_model
+        cid, reward, grader_version, answer = graded
+        self._count(rec.data, where, cid, grader_version, [(reward, answer)])
+
+    def _count(
+        self, row: Mapping[str, Any], where: str, cid: str, gv: str | None, outcomes: list[tuple[float, Any]]
+    ) -> None:
+        model = model_of(row) or self.default_model
         if model is None:
-            self.no_model.add("no_model", where)
+            for _ in outcomes:
+                self.no_model.add("no_model", where)
             return
-        key = self._key(rec.data)
+        key = self._key(row)
         if key is None:
-            self.invalid.add("no_prompt", f"{where}: no responses_create_params.input to name the question")
+            for _ in outcomes:
+                self.invalid.add(
+                    "no_prompt", f"{where}: no responses_create_params.input to name the question"
+                )
             return
         pool = self.pools.get(cid)
         if pool is None:
-            pool = self.pools[cid] = _Pool(grader_version)
-        pool.add(key, model, reward)
+            pool = self.pools[cid] = _Pool(gv)
+        for reward, answer in outcomes:
+            pool.add(key, model, reward, answer)
 
-    def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None] | None:
-        """(contract id, reward, grader version) of one rollout, or None when it was tallied as left out."""
+    def _add_profile(self, data: Mapping[str, Any], where: str) -> None:
+        """One `gym eval profile` row: its original row under `sample`, one reward per rollout."""
+        sample, rewards, problem = profile_rollouts(data)
+        if problem is not None:
+            self.rows += 1
+            self.invalid.add("profile_row", f"{where}: {problem}")
+            return
+        self.rows += len(rewards)
+        assert self.profile_contract is not None and sample is not None
+        self._count(sample, where, self.profile_contract, None, [(r, UNKNOWN) for r in rewards])
+
+    def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None, Any] | None:
+        """(contract id, reward, grader version, extracted answer or UNKNOWN) of one rollout, or None when it
+        was tallied as left out."""
         if self.rescore is not None:
             from ..rescore.rows import rescore_row
 
-            _, o = rescore_row(rec, self.rescore)
+            line, o = rescore_row(rec, self.rescore)
             if o.input_contract is not None:
                 self.input_contracts[o.input_contract] += 1
             if o.status == STATUS_INVALID_ROW:
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
-            return self.rescore.policy.contract_id(), o.reward, None
+            answer = orjson.loads(line).get("extracted_answer")
+            return self.rescore.policy.contract_id(), o.reward, None, answer
         meta = rec.data.get("metadata")
         grading = meta.get("grading") if isinstance(meta, Mapping) else None
         cid = grading.get("contract") if isinstance(grading, Mapping) else None
@@ -171,7 +246,7 @@ class _Run:
             self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
-        return cid, float(reward), gv if isinstance(gv, str) else None
+        return cid, float(reward), gv if isinstance(gv, str) else None, _answer(rec.data)
 
     def _key(self, row: Mapping[str, Any]) -> str | None:
         rcp = row.get("responses_create_params")
@@ -183,11 +258,19 @@ class _Run:
         return question_key(uuid, prompt_id(rcp), self.key_by)
 
 
+def _answer(row: Mapping[str, Any]) -> Any:
+    """The rollout's extracted answer: a letter, None (graded, no answer), or UNKNOWN (not recorded)."""
+    if "extracted_answer" not in row:
+        return UNKNOWN
+    a = row["extracted_answer"]
+    return a if isinstance(a, str) and a else None
+
+
 # ---- inputs ----------------------------------------------------------------------------------------------
 
 
-def _hash(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
-    """{name, sha256, bytes} of each file, before any row is read."""
+def hash_inputs(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
+    """{name, sha256, bytes} of each file (sources.Source), before any row is read."""
     if not paths:
         return []
     bar = (
@@ -207,7 +290,7 @@ def _hash(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[di
 
 
 def _check_args(
-    rollouts: Sequence[Any], output: Any, key_by: str, on_invalid: str, rescore: bool, contract: Any
+    rollouts: Sequence[Any], key_by: str, on_invalid: str, rescore: bool, contract: Any, est: Estimate
 ) -> None:
     if not rollouts:
         raise UsageError("passrates needs at least one rollout file")
@@ -215,16 +298,48 @@ def _check_args(
         raise UsageError(f"key_by must be one of {', '.join(KEY_BY)}, got {key_by!r}")
     if on_invalid not in ON_INVALID:
         raise UsageError(f"on_invalid must be one of {', '.join(ON_INVALID)}, got {on_invalid!r}")
+    est.check()
     if rescore and contract is not None:
         raise UsageError(
             "choosing a contract among the rollouts' contracts and rescoring them all under one policy "
             "exclude each other",
             reason="contract_with_rescore",
         )
+    if est.profile and (rescore or contract is not None):
+        raise UsageError(
+            "NeMo Gym profile rows carry rewards, not responses or contracts: they are neither rescored nor "
+            "chosen by contract (the policy given states the contract they were graded under)",
+            reason="profile_with_rescore",
+        )
     for r in rollouts:
         if str(r) == STDIN:
             raise UsageError(
                 "rollouts cannot be read from stdin: the table records every input's hash", reason="no_stdin"
+            )
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """How rollouts are counted and estimated: the no_answer rule, the credible level, the number of buckets,
+    and whether the inputs are NeMo Gym `gym eval profile` rows."""
+
+    no_answer: str = DEFAULT_NO_ANSWER
+    level: float = DEFAULT_LEVEL
+    buckets: int = DEFAULT_BUCKETS
+    profile: bool = False
+
+    def check(self) -> None:
+        if self.no_answer not in NO_ANSWER_RULES:
+            raise UsageError(f"no_answer must be one of {', '.join(NO_ANSWER_RULES)}, got {self.no_answer!r}")
+        if not 0.5 <= self.level < 1.0:
+            raise UsageError(f"credible level must be in [0.5, 1), got {self.level}", reason="bad_level")
+        if not 2 <= self.buckets <= 20:
+            raise UsageError(f"buckets must be 2..20, got {self.buckets}", reason="bad_buckets")
+        if self.profile and self.no_answer == "exclude":
+            raise UsageError(
+                "NeMo Gym profile rows do not say which rollouts answered: they can only be counted with "
+                "no_answer=fail",
+                reason="profile_no_answer",
             )
 
 
@@ -242,6 +357,7 @@ def measure(
     default_model: str | None = None,
     key_by: str = "uuid",
     on_invalid: str = "fail",
+    estimate_with: Estimate = Estimate(),
     progress: Progress | None = None,
 ) -> PassratesReport:
     """Measure per-question pass rates of `rollouts` and write the table to `output`.
@@ -251,8 +367,12 @@ def measure(
     `policy`, when given, is the policy they were graded under (its contract id must be theirs), so that the
     table records the full contract and not only its id. `rows_paths` are dataset rows joined by prompt: they
     give rollouts their options (for grading) and their uuid (for the key). `default_model` names the model of
-    rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table)."""
-    _check_args(rollouts, output, key_by, on_invalid, rescore, contract)
+    rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table).
+    `estimate_with` says how rollouts are counted (the no_answer rule) and estimated (credible level, buckets),
+    and whether the inputs are NeMo Gym profile rows (graded by NeMo Gym: `policy`, or the built-in one, states
+    the contract they were graded under)."""
+    est = estimate_with
+    _check_args(rollouts, key_by, on_invalid, rescore, contract, est)
     check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
@@ -262,36 +382,75 @@ def measure(
     for f in files:
         require_regular(f.path, "the table records every input's hash, then the rollouts are read")
     stamps = {str(f.path): stamp(f.path) for f in files}
-    inputs = _hash(files, progress, "hash rollouts")
+    inputs = hash_inputs(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
     run = _Run(None, index, default_model, key_by)
     if rescore:
         from ..rescore.rows import Settings
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
+    if est.profile:
+        run.profile_contract = (policy or GradingPolicy()).contract_id()
     _read(run, files, progress)
     check_unchanged(stamps)
     cid, pool = _choose(run, contract, on_invalid)
-    contract_doc, grader_version = _contract_of(cid, pool, policy, rescore)
+    contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
+    cells, left = _counted(pool, est.no_answer)
+    entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
+    for model, share in _no_answer(pool).items():  # every rollout, the ones a rule leaves out included
+        if model in metrics:
+            metrics[model]["no_answer"] = share
     header = {
         "contract_id": cid,
         "contract": contract_doc,
         "grader_version": grader_version,
         "key_by": key_by,
         "pass_threshold": 1.0,
-        "grading": "rescored" if rescore else "input",
+        "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
+        "counting": counting_doc(est.no_answer),
+        "posterior": settings_doc(est.level, est.buckets, priors),
+        "metrics": metrics,
         "inputs": inputs,
         "join_inputs": join_inputs,
-        "counts": _counts(run, cid, pool),
+        "counts": _counts(run, cid, pool, cells, left),
     }
-    entries = [(k, m, c[0], c[1], c[2]) for (k, m), c in pool.cells.items()]
     written = write_table(output, header, entries)
     join = None
     if index is not None:
         join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
     return PassratesReport(
-        str(output), written, run.invalid, dict(run.input_contracts), _model_distributions(pool), join
+        str(output), written, run.invalid, dict(run.input_contracts), _model_distributions(cells), join
     )
+
+
+def _no_answer(pool: _Pool) -> dict[str, float | None]:
+    """Per model, the share of its rollouts without an extracted answer (None when an answer is unknown)."""
+    acc: dict[str, list] = {}
+    for (_, model), cell in pool.cells.items():
+        a = acc.setdefault(model, [0, 0, True])
+        a[0] += cell[3]
+        a[1] += cell[0]
+        a[2] = a[2] and cell[6] is not None
+    return {m: round(u / n, 6) if known and n else None for m, (u, n, known) in acc.items()}
+
+
+def _counted(pool: _Pool, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
+    if pool.unknown and rule == "exclude":
+        raise InputError(
+            f"{pool.unknown} rollout(s) do not record their extracted answer (extracted_answer): counting with "
+            "no_answer=exclude needs to know which rollouts answered; rescore them (or count with "
+            "no_answer=fail)",
+            reason="answers_unknown",
+            count=pool.unknown,
+        )
+    cells, left = pool.counted(rule)
+    if not cells:
+        raise InputError(
+            f"no question has an answered rollout: with no_answer={rule} there is nothing to count "
+            f"({left} question/model pair(s) left out)",
+            reason="no_answered_rollouts",
+        )
+    return cells, left
 
 
 def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[Any, list[dict[str, Any]]]:
@@ -301,7 +460,7 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     from ..sources import resolve
 
     sources = resolve(rows_paths, progress=progress, allow_stdin=False).sources
-    hashes = _hash(sources, progress, "hash dataset rows")
+    hashes = hash_inputs(sources, progress, "hash dataset rows")
     return RowIndex.from_sources(sources, EXAMPLES), hashes
 
 
@@ -399,8 +558,10 @@ def _contract_of(
     return None, pool.grader_version
 
 
-def _counts(run: _Run, cid: str, pool: _Pool) -> dict[str, Any]:
-    keys = {k for k, _ in pool.cells}
+def _counts(
+    run: _Run, cid: str, pool: _Pool, cells: Mapping[tuple[str, str], Counts], left: int
+) -> dict[str, Any]:
+    keys = {k for k, _ in cells}
     kinds = Counter(key_kind(k) for k in keys)
     return {
         "rollouts": run.rows,
@@ -409,12 +570,14 @@ def _counts(run: _Run, cid: str, pool: _Pool) -> dict[str, Any]:
         "other_contracts": sum(p.rows for c, p in run.pools.items() if c != cid),
         "questions": len(keys),
         "keys_by_kind": dict(sorted(kinds.items())),
-        "models": dict(sorted(Counter(m for _, m in pool.cells).items())),
+        "models": dict(sorted(Counter(m for _, m in cells).items())),
+        "unanswered_only": left,
+        "answers_unknown": pool.unknown,
     }
 
 
-def _model_distributions(pool: _Pool) -> dict[str, dict[str, Any]]:
+def _model_distributions(cells: Mapping[tuple[str, str], Counts]) -> dict[str, dict[str, Any]]:
     by_model: dict[str, list[tuple[int, int]]] = {}
-    for (_, model), c in pool.cells.items():
-        by_model.setdefault(model, []).append((c[0], c[1]))
+    for (_, model), c in cells.items():
+        by_model.setdefault(model, []).append((c.samples, c.passes))
     return {m: distribution(v) for m, v in sorted(by_model.items())}

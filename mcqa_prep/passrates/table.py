@@ -1,9 +1,10 @@
 """The pass-rate table format, in one place: writing it, reading it back with every check, and finding a row's
 evidence in it.
 
-A table is JSONL (schemas/passrates.v1.schema.json): line 1 a header (table schema version, the grading
-contract and its id, grader version, key kind, input hashes, counts, content hash), then one entry per
-(question key, model), sorted by (key, model), no repeat. Why JSONL and not one JSON document: a table for
+A table is JSONL (schemas/passrates.v2.schema.json): line 1 a header (table schema version, the grading
+contract and its id, grader version, key kind, the counting rule, the fitted priors, per-model pass@k /
+majority@k / no_answer, input hashes, counts, content hash), then one entry per (question key, model)
+(passrates/entries.py), sorted by (key, model), no repeat. Why JSONL and not one JSON document: a table for
 the whole dataset holds about a million entries; JSONL is written and checked line by line, every problem is
 reported with its line number, and a change shows up as a line in a diff.
 
@@ -11,64 +12,52 @@ reported with its line number, and a change shows up as a line in a diff.
 lines' bytes exactly as written: measuring the same rollouts again gives the same hash (a preparation made
 with the old table stays up to date), and any edit after writing is detected. It is an integrity check, not
 a signature. A reader refuses: an unknown or missing table_schema (no legacy reading of unversioned tables),
-a header or entry that does not follow the schema, a NaN, a repeated (key, model), unsorted entries, a hash
-that does not match, and (check_contract) a contract other than the caller's.
+a header or entry that does not follow the schema, a NaN, a repeated (key, model), unsorted entries, counts
+that disagree with the counting rule, a hash that does not match, and (check_contract) a contract other than
+the caller's. passrates.v1 tables are still read: they record no counting rule and no posterior, which is
+computed on reading (the same estimate a v2 table records).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from .._version import __version__
 from ..errors import ContractMismatch, Difference, InputError, IntegrityError
 from ..evidence import row_keys
-from ..io.readers import block_lines, is_blank, nonfinite_paths, parse_fallback
+from ..io.readers import block_lines, is_blank
 from ..io.writers import AtomicFile
 from ..policy import GradingPolicy, canonical_json, contract_differences, contract_id
-from ..schema import json_path, load_schema, schema_version, validator
+from ..schema import json_path, schema_version, validator
+from .entries import (
+    KEY_PATTERN,
+    V1_FIELDS,
+    V2_FIELDS,
+    Entry,
+    entry_from_v2,
+    entry_line_v2,
+    entry_problem,
+    v2_fields_ok,
+    v2_problem,
+)
+from .kmetrics import describe_rule
+from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, Prior
 
-TABLE_SCHEMA = schema_version("passrates")  # "passrates.v1"
-SUPPORTED_TABLES = (TABLE_SCHEMA,)
+TABLE_SCHEMA = schema_version("passrates")  # "passrates.v2"
+TABLE_SCHEMA_V1 = schema_version("passrates_v1")
+SUPPORTED_TABLES = (TABLE_SCHEMA, TABLE_SCHEMA_V1)
+_SCHEMA_NAME = {TABLE_SCHEMA: "passrates", TABLE_SCHEMA_V1: "passrates_v1"}
 UNHASHED = ("content_sha256", "created_at", "tool")
-ENTRY_FIELDS = frozenset(("key", "model", "samples", "passes", "pass_rate", "mean_reward"))
-_KEY = re.compile(r"^(uuid:.+|prompt:[0-9a-f]{32})$", re.S)
 PROBLEMS_KEPT = 5
-
-
-class Entry(NamedTuple):
-    """The evidence for one question and one model (a NamedTuple: a million of them are built per read)."""
-
-    samples: int
-    passes: int
-    mean_reward: float
-
-    @property
-    def pass_rate(self) -> float:
-        return self.passes / self.samples
-
-
-def entry_line(key: str, model: str, samples: int, passes: int, reward_sum: float) -> bytes:
-    """One entry as written: canonical field order (sorted), compact, newline-terminated."""
-    doc = {
-        "key": key,
-        "model": model,
-        "samples": samples,
-        "passes": passes,
-        "pass_rate": passes / samples,
-        "mean_reward": reward_sum / samples,
-    }
-    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 def _hashed_header(header: Mapping[str, Any]) -> bytes:
@@ -76,10 +65,10 @@ def _hashed_header(header: Mapping[str, Any]) -> bytes:
 
 
 def write_table(
-    path: str | os.PathLike, header: Mapping[str, Any], entries: list[tuple[str, str, int, int, float]]
+    path: str | os.PathLike, header: Mapping[str, Any], entries: list[tuple[str, str, Entry]]
 ) -> dict[str, Any]:
-    """Write a table atomically: `header` without its computed fields, `entries` as (key, model, samples,
-    passes, reward_sum). Returns the header as written."""
+    """Write a passrates.v2 table atomically: `header` without its computed fields, `entries` as (key, model,
+    Entry) with their posterior (passrates/estimate.py). Returns the header as written."""
     entries = sorted(entries, key=lambda e: (e[0], e[1]))
     doc = {
         "table_schema": TABLE_SCHEMA,
@@ -90,7 +79,7 @@ def write_table(
     }
     h = hashlib.sha256(_hashed_header(doc))
     for e in entries:  # serialised twice (hash, then write) rather than held twice in memory
-        h.update(entry_line(*e))
+        h.update(entry_line_v2(*e))
     doc["content_sha256"] = h.hexdigest()
     errors = list(validator("passrates").iter_errors(doc))
     if errors:  # a bug here, not bad input: never write a table a reader would refuse
@@ -100,7 +89,7 @@ def write_table(
     with AtomicFile(path, "wb") as fh:
         fh.write(canonical_json(doc) + b"\n")
         for e in entries:
-            fh.write(entry_line(*e))
+            fh.write(entry_line_v2(*e))
     return doc
 
 
@@ -109,11 +98,40 @@ def write_table(
 
 @dataclass
 class PassRateTable:
-    """A verified table: its header and its entries by key, then model."""
+    """A verified table: its header and its entries by key, then model (with their posterior: recorded in a
+    v2 table, computed on reading a v1 table)."""
 
     path: str
     header: dict[str, Any]
     entries: dict[str, dict[str, Entry]]
+    priors: dict[str, Prior]
+
+    @property
+    def version(self) -> str:
+        return self.header["table_schema"]
+
+    @property
+    def counting(self) -> dict[str, Any] | None:
+        """What a sample and a pass are (None: a v1 table, which records no rule)."""
+        return self.header.get("counting")
+
+    @property
+    def no_answer(self) -> str | None:
+        c = self.counting
+        return c["no_answer"] if c is not None else None
+
+    @property
+    def level(self) -> float:
+        post = self.header.get("posterior")
+        return post["credible_level"] if post is not None else DEFAULT_LEVEL
+
+    @property
+    def buckets(self) -> int:
+        post = self.header.get("posterior")
+        return post["buckets"]["count"] if post is not None else DEFAULT_BUCKETS
+
+    def describe_counting(self) -> str:
+        return describe_rule(self.no_answer)
 
     @property
     def contract_id(self) -> str:
@@ -153,6 +171,10 @@ class PassRateTable:
             "key_by": self.key_by,
         }
 
+    def identities(self) -> list[dict[str, Any]]:
+        """The identity and path of each table behind this one (several when tables were pooled)."""
+        return self.header.get("pooled_from") or [{**self.identity(), "path": self.path}]
+
     def check_contract(self, policy: GradingPolicy) -> None:
         """ContractMismatch (naming both ids and the fields that differ) unless the table was measured under
         exactly `policy`'s contract."""
@@ -177,13 +199,6 @@ class PassRateTable:
         )
 
 
-@functools.cache
-def _entry_validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(load_schema("passrates")["$defs"]["entry"])
-
-
 def _invalid(path: Path, message: str, reason: str = "table_invalid") -> InputError:
     return InputError(f"{path}: {message}", reason=reason, table=str(path))
 
@@ -204,10 +219,10 @@ def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
             "rates again with this version",
             reason="table_schema",
         )
-    errors = sorted(validator("passrates").iter_errors(header), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator(_SCHEMA_NAME[version]).iter_errors(header), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
-        raise _invalid(path, f"line 1: {json_path(e.absolute_path)}: {e.message} [{TABLE_SCHEMA}]")
+        raise _invalid(path, f"line 1: {json_path(e.absolute_path)}: {e.message} [{version}]")
     contract = header["contract"]
     if contract is not None and (
         contract_id(contract) != header["contract_id"]
@@ -221,46 +236,17 @@ def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
     return header
 
 
-def _entry_problem(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """(entry, None) or (None, what is wrong with this line)."""
-    if is_blank(raw):
-        return None, "blank line"
-    try:
-        d = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        d, why = parse_fallback(raw)
-        if why is not None:
-            return None, why
-        bad = list(nonfinite_paths(d))
-        if bad:
-            return None, f"{bad[0]}: NaN/Infinity is not a number (not a pass rate)"
-    if (
-        type(d) is dict
-        and d.keys() == ENTRY_FIELDS
-        and type(d["key"]) is str
-        and _KEY.match(d["key"])
-        and type(d["model"]) is str
-        and d["model"]
-        and type(d["samples"]) is int
-        and type(d["passes"]) is int
-        and 0 <= d["passes"] <= d["samples"]
-    ):
-        r, mr = d["pass_rate"], d["mean_reward"]
-        if type(r) in (int, float) and type(mr) in (int, float) and 0 <= mr <= 1:
-            if math.isclose(r, d["passes"] / d["samples"], rel_tol=0, abs_tol=1e-12):
-                return d, None
-            return None, f"$.pass_rate: {r} is not passes / samples ({d['passes']}/{d['samples']})"
-    errors = sorted(_entry_validator().iter_errors(d), key=lambda e: list(e.absolute_path))
-    if errors:
-        return None, f"{json_path(errors[0].absolute_path)}: {errors[0].message}"
-    return None, f"$.passes: {d['passes']} passes out of {d['samples']} samples"
-
-
 class _Reader:
     """Entries in, index out, problems collected with their line numbers. The common case (a well-formed,
-    sorted entry) is checked inline; anything else goes through _entry_problem for a precise message."""
+    sorted entry) is checked inline; anything else goes through entries.entry_problem for a precise
+    message."""
 
-    def __init__(self) -> None:
+    def __init__(self, header: Mapping[str, Any]) -> None:
+        self.v2 = header["table_schema"] == TABLE_SCHEMA
+        self.schema = _SCHEMA_NAME[header["table_schema"]]
+        self.fields = V2_FIELDS if self.v2 else V1_FIELDS
+        self.rule = header["counting"]["no_answer"] if self.v2 else None
+        self.buckets = header["posterior"]["buckets"]["count"] if self.v2 else DEFAULT_BUCKETS
         self.entries: dict[str, dict[str, Entry]] = {}
         self.models: dict[str, int] = {}
         self.problems: list[str] = []
@@ -277,6 +263,22 @@ class _Reader:
 
     def add(self, line: int, raw: bytes) -> None:
         self.count += 1
+        parsed = self._v2(raw) if self.v2 else self._v1(raw)
+        if parsed is None:
+            d, why = entry_problem(raw, self.schema, self.fields)
+            if d is not None:
+                why = v2_problem(d, self.rule, self.buckets) if self.v2 else _v1_problem(d)
+                if why is None:
+                    parsed = d["key"], d["model"], self._entry(d)
+            if parsed is None:
+                self.problem(line, why or "invalid entry")
+                return
+        self._index(line, *parsed)
+
+    def _entry(self, d: dict[str, Any]) -> Entry:
+        return entry_from_v2(d) if self.v2 else Entry(d["samples"], d["passes"], float(d["mean_reward"]))
+
+    def _v1(self, raw: bytes) -> tuple[str, str, Entry] | None:
         try:
             d = orjson.loads(raw)
             key, model = d["key"], d["model"]
@@ -293,17 +295,19 @@ class _Reader:
                 and r == p / s
                 and type(mr) is float
                 and 0.0 <= mr <= 1.0
-                and _KEY.match(key) is not None
+                and KEY_PATTERN.match(key) is not None
             )
         except (orjson.JSONDecodeError, TypeError, KeyError):
-            ok = False
-        if not ok:
-            d, why = _entry_problem(raw)
-            if d is None:
-                self.problem(line, why or "invalid entry")
-                return
-            key, model, s, p, mr = d["key"], d["model"], d["samples"], d["passes"], float(d["mean_reward"])
-        self._index(line, key, model, Entry(s, p, mr))
+            return None
+        return (key, model, Entry(s, p, mr)) if ok else None
+
+    def _v2(self, raw: bytes) -> tuple[str, str, Entry] | None:
+        try:
+            d = orjson.loads(raw)
+            ok = v2_fields_ok(d) and v2_problem(d, self.rule, self.buckets) is None
+        except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
+            return None
+        return (d["key"], d["model"], entry_from_v2(d)) if ok else None
 
     def _index(self, line: int, key: str, model: str, e: Entry) -> None:
         if key == self.prev_key:
@@ -325,6 +329,12 @@ class _Reader:
         self.models[model] = self.models.get(model, 0) + 1
 
 
+def _v1_problem(d: dict[str, Any]) -> str | None:
+    if not math.isclose(d["pass_rate"], d["passes"] / d["samples"], rel_tol=0, abs_tol=1e-12):
+        return f"$.pass_rate: {d['pass_rate']} is not passes / samples ({d['passes']}/{d['samples']})"
+    return None
+
+
 def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
     """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
     version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
@@ -334,6 +344,8 @@ def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
         fh = open(p, "rb")
     except FileNotFoundError:
         raise InputError(f"{p}: no such file", reason="missing_input", path=str(p)) from None
+    except IsADirectoryError:
+        raise InputError(f"{p}: is a directory, not a pass-rate table", reason="table_invalid") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
     bar = None
@@ -345,7 +357,7 @@ def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
             if progress is not None:
                 bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
                 on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731
-            reader = _Reader()
+            reader = _Reader(header)
             for i, raw in enumerate(block_lines(fh, on_block), start=2):
                 reader.add(i, raw)
         except (OSError, UnicodeDecodeError) as exc:
@@ -373,7 +385,15 @@ def _verified(p: Path, header: dict[str, Any], reader: _Reader, digest: str) -> 
         raise _invalid(p, f"{reader.problems[0]}{more}")
     if reader.count != header["entries"] or dict(reader.models) != header["counts"]["models"]:
         raise _invalid(p, f"the header counts {header['entries']} entries, the table holds {reader.count}")
-    return PassRateTable(str(p), header, reader.entries)
+    if reader.v2:
+        priors = {m: Prior.from_dict(d) for m, d in header["posterior"]["priors"].items()}
+        if set(priors) != set(reader.models):
+            raise _invalid(p, "line 1: $.posterior.priors: not one prior per model of the entries")
+        return PassRateTable(str(p), header, reader.entries, priors)
+    from .estimate import with_posterior
+
+    entries, priors = with_posterior(reader.entries)
+    return PassRateTable(str(p), header, entries, priors)
 
 
 def describe_models(models: Mapping[str, int]) -> str:

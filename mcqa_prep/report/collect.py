@@ -25,7 +25,8 @@ from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
-from . import dataset_view, rescored_view
+from . import breakdown_view, dataset_view, rescored_view
+from .breakdown import Breakdown, load_groups
 from .dataset import DatasetTally
 from .rescored import RescoredTally
 from .spec import REPORT_VERSION
@@ -34,6 +35,7 @@ Progress = Callable[..., Any]
 
 DATASET = "dataset"
 RESCORED = "rescored"
+PASSRATES = "passrates"
 LEADING_MALFORMED = 1000  # unreadable lines held while a file's kind is still unknown
 TICK = 1024
 DETECTION = (
@@ -55,6 +57,7 @@ class _State:
     datasets: dict[str | None, DatasetTally] = field(default_factory=dict)
     dataset_inputs: dict[str | None, list[str]] = field(default_factory=dict)
     rescored: dict[str | None, RescoredTally] = field(default_factory=dict)
+    breakdowns: list[Breakdown] = field(default_factory=list)  # pass-rate tables (--pass-rates)
 
     def dataset(self, contract: str | None, name: str) -> DatasetTally:
         t = self.datasets.get(contract)
@@ -145,6 +148,9 @@ class _Reader:
             if self._tally is None or contract != self._tally_key:
                 self._tally, self._tally_key = self.state.dataset(contract, self.name), contract
             self._tally.add(rec)
+            if d is not None:
+                for b in self.state.breakdowns:
+                    b.add_row(d)
             return
         g = _grading(d)
         if g is None:
@@ -153,6 +159,9 @@ class _Reader:
             return
         c = g.get("contract")
         self.state.rescored_tally(c if isinstance(c, str) and c else None).add(rec, g)
+        for b in self.state.breakdowns:
+            if b.table.contract_id == c:  # a response is an example only under the table's contract
+                b.add_rollout(d)
 
 
 def _entry(src: Source) -> dict[str, Any]:
@@ -190,12 +199,16 @@ def build_report(
     progress: Progress | None = None,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
     title: str | None = None,
+    pass_rates: Iterable[str | os.PathLike] = (),
+    by: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The report document of datasets and rescored files: every number behind every plot.
+    """The report document of datasets and rescored files: every number behind every plot. `pass_rates` are
+    pass-rate tables (one section per table group and model, broken down by source and by each `by` column).
 
     Raises InputError when no row could be read from any input (and what sources.resolve raises)."""
     found = resolve(list(paths), verify=verify, progress=progress)
     state = _State(examples, regex_timeout, {arg: m["contract_id"] for arg, m in found.manifests})
+    state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
     bar = progress(total=_total_rows(found.sources), desc="report", unit="row") if progress else None
     pending = [0]
@@ -263,11 +276,14 @@ def _document(state: _State, entries: list[dict[str, Any]], found: Any, title: s
     order = sorted(state.rescored, key=lambda c: (-state.rescored[c].rows, c or ""))
     for k, contract in enumerate(order, 1):
         sections.append(rescored_view.section(f"rescored-{k}", contract, state.rescored[contract]))
+    sections += breakdown_view.sections(state.breakdowns, dataset_rows=bool(state.datasets))
+    tables = [b.table.contract_id for b in state.breakdowns]
     contracts = {
         DATASET: [c for c in state.datasets],
         RESCORED: order,
+        PASSRATES: tables,
     }
-    n_contracts = len({c for c in [*state.datasets, *state.rescored] if c is not None})
+    n_contracts = len({c for c in [*state.datasets, *state.rescored, *tables] if c is not None})
     return {
         "report_version": REPORT_VERSION,
         "tool_version": __version__,

@@ -129,6 +129,8 @@ def _inputs_table(inputs: list[dict[str, Any]]) -> dict[str, Any]:
 def _facts(s: dict[str, Any]) -> list[tuple[str, Any]]:
     """The headline facts of a section, (label, value), as its box shows them (None: not shown)."""
     m = s.get("summary", {})
+    if "facts" in s:  # a section that lists its own facts
+        return [(k, v) for k, v in s["facts"]]
     if s["kind"] == "dataset":
         return [
             ("rows", m.get("rows")),

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..evidence import RATE_BINS, passed, rate_bin
+from ..evidence import RATE_BINS, model_of, passed, rate_bin
 from ..prompt import prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
 from ..rescore.rows import row_id
@@ -25,6 +25,9 @@ NO_MODE = "(not graded)"
 TEMPLATE_CAP = 500
 MODE_CAP = 64
 STATUS_CAP = 64
+MODEL_CAP = 50  # models with their own per-prompt pass rates; the rest pooled as OTHER_MODELS (and said so)
+NO_MODEL = "(model not named)"
+OTHER_MODELS = "(other models)"
 RECORDED = ("0", "1", "other", "not recorded")  # agreement matrix rows: the reward recorded at training
 RESCORED = ("0", "1", "other")  # columns: the reward this grader gives
 _COUNT_BITS = 32
@@ -82,7 +85,7 @@ class RescoredTally:
         self.compare_modes: Counter = Counter()
         self.misses: dict[str, Misses] = {}
         self.response_chars = Histogram(len(LENGTH_EDGES))
-        self.prompts: dict[int, int] = {}  # 8-byte prompt key -> (rows << 32) | passes
+        self.prompts: dict[str, dict[int, int]] = {}  # model -> 8-byte prompt key -> (rows << 32) | passes
         self.files: Counter = Counter()
         self.grader_versions: Counter = Counter()
 
@@ -115,7 +118,7 @@ class RescoredTally:
             chars = grading.get("response_chars")
             if isinstance(chars, int) and not isinstance(chars, bool) and chars >= 0:
                 self.response_chars.add(length_bin(chars), chars, r)
-            self._prompt(d.get("responses_create_params"), r)
+            self._prompt(d, r)
 
     def _agreement(self, grading: Mapping[str, Any], reward: Any, rid: str) -> None:
         prev = grading.get("previous_reward")  # absent or null: the input row recorded no readable reward
@@ -143,33 +146,48 @@ class RescoredTally:
         if cm["format_miss"]:
             m.misses.add(rid)
 
-    def _prompt(self, rcp: Any, reward: float) -> None:
-        key = prompt_key(rcp)
+    def _prompt(self, d: Mapping[str, Any], reward: float) -> None:
+        key = prompt_key(d.get("responses_create_params"))
         if key is None:
             return
+        model = model_of(d) or NO_MODEL
+        per = self.prompts.get(model)
+        if per is None:
+            if len(self.prompts) >= MODEL_CAP:
+                model = OTHER_MODELS
+            per = self.prompts.setdefault(model, {})
         k = int.from_bytes(key[:8], "little")
-        packed = self.prompts.get(k, 0) + (1 << _COUNT_BITS) + (1 if passed(reward) else 0)
-        self.prompts[k] = packed
+        per[k] = per.get(k, 0) + (1 << _COUNT_BITS) + (1 if passed(reward) else 0)
 
     def pass_rates(self) -> dict[str, Any]:
-        """Per prompt: 0 / partial / 1 counts, a histogram of pass rates, and samples per prompt."""
-        hist = Histogram(len(RATE_BINS))
-        samples: Counter = Counter()
-        mask = (1 << _COUNT_BITS) - 1
-        for packed in self.prompts.values():
-            n, passes = packed >> _COUNT_BITS, packed & mask
-            hist.add(rate_bin(passes, n), passes / n)
-            samples[min(n, 17)] += 1
-        zero, full = hist.counts[0], hist.counts[-1]
+        """Per model (a pass rate is about one model: never pooled across models), per prompt: 0 / partial / 1
+        counts, a histogram of pass rates, and samples per prompt."""
+        by_model = {m: _prompt_rates(per) for m, per in sorted(self.prompts.items())}
         return {
-            "prompts": hist.total,
-            "zero": zero,
-            "partial": hist.total - zero - full,
-            "one": full,
-            "histogram": list(hist.counts),
-            "mean_pass_rate": hist.stats()["mean"],
-            "samples_per_prompt": {("17+" if k == 17 else str(k)): v for k, v in sorted(samples.items())},
+            "models": len(by_model),
+            "prompts": sum(r["prompts"] for r in by_model.values()),
+            "by_model": by_model,
         }
+
+
+def _prompt_rates(prompts: Mapping[int, int]) -> dict[str, Any]:
+    hist = Histogram(len(RATE_BINS))
+    samples: Counter = Counter()
+    mask = (1 << _COUNT_BITS) - 1
+    for packed in prompts.values():
+        n, passes = packed >> _COUNT_BITS, packed & mask
+        hist.add(rate_bin(passes, n), passes / n)
+        samples[min(n, 17)] += 1
+    zero, full = hist.counts[0], hist.counts[-1]
+    return {
+        "prompts": hist.total,
+        "zero": zero,
+        "partial": hist.total - zero - full,
+        "one": full,
+        "histogram": list(hist.counts),
+        "mean_pass_rate": hist.stats()["mean"],
+        "samples_per_prompt": {("17+" if k == 17 else str(k)): v for k, v in sorted(samples.items())},
+    }
 
 
 def _finite(v: Any) -> bool:

@@ -16,6 +16,9 @@ STATUS_COLORS = {"ok": GREEN, "no_answer": ORANGE, "no_response": GREY, "invalid
 _EXTRA_COLORS = ("#8172b3", "#937860", "#da8bc3", "#ccb974", "#64b5cd", "#4c72b0")
 
 
+PLOT_MODELS = 8  # models with their own plot (the table lists all)
+
+
 def section(sid: str, contract: str | None, t: RescoredTally) -> dict[str, Any]:
     agreement = {f"{r}->{c}": ex.to_dict() for (r, c), ex in sorted(t.agreement.items())}
     rates = t.pass_rates()
@@ -286,31 +289,58 @@ def miss_blocks(p: str, t: RescoredTally) -> list[dict[str, Any]]:
     ]
 
 
-def pass_rate_blocks(p: str, r: dict[str, Any]) -> list[dict[str, Any]]:
-    if not r["prompts"]:
+def pass_rate_blocks(p: str, rates: dict[str, Any]) -> list[dict[str, Any]]:
+    """One plot per model (a pass rate is about one model: never pooled across models), then a table of all."""
+    by_model = rates["by_model"]
+    if not by_model:
         return [spec.note("Per-prompt pass rates", "No graded row has a readable prompt.")]
-    samples = ", ".join(f"{k}: {v}" for k, v in r["samples_per_prompt"].items())
-    return [
-        spec.bars(
-            p + "pass-rates",
-            f"Per-prompt pass rate ({r['prompts']} prompts, mean {r['mean_pass_rate']})",
-            "Left: prompts never solved (0), sometimes (partial) and always (1) across their graded rows; "
-            "right: prompts by pass rate. Prompts at 0 or 1 give RL no signal. Rows per prompt: "
-            f"{samples}.",
-            x_label="pass rate",
-            y_label="prompts",
-            panels=[
-                spec.panel(
-                    "solved",
-                    ["0", "partial", "1"],
-                    [spec.series("prompts", [r["zero"], r["partial"], r["one"]], color=BLUE)],
-                ),
-                spec.panel(
-                    "histogram", list(RATE_BINS), [spec.series("prompts", r["histogram"], color=BLUE)]
-                ),
-            ],
-        )
+    blocks = [
+        _model_rates(f"{p}pass-rates-{i}", m, r)
+        for i, (m, r) in enumerate(list(by_model.items())[:PLOT_MODELS])
     ]
+    if len(by_model) > 1:
+        blocks.append(
+            spec.table(
+                p + "pass-rates-models",
+                "Per-prompt pass rates by model",
+                "One row per model that generated the rollouts (responses_create_params.model, else "
+                "response.model): its prompts never, partly and always solved, and its mean pass rate.",
+                [
+                    ("model", "text"),
+                    ("prompts", "number"),
+                    ("0", "number"),
+                    ("partial", "number"),
+                    ("1", "number"),
+                    ("mean pass rate", "number"),
+                ],  # fmt: skip
+                [
+                    [m, r["prompts"], r["zero"], r["partial"], r["one"], r["mean_pass_rate"]]
+                    for m, r in by_model.items()
+                ],
+            )
+        )
+    return blocks
+
+
+def _model_rates(pid: str, model: str, r: dict[str, Any]) -> dict[str, Any]:
+    samples = ", ".join(f"{k}: {v}" for k, v in r["samples_per_prompt"].items())
+    return spec.bars(
+        pid,
+        f"Per-prompt pass rate of {model} ({r['prompts']} prompts, mean {r['mean_pass_rate']})",
+        "Left: prompts never solved (0), sometimes (partial) and always (1) across this model's graded rows; "
+        "right: prompts by pass rate. Prompts at 0 or 1 give RL no signal. Rows per prompt: "
+        f"{samples}.",
+        x_label="pass rate",
+        y_label="prompts",
+        panels=[
+            spec.panel(
+                "solved",
+                ["0", "partial", "1"],
+                [spec.series("prompts", [r["zero"], r["partial"], r["one"]], color=BLUE)],
+            ),
+            spec.panel("histogram", list(RATE_BINS), [spec.series("prompts", r["histogram"], color=BLUE)]),
+        ],
+    )
 
 
 def length_blocks(p: str, t: RescoredTally) -> list[dict[str, Any]]:

@@ -28,10 +28,12 @@ def inputs(tmp_path_factory):
     rescored = tmp / "rescored.jsonl"
     src = build.write(tmp / "requests.jsonl", build.jsonl(requests))
     check(run(["rescore", src, "-o", rescored, "-q"]), OK)
+    check(run(["passrates", rescored, "-o", tmp / "t.jsonl", "--model", "m", "-q"]), OK)
     return {
         "rows": build.write(tmp / "train.jsonl", build.jsonl(rows)),
         "requests": src,
         "rescored": rescored,
+        "table": tmp / "t.jsonl",
         "arc": build.write(tmp / "arc_test.jsonl", build.jsonl(build.arc_rows(300) + [_duplicate_choices()])),
     }
 
@@ -65,10 +67,32 @@ def writers(inputs, out_dir):
             ["report", inputs["rows"], inputs["rescored"], "-o", out_dir / "r.html"],
             [out_dir / "r.html"],
         ),
+        "curriculum": (
+            [
+                "curriculum",
+                inputs["table"],
+                "--rows",
+                inputs["rows"],
+                "-o",
+                out_dir / "s.jsonl",
+                "--rows-out",
+                out_dir / "rows.jsonl",
+            ],  # fmt: skip
+            [out_dir / "s.jsonl", out_dir / "rows.jsonl"],
+        ),
     }
 
 
-WRITERS = ["prepare", "prepare-parquet", "rescore", "convert-file", "convert-dir", "passrates", "report"]
+WRITERS = [
+    "prepare",
+    "prepare-parquet",
+    "rescore",
+    "convert-file",
+    "convert-dir",
+    "passrates",
+    "report",
+    "curriculum",
+]
 
 
 def _command(writer: str) -> str:

@@ -81,6 +81,7 @@ COVERS = {
     "convert": len(SUBSET) + len(BYTE_MUTATIONS),
     "grade": len(BYTE_MUTATIONS),
     "report": len(SUBSET) + len(RESCORED_MUTATIONS),
+    "curriculum": 2 * len(SUBSET),
 }
 
 
@@ -93,6 +94,15 @@ def base(tmp_path_factory):
         "rescored": build.rescored(tmp).read_bytes(),
         "arc": build.jsonl(build.arc_rows(80)),  # > 8 KiB: more than one buffer of a text reader
     }
+
+
+@pytest.fixture(scope="module")
+def table(base, tmp_path_factory):
+    """A pass-rate table of the embedded rollouts (rescored): the evidence curriculum reads."""
+    tmp = tmp_path_factory.mktemp("jsonl-table")
+    src = build.write(tmp / "rescored.jsonl", base["rescored"])
+    check(run(["passrates", src, "-o", tmp / "t.jsonl", "-q"]), 0)
+    return (tmp / "t.jsonl").read_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +227,26 @@ def test_grade_from_stdin(base, name):
         assert doc["reward"] in (0.0, 1.0) and doc["status"]
     else:
         assert doc["error"]["reason"] == "input_not_utf8" and "offset" in doc["error"]["message"]
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_curriculum_rows(tmp_path, base, table, name):
+    data = mutated(name, base["train"])
+    src = build.write(tmp_path / "in" / "train.jsonl", data)
+    t = build.write(tmp_path / "t.jsonl", table)
+    tries.curriculum(src, data, t, tmp_path / "out" / "s.jsonl", "--by", "subject")
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_curriculum_table(tmp_path, base, table, name):
+    """A damaged table: refused (edited, not a table) before anything is written, never a traceback."""
+    data = mutated(name, table)
+    t = build.write(tmp_path / "t.jsonl", data)
+    src = build.write(tmp_path / "in" / "train.jsonl", base["train"])
+    doc = tries.curriculum(src, None, t, tmp_path / "out" / "s.jsonl")
+    if data != table:
+        assert doc["ok"] is False and doc["error"]["reason"] in (
+            "table_edited",
+            "table_invalid",
+            "table_schema",
+        )

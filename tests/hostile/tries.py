@@ -9,6 +9,8 @@ accounted for, the way that command promises (README, "The CLI contract").
 - summarize: read = scored + unscored + other contracts, malformed lines counted.
 - passrates: rollouts read = counted + invalid + other contracts; a failure leaves no table.
 - convert: read = written + rejected, files agree with the counts; a failure leaves no file.
+- curriculum: rows read = scheduled + dropped + rejected, every unreadable line rejected, the rows file holds
+  the scheduled rows; a failure leaves none of its outputs.
 Every try: no leftover temporaries or staging directories beside the output.
 """
 
@@ -157,6 +159,41 @@ def passrates(path: Path, data: bytes, out: Path, *extra: Any) -> dict[str, Any]
         assert out.exists()
     else:
         assert not out.exists()
+    assert_clean(out.parent)
+    return doc
+
+
+def curriculum(path: Path, data: bytes | None, table: Path, out: Path, *extra: Any) -> dict[str, Any]:
+    rows_out = out.with_name("rows-out.jsonl")
+    res = run(
+        [
+            "curriculum",
+            table,
+            "--rows",
+            path,
+            "-o",
+            out,
+            "--rows-out",
+            rows_out,
+            "--format",
+            "json",
+            "-q",
+            *extra,
+        ]
+    )
+    doc = check(res, (OK, FAILURE))
+    if res.exit_code == OK:
+        r = doc["header"]["rows"]
+        assert r["read"] == r["scheduled"] + sum(r["dropped"].values()) + sum(r["rejected"].values())
+        assert len(strict_lines(rows_out)) == r["scheduled"]
+        assert len(strict_lines(out)) == doc["header"]["ranges"] + 1
+        if data is not None:
+            rows = rows_of(data)
+            assert r["read"] == len(rows)
+            # every line that is not a JSON object is rejected (the reader refuses more: lone surrogates, depth)
+            assert sum(x.ok is False for x in rows) <= r["rejected"].get("unreadable", 0)
+    else:
+        assert not out.exists() and not rows_out.exists()
     assert_clean(out.parent)
     return doc
 

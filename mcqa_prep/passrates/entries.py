@@ -1,0 +1,200 @@
+"""One (question, model) entry of a pass-rate table: what it holds, how it is written, and how a line is checked.
+
+passrates.v1 entries: key, model, samples, passes, pass_rate (= passes / samples), mean_reward.
+passrates.v2 adds how the rollouts were counted and the posterior:
+
+- rollouts: graded rollouts of the question by the model; unanswered: those without an extracted answer
+  (null when the answers were not known, e.g. NeMo Gym profile rows); samples and passes as the table's
+  no_answer rule counts them (`fail`: samples = rollouts, an unanswered rollout fails; `exclude`:
+  samples = rollouts - unanswered);
+- votes: the sizes of the answer groups among the samples, {"pass": [...], "fail": [...]} sorted largest
+  first (majority@k needs nothing else), or null when answers were not known;
+- posterior_mean / posterior_lower / posterior_upper: the Beta posterior of the pass probability under the
+  model's prior (header `posterior.priors`), at the header's credible level; bucket: its difficulty bucket
+  (0 the easiest).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any, NamedTuple
+
+import orjson
+
+from ..io.readers import is_blank, nonfinite_paths, parse_fallback
+from ..schema import json_path, load_schema
+from .kmetrics import Votes
+
+V1_FIELDS = frozenset(("key", "model", "samples", "passes", "pass_rate", "mean_reward"))
+V2_FIELDS = V1_FIELDS | frozenset(
+    ("rollouts", "unanswered", "votes", "posterior_mean", "posterior_lower", "posterior_upper", "bucket")
+)
+KEY_PATTERN = re.compile(r"^(uuid:.+|prompt:[0-9a-f]{32})$", re.S)
+
+
+class Entry(NamedTuple):
+    """The evidence for one question and one model (a NamedTuple: a million of them are built per read).
+    Fields past mean_reward are None in a v1 table until its posterior is computed on reading."""
+
+    samples: int
+    passes: int
+    mean_reward: float
+    rollouts: int | None = None
+    unanswered: int | None = None
+    votes: Votes | None = None
+    posterior_mean: float | None = None
+    posterior_lower: float | None = None
+    posterior_upper: float | None = None
+    bucket: int | None = None
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.samples
+
+    def estimate(self, on: str) -> float | None:
+        """The pass probability a filter reads: 'observed' (passes / samples), or the posterior's 'mean',
+        'lower' or 'upper' bound."""
+        if on == "observed":
+            return self.pass_rate
+        return {"mean": self.posterior_mean, "lower": self.posterior_lower, "upper": self.posterior_upper}[on]
+
+
+def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
+    doc = {
+        "key": key,
+        "model": model,
+        "rollouts": e.rollouts,
+        "samples": e.samples,
+        "passes": e.passes,
+        "pass_rate": e.passes / e.samples,
+        "mean_reward": e.mean_reward,
+        "unanswered": e.unanswered,
+        "votes": None if e.votes is None else {"pass": list(e.votes[0]), "fail": list(e.votes[1])},
+        "posterior_mean": e.posterior_mean,
+        "posterior_lower": e.posterior_lower,
+        "posterior_upper": e.posterior_upper,
+        "bucket": e.bucket,
+    }
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+@functools.cache
+def _entry_validator(schema: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(schema)["$defs"]["entry"])
+
+
+_INT = frozenset((int,))
+_NUMBER = (int, float)
+
+
+def _sizes(v: Any) -> bool:
+    """A list of positive integers, largest first (map/sorted: C speed on a million entries)."""
+    return type(v) is list and (
+        not v or ({*map(type, v)} <= _INT and v[-1] > 0 and v == sorted(v, reverse=True))
+    )
+
+
+def _unit(x: Any) -> bool:
+    return type(x) in _NUMBER and 0 <= x <= 1
+
+
+def v2_problem(d: dict[str, Any], rule: str, buckets: int) -> str | None:
+    """What is inconsistent in a v2 entry whose fields have the right types, under the table's rule."""
+    s, p, r, u, votes = d["samples"], d["passes"], d["rollouts"], d["unanswered"], d["votes"]
+    if not math.isclose(d["pass_rate"], p / s, rel_tol=0, abs_tol=1e-12):
+        return f"$.pass_rate: {d['pass_rate']} is not passes / samples ({p}/{s})"
+    if u is not None and (rule == "fail" and (r != s or u > s) or rule == "exclude" and r != s + u):
+        return f"$.rollouts: {r} rollouts, {s} samples and {u} unanswered disagree under no_answer={rule}"
+    if u is None and r != s:
+        return f"$.rollouts: {r} rollouts but {s} samples, and no count of unanswered rollouts"
+    if votes is not None:
+        if (
+            u is None
+            or sum(votes["pass"]) != p
+            or sum(votes["pass"]) + sum(votes["fail"]) + (u if rule == "fail" else 0) != s
+        ):
+            return "$.votes: the answer groups do not add up to the samples and passes"
+    lo, mean, hi = d["posterior_lower"], d["posterior_mean"], d["posterior_upper"]
+    if not lo <= mean <= hi:
+        return f"$.posterior_mean: {mean} is not within [{lo}, {hi}]"
+    if not 0 <= d["bucket"] < buckets:
+        return f"$.bucket: {d['bucket']} is not one of the table's {buckets} buckets"
+    return None
+
+
+def v2_fields_ok(d: Any) -> bool:
+    """The fast check of a v2 entry's shape and types (the common case); anything else gets a precise message
+    from `entry_problem`."""
+    return (
+        type(d) is dict
+        and len(d) == 13
+        and type(d["key"]) is str
+        and type(d["model"]) is str
+        and d["model"] != ""
+        and type(d["samples"]) is int
+        and type(d["passes"]) is int
+        and type(d["rollouts"]) is int
+        and 0 <= d["passes"] <= d["samples"] <= d["rollouts"]
+        and d["samples"] >= 1
+        and (d["unanswered"] is None or type(d["unanswered"]) is int and d["unanswered"] >= 0)
+        and (
+            d["votes"] is None
+            or type(d["votes"]) is dict
+            and d["votes"].keys() == {"pass", "fail"}
+            and _sizes(d["votes"]["pass"])
+            and _sizes(d["votes"]["fail"])
+        )  # fmt: skip
+        and type(d["pass_rate"]) in (int, float)
+        and _unit(d["mean_reward"])
+        and _unit(d["posterior_mean"])
+        and _unit(d["posterior_lower"])
+        and _unit(d["posterior_upper"])
+        and type(d["bucket"]) is int
+        and KEY_PATTERN.match(d["key"]) is not None
+    )
+
+
+def entry_from_v2(d: dict[str, Any]) -> Entry:
+    votes = d["votes"]
+    return Entry(
+        d["samples"],
+        d["passes"],
+        float(d["mean_reward"]),
+        d["rollouts"],
+        d["unanswered"],
+        None if votes is None else (tuple(votes["pass"]), tuple(votes["fail"])),
+        float(d["posterior_mean"]),
+        float(d["posterior_lower"]),
+        float(d["posterior_upper"]),
+        d["bucket"],
+    )
+
+
+def entry_problem(
+    raw: bytes, schema: str, fields: frozenset[str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(entry, None) when the line parses and follows the entry schema (its consistency is checked by the
+    caller), else (None, what is wrong with this line)."""
+    if is_blank(raw):
+        return None, "blank line"
+    try:
+        d = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        d, why = parse_fallback(raw)
+        if why is not None:
+            return None, why
+        bad = list(nonfinite_paths(d))
+        if bad:
+            return None, f"{bad[0]}: NaN/Infinity is not a number (not a pass rate)"
+    errors = sorted(_entry_validator(schema).iter_errors(d), key=lambda e: list(e.absolute_path))
+    if errors:
+        return None, f"{json_path(errors[0].absolute_path)}: {errors[0].message}"
+    if d.keys() != fields:
+        return None, f"fields {sorted(d)} are not the {schema} entry's"
+    if d["passes"] > d["samples"]:
+        return None, f"$.passes: {d['passes']} passes out of {d['samples']} samples"
+    return d, None

@@ -1,0 +1,319 @@
+"""passrates.v2: the counting rule, the posterior in the table, v1 tables still read, pooling, NeMo Gym profile
+rows as evidence, and prepare filtering on the posterior and writing the blend fields back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, write_jsonl
+from passrate_helpers import DESIGN, entry, forge_table, json_doc, make_setup, read_table_lines, to_v1
+from synthetic_rollouts import generate, rescored_row, write
+
+from mcqa_prep.errors import ContractMismatch, InputError, UsageError
+from mcqa_prep.passrates.measure import Estimate, measure
+from mcqa_prep.passrates.pool import pool_tables
+from mcqa_prep.passrates.table import read_table
+from mcqa_prep.policy import GradingPolicy
+from mcqa_prep.prepared import manifest as mf
+
+DEFAULT = GradingPolicy()
+FAO = GradingPolicy(final_answer_only=True)
+
+
+@pytest.fixture
+def setup(cli, tmp_path):
+    return make_setup(cli, tmp_path)
+
+
+def _rows(q: int, outcomes: list[tuple[float, str | None]], model: str = "m") -> list[dict]:
+    c = DEFAULT.contract()
+    return [rescored_row(q, model, r, a, DEFAULT.contract_id(), c["grader_version"]) for r, a in outcomes]
+
+
+# ---- counting and the table -------------------------------------------------------------------------------
+
+
+def test_no_answer_rule_decides_samples_and_passes(tmp_path):
+    rows = _rows(0, [(1.0, "A"), (0.0, None), (0.0, None), (0.0, "B")]) + _rows(1, [(0.0, None)] * 2)
+    src = write(tmp_path / "r.jsonl", rows)
+    measure([src], tmp_path / "fail.jsonl")
+    measure([src], tmp_path / "ex.jsonl", estimate_with=Estimate(no_answer="exclude"))
+    fail, ex = read_table(tmp_path / "fail.jsonl"), read_table(tmp_path / "ex.jsonl")
+    e = fail.entries["uuid:q00000"]["m"]
+    assert (e.rollouts, e.samples, e.passes, e.unanswered, e.votes) == (4, 4, 1, 2, ((1,), (1,)))
+    assert fail.entries["uuid:q00001"]["m"][:2] == (2, 0)
+    e = ex.entries["uuid:q00000"]["m"]
+    assert (e.rollouts, e.samples, e.passes, e.unanswered) == (4, 2, 1, 2)
+    assert "uuid:q00001" not in ex.entries and ex.header["counts"]["unanswered_only"] == 1
+    assert (
+        fail.header["metrics"]["m"]["no_answer"]
+        == ex.header["metrics"]["m"]["no_answer"]
+        == pytest.approx(4 / 6)
+    )
+    assert fail.header["metrics"]["m"]["majority_at_k"]["1"]["value"] == pytest.approx((1 / 4 + 0) / 2)
+
+
+def test_exclude_refused_when_answers_are_unknown(tmp_path):
+    rows = _rows(0, [(1.0, "A"), (0.0, "B")])
+    for r in rows:
+        del r["extracted_answer"]
+    src = write(tmp_path / "r.jsonl", rows)
+    with pytest.raises(InputError, match="extracted_answer") as exc:
+        measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(no_answer="exclude"))
+    assert exc.value.reason == "answers_unknown" and not (tmp_path / "t.jsonl").exists()
+    measure([src], tmp_path / "t.jsonl")  # fail: the passes are known from the rewards
+    t = read_table(tmp_path / "t.jsonl")
+    assert t.entries["uuid:q00000"]["m"].unanswered is None and t.header["counts"]["answers_unknown"] == 2
+    assert t.header["metrics"]["m"]["majority_at_k"] is None and t.header["metrics"]["m"]["no_answer"] is None
+
+
+@pytest.mark.parametrize("level, buckets", [(0.8, 4), (0.95, 10)])
+def test_credible_level_and_buckets_are_recorded(tmp_path, level, buckets):
+    design = generate(seed=1, questions=60, models={"m": (2, 2)}, samples=6)
+    src = write(tmp_path / "r.jsonl", design.rows)
+    measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(level=level, buckets=buckets))
+    t = read_table(tmp_path / "t.jsonl")
+    assert (t.level, t.buckets) == (level, buckets)
+    assert {e.bucket for per in t.entries.values() for e in per.values()} <= set(range(buckets))
+    assert t.header["posterior"]["method"].startswith("beta-binomial marginal maximum likelihood")
+
+
+def test_v1_table_still_reads_with_its_posterior_computed(tmp_path, setup):
+    _, table = setup
+    v2 = read_table(table)
+    v1 = read_table(to_v1(table, tmp_path / "v1.jsonl"))
+    assert v1.version == "passrates.v1" and v1.counting is None and v1.no_answer is None
+    for key, per in v2.entries.items():
+        for model, e in per.items():
+            old = v1.entries[key][model]
+            assert old[:3] == e[:3] and old.votes is None
+            assert (old.posterior_mean, old.bucket) == (e.posterior_mean, e.bucket)  # the same estimate
+    assert v1.priors == v2.priors
+
+
+def test_v2_entries_that_disagree_with_the_counting_rule_are_refused(tmp_path, setup):
+    _, table = setup
+    header, _ = read_table_lines(table)
+    counts = {**header["counts"], "models": {"m1": 1}}
+    posterior = {**header["posterior"], "priors": {"m1": header["posterior"]["priors"]["m1"]}}
+    bad = entry("uuid:a", "m1", 4, 2).replace(b'"pass":[2]', b'"pass":[1]')
+    forge_table(table, {**header, "entries": 1, "counts": counts, "posterior": posterior}, [bad])
+    with pytest.raises(InputError, match=r"line 2: \$.votes: the answer groups do not add up"):
+        read_table(table)
+    bad = entry("uuid:a", "m1", 4, 2).replace(b'"rollouts":4', b'"rollouts":5')
+    forge_table(table, {**header, "entries": 1, "counts": counts, "posterior": posterior}, [bad])
+    with pytest.raises(InputError, match="disagree under no_answer=fail"):
+        read_table(table)
+
+
+# ---- pooling ----------------------------------------------------------------------------------------------
+
+
+def test_pooling_adds_counts_and_refuses_what_does_not_pool(tmp_path):
+    a = write(tmp_path / "a.jsonl", _rows(0, [(1.0, "A"), (0.0, "B")]))
+    b = write(tmp_path / "b.jsonl", _rows(0, [(1.0, "A")]) + _rows(1, [(0.0, "C")]))
+    measure([a], tmp_path / "ta.jsonl")
+    measure([b], tmp_path / "tb.jsonl")
+    ta, tb = read_table(tmp_path / "ta.jsonl"), read_table(tmp_path / "tb.jsonl")
+    pooled = pool_tables([ta, tb])
+    e = pooled.entries["uuid:q00000"]["m"]
+    assert (e.samples, e.passes, e.rollouts, e.unanswered, e.votes) == (3, 2, 3, 0, None)  # letters unknown
+    assert pooled.models == {"m": 2} and len(pooled.identities()) == 2
+    with pytest.raises(InputError, match="would count twice") as exc:
+        pool_tables([ta, read_table(tmp_path / "ta.jsonl")])
+    assert exc.value.reason == "tables_overlap"
+    measure([b], tmp_path / "tx.jsonl", estimate_with=Estimate(no_answer="exclude"))
+    with pytest.raises(InputError, match="no_answer=fail .* no_answer=exclude") as exc:
+        pool_tables([ta, read_table(tmp_path / "tx.jsonl")])
+    assert exc.value.reason == "counting_mixed" and "\n" not in str(exc.value)
+    with pytest.raises(InputError, match="no_answer=unrecorded"):
+        pool_tables([ta, read_table(to_v1(tmp_path / "tb.jsonl", tmp_path / "v1.jsonl"))])
+    measure([b], tmp_path / "tp.jsonl", key_by="prompt")
+    with pytest.raises(InputError, match="keyed by uuid") as exc:
+        pool_tables([ta, read_table(tmp_path / "tp.jsonl")])
+    c = DEFAULT.contract()
+    other = [rescored_row(0, "m", 1.0, "A", FAO.contract_id(), c["grader_version"])]
+    measure([write(tmp_path / "c.jsonl", other)], tmp_path / "tc.jsonl", FAO)
+    with pytest.raises(ContractMismatch, match="two grading contracts"):
+        pool_tables([ta, read_table(tmp_path / "tc.jsonl")])
+
+
+# ---- NeMo Gym profile rows --------------------------------------------------------------------------------
+
+
+def _profile_row(q: int, rewards: list[float], model: str | None = None) -> dict:
+    sample = {
+        "responses_create_params": {"input": [{"role": "user", "content": f"Question {q}?"}]},
+        "uuid": f"q{q:05d}",
+        "expected_answer": "A",
+        "pass_rate": 0.5,
+    }
+    if model:
+        sample["responses_create_params"]["model"] = model
+    return {
+        "_ng_task_index": q,
+        "mean/reward": sum(rewards) / len(rewards),
+        "num_rollouts": len(rewards),
+        "rollout_infos": [{"rollout_id": f"{q}:{i}", "reward": r} for i, r in enumerate(rewards)],
+        "sample": sample,
+    }
+
+
+def test_nemo_gym_profile_rows_are_evidence(cli, tmp_path):
+    src = write_jsonl(
+        tmp_path / "profile.jsonl", [_profile_row(0, [1.0, 0.0, 1.0, 1.0]), _profile_row(1, [0.0] * 4)]
+    )
+    out = tmp_path / "t.jsonl"
+    res = cli("passrates", src, "--nemo-gym-profile", "--model", "Qwen/Q", "-o", out, "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json_doc(res)
+    assert (
+        doc["grading"] == "nemo_gym_profile" and doc["counts"]["rollouts"] == 8 and doc["counts"]["used"] == 8
+    )
+    t = read_table(out)
+    assert t.contract_id == DEFAULT.contract_id() and t.contract == DEFAULT.contract()
+    e = t.entries["uuid:q00000"]["Qwen/Q"]
+    assert (e.samples, e.passes, e.unanswered, e.votes) == (4, 3, None, None)
+    res = cli("passrates", src, "--nemo-gym-profile", "--model", "M", "-o", out, "--no-answer", "exclude")
+    assert res.exit_code == 2 and "--no-answer fail" in res.output
+    res = cli("passrates", src, "--nemo-gym-profile", "--rescore", "-o", out)
+    assert res.exit_code == 2
+
+
+def test_bad_profile_rows_are_counted_invalid(cli, tmp_path):
+    bad = _profile_row(1, [1.0])
+    bad["rollout_infos"][0]["reward"] = "yes"
+    rows = [_profile_row(0, [1.0, 1.0]), {"no": "sample"}, bad]
+    src = write_jsonl(tmp_path / "profile.jsonl", rows)
+    out = tmp_path / "t.jsonl"
+    res = cli("passrates", src, "--nemo-gym-profile", "--model", "M", "-o", out)
+    assert res.exit_code == 1 and "2 of 4 rollout(s) could not be graded" in res.output and not out.exists()
+    res = cli(
+        "passrates",
+        src,
+        "--nemo-gym-profile",
+        "--model",
+        "M",
+        "-o",
+        out,
+        "--on-invalid",
+        "skip",
+        "--format",
+        "json",
+    )
+    doc = json_doc(res)
+    c = doc["counts"]
+    assert c["rollouts"] == c["used"] + c["invalid"] + c["other_contracts"] == 4
+    assert "rollout_infos[0].reward" in json.dumps(doc["invalid"])
+
+
+# ---- prepare: filtering on the posterior, writing the blend fields ------------------------------------------
+
+
+def test_keep_on_a_credible_bound_is_recorded_and_changes_the_preparation(cli, tmp_path, setup):
+    ds, table = setup
+    t = read_table(table)
+    out = tmp_path / "out"
+    res = cli(
+        "prepare",
+        ds,
+        "-o",
+        out,
+        "--pass-rates",
+        table,
+        "--model",
+        "m1",
+        "--keep-pass-rate",
+        "0.5:",
+        "--keep-on",
+        "lower",
+    )
+    assert res.exit_code == 0, res.output
+    assert "keep 0.5..1 (lower credible bound)" in res.output
+    f = mf.read(out)["difficulty"]["settings"]["filter"]
+    assert f["keep_on"] == "lower" and f["credible_level"] == t.level
+    kept = {int(r["uuid"].removeprefix("row-")) for p in out.glob("train-*.jsonl") for r in read_jsonl(p)}
+    lower_ok = {q for q in DESIGN if t.entries[f"uuid:row-{q:06d}"]["m1"].posterior_lower >= 0.5}
+    assert kept == lower_ok | set(range(len(DESIGN), 10))  # rows without evidence are kept
+    res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0.5:")
+    assert res.exit_code == 1 and "difficulty.filter.keep_on" in res.output  # another preparation: stale
+    out2 = tmp_path / "out2"
+    assert (
+        cli(
+            "prepare", ds, "-o", out2, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0.5:"
+        ).exit_code
+        == 0
+    )
+    assert "keep_on" not in mf.read(out2)["difficulty"]["settings"]["filter"]  # as before issue 27
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--keep-on", "mean"], "--keep-on says what --keep-pass-rate"),
+        (["--stamp-blend-fields"], "--stamp-blend-fields is written with --stamp-reward-profiles"),
+    ],
+)
+def test_posterior_options_usage_errors(cli, tmp_path, setup, args, message):
+    ds, table = setup
+    res = cli(
+        "prepare", ds, "-o", tmp_path / "o", "--pass-rates", table, "--model", "m1", "--drop-solved", *args
+    )
+    assert res.exit_code == 2 and message in res.output
+
+
+def test_blend_fields_written_back_with_their_contract(cli, tmp_path, setup):
+    ds, table = setup
+    rows = read_jsonl(ds)
+    rows[1]["pass_rate"], rows[1]["pass_rate_total"], rows[1]["pass_rate_passed"] = (
+        0.125,
+        8,
+        1,
+    )  # an upstream blend
+    src = write_jsonl(tmp_path / "blend.jsonl", rows)
+    out = tmp_path / "out"
+    res = cli(
+        "prepare", src, "-o", out, "--stamp-reward-profiles", table, "--stamp-blend-fields", "--model", "m1"
+    )
+    assert res.exit_code == 0, res.output
+    got = {r["uuid"]: r for p in out.glob("train-*.jsonl") for r in read_jsonl(p)}
+    r1 = got["row-000001"]
+    assert (r1["pass_rate"], r1["pass_rate_total"], r1["pass_rate_passed"]) == (0.25, 4, 1)
+    assert r1["pass_rate_model"] == "m1" and r1["pass_rate_contract"] == DEFAULT.contract_id()
+    assert r1["pass_rate_upstream"] == {"pass_rate": 0.125, "pass_rate_total": 8, "pass_rate_passed": 1}
+    assert "pass_rate" not in got["row-000009"]  # no evidence: nothing written
+    assert mf.read(out)["difficulty"]["settings"]["stamp_blend_fields"] == {"model": "m1"}
+    res = cli("prepare", src, "-o", tmp_path / "o2", "--stamp-reward-profiles", table, "--stamp-blend-fields")
+    assert res.exit_code == 2 and "--model" in res.output  # the table has two models: which one?
+
+
+def test_passrates_text_names_prior_metrics_and_rule(cli, tmp_path):
+    src = write(tmp_path / "r.jsonl", generate(seed=5, questions=30, models={"m": (2, 2)}, samples=4).rows)
+    res = cli("passrates", src, "-o", tmp_path / "t.jsonl", "--credible-level", "0.95")
+    assert res.exit_code == 0, res.output
+    assert "prior Beta(" in res.output and "0.95 credible intervals" in res.output
+    assert (
+        "pass@1 " in res.output and "majority@4 " in res.output and "counting: no_answer=fail" in res.output
+    )
+
+
+def test_schema_files_are_valid_and_versioned():
+    from mcqa_prep.schema import load_schema, validator
+
+    for name in ("passrates", "passrates_v1", "curriculum"):
+        validator(name)  # checks the schema itself
+    assert load_schema("passrates")["properties"]["table_schema"]["const"] == "passrates.v2"
+    assert Path(__file__).resolve().parents[1].joinpath("schemas", "passrates.v2.schema.json").is_file()
+
+
+def test_estimate_settings_are_checked():
+    for est in (
+        Estimate(no_answer="skip"),
+        Estimate(level=1.0),
+        Estimate(buckets=1),
+        Estimate(profile=True, no_answer="exclude"),
+    ):
+        with pytest.raises(UsageError):
+            est.check()
