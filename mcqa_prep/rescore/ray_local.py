@@ -152,8 +152,17 @@ def _stderr_aside(said: list[str]) -> Iterator[None]:
         aside.close()
 
 
+_MAX_TEMP_ROOT = 24  # Ray's socket paths (<temp>/session_<date>_<pid>/sockets/plasma_store) stay < 108 bytes
+
+
+def _short_temp_root() -> str:
+    """The temporary directory, unless its path is too long for Ray's sockets: then /tmp."""
+    root = tempfile.gettempdir()
+    return root if len(root) <= _MAX_TEMP_ROOT else "/tmp"
+
+
 def _start_local(ray: Any, workers: int | None, session: Session) -> None:
-    temp = tempfile.mkdtemp(prefix="mcqa-ray-")  # short: Ray's socket paths must stay under 108 bytes
+    temp = tempfile.mkdtemp(prefix="mcqa-ray-", dir=_short_temp_root())
     session.temp_dir = temp
     token = secrets.token_hex(12)
     session.watchdog = _start_watchdog(token, temp)

@@ -33,6 +33,7 @@ from ..io.writers import output_error
 from .rows import Settings, rescore_row
 from .run import RescoreReport
 
+SLOW_ENV = "MCQA_PREP_TEST_RAY_CHUNK_SLEEP"  # test hook: seconds each chunk waits before its shard is written
 MIN_CHUNK = 1 << 20
 MAX_CHUNK = 64 << 20
 PARQUET_BATCH = 2048
@@ -215,6 +216,10 @@ def run_chunk(c: Chunk, settings: Settings, empty: RescoreReport, work_dir: str,
             lines.append(line)
             part.add(outcome)
     data = b"".join(lines)
+    if os.environ.get(SLOW_ENV):
+        import time
+
+        time.sleep(float(os.environ[SLOW_ENV]))
     final = os.path.join(work_dir, shard_name(c.seq, total))
     try:
         write_whole(final, data)
