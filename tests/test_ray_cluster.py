@@ -99,7 +99,7 @@ def _wait_for(cond, proc: subprocess.Popen, seconds: float = 120.0) -> None:
 def _records(out: Path) -> int:
     d = out.parent / f".{out.name}.ray-partial" / "chunks"
     try:
-        return len(list(d.iterdir()))
+        return sum(1 for p in d.iterdir() if p.suffix == ".json")  # complete records, not temporary files
     except OSError:
         return 0
 
