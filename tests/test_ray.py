@@ -489,7 +489,9 @@ def test_unreachable_cluster_is_one_line_at_once(cli, tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nobody listens there
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a fresh command, beside this module's Ray
+    monkeypatch.setattr(
+        ray, "is_initialized", lambda: False
+    )  # as in a fresh command, beside this module's Ray
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
     assert res.exit_code == 1
     (line,) = res.stderr.strip().splitlines()
