@@ -193,7 +193,7 @@ def rescore_on_ray(
 
     from ..sources import resolve
 
-    t0 = time.perf_counter()
+    marks = {"start": time.perf_counter()}
     ray = _import_ray()
     if workers is not None and workers < 1:
         raise UsageError(f"workers must be 1 or more, got {workers}", reason="bad_workers")
@@ -211,28 +211,18 @@ def rescore_on_ray(
         compare_mode=compare_mode,
     )
     sources = resolve([input_path], allow_stdin=False).sources
-    t_setup = time.perf_counter()
+    marks["setup"] = time.perf_counter()
     work = WorkDir(out)
     ok = keep = ray_failed = False
     try:
         session = ray_local.connect(ray, workers)
-        t_ray = time.perf_counter()
+        marks["ray"] = time.perf_counter()
         try:
             with ray_local.quiet(ray, session.log_dir):
-                n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-                cb = chunk_bytes or _recorded_chunk_bytes(work, resume)
-                cb = cb or chunk_size(sum(os.path.getsize(s.path) for s in sources), n)
-                chunks = plan(sources, cb)
-                doc = {"examples": examples, "explain": explain, "compare_contract": report.compare_contract,
-                       "compare_mode": compare_mode, "index": report.index}  # fmt: skip
-                work.start(job_record(report, doc, chunks, path_identities(rows_paths), cb), resume)
-                done = work.completed(chunks) if resume else {}
-                t_plan = time.perf_counter()
-                shards = _run(ray, chunks, done, settings, report, str(work.path), n, progress)
+                run = _plan_and_run(ray, session, work, sources, settings, report, workers, chunk_bytes,
+                                    resume, rows_paths, progress, marks)  # fmt: skip
                 if report.rows == 0:
                     raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
-                t_job = time.perf_counter()
-                run = RayRun(n, session.address, shards, len(done), session.log_dir)
                 work.finish()
                 write_atomic_json(work.path / SUMMARY, {**report.to_dict(), "engine": _engine_doc(run)})
                 commit(work.path, out, replace=out.exists())
@@ -252,10 +242,41 @@ def rescore_on_ray(
                 ray_local.disconnect(ray, session, keep_logs=ray_failed and bool(session.log_dir))
     finally:
         work.close(keep=ok or keep)
-    t_end = time.perf_counter()
-    run.timings = {"setup_s": t_setup - t0, "ray_s": t_ray - t_setup, "plan_s": t_plan - t_ray,
-                   "job_s": t_job - t_plan, "finish_s": t_end - t_job}  # fmt: skip
+    marks["end"] = time.perf_counter()
+    steps = ["start", "setup", "ray", "plan", "job", "end"]
+    run.timings = {f"{b}_s": marks[b] - marks[a] for a, b in zip(steps, steps[1:], strict=False)}
     return report, run
+
+
+def _plan_and_run(
+    ray: Any,
+    session: Any,
+    work: WorkDir,
+    sources: list[Any],
+    settings: Settings,
+    report: RescoreReport,
+    workers: int | None,
+    chunk_bytes: int | None,
+    resume: bool,
+    rows_paths: list[str | Path],
+    progress: Callable[..., Any] | None,
+    marks: dict[str, float],
+) -> RayRun:
+    """Plan the chunks, record the job (or take over the interrupted one), run what is left."""
+    import time
+
+    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    cb = chunk_bytes or _recorded_chunk_bytes(work, resume)
+    cb = cb or chunk_size(sum(os.path.getsize(s.path) for s in sources), n)
+    chunks = plan(sources, cb)
+    doc = {"examples": report.examples, "explain": settings.explain, "compare_contract": report.compare_contract,
+           "compare_mode": report.compare_mode, "index": report.index}  # fmt: skip
+    work.start(job_record(report, doc, chunks, path_identities(rows_paths), cb), resume)
+    done = work.completed(chunks) if resume else {}
+    marks["plan"] = time.perf_counter()
+    shards = _run(ray, chunks, done, settings, report, str(work.path), n, progress)
+    marks["job"] = time.perf_counter()
+    return RayRun(n, session.address, shards, len(done), session.log_dir)
 
 
 def _recorded_chunk_bytes(work: WorkDir, resume: bool) -> int | None:
