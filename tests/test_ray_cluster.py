@@ -55,18 +55,28 @@ def _ray_output(out: Path) -> tuple[bytes, dict]:
     return b"".join((out / n).read_bytes() for n in names), summary
 
 
-def _tagged(tag: str) -> list[int]:
-    """Processes whose environment holds TEST_TAG=tag: everything a command with that tag started."""
+def _of_run(tag: str, tmp: Path) -> list[int]:
+    """Processes of a run: those whose environment holds TEST_TAG=tag (everything the command started
+    inherits it), or that have a file open under `tmp` (the run's TMPDIR, where its Ray instance writes):
+    a process that sets its title (Ray's agents and workers) may overwrite what /proc shows of its
+    environment, so the environment alone would miss it."""
     needle = f"TEST_TAG={tag}".encode()
+    prefix = str(tmp) + "/"
     found = []
     for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open(f"/proc/{e}/environ", "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        found.append(int(e))
-            except OSError:
-                pass
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.append(int(e))
+                    continue
+            for fd in os.listdir(f"/proc/{e}/fd"):
+                if os.readlink(f"/proc/{e}/fd/{fd}").startswith(prefix):
+                    found.append(int(e))
+                    break
+        except OSError:
+            pass
     return found
 
 
@@ -124,12 +134,12 @@ def _killed_then_resumed(tmp_path: Path, tmp: Path, inp: Path, want: bytes, want
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_for(lambda: _records(out) >= 1, proc)
-        started = _tagged(tag)
+        started = _of_run(tag, tmp)
         assert len(started) > 3  # the command, its watchdog, Ray's GCS, raylet, agents, a worker...
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    assert _wait_gone(lambda: _tagged(tag)) == []  # no process of that run survives it
+    assert _wait_gone(lambda: _of_run(tag, tmp)) == []  # no process of that run survives it
     assert _wait_gone(lambda: [1] if any(tmp.iterdir()) else [], 10) == []  # nor Ray's session directory
     assert not out.exists() and _records(out) >= 1
 
@@ -144,7 +154,7 @@ def _killed_then_resumed(tmp_path: Path, tmp: Path, inp: Path, want: bytes, want
     )
     got, summary = _ray_output(out)
     assert got == want and summary == want_summary
-    assert _wait_gone(lambda: _tagged(tag)) == [] and not any(tmp.iterdir())
+    assert _wait_gone(lambda: _of_run(tag, tmp)) == [] and not any(tmp.iterdir())
 
 
 # ---- a two-node cluster --------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ included), every process of that instance is killed and its temporary directory 
 
 The command starts this process (in a session of its own, so a terminal's Ctrl-C does not reach it) before
 it starts Ray, and keeps the write end of its stdin. Ray's processes (GCS, raylet, its agents, the workers)
-inherit the variable `MARK=TOKEN` from the command's environment; this process finds them by it in
-/proc/<pid>/environ, so it kills exactly that instance's processes, wherever Ray's process tree put them.
+inherit the variable `MARK=TOKEN` from the command's environment and write their logs under TEMP_DIR; this
+process finds them by either (/proc/<pid>/environ, /proc/<pid>/fd), so it kills exactly that instance's
+processes, wherever Ray's process tree put them (an agent whose raylet died is a child of init).
 Stdin carries at most one word before it closes: "keep-logs" (the run failed: the session's logs stay,
 everything else of the temporary directory goes). End of file without a word (the command died) removes
 the whole directory. Linux only (/proc); elsewhere it only removes the directory.
@@ -27,9 +28,14 @@ MARK = "MCQA_PREP_RAY_RUN"
 _SWEEP_S = 15.0
 
 
-def marked_pids(token: str, exclude: set[int]) -> list[int]:
-    """The processes whose environment holds MARK=token (other users' processes are unreadable: skipped)."""
+def marked_pids(token: str, temp_dir: str, exclude: set[int]) -> list[int]:
+    """The instance's processes: those whose environment holds MARK=token, or that have a file open under
+    `temp_dir` (every Ray process writes its logs there). Both are needed: a process that sets its title
+    (Ray's agents and workers do) may overwrite the memory /proc shows as its environment, and the
+    environment is what finds a process before it opens anything. Other users' processes are unreadable:
+    skipped."""
     needle = f"{MARK}={token}".encode()
+    prefix = temp_dir.rstrip("/") + "/"
     found = []
     try:
         entries = os.listdir("/proc")
@@ -38,22 +44,39 @@ def marked_pids(token: str, exclude: set[int]) -> list[int]:
     for e in entries:
         if not e.isdigit() or int(e) in exclude:
             continue
-        try:
-            with open(f"/proc/{e}/environ", "rb") as fh:
-                env = fh.read()
-        except OSError:
-            continue
-        if needle in env.split(b"\0"):
+        if _has_mark(e, needle) or _has_file_under(e, prefix):
             found.append(int(e))
     return found
 
 
-def sweep(token: str, exclude: set[int], deadline_s: float = _SWEEP_S) -> int:
+def _has_mark(pid: str, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return needle in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _has_file_under(pid: str, prefix: str) -> bool:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(prefix):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def sweep(token: str, temp_dir: str, exclude: set[int], deadline_s: float = _SWEEP_S) -> int:
     """SIGKILL every marked process until none is left (or the deadline passes); how many were killed."""
     killed: set[int] = set()
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        pids = marked_pids(token, exclude)
+        pids = marked_pids(token, temp_dir, exclude)
         if not pids:
             break
         for pid in pids:
@@ -96,7 +119,7 @@ def main(argv: list[str]) -> int:
             word += data
     except OSError:
         pass
-    sweep(token, {os.getpid(), driver})
+    sweep(token, temp_dir, {os.getpid(), driver})
     remove(temp_dir, word.strip() == b"keep-logs")
     return 0
 
