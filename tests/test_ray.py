@@ -517,3 +517,34 @@ def test_token_refusal_names_the_auth_settings():
         ray_local._failed_start(FakeRay(), session, ConnectionError("Failed to connect"), {}, said)
     assert err.value.reason == "ray_auth"
     assert "RAY_AUTH_MODE=token" in err.value.message and "10.0.0.1:6379" in err.value.message
+
+
+def test_a_ray_failure_after_complete_chunks_keeps_them_and_says_how_to_resume(ray_session, cli, tmp_path,
+                                                                                monkeypatch):  # fmt: skip
+    inp = tmp_path / "rollouts.jsonl"
+    lines = _rollouts(150, seed=12)
+    inp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    real = ray_engine._run
+
+    def run_then_fail(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("The node with id 7 has been marked dead\n(36 lines of Ray's traceback)")
+
+    monkeypatch.setattr(ray_engine, "_run", run_then_fail)
+    monkeypatch.setattr(ray_engine, "chunk_size", lambda total, workers: 2000)
+    out = tmp_path / "o"
+    res = cli("rescore", inp, "--engine", "ray", "-o", out)
+    assert res.exit_code == 1 and res.stdout == ""
+    (line,) = res.stderr.strip().splitlines()
+    work = tmp_path / ".o.ray-partial"
+    assert "RuntimeError: The node with id 7 has been marked dead; " in line
+    assert f"complete chunk(s) kept in {work}" in line and "run the same command with --resume" in line
+    assert work.is_dir() and not out.exists()
+    monkeypatch.setattr(ray_engine, "_run", real)
+    res = cli("rescore", inp, "--engine", "ray", "-o", out, "--resume", "--format", "json")
+    assert json.loads(res.stdout)["rows"] == sum(1 for ln in lines if ln.strip()) and not work.exists()
+
+
+def test_resume_needs_the_ray_engine(cli, tmp_path):
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "o.jsonl", "--resume")
+    assert res.exit_code == 2 and "--resume needs --engine ray" in res.stderr

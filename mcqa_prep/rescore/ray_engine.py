@@ -217,8 +217,8 @@ def rescore_on_ray(
     try:
         session = ray_local.connect(ray, workers)
         marks["ray"] = time.perf_counter()
-        try:
-            with ray_local.quiet(ray, session.log_dir):
+        with ray_local.quiet(ray, session.log_dir):
+            try:
                 run = _plan_and_run(ray, session, work, sources, settings, report, workers, chunk_bytes,
                                     resume, rows_paths, progress, marks)  # fmt: skip
                 if report.rows == 0:
@@ -228,18 +228,19 @@ def rescore_on_ray(
                 commit(work.path, out, replace=out.exists())
                 ok = True
                 ray_local.disconnect(ray, session, keep_logs=False)
-        except McqaPrepError:
-            raise
-        except (KeyboardInterrupt, Exception) as exc:  # a Ray failure or a stop: the complete chunks stay
-            keep = work.count_complete() > 0
-            if isinstance(exc, KeyboardInterrupt):
+            except McqaPrepError:
                 raise
-            failure = _job_failed(exc, work, keep, session.log_dir)
-            ray_failed = failure.reason.startswith("ray_failed")
-            raise failure from None
-        finally:
-            if not ok:  # Ray's logs are kept only for the failure that names them
-                ray_local.disconnect(ray, session, keep_logs=ray_failed and bool(session.log_dir))
+            except KeyboardInterrupt:  # a stop (Ctrl-C, SIGTERM): the complete chunks stay for resuming
+                keep = work.count_complete() > 0
+                raise
+            except Exception as exc:  # a Ray failure (the complete chunks stay), or our error in a worker
+                failure = _job_failed(exc, work, session.log_dir)
+                ray_failed = failure.reason.startswith("ray_failed")
+                keep = failure.reason == "ray_failed_resumable"
+                raise failure from None
+            finally:
+                if not ok:  # Ray's logs are kept only for the failure that names them
+                    ray_local.disconnect(ray, session, keep_logs=ray_failed and bool(session.log_dir))
     finally:
         work.close(keep=ok or keep)
     marks["end"] = time.perf_counter()
@@ -285,14 +286,16 @@ def _recorded_chunk_bytes(work: WorkDir, resume: bool) -> int | None:
     return cb if isinstance(cb, int) and cb > 0 else None
 
 
-def _job_failed(exc: BaseException, work: WorkDir, keep: bool, log_dir: str | None) -> McqaPrepError:
+def _job_failed(exc: BaseException, work: WorkDir, log_dir: str | None) -> McqaPrepError:
     """A Ray failure as one line: our own error when a worker raised one, else what Ray said (its first
     line), how much of the job is kept for resuming, and where Ray's logs are."""
     own = _own_error(exc)
     if own is not None:
         return own
     first = (str(exc).strip().splitlines() or [""])[0]
-    kept = f"; {work.count_complete()} complete chunk(s) kept in {work.path}" if keep else ""
+    done = work.count_complete()
+    keep = done > 0
+    kept = f"; {done} complete chunk(s) kept in {work.path}" if keep else ""
     logs = f"; Ray's logs: {log_dir}" if log_dir else ""
     return McqaPrepError(
         f"the Ray job failed: {type(exc).__name__}: {first}{kept}{logs}",
