@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -39,6 +40,7 @@ FORMAT = "mcqa-prep-load-cache/1"
 LAYOUT = "load-v1"
 SEAL = "seal.json"
 STALE_S = 3600
+_OURS = re.compile(r"^[A-Za-z0-9_-]+-[0-9a-f]{16}\.arrow$")  # new_arrow_name's names
 ENV = "MCQA_PREP_CACHE"
 
 
@@ -187,7 +189,8 @@ class Entry:
         old = time.time() - STALE_S
         with contextlib.suppress(OSError):
             for p in self.path.iterdir():
-                if (p.suffix == ".arrow" and p.name not in named) or p.name.endswith(".tmp"):
+                ours = _OURS.match(p.name) is not None  # not datasets' own cache-*.arrow of a .map()
+                if (ours and p.name not in named) or (p.name.startswith(".") and p.name.endswith(".tmp")):
                     with contextlib.suppress(OSError):
                         if os.lstat(p).st_mtime < old:
                             os.unlink(p)
