@@ -531,7 +531,7 @@ def test_a_ray_failure_after_complete_chunks_keeps_them_and_says_how_to_resume(r
         raise RuntimeError("The node with id 7 has been marked dead\n(36 lines of Ray's traceback)")
 
     monkeypatch.setattr(ray_engine, "_run", run_then_fail)
-    monkeypatch.setattr(ray_engine, "chunk_size", lambda total, workers: 2000)
+    monkeypatch.setattr(ray_engine, "chunk_size", lambda total, workers: 20000)
     out = tmp_path / "o"
     res = cli("rescore", inp, "--engine", "ray", "-o", out)
     assert res.exit_code == 1 and res.stdout == ""
