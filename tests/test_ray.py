@@ -548,3 +548,16 @@ def test_a_ray_failure_after_complete_chunks_keeps_them_and_says_how_to_resume(r
 def test_resume_needs_the_ray_engine(cli, tmp_path):
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "o.jsonl", "--resume")
     assert res.exit_code == 2 and "--resume needs --engine ray" in res.stderr
+
+
+def test_one_run_per_output_directory(tmp_path):
+    from mcqa_prep.errors import OutputError
+    from mcqa_prep.rescore.ray_work import WorkDir
+
+    first = WorkDir(tmp_path / "o")
+    with pytest.raises(OutputError) as err:
+        WorkDir(tmp_path / "o")
+    assert err.value.reason == "output_busy" and "another rescore is writing" in err.value.message
+    first.close(keep=False)
+    assert not (tmp_path / ".o.ray-partial").exists()
+    WorkDir(tmp_path / "o").close(keep=False)

@@ -95,11 +95,14 @@ def numbered(chunks: list[Chunk]) -> Iterator[Chunk]:
     come from the footer."""
     seen: dict[str, tuple[int, bool]] = {}  # path -> (newlines before the next range, it ends with \n)
     records: dict[str, int] = {}
+    footers: dict[str, Any] = {}
     for c in chunks:
         if c.kind == "parquet":
             before = records.get(c.path, 0)
             if c.row_group is not None:
-                records[c.path] = before + open_parquet(Path(c.path)).metadata.row_group(c.row_group).num_rows
+                if c.path not in footers:
+                    footers[c.path] = open_parquet(Path(c.path)).metadata
+                records[c.path] = before + footers[c.path].row_group(c.row_group).num_rows
             yield replace(c, first_line=before + 1)
             continue
         before, prev_last = seen.get(c.path, (0, True))
