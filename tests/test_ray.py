@@ -498,6 +498,7 @@ def test_unreachable_cluster_is_one_line_at_once(cli, tmp_path, monkeypatch):
     assert line.startswith(f"Error: cannot reach the Ray cluster at 127.0.0.1:{port} (RAY_ADDRESS)")
     assert "check RAY_ADDRESS" in line
     assert not any(tmp_path.iterdir())  # neither output nor work directory
+    assert ray._private.worker.global_worker.connected  # nothing of the Ray session was touched
 
 
 def test_token_refusal_names_the_auth_settings():

@@ -89,14 +89,15 @@ def connect(ray: Any, workers: int | None) -> Session:
     """Reach Ray (see the module's docstring); a failure to do so is one line."""
     if ray.is_initialized():
         return Session(False, None, _logs_dir(ray))
-    kept = stop_handlers()  # ray.init replaces them: Ray's SIGTERM handler dumps a native stack and exits
     address = os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _probe(address)
+    kept = stop_handlers()  # ray.init replaces them: Ray's SIGTERM handler dumps a native stack and exits
     session = Session(True, address, None)
     said: list[str] = []
     try:
         with _stderr_aside(said):
             if address:
-                _probe(address)
                 ray.init(logging_level=logging.ERROR, log_to_driver=False)
             else:
                 _start_local(ray, workers, session)
