@@ -482,7 +482,7 @@ def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
     assert len(updates) - 1 == len(run.shards) > 2  # one update per chunk, in rows
 
 
-def test_unreachable_cluster_is_one_line_at_once(cli, tmp_path, monkeypatch):
+def test_unreachable_cluster_is_one_line_at_once(ray_session, cli, tmp_path, monkeypatch):
     import socket
 
     with socket.socket() as s:
