@@ -12,14 +12,14 @@ JSONL once and read by every leg, in the same run:
 - before/after: with --baseline-rev REV, the mcqa-prep leg also runs on REV's package (git archive);
   each of these legs runs in a fresh child process, three times, interleaved, keeping its least CPU time;
 - workers: `mcqa-prep rescore --workers N` (1, 2) when the CLI has that option, else "n/a";
-- Ray: `rescore_on_ray` on a local Ray instance with 1 and 2 workers (start-up timed apart);
+- Ray: measured by bench_cluster.py (fixed cost per job apart from per-row throughput);
 - memory: peak RSS of `mcqa-prep rescore` at the given sizes, for verify requests (no join) and for rollouts
   joined with their dataset rows (--rows: the join index is the state that grows with the dataset).
 
 Single-process rates are rows per CPU second of the process doing the work (other load on a shared machine
 barely moves them); workers and Ray are wall-clock rates.
 
-    python bench/bench_rescore.py --rows 20000 [--baseline-rev HEAD~3] [--memory 100000,685573] [--no-ray]
+    python bench/bench_rescore.py --rows 20000 [--baseline-rev HEAD~3] [--memory 100000,685573]
 """
 
 from __future__ import annotations
@@ -286,43 +286,6 @@ def workers_leg(src: Path, work: Path, n: int) -> float:
     return time.perf_counter() - t0
 
 
-RAY_CHILD = """
-import json, shutil, sys, tempfile, time
-sys.path.insert(0, {repo!r})
-t0 = time.perf_counter()
-import ray
-from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.ray_engine import rescore_on_ray
-temp = tempfile.mkdtemp(prefix="mcqa-bench-ray-")
-ray.init(num_cpus={n}, include_dashboard=False, log_to_driver=False, logging_level="ERROR", _temp_dir=temp)
-t1 = time.perf_counter()
-rescore_on_ray({small!r}, {dst!r} + "-warm", GradingPolicy(), workers={n})  # first job: workers warm up
-tw = time.perf_counter()
-rescore_on_ray({small!r}, {dst!r} + "-small", GradingPolicy(), workers={n})  # fixed cost of a job
-t2 = time.perf_counter()
-report, run = rescore_on_ray({src!r}, {dst!r}, GradingPolicy(), workers={n})
-t3 = time.perf_counter()
-ray.shutdown()
-shutil.rmtree(temp, ignore_errors=True)
-print(json.dumps({{"startup_s": t1 - t0, "warmup_s": tw - t1, "overhead_s": t2 - tw, "job_s": t3 - t2, "rows": report.rows,
-                  "shards": len(run.shards)}}))
-"""
-
-
-def ray_leg(src: Path, work: Path, n: int) -> dict[str, Any] | None:
-    """Ray on a local instance of n CPUs: start-up, a first job (workers import the package), the fixed cost
-    of a job (a second 200-row job), then the measured job."""
-    small = work / "small.jsonl"
-    if not small.exists():
-        with open(src, "rb") as fh, open(small, "wb") as out:
-            out.writelines(line for _, line in zip(range(200), fh, strict=False))
-    code = RAY_CHILD.format(repo=str(REPO), n=n, src=str(src), small=str(small), dst=str(work / f"ray{n}"))
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    if p.returncode != 0:
-        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
 PEAK_CHILD = """
 import atexit, runpy, sys
 def _peak():
@@ -362,7 +325,7 @@ def memory(n: int) -> dict[str, Any]:
 
 
 def run(rows: int = 100_000, *, baseline_rev: str | None = None, memory_rows: tuple[int, ...] = (),
-        ray: bool = True, repeat: int = 3) -> dict[str, Any]:  # fmt: skip
+        repeat: int = 3) -> dict[str, Any]:  # fmt: skip
     """Every leg on the same rows; the single-process legs `repeat` times, interleaved, each keeping its least
     CPU time (on a shared machine one pass of a leg can land in a busy moment; interleaving spreads that)."""
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-rescore-"))
@@ -407,13 +370,6 @@ def run(rows: int = 100_000, *, baseline_rev: str | None = None, memory_rows: tu
             if cli_has_workers()
             else "n/a"
         )
-        if ray:
-            res["ray"] = {str(n): ray_leg(requests, work, n) for n in (1, 2)}
-            for r in res["ray"].values():
-                if r and "job_s" in r:
-                    r["rows_per_s"] = round(rows / r["job_s"])
-                    marginal = r["job_s"] - r["overhead_s"]  # the job's cost beyond a 200-row job's
-                    r["marginal_rows_per_s"] = round((rows - 200) / marginal) if marginal > 0 else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if memory_rows:
@@ -426,14 +382,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--baseline-rev", help="also time the mcqa-prep leg on this git revision's package")
     ap.add_argument("--memory", default="", help="comma-separated row counts for the peak-memory runs")
-    ap.add_argument("--no-ray", action="store_true")
     args = ap.parse_args()
     mem = tuple(int(x) for x in args.memory.split(",") if x)
-    print(
-        json.dumps(
-            run(args.rows, baseline_rev=args.baseline_rev, memory_rows=mem, ray=not args.no_ray), indent=2
-        )
-    )
+    print(json.dumps(run(args.rows, baseline_rev=args.baseline_rev, memory_rows=mem), indent=2))
 
 
 if __name__ == "__main__":

@@ -160,6 +160,21 @@ class IntegrityError(McqaPrepError):
     reason = "integrity"
 
 
+class CacheError(McqaPrepError):
+    """A cache this package keeps cannot be used safely: its directory is not the user's own (another
+    owner, open to others, a symbolic link) or cannot be written. A cache whose contents do not match is
+    never an error: it is rebuilt."""
+
+    reason = "cache"
+
+
+class UnrepresentableValue(McqaPrepError):
+    """A value that the requested form cannot hold exactly (an integer beyond what its Arrow column holds
+    without rounding): refused rather than changed."""
+
+    reason = "unrepresentable_value"
+
+
 class HubError(McqaPrepError):
     """The hub could not be reached, or refused the request."""
 

@@ -40,6 +40,20 @@ def write_jsonl(path: Path, rows) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_load_cache(tmp_path_factory):
+    """load_prepared's default cache (a per-user directory) in a temporary directory, not the tester's home."""
+    import os
+
+    old = os.environ.get("MCQA_PREP_CACHE")
+    os.environ["MCQA_PREP_CACHE"] = str(tmp_path_factory.mktemp("load-cache"))
+    yield
+    if old is None:
+        os.environ.pop("MCQA_PREP_CACHE", None)
+    else:
+        os.environ["MCQA_PREP_CACHE"] = old
+
+
 @pytest.fixture
 def cli():
     from click.testing import CliRunner

@@ -64,19 +64,35 @@ def test_markdown_puts_every_figure_next_to_a_baseline():
             "floor_rows_per_cpu_s": 40_000,
             "nemo_gym_rows_per_cpu_s": 5_000,
             "workers": "n/a",
-            "ray": {
-                "1": {
-                    "rows_per_s": 9000,
-                    "marginal_rows_per_s": 12000,
-                    "startup_s": 5,
-                    "warmup_s": 4,
-                    "overhead_s": 2,
-                }
-            },  # fmt: skip
             "memory": [{"rows": 100_000, "requests_peak_rss_mb": 40, "rollouts_join_peak_rss_mb": 400}],
         },
+        "bench_cluster": {
+            "ray": {
+                "ray_1": {
+                    "per_worker_rows_per_s": 9000,
+                    "fixed_s": 0.05,
+                    "ray_start_s": 4.2,
+                    "first_job_s": 0.4,
+                    "command_s": 6.0,
+                },
+                "workers_1": {"per_worker_rows_per_s": 10000, "fixed_s": 0.4, "command_s": 2.0},
+                "ray_2": {"error": "cannot start or reach Ray: boom"},
+            },
+            "load_prepared": {
+                "rows": 50_000,
+                "datasets": {"cold_s": 4.0, "warm_s": 0.02},
+                "load_prepared": {"cold_s": 2.0, "warm_s": 0.01, "warm2_s": 0.008},
+            },
+        },  # fmt: skip
     }
     md = bench_run.markdown(results)
+    assert (
+        "| rescore --engine ray, 1 worker(s): per worker, beyond the fixed cost | 9,000 | 10,000 | 0.90x |"
+        in md
+    )
+    assert "| rescore --engine ray, 2 worker(s) | error |" in md
+    assert "| load_prepared warm (50,000 rows; s) | 0.0080 | 0.0200 | 0.40x |" in md
+    assert "| load_prepared cold (50,000 rows; s) | 2.00 | 4.00 | 0.50x |" in md
     assert "| extract strict_single_letter_boxed (multilingual) | 300,000 | 150,000 | 2.00x |" in md
     assert "| rescore end to end, 1 process | 20,000 | 5,000 | 4.00x |" in md
     assert "| rescore --workers 2 (wall) | n/a |" in md

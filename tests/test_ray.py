@@ -8,17 +8,19 @@ and the fold of outcomes in input order are all exercised on small inputs.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import sys
 import tempfile
+from types import SimpleNamespace
 
 import pytest
 import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
 from conftest import SAMPLE, read_jsonl
 
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.rescore import ray_engine
+from mcqa_prep.rescore import ray_engine, ray_plan
 from mcqa_prep.rescore.rows import rescore_row
 from mcqa_prep.rescore.run import rescore, setup
 
@@ -233,11 +235,11 @@ def test_chunks_cover_every_line_once_with_its_number(tmp_path):
     body = b"".join(b"%d%s\n" % (i, b"x" * (i % 37)) for i in range(300)) + b"\n\r\nlast"
     p.write_bytes(body)
     want = [(n, ln) for n, ln in enumerate(body.split(b"\n"), 1) if ln.strip()]
-    count = lambda ranges: [ray_engine.count_newlines(*r) for r in ranges]  # noqa: E731
+    src = SimpleNamespace(path=p)
     for step in (1, 7, 64, 1000, len(body)):
         got = []
-        for c in ray_engine._plan(str(p), step, 2, count):
-            t = ray_engine.lines_table(ray_engine.chunk_bytes(c.path, c.start, c.end), c.name, c.first_line)
+        for c in ray_plan.numbered(ray_plan.plan([src], step)):
+            t = ray_engine.lines_table(ray_plan.chunk_bytes(c.path, c.start, c.end), c.name, c.first_line)
             got += [
                 (n, ln.rstrip(b"\n"))
                 for n, ln in zip(t["line"].to_pylist(), t["json"].to_pylist(), strict=True)
@@ -306,10 +308,9 @@ def test_cli_ray_failure_is_one_line_exit_1(ray_session, cli, tmp_path, monkeypa
     monkeypatch.setattr(ray_engine, "_run", boom)
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
     assert res.exit_code == 1
-    assert res.stderr.strip().splitlines() == [
-        "Error: the Ray job failed: RuntimeError: worker died; check the Ray cluster (RAY_ADDRESS) and its "
-        "logs, or use --engine local"
-    ]
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("Error: the Ray job failed: RuntimeError: worker died; Ray's logs: ")
+    assert line.endswith("; check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local")
     assert not (tmp_path / "o").exists()
 
 
@@ -357,19 +358,207 @@ def test_starting_ray_keeps_the_command_s_signal_handlers(tmp_path):
     code = """
 import shutil, signal, sys
 import ray
-from mcqa_prep.rescore import ray_engine
+from mcqa_prep.rescore import ray_engine, ray_plan
 mine = lambda *a: None
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, mine)
-started, temp = ray_engine._start(ray, 1)
+from mcqa_prep.rescore import ray_local
+session = ray_local.connect(ray, 1)
 try:
-    assert started
+    assert session.started
     kept = [signal.getsignal(s) is mine for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
     print(kept)
 finally:
-    ray.shutdown()
-    shutil.rmtree(temp, ignore_errors=True)
+    ray_local.disconnect(ray, session, keep_logs=False)
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip().splitlines()[-1] == "[True, True, True]"
+
+
+# ---- resuming an interrupted job ---------------------------------------------------------------------
+
+
+class _Interrupted(KeyboardInterrupt):
+    pass
+
+
+def _interrupted_run(tmp_path, monkeypatch, inp, out, policy):
+    """A job whose every chunk completed, stopped before its output was put in place (as Ctrl-C there
+    would): the work directory keeps the chunks."""
+    real = ray_engine._run
+
+    def run_then_stop(*a, **k):
+        real(*a, **k)
+        raise _Interrupted()
+
+    monkeypatch.setattr(ray_engine, "_run", run_then_stop)
+    with pytest.raises(_Interrupted):
+        ray_engine.rescore_on_ray(inp, out, policy, workers=2, chunk_bytes=1500)
+    monkeypatch.setattr(ray_engine, "_run", real)
+    work = out.parent / f".{out.name}.ray-partial"
+    assert work.is_dir() and not out.exists()
+    return work
+
+
+def test_resume_reuses_complete_chunks_and_redoes_a_damaged_one(ray_session, tmp_path, monkeypatch):
+    inp = tmp_path / "rollouts.jsonl"
+    inp.write_text("\n".join(_rollouts(300, seed=5)) + "\n", encoding="utf-8")
+    policy = GradingPolicy()
+    local = rescore(inp, tmp_path / "local.jsonl", policy)
+    out = tmp_path / "ray"
+    work = _interrupted_run(tmp_path, monkeypatch, inp, out, policy)
+    shards = sorted(work.glob("rescored-*.jsonl"))
+    assert len(shards) > 3
+    damaged = bytearray(shards[1].read_bytes())
+    damaged[0:1] = b"X"
+    shards[1].write_bytes(bytes(damaged))  # same size, other bytes: the chunk is rescored again
+    report, run = ray_engine.rescore_on_ray(inp, out, policy, workers=2, resume=True)
+    assert run.resumed == len(shards) - 1
+    assert _shards(out)[0] == (tmp_path / "local.jsonl").read_bytes()
+    a, b = local.to_dict(), report.to_dict()
+    a.pop("output"), b.pop("output")
+    assert a == b
+    summary = json.loads((out / ray_engine.SUMMARY).read_text())
+    assert summary["rows"] == a["rows"] and not work.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(s.name for s in shards), "summary.json"])
+
+
+def test_resume_refuses_another_job_and_keeps_its_chunks(ray_session, tmp_path, monkeypatch):
+    from mcqa_prep.errors import StaleCache
+
+    inp = tmp_path / "rollouts.jsonl"
+    inp.write_text("\n".join(_rollouts(200, seed=6)) + "\n", encoding="utf-8")
+    out = tmp_path / "ray"
+    work = _interrupted_run(tmp_path, monkeypatch, inp, out, GradingPolicy())
+    before = sorted(p.name for p in work.iterdir())
+    other = GradingPolicy().with_overrides(final_answer_only=True)
+    with pytest.raises(StaleCache) as err:
+        ray_engine.rescore_on_ray(inp, out, other, workers=2, resume=True)
+    assert err.value.reason == "resume_mismatch" and "contract" in [d.field for d in err.value.differences]
+    with pytest.raises(StaleCache) as err:
+        ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2, resume=True, explain=True)
+    assert [d.field for d in err.value.differences] == ["settings"]
+    os.utime(inp, ns=(1, 1))  # the input changed (its identity) since the interrupted run
+    with pytest.raises(StaleCache) as err:
+        ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2, resume=True)
+    assert "inputs" in [d.field for d in err.value.differences]
+    assert sorted(p.name for p in work.iterdir()) == before  # refused: nothing of the job was touched
+    report, run = ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2)  # no resume: start over
+    assert run.resumed == 0 and report.rows > 0 and not work.exists()
+
+
+def test_report_state_round_trips_exactly(tmp_path):
+    """A chunk's report, kept in its record for resuming, reads back as the same report."""
+    from mcqa_prep.rescore.run import RescoreReport
+
+    inp = tmp_path / "rollouts.jsonl"
+    inp.write_text("\n".join(_rollouts(200, seed=8)) + "\n", encoding="utf-8")
+    ds = _dataset(tmp_path / "train.jsonl")
+    rep = rescore(inp, tmp_path / "o.jsonl", GradingPolicy(), rows_paths=[ds], compare_mode="robust",
+                  compare_policy=GradingPolicy().with_overrides(final_answer_only=True), examples=3)  # fmt: skip
+    state = json.loads(json.dumps(rep.to_state()))
+    back = RescoreReport.from_state(state)
+    assert back.to_dict() == rep.to_dict() and back.to_state() == rep.to_state()
+    assert rep.invalid.count and rep.by_mode and rep.compare_differ is not None
+
+
+def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
+    inp = tmp_path / "rollouts.jsonl"
+    inp.write_text("\n".join(_rollouts(200, seed=9)) + "\n", encoding="utf-8")
+    updates = []
+
+    class Bar:
+        def update(self, n):
+            updates.append(n)
+
+        def close(self):
+            updates.append("closed")
+
+    report, run = ray_engine.rescore_on_ray(
+        inp, tmp_path / "ray", GradingPolicy(), workers=2, chunk_bytes=4000, progress=lambda **k: Bar()
+    )
+    assert updates[-1] == "closed" and sum(updates[:-1]) == report.rows
+    assert len(updates) - 1 == len(run.shards) > 2  # one update per chunk, in rows
+
+
+def test_unreachable_cluster_is_one_line_at_once(ray_session, cli, tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nobody listens there
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    monkeypatch.setattr(
+        ray, "is_initialized", lambda: False
+    )  # as in a fresh command, beside this module's Ray
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
+    assert res.exit_code == 1
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith(f"Error: cannot reach the Ray cluster at 127.0.0.1:{port} (RAY_ADDRESS)")
+    assert "check RAY_ADDRESS" in line
+    assert not any(tmp_path.iterdir())  # neither output nor work directory
+    assert ray._private.worker.global_worker.connected  # nothing of the Ray session was touched
+
+
+def test_token_refusal_names_the_auth_settings():
+    """What Ray's client logs when a token cluster refuses it becomes one line naming RAY_AUTH_MODE."""
+    from mcqa_prep.errors import McqaPrepError
+    from mcqa_prep.rescore import ray_local
+
+    class FakeRay:
+        def shutdown(self):
+            pass
+
+    said = (
+        "gcs_client.cc:210: Failed to get cluster ID: Unauthenticated: RPC error: InvalidAuthToken: missing"
+    )
+    session = ray_local.Session(True, "10.0.0.1:6379", None)
+    with pytest.raises(McqaPrepError) as err:
+        ray_local._failed_start(FakeRay(), session, ConnectionError("Failed to connect"), {}, said)
+    assert err.value.reason == "ray_auth"
+    assert "RAY_AUTH_MODE=token" in err.value.message and "10.0.0.1:6379" in err.value.message
+
+
+def test_a_ray_failure_after_complete_chunks_keeps_them_and_says_how_to_resume(ray_session, cli, tmp_path,
+                                                                                monkeypatch):  # fmt: skip
+    inp = tmp_path / "rollouts.jsonl"
+    lines = _rollouts(150, seed=12)
+    inp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    real = ray_engine._run
+
+    def run_then_fail(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("The node with id 7 has been marked dead\n(36 lines of Ray's traceback)")
+
+    monkeypatch.setattr(ray_engine, "_run", run_then_fail)
+    monkeypatch.setattr(ray_engine, "chunk_size", lambda total, workers: 20000)
+    out = tmp_path / "o"
+    res = cli("rescore", inp, "--engine", "ray", "-o", out)
+    assert res.exit_code == 1 and res.stdout == ""
+    (line,) = res.stderr.strip().splitlines()
+    work = tmp_path / ".o.ray-partial"
+    assert "RuntimeError: The node with id 7 has been marked dead; " in line
+    assert f"complete chunk(s) kept in {work}" in line and "run the same command with --resume" in line
+    assert work.is_dir() and not out.exists()
+    monkeypatch.setattr(ray_engine, "_run", real)
+    res = cli("rescore", inp, "--engine", "ray", "-o", out, "--resume", "--format", "json")
+    assert json.loads(res.stdout)["rows"] == sum(1 for ln in lines if ln.strip()) and not work.exists()
+
+
+def test_resume_needs_the_ray_engine(cli, tmp_path):
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "o.jsonl", "--resume")
+    assert res.exit_code == 2 and "--resume needs --engine ray" in res.stderr
+
+
+def test_one_run_per_output_directory(tmp_path):
+    from mcqa_prep.errors import OutputError
+    from mcqa_prep.rescore.ray_work import WorkDir
+
+    first = WorkDir(tmp_path / "o")
+    with pytest.raises(OutputError) as err:
+        WorkDir(tmp_path / "o")
+    assert err.value.reason == "output_busy" and "another rescore is writing" in err.value.message
+    first.close(keep=False)
+    assert not (tmp_path / ".o.ray-partial").exists()
+    WorkDir(tmp_path / "o").close(keep=False)

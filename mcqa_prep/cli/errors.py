@@ -92,6 +92,15 @@ HINTS: dict[str, str] = {
     "positive weight",
     "ray_missing": "install it with pip install '{extra}', or use --engine local",
     "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
+    "ray_failed_resumable": "check the Ray cluster and its logs, then run the same command with --resume to "
+    "continue from the complete chunks (or use --engine local)",
+    "ray_auth": "set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN to the cluster's token (`ray get-auth-token` on the "
+    "head node prints it), or use --engine local",
+    "ray_unreachable": "check RAY_ADDRESS and that the cluster is up (ray status), or unset RAY_ADDRESS to start "
+    "a local Ray instance, or use --engine local",
+    "resume_mismatch": "run without --resume to start over (the interrupted run's chunks are discarded), or "
+    "resume with the policy, options and inputs of the interrupted run",
+    "output_busy": "wait for the other run to finish, or write to another output directory (-o)",
     "output_not_directory": "give -o a directory (a new or empty one, or an earlier output of the same command "
     "to replace)",
     "output_foreign_dir": "choose a new or empty output directory",

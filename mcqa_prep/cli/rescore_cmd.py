@@ -16,7 +16,6 @@ from .common import (
     emit_json,
     fail,
     index_lines,
-    progress_enabled,
     report_error,
 )
 from .policy_opts import policy_from_options, policy_options
@@ -70,6 +69,13 @@ from .policy_opts import policy_from_options, policy_options
 )
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
 @click.option(
+    "--resume",
+    is_flag=True,
+    help="With --engine ray: continue an interrupted run of the same job (same policy, settings and "
+    "unchanged inputs) from its complete chunks; another job is refused. Without it, an interrupted run's "
+    "chunks are discarded.",
+)
+@click.option(
     "--workers",
     "-j",
     type=click.IntRange(min=1),
@@ -89,6 +95,7 @@ def rescore_command(
     explain,
     examples,
     fail_on_change,
+    resume,
     workers,
     fmt,
     quiet,
@@ -108,6 +115,7 @@ def rescore_command(
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
       RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --engine ray -o /shared/out/
+      RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --engine ray -o /shared/out/ --resume  # after a failure
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
@@ -121,10 +129,14 @@ def rescore_command(
     if engine == "ray":
         from ..rescore.ray_engine import rescore_on_ray
 
-        report, _ = rescore_on_ray(
-            input_path, output, policy, workers=workers, progress=progress_enabled(quiet), **common
+        report, run = rescore_on_ray(
+            input_path, output, policy, workers=workers, progress=bar_factory(quiet), resume=resume, **common
         )
+        if run.resumed and fmt != "json" and not quiet:
+            click.echo(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused", err=True)
     else:
+        if resume:
+            raise click.UsageError("--resume needs --engine ray (a local run is written in one go)")
         for path, what in ((input_path, "INPUT"), (output, "--output")):
             if path != "-" and os.path.isdir(path):
                 raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")

@@ -1,23 +1,169 @@
-"""`load_prepared`: a verified preparation as a `datasets` object (verify.py does every check first)."""
+"""`load_prepared`: a verified preparation as `datasets` objects, memory-mapped from the preparation's own
+cache (cache.py).
+
+Every call checks the manifest (supported, self-consistent, the contract this grader or the given policy
+means) and that no data file lies beside the listed ones. Then:
+
+- warm: every listed file has the identity (size, mtime_ns, ctime_ns, inode, device) it had when its bytes
+  were last hashed against the manifest, and each wanted split's Arrow file was built from exactly the
+  manifest's shards and is the file that was written: the splits are memory-mapped, nothing is read or
+  hashed. `verify=True` forces the full check (every file hashed, rows and stamps checked, the Arrow files'
+  sha256 compared) on any call.
+- cold (first call, a file's identity changed, a split not built yet, `verify=True`): one pass verifies
+  every file as `verify_prepared` does and parses the wanted splits into Arrow on the way (arrow_build.py);
+  a file whose bytes differ from the manifest is refused (IntegrityError), never cached.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, IntegrityError
+from ..errors import InputError, IntegrityError, UnrepresentableValue
 from ..io.readers import iter_file
-from ..io.shards import read_json_block, strings_for_timestamps
+from ..io.shards import strings_for_timestamps
 from ..policy import GradingPolicy
-from .verify import verify_prepared
+from . import manifest as mf
+from .arrow_build import Slow, SplitSpill, verify_and_spill
+from .cache import Entry, default_root, identity, sha256_of
+from .verify import unlisted_files, verify_prepared
 
 Progress = Callable[..., Any]
 
-
 _SCHEMA_BATCH = 2048
+
+
+def load_prepared(
+    directory: str | os.PathLike,
+    policy: GradingPolicy | None = None,
+    split: str | None = None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: Progress | None = None,
+    verify: bool = False,
+):
+    """A `datasets.DatasetDict` (or the Dataset of `split`) of a verified preparation, memory-mapped.
+
+    Options keep their per-row letters in the JSONL shards, but one Arrow column needs one type: the column
+    is the union struct of every letter seen, null-filled (the hub's Parquet shape; mcqa-prep readers drop
+    the nulls). A split that mixes string and list `output_regex` loads with every output_regex as a list
+    (the same grading). An integer that its Arrow column cannot hold exactly is refused
+    (UnrepresentableValue), never rounded. Raises ContractMismatch, IntegrityError or IncompletePreparation
+    like `verify`, CacheError when the cache directory is not safely the user's own (see cache.py).
+    `cache_dir`: where the cache lives (default: a per-user cache directory). `verify=True`: every file
+    hashed and checked again even when the cache vouches for it.
+    """
+    import datasets
+
+    d = Path(directory)
+    manifest = mf.read(d)
+    mf.check_contract(manifest, policy, str(d))
+    unlisted_files(d, manifest)
+    shards: dict[str, list[dict[str, Any]]] = {}
+    for f in manifest["files"]:
+        if f["kind"] == "shard":
+            shards.setdefault(f["split"], []).append(f)
+    if split is not None and split not in shards:
+        raise InputError(
+            f"{d}: no split {split!r} (splits: {', '.join(sorted(shards)) or 'none'})", reason="unknown_split"
+        )
+    wanted = [split] if split is not None else list(shards)
+    entry = Entry(Path(cache_dir) if cache_dir is not None else default_root(), _manifest_sha256(d))
+    seal = entry.read_seal()
+    real = os.path.realpath(d)
+    fresh = not verify and seal.get("directory") == real and _identities_hold(d, manifest, seal)
+    built = [sp for sp in wanted if _split_holds(entry, seal, sp, shards[sp], verify)]
+    if not fresh or len(built) < len(wanted):
+        todo = [sp for sp in wanted if sp not in built]
+        old = tuple(str(seal.get("splits", {}).get(sp, {}).get("arrow")) for sp in todo)
+        seal = _verify_and_build(d, manifest, entry, seal, shards, todo, policy, progress)
+        seal["directory"] = real
+        entry.write_seal(seal, replaced=old)
+    out = {sp: datasets.Dataset.from_file(str(entry.path / seal["splits"][sp]["arrow"])) for sp in wanted}
+    if split is not None:
+        return out[split]
+    return datasets.DatasetDict(out)
+
+
+def _manifest_sha256(d: Path) -> str:
+    try:
+        return hashlib.sha256((d / mf.MANIFEST_NAME).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise IntegrityError(f"{d / mf.MANIFEST_NAME}: {exc.strerror or exc}", directory=str(d)) from None
+
+
+def _identities_hold(d: Path, manifest: dict[str, Any], seal: dict[str, Any]) -> bool:
+    """Every listed file is, by its identity, the file whose bytes were hashed to the manifest's sha256."""
+    for f in manifest["files"]:
+        rec = seal.get("files", {}).get(f["path"])
+        if not isinstance(rec, dict) or rec.get("sha256") != f["sha256"]:
+            return False
+        if rec.get("identity") != identity(d / f["path"]):
+            return False
+    return True
+
+
+def _split_holds(
+    entry: Entry, seal: dict[str, Any], sp: str, files: list[dict[str, Any]], verify: bool
+) -> bool:
+    """A split's Arrow file was built from these shards (their sha256s) and is the file that was written."""
+    rec = seal.get("splits", {}).get(sp)
+    if not isinstance(rec, dict) or rec.get("shards") != [f["sha256"] for f in files]:
+        return False
+    if not isinstance(rec.get("arrow"), str) or rec.get("rows") != sum(f["rows"] for f in files):
+        return False
+    path = entry.path / rec["arrow"]
+    if rec.get("identity") is None or identity(path) != rec["identity"]:
+        return False
+    return not verify or sha256_of(path) == rec.get("sha256")
+
+
+def _verify_and_build(
+    d: Path,
+    manifest: dict[str, Any],
+    entry: Entry,
+    seal: dict[str, Any],
+    shards: dict[str, list[dict[str, Any]]],
+    todo: list[str],
+    policy: GradingPolicy | None,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """Verify every file (building the splits in `todo` on the way) and return the updated seal."""
+    before = {f["path"]: identity(d / f["path"]) for f in manifest["files"]}
+    total = sum(f["bytes"] for f in manifest["files"])
+    bar = progress(total=total, desc="verify", unit="B") if progress is not None else None
+    spills = {sp: SplitSpill(entry, sp) for sp in todo}
+    splits: dict[str, dict[str, Any]] = {}
+    try:
+        try:
+            verify_and_spill(d, manifest, spills, bar.update if bar is not None else None)
+            for sp in todo:
+                splits[sp] = spills[sp].write(entry.new_arrow_name(sp))
+        except Slow:
+            verify_prepared(d, policy)  # raises what is wrong with the files precisely, if anything is
+            for sp in todo:
+                splits[sp] = _build_by_rows(d, sp, [str(d / f["path"]) for f in shards[sp]], entry)
+    finally:
+        for s in spills.values():
+            s.discard()
+        if bar is not None:
+            bar.close()
+    files = {}
+    for f in manifest["files"]:  # a file that changed while it was read is not vouched for
+        now = identity(d / f["path"])
+        if now is not None and now == before[f["path"]]:
+            files[f["path"]] = {"identity": now, "sha256": f["sha256"]}
+    kept = {sp: rec for sp, rec in seal.get("splits", {}).items() if sp not in splits}
+    for sp, rec in splits.items():
+        rec["shards"] = [f["sha256"] for f in shards[sp]]
+    return {**seal, "files": files, "splits": {**kept, **splits}}
+
+
+# ---- the row-by-row path ------------------------------------------------------------------------------
 
 
 def _uniform_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -29,46 +175,13 @@ def _uniform_row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _shard_rows(
-    paths: list[str], columns: tuple[str, ...] | None = None, shard_hashes: tuple[str, ...] = ()
-) -> Iterator[dict[str, Any]]:
+def _shard_rows(paths: list[str], columns: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
     for path in paths:
         for rec in iter_file(path):
             if rec.data is None:  # verified just before: only a concurrent edit gets here
                 raise IntegrityError(f"{rec.file}:{rec.line}: {rec.error}", path=rec.file)
             row = _uniform_row(rec.data)
             yield row if columns is None else {c: row.get(c) for c in columns}
-
-
-def _parquet_schema(paths: list[str]) -> Any:
-    """The union of the shards' own schemas (4- and 10-option shards hold different option structs)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    return pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
-
-
-def _arrow_json_schema(paths: list[str]) -> Any:
-    """The unified schema Arrow's JSON reader infers over every block of the shards; None when the rows
-    disagree on a field's type (then _split_schema builds one from uniform Python rows)."""
-    import pyarrow as pa
-
-    schemas = []
-    try:
-        for path in paths:
-            with open(path, "rb") as fh:
-                rest = b""
-                while chunk := fh.read(8 << 20):
-                    data = rest + chunk
-                    cut = data.rfind(b"\n") + 1
-                    block, rest = data[:cut], data[cut:]
-                    if block:
-                        schemas.append(read_json_block(block).schema)
-                if rest.strip():
-                    schemas.append(read_json_block(rest).schema)
-        return strings_for_timestamps(pa.unify_schemas(schemas, promote_options="permissive"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
 
 
 def _split_schema(d: Path, split: str, paths: list[str]) -> Any:
@@ -87,79 +200,66 @@ def _split_schema(d: Path, split: str, paths: list[str]) -> Any:
             schemas.append(pa.schema(list(pa.array(batch).type)))
         return strings_for_timestamps(pa.unify_schemas(schemas, promote_options="permissive"))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        if "exactly representable" in str(exc):
+            raise UnrepresentableValue(
+                f"{d}: split {split!r}: {exc}; read the JSONL shards directly for exact values",
+                directory=str(d),
+            ) from None
         raise IntegrityError(
             f"{d}: split {split!r}: rows disagree on the type of a field, so it cannot be one Arrow column "
             f"({exc}); read the JSONL shards directly",
             directory=str(d),
         ) from None
+    except OverflowError:
+        raise _too_wide(d, split) from None
 
 
-def load_prepared(
-    directory: str | os.PathLike,
-    policy: GradingPolicy | None = None,
-    split: str | None = None,
-    *,
-    cache_dir: str | os.PathLike | None = None,
-    progress: Progress | None = None,
-):
-    """A `datasets.DatasetDict` (or the Dataset of `split`) of a verified preparation.
+def _too_wide(d: Path, split: str) -> UnrepresentableValue:
+    return UnrepresentableValue(
+        f"{d}: split {split!r}: an integer needs more than 64 bits, which no Arrow integer column holds; read "
+        "the JSONL shards directly for exact values",
+        directory=str(d),
+    )
 
-    Options keep their per-row letters in the JSONL shards, but one Arrow column needs one type: the column
-    is the union struct of every letter seen, null-filled (the hub's Parquet shape; mcqa-prep readers drop
-    the nulls). The schema is unified over every row of a split, so 4- and 10-option rows (or other
-    letters) in any order load as one column, and a split that mixes string and list `output_regex` loads
-    with every output_regex as a list (the same grading). Raises ContractMismatch, IntegrityError or
-    IncompletePreparation like `verify`.
-    """
-    import datasets
 
-    report = verify_prepared(directory, policy, progress=progress)
-    d = Path(directory)
-    shards: dict[str, list[str]] = {}
-    for path, sp in report.shards():
-        shards.setdefault(sp, []).append(str(path))
-    if split is not None and split not in shards:
-        raise InputError(
-            f"{d}: no split {split!r} (splits: {', '.join(sorted(shards)) or 'none'})", reason="unknown_split"
-        )
-    cache = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "mcqa-prep-datasets"
-    fmt = report.manifest["settings"]["output_format"]
-    out: dict[str, Any] = {}
-    for sp in [split] if split is not None else list(shards):
-        schema = _parquet_schema(shards[sp]) if fmt == "parquet" else _arrow_json_schema(shards[sp])
-        if fmt == "parquet":
-            built = datasets.load_dataset(
-                "parquet",
-                data_files={sp: shards[sp]},
-                features=datasets.Features.from_arrow_schema(schema),
-                cache_dir=str(cache),
-                keep_in_memory=False,
-            )
-            out[sp] = built[sp]
-            continue
-        if schema is not None:
-            built = datasets.load_dataset(
-                "json",
-                data_files={sp: shards[sp]},
-                features=datasets.Features.from_arrow_schema(schema),
-                cache_dir=str(cache),
-                keep_in_memory=False,
-            )
-            out[sp] = built[sp]
-            continue
-        schema = _split_schema(d, sp, shards[sp])
-        # the shards' hashes are part of the arguments, so datasets' cache never serves another
-        # preparation's rows under the same file names
-        hashes = tuple(
-            f["sha256"] for f in report.manifest["files"] if f["split"] == sp and f["kind"] == "shard"
-        )
-        out[sp] = datasets.Dataset.from_generator(
-            _shard_rows,
-            gen_kwargs={"paths": shards[sp], "columns": tuple(schema.names), "shard_hashes": hashes},
-            features=datasets.Features.from_arrow_schema(schema),
-            cache_dir=str(cache),
-            split=sp,
-        )
-    if split is not None:
-        return out[split]
-    return datasets.DatasetDict(out)
+def _build_by_rows(d: Path, split: str, paths: list[str], entry: Entry) -> dict[str, Any]:
+    """A split's Arrow stream from its rows one by one (for rows Arrow's JSON reader cannot take as they
+    are: a field that is a string in some rows and a list in others)."""
+    import pyarrow as pa
+
+    schema = _split_schema(d, split, paths)
+    name = entry.new_arrow_name(split)
+    tmp, final = entry.path / f".{name}.{os.getpid()}.tmp", entry.path / name
+    rows = 0
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_stream(sink, schema) as out:
+            batch: list[dict[str, Any]] = []
+            for row in _shard_rows(paths, tuple(schema.names)):
+                batch.append(row)
+                if len(batch) == _SCHEMA_BATCH:
+                    out.write_batch(_batch(batch, schema, d, split))
+                    rows += len(batch)
+                    batch = []
+            if batch:
+                out.write_batch(_batch(batch, schema, d, split))
+                rows += len(batch)
+        os.replace(tmp, final)
+    except OSError as exc:
+        raise entry.write_error(exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return {"arrow": name, "identity": identity(final), "sha256": sha256_of(final), "rows": rows}
+
+
+def _batch(rows: list[dict[str, Any]], schema: Any, d: Path, split: str) -> Any:
+    import pyarrow as pa
+
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=schema)
+    except OverflowError:
+        raise _too_wide(d, split) from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # e.g. an integer a float64 column would round
+        raise UnrepresentableValue(
+            f"{d}: split {split!r}: {exc}; read the JSONL shards directly for exact values", directory=str(d)
+        ) from None

@@ -126,12 +126,7 @@ def verify_prepared(
         mf.check_contract(manifest, policy, str(d))
     expected = manifest["contract_id"]
     fmt = manifest["settings"]["output_format"]
-    listed = {f["path"] for f in manifest["files"]}
-    unlisted = sorted(p.name for p in d.iterdir() if mf.DATA_FILE.match(p.name) and p.name not in listed)
-    if unlisted:
-        raise IntegrityError(
-            f"{d}: data file(s) not in the manifest: {', '.join(unlisted)}", directory=str(d)
-        )
+    unlisted_files(d, manifest)
     total = sum(f["bytes"] for f in manifest["files"])
     bar = progress(total=total, desc="verify", unit="B") if progress is not None else None
     on_bytes = bar.update if bar is not None else None
@@ -139,22 +134,13 @@ def verify_prepared(
     try:
         for entry in manifest["files"]:
             path = d / entry["path"]
-            _check_size(path, entry["bytes"])
+            check_size(path, entry["bytes"])
             if entry["kind"] == "rejects":
                 digest, _, rows = sha256_file(path, on_bytes, count_lines=True)
             else:
                 digest, rows = _scan_shard(path, fmt, expected, on_bytes)
                 rows_total += rows
-            if digest != entry["sha256"]:
-                raise IntegrityError(
-                    f"{path}: sha256 is {digest} but the manifest records {entry['sha256']}: the file changed "
-                    "after preparation",
-                    path=str(path),
-                )
-            if rows != entry["rows"]:
-                raise IntegrityError(
-                    f"{path}: {rows} rows, the manifest records {entry['rows']}", path=str(path)
-                )
+            check_recorded(path, entry, digest, rows)
     finally:
         if bar is not None:
             bar.close()
@@ -170,7 +156,29 @@ def verify_prepared(
     )
 
 
-def _check_size(path: Path, recorded: int) -> None:
+def check_recorded(path: Path, entry: dict[str, Any], digest: str, rows: int) -> None:
+    """A file's sha256 and row count against its manifest entry."""
+    if digest != entry["sha256"]:
+        raise IntegrityError(
+            f"{path}: sha256 is {digest} but the manifest records {entry['sha256']}: the file changed "
+            "after preparation",
+            path=str(path),
+        )
+    if rows != entry["rows"]:
+        raise IntegrityError(f"{path}: {rows} rows, the manifest records {entry['rows']}", path=str(path))
+
+
+def unlisted_files(d: Path, manifest: dict[str, Any]) -> None:
+    """No data file may lie beside the listed ones (a reader of the directory would take it for data)."""
+    listed = {f["path"] for f in manifest["files"]}
+    unlisted = sorted(p.name for p in d.iterdir() if mf.DATA_FILE.match(p.name) and p.name not in listed)
+    if unlisted:
+        raise IntegrityError(
+            f"{d}: data file(s) not in the manifest: {', '.join(unlisted)}", directory=str(d)
+        )
+
+
+def check_size(path: Path, recorded: int) -> None:
     try:
         size = path.stat().st_size
     except FileNotFoundError:

@@ -1,56 +1,42 @@
-"""`rescore` on Ray Data: the rows of a one-process run, graded on every core of a Ray cluster.
+"""`rescore` on Ray: the rows of a one-process run, graded on every core of a Ray cluster, surviving the loss
+of a worker or a node.
 
 - `rescore_batch(table, settings) -> table` is the grader as a pure batch function over Arrow tables: input rows
   (`file`, `line`, `json`: the row's JSONL bytes) in, rescored rows out (`line`: the rescored JSONL bytes, and the
-  row's outcome columns). It is `rescore_rows.rescore_row` applied row by row, so a row is rescored to the same
-  bytes wherever it runs; any Ray Data pipeline can `map_batches` it.
-- The input (files, directories: `sources.resolve`) is cut into chunks: JSONL byte ranges that start and end at
-  line starts, Parquet row groups. A counting pass (Ray tasks, one per range) gives every chunk the number of its
-  first line, so an unreadable line is reported as `file:line` exactly as in one process.
-- One Ray Data job: `from_items(chunks) -> map_batches(_ChunkRescorer actors)`. Each actor reads its chunk with
-  `io.readers`, runs `rescore_batch`, writes the chunk's rescored lines to its own shard
-  (`rescored-00007-of-00012.jsonl`, numbered by chunk) and returns only the outcome columns.
-- Order: Ray Data preserves block order (`preserve_order`), so the driver folds the outcomes into
-  `rescore.RescoreReport` in input order (the summary equals the one-process summary), and the shards read in
-  name order are the one-process output, line for line.
-- The `--rows` join index is built once by the driver (`rescore.RowIndex`), put in the object store once
-  (`ray.put`) with the rest of the settings, and fetched once by each actor (each worker holds one copy).
-- Output: a directory of shards plus `summary.json` (the report, the shards and their row counts), written into
-  a staging directory beside the output and renamed into place (`io.staging`); workers write into it, so on a
-  cluster it must be on storage every node reaches, as must the inputs.
+  row's outcome columns). It is `rows.rescore_row` applied row by row, so a row is rescored to the same bytes
+  wherever it runs; any Ray Data pipeline can `map_batches` it.
+- `rescore_on_ray` runs one Ray task per chunk of the input (ray_plan.py): the task reads its chunk, rescores it
+  with the `--workers` code, writes its shard whole (temporary name, then rename) into the job's work directory
+  (ray_work.py) and hands back the report of its rows. Tasks are retried by Ray when their worker or node is
+  lost (`max_retries`; our own errors are not retried), so a lost node costs its chunks, not the job; an
+  interrupted job resumes from the chunks already complete.
+- Order: the driver folds the chunks' reports in chunk order (`RescoreReport.merge`, exact in any grouping), so
+  the summary is the one-process summary, and the shards read in name order are the one-process output.
+- The settings (policy, the packed `--rows` join index) are put in the object store once; each worker process
+  fetches them once and keeps them for every chunk it runs.
+- Output: a directory of shards plus `summary.json`, renamed into place from the work directory beside it; so
+  on a cluster the output (like the inputs) must be on storage every node reaches.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
-import logging
 import os
-import shutil
-import tempfile
-import warnings
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
-from ..errors import (
-    InputError,
-    McqaPrepError,
-    OutputError,
-    Stopped,
-    UsageError,
-    set_stop_handlers,
-    stop_handlers,
-)
-from ..io.paths import is_parquet
-from ..io.readers import read_jsonl, read_parquet
-from ..io.staging import commit, staging_dir
+from ..errors import InputError, McqaPrepError, OutputError, UsageError
+from ..io.readers import read_jsonl
+from ..io.staging import commit
 from ..io.writers import write_atomic_json
 from ..policy import GradingPolicy
-from ..records import display_name
+from . import ray_local
+from .ray_plan import ChunkDone, chunk_size, numbered, plan, run_chunk, shard_name
+from .ray_work import WorkDir, job_record, path_identities
 from .rows import Outcome, Settings, rescore_row
 from .run import RescoreReport, setup
 
@@ -67,8 +53,7 @@ __all__ = [
 SUMMARY = "summary.json"
 EXTRA = "mcqa-prep[ray]"
 _OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
-_MIN_CHUNK = 1 << 20
-_MAX_CHUNK = 64 << 20
+RETRIES = 3  # attempts after the first, for a chunk whose worker or node was lost
 
 
 def _pa() -> Any:
@@ -137,99 +122,6 @@ def outcomes(table: Any) -> Iterator[Outcome]:
         yield Outcome(*values)
 
 
-# ---- planning: chunks of the input ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One unit of work: a byte range of a JSONL file or some row groups of a Parquet file."""
-
-    seq: int
-    path: str  # absolute, to open on any worker
-    name: str  # the file name rows are reported under (as the one-process run names it)
-    kind: str  # "jsonl" | "parquet"
-    start: int = 0
-    end: int = 0
-    row_groups: tuple[int, ...] = ()
-    first_line: int = 1
-
-
-def _jsonl_ranges(size: int, chunk_bytes: int) -> list[tuple[int, int]]:
-    if size == 0:
-        return [(0, 0)]
-    return [(s, min(s + chunk_bytes, size)) for s in range(0, size, chunk_bytes)]
-
-
-def count_newlines(path: str, start: int, end: int) -> tuple[int, bool]:
-    """(newlines in bytes [start, end), whether the byte before `end` is a newline) of a file."""
-    count, last = 0, False
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        left = end - start
-        while left > 0:
-            block = fh.read(min(left, 8 << 20))
-            if not block:
-                break
-            count += block.count(b"\n")
-            last = block.endswith(b"\n")
-            left -= len(block)
-    return count, last
-
-
-def _plan(input_path: str, chunk_bytes: int | None, workers: int, counter: Any) -> list[Chunk]:
-    """Chunks of the input in reading order; `counter(ranges)` counts the newlines of each (path, start, end).
-    Without `chunk_bytes`, about eight chunks per worker (1 MiB to 64 MiB each)."""
-    from ..io.readers import open_parquet
-    from ..sources import resolve
-
-    files = resolve([input_path], allow_stdin=False).sources
-    if chunk_bytes is None:
-        size = sum(_size(str(src.path)) for src in files)
-        chunk_bytes = max(_MIN_CHUNK, min(_MAX_CHUNK, size // (workers * 8) + 1))
-    jsonl: list[tuple[int, str, str, int, int]] = []  # (chunk slot, path, name, start, end)
-    chunks: list[Chunk | None] = []
-    for src in files:
-        path = os.path.abspath(src.path)
-        name = display_name(src.path)  # as the one-process reader's rows name the file in the output
-        if is_parquet(src.path):
-            groups = open_parquet(Path(path)).metadata.num_row_groups
-            for g in range(groups) or [0]:
-                chunks.append(Chunk(0, path, name, "parquet", row_groups=(g,) if groups else ()))
-            continue
-        try:
-            size = os.path.getsize(path)
-        except OSError as exc:
-            raise InputError(
-                f"{name}: cannot open: {exc.strerror or exc}", reason="input_unreadable"
-            ) from None
-        for start, end in _jsonl_ranges(size, chunk_bytes):
-            jsonl.append((len(chunks), path, name, start, end))
-            chunks.append(None)
-    counts = counter([(p, s, e) for _, p, _, s, e in jsonl]) if jsonl else []
-    seen: dict[str, tuple[int, bool]] = {}  # path -> (newlines before the next range, its last byte is \\n)
-    for (slot, path, name, start, end), (n, last) in zip(jsonl, counts, strict=True):
-        before, prev_last = seen.get(path, (0, True))
-        first = before + 1 + (0 if (start == 0 or prev_last) else 1)
-        chunks[slot] = Chunk(0, path, name, "jsonl", start, end, first_line=first)
-        seen[path] = (before + n, last)
-    return [Chunk(**{**asdict(c), "seq": i}) for i, c in enumerate(chunks) if c is not None]
-
-
-def chunk_bytes(path: str, start: int, end: int) -> bytes:
-    """The JSONL lines that start in bytes [start, end) of a file, whole: a line that starts in the range is
-    read to its end, a line that started before it belongs to the previous range."""
-    with open(path, "rb") as fh:
-        if start > 0:
-            fh.seek(start - 1)
-            if fh.read(1) != b"\n":
-                fh.readline()  # the rest of a line that started in the previous range
-        pos = fh.tell()
-        data = fh.read(end - pos) if pos < end else b""
-        if data and not data.endswith(b"\n"):
-            data += fh.readline()
-    return data
-
-
 def lines_table(data: bytes, name: str, first_line: int) -> Any:
     """The `rescore_batch` input table of JSONL bytes: one row per line (its newline kept, blank lines
     included), numbered from `first_line`; the lines are slices of `data`'s buffer, not copies."""
@@ -250,78 +142,15 @@ def lines_table(data: bytes, name: str, first_line: int) -> Any:
     )
 
 
-def read_chunk(chunk: Chunk) -> Any:
-    """The `rescore_batch` input table of one chunk, read with the one-process readers."""
-    import orjson
-
-    if chunk.kind == "jsonl":
-        return lines_table(chunk_bytes(chunk.path, chunk.start, chunk.end), chunk.name, chunk.first_line)
-    numbers, raws = [], []
-    groups = list(chunk.row_groups) or None
-    for rec in read_parquet(Path(chunk.path), None, row_groups=groups):
-        numbers.append(rec.line)
-        raws.append(orjson.dumps(rec.data) + b"\n")
-    return rows_table([chunk.name] * len(raws), numbers, raws)
-
-
-def shard_name(seq: int, total: int) -> str:
-    return f"rescored-{seq:05d}-of-{total:05d}.jsonl"
-
-
-class _ChunkRescorer:
-    """A Ray Data actor: fetches the settings once, then reads, rescores and writes one chunk per call."""
-
-    settings_ref: Any = None  # set on a per-run subclass (see _run): no constructor arguments to keep alive
-    out_dir = ""
-    total = 0
-
-    def __init__(self) -> None:
-        import ray
-
-        self.settings = ray.get(self.settings_ref)
-
-    def __call__(self, batch: Any) -> Any:
-        pa = _pa()
-        tables = []
-        for task in batch.to_pylist():
-            chunk = Chunk(**{**task, "row_groups": tuple(task["row_groups"] or ())})
-            scored = rescore_batch(read_chunk(chunk), self.settings)
-            with open(os.path.join(self.out_dir, shard_name(chunk.seq, self.total)), "wb") as fh:
-                _write_binary_column(fh, scored.column("line"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            tables.append(
-                scored.drop_columns(["line"]).append_column(
-                    "seq", pa.array([chunk.seq] * scored.num_rows, pa.int64())
-                )
-            )
-        if tables:
-            return pa.concat_tables(tables)
-        return pa.Table.from_batches([], schema=_outcome_schema().append(pa.field("seq", pa.int64())))
-
-
-def _write_binary_column(fh: Any, column: Any) -> None:
-    """Write a binary column's values back to back, from Arrow's buffers (no Python bytes per row)."""
-    import numpy as np
-
-    for arr in column.chunks:
-        if len(arr) == 0:
-            continue
-        offsets = arr.buffers()[1]
-        offs = np.frombuffer(offsets, np.int64)[arr.offset : arr.offset + len(arr) + 1]
-        fh.write(memoryview(arr.buffers()[2])[offs[0] : offs[-1]])
-
-
 # ---- the job -------------------------------------------------------------------------------------------
 
 
 def _import_ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
     except ImportError:
         raise UsageError(
-            f"the Ray engine needs Ray Data, which is not installed (the {EXTRA} extra)",
+            f"the Ray engine needs Ray, which is not installed (the {EXTRA} extra)",
             reason="ray_missing",
             extra=EXTRA,
         ) from None
@@ -330,11 +159,15 @@ def _import_ray() -> Any:
 
 @dataclass
 class RayRun:
-    """How the job ran: workers, chunks and the shards written (row counts per shard)."""
+    """How the job ran: workers, the shards written (row counts per shard), chunks taken from an interrupted
+    run, and where Ray's logs are."""
 
     workers: int
     address: str | None
     shards: list[dict[str, Any]]
+    resumed: int = 0
+    log_dir: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def rescore_on_ray(
@@ -349,16 +182,24 @@ def rescore_on_ray(
     compare_mode: str | None = None,
     workers: int | None = None,
     chunk_bytes: int | None = None,
-    progress: bool = False,
+    progress: Callable[..., Any] | None = None,
+    resume: bool = False,
 ) -> tuple[RescoreReport, RayRun]:
     """Rescore `input_path` on Ray (the running Ray session, else the cluster in RAY_ADDRESS, else a local
     instance) into the directory `output_dir`: shards in input order plus summary.json. Same rows and the same
-    report as `rescore.rescore`."""
+    report as `rescore.rescore`. `resume=True` continues an interrupted run of the same job from its complete
+    chunks. `progress` is a bar factory (progress(total=, desc=, unit=)), advanced in rows as chunks complete."""
+    import time
+
+    from ..sources import resolve
+
+    marks = {"start": time.perf_counter()}
     ray = _import_ray()
     if workers is not None and workers < 1:
         raise UsageError(f"workers must be 1 or more, got {workers}", reason="bad_workers")
     out = Path(output_dir)
     _check_output_dir(out, Path(input_path))
+    rows_paths = list(rows_paths or [])
     settings, report = setup(
         input_path,
         output_dir,
@@ -369,32 +210,99 @@ def rescore_on_ray(
         compare_policy=compare_policy,
         compare_mode=compare_mode,
     )
-    started, temp = _start(ray, workers)
+    sources = resolve([input_path], allow_stdin=False).sources
+    marks["setup"] = time.perf_counter()
+    work = WorkDir(out)
+    ok = keep = ray_failed = False
     try:
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        with staging_dir(out) as staging:
-            shards = _run(ray, str(input_path), staging, settings, report, n, chunk_bytes, progress)
-            if report.rows == 0:
-                raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
-            run = RayRun(n, os.environ.get("RAY_ADDRESS") or None, shards)
-            write_atomic_json(staging / SUMMARY, {**report.to_dict(), "engine": _engine_doc(run)})
-            commit(staging, out, replace=out.exists())
-        return report, run
-    except McqaPrepError:
-        raise
-    except Exception as exc:  # a Ray failure: one line, with the cause our own code raised when there is one
-        own = _own_error(exc)
-        if own is not None:
-            raise own from None
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise McqaPrepError(
-            f"the Ray job failed: {type(exc).__name__}: {first}", reason="ray_failed"
-        ) from None
+        session = ray_local.connect(ray, workers)
+        marks["ray"] = time.perf_counter()
+        with ray_local.quiet(ray, session.log_dir):
+            try:
+                run = _plan_and_run(ray, session, work, sources, settings, report, workers, chunk_bytes,
+                                    resume, rows_paths, progress, marks)  # fmt: skip
+                if report.rows == 0:
+                    raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
+                work.finish()
+                write_atomic_json(work.path / SUMMARY, {**report.to_dict(), "engine": _engine_doc(run)})
+                commit(work.path, out, replace=out.exists())
+                ok = True
+                ray_local.disconnect(ray, session, keep_logs=False)
+            except McqaPrepError:
+                raise
+            except KeyboardInterrupt:  # a stop (Ctrl-C, SIGTERM): the complete chunks stay for resuming
+                keep = work.count_complete() > 0
+                raise
+            except Exception as exc:  # a Ray failure (the complete chunks stay), or our error in a worker
+                failure = _job_failed(exc, work, session.log_dir)
+                ray_failed = failure.reason.startswith("ray_failed")
+                keep = failure.reason == "ray_failed_resumable"
+                raise failure from None
+            finally:
+                if not ok:  # Ray's logs are kept only for the failure that names them
+                    ray_local.disconnect(ray, session, keep_logs=ray_failed and bool(session.log_dir))
     finally:
-        if started:
-            ray.shutdown()
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)  # the local instance's sockets, logs and spilled objects
+        work.close(keep=ok or keep)
+    marks["end"] = time.perf_counter()
+    steps = ["start", "setup", "ray", "plan", "job", "end"]
+    run.timings = {f"{b}_s": marks[b] - marks[a] for a, b in zip(steps, steps[1:], strict=False)}
+    return report, run
+
+
+def _plan_and_run(
+    ray: Any,
+    session: Any,
+    work: WorkDir,
+    sources: list[Any],
+    settings: Settings,
+    report: RescoreReport,
+    workers: int | None,
+    chunk_bytes: int | None,
+    resume: bool,
+    rows_paths: list[str | Path],
+    progress: Callable[..., Any] | None,
+    marks: dict[str, float],
+) -> RayRun:
+    """Plan the chunks, record the job (or take over the interrupted one), run what is left."""
+    import time
+
+    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    cb = chunk_bytes or _recorded_chunk_bytes(work, resume)
+    cb = cb or chunk_size(sum(os.path.getsize(s.path) for s in sources), n)
+    chunks = plan(sources, cb)
+    doc = {"examples": report.examples, "explain": settings.explain, "compare_contract": report.compare_contract,
+           "compare_mode": report.compare_mode, "index": report.index}  # fmt: skip
+    work.start(job_record(report, doc, chunks, path_identities(rows_paths), cb), resume)
+    done = work.completed(chunks) if resume else {}
+    marks["plan"] = time.perf_counter()
+    shards = _run(ray, chunks, done, settings, report, str(work.path), n, progress)
+    marks["job"] = time.perf_counter()
+    return RayRun(n, session.address, shards, len(done), session.log_dir)
+
+
+def _recorded_chunk_bytes(work: WorkDir, resume: bool) -> int | None:
+    old = work.recorded() if resume else None
+    cb = old.get("chunk_bytes") if old is not None else None
+    return cb if isinstance(cb, int) and cb > 0 else None
+
+
+def _job_failed(exc: BaseException, work: WorkDir, log_dir: str | None) -> McqaPrepError:
+    """A Ray failure as one line: our own error when a worker raised one, else what Ray said (its first
+    line), how much of the job is kept for resuming, and where Ray's logs are."""
+    own = _own_error(exc)
+    if own is not None:
+        return own
+    first = (str(exc).strip().splitlines() or [""])[0]
+    done = work.count_complete()
+    keep = done > 0
+    kept = f"; {done} complete chunk(s) kept in {work.path}" if keep else ""
+    logs = f"; Ray's logs: {log_dir}" if log_dir else ""
+    return McqaPrepError(
+        f"the Ray job failed: {type(exc).__name__}: {first}{kept}{logs}",
+        reason="ray_failed_resumable" if keep else "ray_failed",
+        partial=str(work.path) if keep else None,
+        logs=log_dir,
+    )
 
 
 def _engine_doc(run: RayRun) -> dict[str, Any]:
@@ -418,111 +326,85 @@ def _check_output_dir(out: Path, inp: Path) -> None:
         )
 
 
-def _start(ray: Any, workers: int | None) -> tuple[bool, str | None]:
-    """Connect: the running session, RAY_ADDRESS's cluster, or a local instance with `workers` CPUs whose
-    files go to a temporary directory. Returns (whether this call started Ray and so shuts it down, that
-    temporary directory to remove)."""
-    logging.getLogger("ray").setLevel(logging.ERROR)
-    if ray.is_initialized():
-        return False, None
-    temp = None
-    kept = stop_handlers()  # ray.init replaces them: Ray's SIGTERM handler dumps a native stack and exits
-    try:
-        if os.environ.get("RAY_ADDRESS"):
-            ray.init(logging_level=logging.ERROR, log_to_driver=False)
-        else:
-            temp = tempfile.mkdtemp(prefix="mcqa-ray-")  # short: Ray's socket paths must stay under 108 bytes
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                logging_level=logging.ERROR,
-                log_to_driver=False,
-                _temp_dir=temp,
-            )
-    except (Exception, SystemExit) as exc:
-        import signal
+_WORKER_STATE: dict[str, Any] = {}
 
-        with contextlib.suppress(Exception):
-            ray.shutdown()  # what ray.init started before it failed or was stopped
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
-        if isinstance(exc, SystemExit):  # Ray's handler, active while ray.init runs, turns a signal into exit
-            code = exc.code if isinstance(exc.code, int) else 0
-            if code in {int(s) for s in kept}:
-                raise Stopped(signal.Signals(code).name) from None
-            raise
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise McqaPrepError(
-            f"cannot start or reach Ray: {type(exc).__name__}: {first}", reason="ray_failed"
-        ) from None
-    finally:
-        set_stop_handlers(kept)
-    return True, temp
+
+def _chunk_task(box: list[Any], chunk: Any, work_dir: str, total: int) -> ChunkDone:
+    """A Ray task: one chunk. The settings (in `box`, unresolved) are fetched once per worker process."""
+    key = box[0].hex()
+    if key not in _WORKER_STATE:
+        import ray
+
+        from ..parallel import _keep_freed_memory
+
+        _WORKER_STATE.clear()
+        _WORKER_STATE[key] = ray.get(box[0])
+        _keep_freed_memory()
+    settings, empty = _WORKER_STATE[key]
+    return run_chunk(chunk, settings, empty, work_dir, total)
 
 
 def _run(
     ray: Any,
-    input_path: str,
-    staging: Path,
+    chunks: list[Any],
+    done: dict[int, ChunkDone],
     settings: Settings,
     report: RescoreReport,
+    work_dir: str,
     workers: int,
-    chunk_bytes: int | None,
-    progress: bool,
+    progress: Callable[..., Any] | None,
 ) -> list[dict[str, Any]]:
-    """Plan, count, rescore: shards written into `staging`, outcomes folded into `report` in input order."""
-    import ray.data
-
-    ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True
-    ctx.enable_progress_bars = progress
-    ctx.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.ERROR)
-
-    counter_task = ray.remote(num_cpus=1)(count_newlines)
-
-    def counter(ranges: list[tuple[str, int, int]]) -> list[tuple[int, bool]]:
-        return ray.get([counter_task.remote(*r) for r in ranges])
-
-    chunks = _plan(input_path, chunk_bytes, workers, counter)
+    """Every chunk not in `done` as a Ray task (at most a few per worker queued at a time), the reports
+    folded into `report` in chunk order; the shards' names and row counts."""
     total = len(chunks)
-    ref = ray.put(settings)
-    items = [{**asdict(c), "row_groups": list(c.row_groups)} for c in chunks]
-    rescorer = type(
-        "ChunkRescorer", (_ChunkRescorer,), {"settings_ref": ref, "out_dir": str(staging), "total": total}
-    )
-    extra: dict[str, Any] = {}
-    if "ray_remote_args_fn" in inspect.signature(ray.data.Dataset.map_batches).parameters:
-        extra["ray_remote_args_fn"] = _no_restarts  # deprecated in Ray 2.5x, still the one way to set it
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ds = ray.data.from_items(items, override_num_blocks=total).map_batches(
-            rescorer,
-            batch_size=1,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=min(workers, total)),
-            num_cpus=1,
-            **extra,
-        )
-    per_shard = [0] * total
-    for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-        for o in outcomes(batch):
-            report.add(o)
-        for seq in batch.column("seq").to_pylist():
-            per_shard[seq] += 1
-    return [{"file": shard_name(c.seq, total), "rows": per_shard[c.seq]} for c in chunks]
+    task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(_chunk_task)
+    box = [ray.put((settings, report.empty()))]
+    parts: dict[int, ChunkDone] = dict(done)
+    rows = [0] * total
+    pending: dict[Any, int] = {}
+    window = max(8, 4 * workers)
+    bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
+    state = {"next": 0}
 
+    def fold() -> None:  # the reports of the chunks complete so far, in chunk order
+        while state["next"] in parts:
+            d = parts.pop(state["next"])
+            report.merge(d.report)
+            rows[state["next"]] = d.rows
+            state["next"] += 1
 
-def _size(path: str) -> int:
+    def collect() -> None:  # wait for one task or more (a second at a time: Ctrl-C stays responsive)
+        refs = list(pending)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=1.0)
+        if ready and len(refs) > 1:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in ready:
+            d = ray.get(ref)
+            parts[pending.pop(ref)] = d
+            if bar is not None:
+                bar.update(d.rows)
+        fold()
+
     try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _no_restarts() -> dict[str, Any]:
-    """A worker that dies fails the run with one line, rather than being restarted without its arguments."""
-    return {"max_restarts": 0}
+        if bar is not None and done:
+            bar.update(sum(d.rows for d in done.values()))
+        for c in numbered(chunks):
+            if c.seq not in done:
+                pending[task.remote(box, c, work_dir, total)] = c.seq
+            while len(pending) >= window:
+                collect()
+        while pending:
+            collect()
+        fold()
+    except BaseException:
+        for ref in pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return [{"file": shard_name(i, total), "rows": rows[i]} for i in range(total)]
 
 
 def _own_error(exc: BaseException) -> McqaPrepError | None:

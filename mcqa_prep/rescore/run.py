@@ -12,7 +12,7 @@ import functools
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +309,37 @@ class RescoreReport:
             for k, b in theirs_d.items():
                 mine_d.setdefault(k, Bucket()).merge(b, n)
 
+    def to_state(self) -> dict[str, Any]:
+        """Every field, JSON-ready and exact (counts in their insertion order, buckets whole): what a Ray
+        chunk's record keeps, so that a resumed job folds the same report (`from_state` reads it back)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Bucket):
+                v = v.to_dict()
+            elif isinstance(v, Counter):
+                v = [[k, n] for k, n in v.items()]
+            elif f.name in _BUCKET_MAPS:
+                v = [[k, b.to_dict()] for k, b in v.items()]
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> RescoreReport:
+        """The report `to_state` wrote (a ValueError/KeyError/TypeError when it is not one)."""
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            v = state[f.name]
+            kind = _FIELD_KINDS.get(f.name)
+            if kind == "bucket":
+                v = _bucket(v)
+            elif kind == "counter":
+                v = Counter({k: int(n) for k, n in v})
+            elif f.name in _BUCKET_MAPS:
+                v = {k: _bucket(b) for k, b in v}
+            kw[f.name] = v
+        return cls(**kw)
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "input": display_name(self.input),
@@ -350,6 +381,20 @@ class RescoreReport:
                 },
             }
         return d
+
+
+_BUCKET_MAPS = ("compare_differ", "misses")
+_FIELD_KINDS = {
+    **{n: "bucket" for n in ("invalid", "unchanged", "up", "down", "join_missing", "replaced")},
+    **{
+        n: "counter"
+        for n in ("by_status", "by_mode", "invalid_by_kind", "input_contracts", "rows_per_template")
+    },
+}
+
+
+def _bucket(d: dict[str, Any]) -> Bucket:
+    return Bucket(int(d["count"]), [str(x) for x in d["examples"]])
 
 
 def setup(
