@@ -146,6 +146,19 @@ def _map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnM
 # ------------------------------------------------------------------------------------------ the run
 
 
+class _MetadataByCount(dict):
+    """A template's template_metadata per option count, built on first use (a built-in's output_regex names
+    the row's letters)."""
+
+    def __init__(self, t: Template) -> None:
+        super().__init__()
+        self.t = t
+
+    def __missing__(self, n: int) -> dict[str, Any]:
+        tm = self[n] = self.t.template_metadata(n)
+        return tm
+
+
 class Run:
     """The state of one conversion: templates and their self-checks, the option balancer, the counts and the
     per-source documents that become the report. `source()` streams one source; `report()` builds the
@@ -177,7 +190,7 @@ class Run:
             t.compile()
             possible = (lambda _prompt: False) if sc.never else sc.possible
             self.slots.append(
-                (t.id, t.row_renderer(), t.grading_mode, t.template_metadata(), possible, sc.check)
+                (t.id, t.row_renderer(), t.grading_mode, _MetadataByCount(t), possible, sc.check)
             )
         self.meta_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
@@ -255,7 +268,7 @@ class Run:
         self, slot, k, item, data, key, h, u, src_meta, meta_convert, label, index
     ) -> tuple[bytes, int, int]:
         """The output line of one decoded row, the gold's position in it and its option count."""
-        tid, render, mode, tm, possible, check = slot
+        tid, render, mode, tms, possible, check = slot
         question, choices, gold, sidx, context, ident_col, subject, kept = item
         n = len(choices)
         if (tid, n) not in self.checker.done:
@@ -267,6 +280,7 @@ class Run:
         else:
             target, texts, osi = gold, choices, sidx
         letters = LETTERS[:n]
+        tm = tms[n]
         prompt = render(question, texts, context, subject, data)
         if not prompt or prompt.isspace():
             raise UsageError(f"template {tid!r} rendered an empty prompt for {label} row {index}")
