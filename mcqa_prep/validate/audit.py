@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import re
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,8 +158,10 @@ class Anchor:
 
     @property
     def latin(self) -> bool:
-        """The anchor holds no letter of another script (English words in its slot read naturally)."""
-        return all(c.isascii() or not c.isalpha() for c in self.before)
+        """The anchor is written in Latin script ('Answer: ', 'Réponse finale : '): words of its language in
+        the letter slot start with letters a Latin letter class reads (English words stand for them). After
+        another script ('答案：') a Latin word in the slot is not ordinary text."""
+        return all(c.isascii() or not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in self.before)
 
 
 def _options(letters: str) -> list[dict[str, str]]:
@@ -419,6 +422,7 @@ def suggest_fix(
         return None
     orx = grader_value(kind, patterns)
     own = anchors((patterns[index],), orx, letters, mode, timeout)
+    partial = None
     for new, what in candidate_fixes(patterns[index], letters):
         try:
             re.compile(new)
@@ -432,4 +436,7 @@ def suggest_fix(
         again = audit(kind, fixed, letters, mode, timeout, (), False)
         if not again.errors and not again.warnings:
             return f"`{new}` ({what})"
-    return None
+        if not again.errors and partial is None:
+            kinds = ", ".join(sorted({c.probe.kind for c in again.warnings}))
+            partial = f"`{new}` ({what}; it still reads edge cases: {kinds}, which need an anchor before the letter)"
+    return partial
