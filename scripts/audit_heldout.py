@@ -8,7 +8,11 @@ verdict written into the file before the audit existed.
 Scoring. audit "error": some regex rule reports an error (the regex misgrades ordinary English, or cannot
 work at all). audit "clean": no regex rule reports anything. audit "warning": a regex rule warns and none
 errs. Prompt cases: `unrendered` expects template_unrendered, `format` "mismatch" expects
-prompt_answer_format and "ok" expects none.
+prompt_answer_format or prompt_answer_format_regex and "ok" expects neither.
+
+First sight (commit 07865de, before anything was changed for these cases; data/heldout/first_sight.txt):
+misgrading regexes flagged as errors 24/24, clean regexes silent 8/10 (the two others failed the older
+positive control), warning-only regexes 2/6 (4 raised to errors), prompt checks 9/9.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def main(verbose: bool) -> int:
         if "unrendered" in exp:
             checks.append(("unrendered", (("template_unrendered", "error") in rules) == exp["unrendered"]))
         if "format" in exp:
-            got = any(r == "prompt_answer_format" for r, _ in rules)
+            got = any(r.startswith("prompt_answer_format") for r, _ in rules)
             checks.append((f"format:{exp['format']}", got == (exp["format"] == "mismatch")))
         for name, ok in checks:
             tally.setdefault(name, [0, 0])[0 if ok else 1] += 1
