@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, need, read_jsonl, write_jsonl
+from conftest import FIXTURES, need, read_jsonl, repaired_templated_example
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
@@ -43,18 +43,6 @@ def _prepared_rows(out: Path) -> list[dict]:
 # ---- content --------------------------------------------------------------------------------------------
 
 
-def _repaired_templated_example(tmp_path: Path) -> Path:
-    """NeMo Gym's templated example rows with what validate asks for: the first prompt rendered, each
-    output_regex replaced by the rewrite its regex_audit finding names."""
-    rows = read_jsonl(need(FIXTURES / "example_with_template_metadata.jsonl"))
-    first = rows[0]["responses_create_params"]["input"][0]
-    first["content"] = first["content"].replace("{{", "{").replace("}}", "}")
-    for r in rows:
-        rx = r["template_metadata"]["output_regex"]
-        r["template_metadata"]["output_regex"] = rx.replace("([A-Za-z])", "((?-i:[A-J]))(?![^\\n]*\\w)")
-    return write_jsonl(tmp_path / "example_with_template_metadata.jsonl", rows)
-
-
 def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
     """Four of its five output_regex patterns misgrade ordinary English under NeMo Gym's own matching, and one
     prompt shows unrendered braces: prepare refuses the file, naming them (issue 24)."""
@@ -69,7 +57,7 @@ def test_nemo_gym_fixtures_prepare_cleanly_and_round_trip(tmp_path, cli, name):
     # the two files share uuids (same questions, other templates), so each is its own preparation
     src = need(FIXTURES / name)
     if name == "example_with_template_metadata.jsonl":
-        src = _repaired_templated_example(tmp_path)
+        src = repaired_templated_example(tmp_path)
     out = tmp_path / "prepared"
     r = cli("prepare", src, "-o", out)
     assert r.exit_code == 0, r.output
