@@ -314,7 +314,7 @@ BUILTIN: dict[str, Template] = {
         ),
         Template(
             id="final_choice",
-            description="'Final choice: LETTER' read by a custom output_regex",
+            description="'Final choice: LETTER' read by a custom output_regex (a case-sensitive option letter ending its line)",
             grading_mode="strict_single_letter_boxed",
             # a case-sensitive letter of the options (each [A-Z] narrowed per row) with nothing but punctuation
             # after it on its line: prose that says "the final choice: a careful reader..." reads no letter
@@ -325,7 +325,7 @@ BUILTIN: dict[str, Template] = {
         ),
         Template(
             id="answer_is",
-            description="'The answer is (LETTER)' (MMLU-Pro's chain-of-thought format) read by a custom output_regex",
+            description="'The answer is (LETTER)' (MMLU-Pro's chain-of-thought format) read by a custom output_regex (likewise)",
             grading_mode="strict_single_letter_boxed",
             output_regex=r"answer is\s*\**\s*\(?((?-i:[A-Z]))\)?(?![^\n]*\w)",
             letter_class=True,

@@ -17,6 +17,7 @@ in LaTeX (`x^{{2}}`, `\\frac{a}{{b}}`) are not markers.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -137,8 +138,10 @@ def _slots(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def _example(text: str, at: int, need_cue: bool, prompt: str) -> Example | None:
-    text = text.strip()
+@functools.lru_cache(maxsize=4096)
+def _shape(text: str) -> tuple[tuple[int, int], str, bool] | None:
+    """(slot span, slot kind, names the answer) of a stripped candidate, or None when it is not an answer line
+    (cached: the candidates of a template's rows are the same few texts)."""
     if not text or len(text) > 80:
         return None
     slots = _slots(text)
@@ -158,13 +161,21 @@ def _example(text: str, at: int, need_cue: bool, prompt: str) -> Example | None:
     rest = (text[:a] + text[b:]).strip(" \t'\"$*_()[]{}<>:.")
     if kind != "box" and not any(ch.isalnum() for ch in rest):
         return None  # the slot alone ('X', '(A)'): not an answer line
-    if need_cue:
-        # a quoted span is an example when a format cue stands just before it, or when it names the answer
-        # around a placeholder, a list of letters or a box (a quoted 'Plan B' in a question is neither)
-        cued = _FORMAT_CUE.search(prompt, max(0, at - 100), at) is not None
-        if not cued and (kind == "one" or _ANSWER_CUE.search(text) is None):
-            return None
-    return Example(text, at, (a, b), kind)
+    return (a, b), kind, kind != "one" and _ANSWER_CUE.search(text) is not None
+
+
+def _example(text: str, at: int, need_cue: bool, prompt: str) -> Example | None:
+    stripped = text.strip()
+    shape = _shape(stripped)
+    if shape is None:
+        return None
+    slot, kind, names_answer = shape
+    at += len(text) - len(text.lstrip())
+    # a quoted span is an example when a format cue stands just before it, or when it names the answer around a
+    # placeholder, a list of letters or a box (a quoted 'Plan B' in a question is neither)
+    if need_cue and not names_answer and _FORMAT_CUE.search(prompt, max(0, at - 100), at) is None:
+        return None
+    return Example(stripped, at, slot, kind)
 
 
 def _candidates(prompt: str):
@@ -187,9 +198,13 @@ def _candidates(prompt: str):
         i = prompt.find(colon)
         while i >= 0:
             j = i
-            while j and prompt[j - 1] in " \t":
-                j -= 1
-            if j > 1 and prompt[j - 2].isalpha() and prompt[j - 1] in _INTRO_LAST:
+            if i and prompt[i - 1] not in _INTRO_LAST:  # the usual case, settled by one character
+                if prompt[i - 1] not in " \t":
+                    i = prompt.find(colon, i + 1)
+                    continue
+                while j and prompt[j - 1] in " \t":
+                    j -= 1
+            if j > 1 and prompt[j - 1] in _INTRO_LAST and prompt[j - 2].isalpha():
                 pre = prompt[max(0, j - 12) : j].lower()
                 word = next((w for w in _INTRODUCERS if pre.endswith(w)), None)
                 if word is not None and not pre[-len(word) - 1 : -len(word)].isalnum():

@@ -37,7 +37,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..grader import grade_text
@@ -129,6 +129,8 @@ class Audit:
     fix: str | None  # a rewritten pattern that passes (for the first counterexample's pattern), else None
     probes: int
     complete: bool  # False when the deadline stopped it
+    # the finding each template's rows get, built once (audit_rules): rows of one template share the audit
+    notes: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)

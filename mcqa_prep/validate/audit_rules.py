@@ -17,7 +17,7 @@ from ..grader.modes import BY_NAME
 from .answer_format import Example, examples
 from .audit import FLAGS, audit, grader_value
 from .facts import G_AUDIT, G_FORMAT, RowFacts
-from .registry import ERROR, WARNING, Hit, quote, rule
+from .registry import ERROR, WARNING, Hit, quote, render_path, rule
 
 CACHE_MAX = 4096
 PROMPT_PATH = ("responses_create_params", "input", 0, "content")
@@ -163,15 +163,24 @@ def regex_audit_edge(f: RowFacts) -> Iterator[Hit]:
 
 
 def _audit_hit(f: RowFacts, found: tuple[Any, ...]) -> Hit:
-    c = found[0]
+    """The finding, built once per (audit, template id, which list) and shared by the template's rows."""
     tm = f.d.get("template_metadata") or {}
     tid = tm.get("template_id")
-    who = f"template {tid!r}" if isinstance(tid, str) and tid else "the output_regex"
+    key = (tid if isinstance(tid, str) else None, found is f.audit.errors, f.orx.kind)
+    hit = f.audit.notes.get(key)
+    if hit is None:
+        hit = f.audit.notes[key] = _build_hit(f, found, key[0])
+    return hit
+
+
+def _build_hit(f: RowFacts, found: tuple[Any, ...], tid: str | None) -> Hit:
+    c = found[0]
+    who = f"template {tid!r}" if tid else "the output_regex"
     more = f" ({len(found) - 1} more counterexamples)" if len(found) > 1 else ""
     fix = f.audit.fix or _PROSE_FIX
     path = f.orx.paths()[c.pattern] if c.pattern < len(f.orx.patterns) else f.orx.whole
     return (
-        path,
+        render_path(path),
         (
             f"under NeMo Gym's matching ({FLAGS}; every match, the last one wins) {who} grades the answer "
             f"{quote(c.probe.text, 150)} as {c.got}, where a careful reader reads {c.probe.reader} "
