@@ -22,7 +22,7 @@ the article "a", the pronoun "I", a lettered enumeration, a later repetition of 
 misgrades ordinary English and training gets the wrong reward. Otherwise (a letter the probe wrote as an
 answer: a hedge, a negation, a letter outside the options, a quoted example) it is a **warning**.
 
-The audit is a property of (patterns, grading mode, offered letters, the prompt's examples): it is cached,
+The audit is a property of (patterns, grading mode, offered letters): it is cached,
 so a dataset of 685k rows costs one audit per template and letter set, and it is bounded in time (each
 grading call under the regex timeout, the whole audit under a deadline). For a finding, fixes are tried in
 order (a case-sensitive option-letter class; then no letter or digit right after it; then nothing but
@@ -216,14 +216,14 @@ def _mid_sentence(before: str) -> str:
     return s if s.startswith("the ") else "the " + s
 
 
-def probes(anchor: Anchor, letters: str, examples: Sequence[str]) -> list[Probe]:
+def probes(anchor: Anchor, letters: str) -> list[Probe]:
     """Every probe written around one anchor (see the module docstring), ordinary ones first: after a label
     ('Answer: ') words in the letter slot read most naturally, after a phrase ('the answer is ') the anchor
     used again in prose."""
     repeat = _repeats(anchor, letters)
     words = _in_slot(anchor, letters)
     out = words + repeat if anchor.before.rstrip().endswith((":", "：")) else repeat + words
-    out += _edges(anchor, letters, examples)
+    out += _edges(anchor, letters)
     return out
 
 
@@ -265,7 +265,7 @@ def _in_slot(anchor: Anchor, letters: str) -> list[Probe]:
     return out
 
 
-def _edges(anchor: Anchor, letters: str, examples: Sequence[str]) -> list[Probe]:
+def _edges(anchor: Anchor, letters: str) -> list[Probe]:
     out: list[Probe] = []
     if len(letters) >= 3:
         y, z = letters[1], letters[2]
@@ -282,20 +282,32 @@ def _edges(anchor: Anchor, letters: str, examples: Sequence[str]) -> list[Probe]
         out.append(
             Probe(text, frozenset({None}), "range", False, (len(anchor.before),), "no letter (not an option)")
         )
-    for ex in examples:
-        x = _other(letters, *(c for c in ex if c.isupper()))  # an answer the example does not show
-        if x is None:
-            continue
-        head = anchor.answer(x)
-        tail = f"\n\n(As instructed, my last line follows the format {ex}.)"
-        shown = tuple(range(len(head) + 1, len(head) + len(tail)))  # any letter of the quoted example
-        out.append(Probe(head + tail, frozenset({x}), "quote", False, shown, x))
     return out
+
+
+def quote_probe(anchor: Anchor, letters: str, example: str) -> Probe | None:
+    """A compliant answer, then the prompt's own answer-format example quoted back."""
+    x = _other(letters, *(c for c in example if c.isupper()))  # an answer the example does not show
+    if x is None:
+        return None
+    head = anchor.answer(x)
+    tail = f"\n\n(As instructed, my last line follows the format {example}.)"
+    shown = tuple(range(len(head) + 1, len(head) + len(tail)))  # any letter of the quoted example
+    return Probe(head + tail, frozenset({x}), "quote", False, shown, x)
 
 
 def grader_value(kind: str, patterns: tuple[str, ...]) -> Any:
     """The output_regex as the grader takes it: one string, or the patterns as a list (an object's keys)."""
     return patterns[0] if kind == "str" else list(patterns)
+
+
+@functools.lru_cache(maxsize=CACHE_MAX)
+def own_anchors(
+    kind: str, patterns: tuple[str, ...], letters: str, mode: str, timeout: float, skip: frozenset[int]
+) -> tuple[Anchor, ...]:
+    """The anchors of the patterns whose index is not in `skip` (ones no response can match give none)."""
+    own = tuple(p for i, p in enumerate(patterns) if i not in skip)
+    return tuple(anchors(own, grader_value(kind, patterns), letters, mode, timeout))
 
 
 @functools.lru_cache(maxsize=CACHE_MAX)
@@ -305,13 +317,12 @@ def audit(
     letters: str,
     mode: str,
     timeout: float,
-    examples: tuple[str, ...] = (),
     fixes: bool = True,
     skip: frozenset[int] = frozenset(),
 ) -> Audit:
     """Audit an output_regex (`kind` "str" for one pattern, else its `patterns` in order) for rows offering
-    `letters` and graded in `mode`, `examples` the prompt's own answer-format examples. Patterns whose index
-    is in `skip` (ones no response can match: a control character) give no anchor of their own."""
+    `letters` and graded in `mode`. A property of the regex alone: the prompt's examples are checked apart
+    (quote_check), so rows whose prompts differ never cost another audit."""
     orx = grader_value(kind, patterns)
     deadline = time.monotonic() + max(2.0, 40 * timeout)
     errors: list[Counterexample] = []
@@ -319,9 +330,8 @@ def audit(
     seen: set[str] = set()
     n = 0
     complete = True
-    own = tuple(p for i, p in enumerate(patterns) if i not in skip)
-    for anchor in anchors(own, orx, letters, mode, timeout):
-        for probe in probes(anchor, letters, examples):
+    for anchor in own_anchors(kind, patterns, letters, mode, timeout, skip):
+        for probe in probes(anchor, letters):
             if probe.text in seen:
                 continue
             seen.add(probe.text)
@@ -340,6 +350,29 @@ def audit(
         first = (errors or warnings)[0]
         fix = suggest_fix(kind, patterns, first.pattern, letters, mode, timeout)
     return Audit(tuple(errors), tuple(warnings), fix, n, complete)
+
+
+@functools.lru_cache(maxsize=65536)
+def quote_check(
+    kind: str,
+    patterns: tuple[str, ...],
+    letters: str,
+    mode: str,
+    timeout: float,
+    skip: frozenset[int],
+    example: str,
+) -> Counterexample | None:
+    """The `quote` probe of one of the prompt's answer-format examples (a few grading calls, cached per
+    example text): a compliant answer followed by the example quoted back must keep its letter."""
+    orx = grader_value(kind, patterns)
+    for anchor in own_anchors(kind, patterns, letters, mode, timeout, skip):
+        probe = quote_probe(anchor, letters, example)
+        if probe is None:
+            continue
+        got, _, index = _grade(probe.text, orx, letters, mode, timeout)
+        if got is not None and got not in probe.accept:
+            return Counterexample(probe, got, "warning", index)
+    return None
 
 
 # ------------------------------------------------------------------------------------------------- fixes
@@ -435,7 +468,7 @@ def suggest_fix(
         if not all(_grade(x.answer(L), value, letters, mode, timeout)[0] == L for x in own for L in letters):
             continue
         # judged on the regex alone: a prompt that shows a real letter ('Answer: A') is the prompt's defect
-        again = audit(kind, fixed, letters, mode, timeout, (), False)
+        again = audit(kind, fixed, letters, mode, timeout, False)
         if not again.errors and not again.warnings:
             return f"`{new}` ({what})"
         if not again.errors and partial is None:

@@ -1,8 +1,8 @@
 """Rules from the adversarial regex audit (audit.py) and from the prompt's own answer format (answer_format.py).
 
 Both are properties of the template, not of the row: the audit is cached per (patterns, grading mode,
-offered letters, the prompt's answer-format examples), and the format check per (examples, output_regex,
-mode, letters). Per row there is one scan of the prompt for its examples and two cache look-ups.
+offered letters), the quote probe per example text, and the format check per (examples, output_regex,
+mode, letters). Per row there is one scan of the prompt for its examples and a few cache look-ups.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from ..grader import effective_mode, grade_text
 from ..grader.modes import BY_NAME
 from .answer_format import Example, examples
-from .audit import FLAGS, audit, grader_value
+from .audit import FLAGS, audit, grader_value, quote_check
 from .facts import G_AUDIT, G_FORMAT, RowFacts
 from .registry import ERROR, WARNING, Hit, quote, render_path, rule
 
@@ -32,6 +32,10 @@ _WHY = {
     "range": "the letter is not one of the options",
     "quote": "the prompt's own format example is quoted after the answer",
 }
+_QUOTE_FIX = (
+    "the prompt's example shows a real option letter: write it with a placeholder that is not a letter "
+    "('Answer: X', '<letter>'), or anchor the pattern to the end of the response"
+)
 _PROSE_FIX = (
     "make the letter class case-sensitive and limited to the options, e.g. ((?-i:[A-D])), and anchor it: "
     "nothing but punctuation may follow it on its line, e.g. (?![^\\n]*\\w)"
@@ -74,17 +78,15 @@ def audit_facts(f: RowFacts) -> int:
     timeout = f.cfg.regex_timeout
     if key is not None:
         skip = frozenset(i for i, info in enumerate(f.plan.infos) if info.odd)  # never matches a response
-        a = audit(
-            key.kind,
-            key.patterns,
-            letters,
-            mode,
-            timeout,
-            tuple(dict.fromkeys(e.text for e in exs)),
-            skip=skip,
-        )
-        if a.errors or a.warnings:
+        a = audit(key.kind, key.patterns, letters, mode, timeout, skip=skip)
+        quotes = [
+            c
+            for text in dict.fromkeys(e.text for e in exs)
+            if (c := quote_check(key.kind, key.patterns, letters, mode, timeout, skip, text)) is not None
+        ]
+        if a.errors or a.warnings or quotes:
             f.audit = a
+            f.quotes = quotes
             bits |= G_AUDIT
     if exs:
         items = tuple((e.text, e.slot, e.kind) for e in exs)
@@ -158,8 +160,14 @@ def regex_audit(f: RowFacts) -> Iterator[Hit]:
     guard=G_AUDIT,
 )
 def regex_audit_edge(f: RowFacts) -> Iterator[Hit]:
-    if f.audit is not None and f.audit.warnings and not f.audit.errors:
+    if f.audit is None or f.audit.errors:
+        return
+    if f.audit.warnings:
         yield _audit_hit(f, f.audit.warnings)
+    elif f.quotes:  # only the prompt's example, quoted back after an answer, is read: the prompt's defect
+        tm = f.d.get("template_metadata") or {}
+        tid = tm.get("template_id")
+        yield _build_hit(f, tuple(f.quotes), tid if isinstance(tid, str) else None, _QUOTE_FIX)
 
 
 def _audit_hit(f: RowFacts, found: tuple[Any, ...]) -> Hit:
@@ -173,11 +181,11 @@ def _audit_hit(f: RowFacts, found: tuple[Any, ...]) -> Hit:
     return hit
 
 
-def _build_hit(f: RowFacts, found: tuple[Any, ...], tid: str | None) -> Hit:
+def _build_hit(f: RowFacts, found: tuple[Any, ...], tid: str | None, fix: str | None = None) -> Hit:
     c = found[0]
     who = f"template {tid!r}" if tid else "the output_regex"
     more = f" ({len(found) - 1} more counterexamples)" if len(found) > 1 else ""
-    fix = f.audit.fix or _PROSE_FIX
+    fix = fix or f.audit.fix or _PROSE_FIX
     path = f.orx.paths()[c.pattern] if c.pattern < len(f.orx.patterns) else f.orx.whole
     return (
         render_path(path),

@@ -109,6 +109,7 @@ class RowFacts:
         "plan",
         "may",
         "audit",
+        "quotes",
         "formats",
         "_walk",
         "_echo",
@@ -129,6 +130,7 @@ class RowFacts:
         self.plan: Any = None  # regex_rules.RegexPlan for (orx, letters)
         self.may = 0
         self.audit: Any = None  # audit.Audit of the row's output_regex (audit_rules.audit_facts)
+        self.quotes: list[Any] = []  # audit.Counterexample: the prompt's own examples quoted back, misread
         self.formats: list[Any] = []  # audit_rules.FormatMiss: prompt examples not graded to their letter
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
