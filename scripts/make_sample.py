@@ -22,14 +22,15 @@ BOXED = "You should output your final response letter inside \\boxed{} and nothi
 T_ANSWER_BOXED = {
     "template_id": "sample_answer_boxed",
     "template_prompt": "Answer the following multiple choice question. The last line of your response should be 'Answer: \\boxed{{X}}' where X is one of {letters}.\n\n{problem}",
-    "output_regex": "Answer:\\s*\\\\boxed\\{\\s*([A-Za-z])\\s*\\}",
+    "output_regex": "Answer:\\s*\\\\boxed\\{\\s*([A-J])\\s*\\}",
     "prompt_type": "sample",
     "format_type": "mcqa",
 }
 T_CONCLUDE = {
     "template_id": "sample_conclude_caps",
     "template_prompt": '{problem}\n\nThink it through, then conclude with "ANSWER IS X" on its own line.',
-    "output_regex": ["ANSWER IS\\s*\\(?([A-Z])\\)?", "\\\\boxed\\{\\s*([A-Z])\\s*\\}"],
+    # a case-sensitive option letter with nothing but punctuation after it on its line (validate's audit)
+    "output_regex": ["ANSWER IS\\s*\\(?((?-i:[A-J]))\\)?(?![^\\n]*\\w)", "\\\\boxed\\{\\s*([A-J])\\s*\\}"],
     "prompt_type": "sample",
     "format_type": "mcqa",
 }

@@ -54,6 +54,18 @@ def _private_load_cache(tmp_path_factory):
         os.environ["MCQA_PREP_CACHE"] = old
 
 
+def repaired_templated_example(tmp_path: Path) -> Path:
+    """NeMo Gym 0.7.0's templated example rows as validate asks for them (issue 24): the first prompt rendered
+    ('{{' -> '{'), each output_regex's ([A-Za-z]) replaced by the rewrite its regex_audit finding names."""
+    rows = read_jsonl(need(FIXTURES / "example_with_template_metadata.jsonl"))
+    first = rows[0]["responses_create_params"]["input"][0]
+    first["content"] = first["content"].replace("{{", "{").replace("}}", "}")
+    for r in rows:
+        rx = r["template_metadata"]["output_regex"]
+        r["template_metadata"]["output_regex"] = rx.replace("([A-Za-z])", "((?-i:[A-J]))(?![^\\n]*\\w)")
+    return write_jsonl(tmp_path / "example_with_template_metadata.jsonl", rows)
+
+
 @pytest.fixture
 def cli():
     from click.testing import CliRunner

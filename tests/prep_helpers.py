@@ -20,7 +20,8 @@ def make_row(i: int, n_options: int = 4, *, template: bool = False, extra: dict 
         "uuid": f"row-{i:06d}",
     }
     if template:
-        row["template_metadata"] = {"template_id": "t1", "output_regex": r"Answer:\s*([A-J])"}
+        # reads the prompt's own format, letters of the options only (validate's audit finds nothing)
+        row["template_metadata"] = {"template_id": "t1", "output_regex": r"\\boxed\{([A-J])\}"}
     if extra:
         row.update(extra)
     return row

@@ -17,7 +17,7 @@ BIASED_LETTER = "A"
 BROKEN_TEMPLATE = "broken_digit_tpl"
 BROKEN_PATTERN = r"Final answer:\s*(\d)"  # captures a digit: a compliant answer never yields the gold letter
 GOOD_TEMPLATE = "answer_colon_tpl"
-GOOD_PATTERN = r"Answer:\s*([A-D])"
+GOOD_PATTERN = r"Answer:\s*((?-i:[A-D]))(?![^\n]*\w)"  # audit-clean: a case-sensitive letter ending its line
 N_ROWS = 400
 N_BROKEN = 40
 

@@ -136,7 +136,14 @@ def test_json_report_is_one_document(tmp_path, cli):
     doc = json.loads(res.stdout)
     assert doc["counts"]["read"] == doc["counts"]["written"] + doc["counts"]["rejected"] == 40
     assert doc["gold_histogram"]["all"]["4"] == {"A": 10, "B": 10, "C": 10, "D": 10}
-    assert doc["shuffle"] == {"enabled": True, "seed": 0, "pins": [], "rows_with_pins": 0, "gold_pinned": 0}
+    assert doc["shuffle"] == {
+        "enabled": True,
+        "seed": 0,
+        "pins": [],
+        "rows_with_pins": 0,
+        "gold_pinned": 0,
+        "unresolved_references": {"rows": 0, "shown": []},
+    }
     assert doc["templates"][0]["id"] == "boxed" and doc["templates"][0]["rows"] == 40
     assert doc["sources"][0]["map"]["correct"] == "Correct Answer"
 

@@ -103,7 +103,8 @@ def test_loops_and_row_columns_in_user_templates(tmp_path, cli):
     f.write_text(
         "---\n"
         "id: verdict_v1\n"
-        "output_regex: Verdict:\\s*\\(?([A-Z])\\)?(?![A-Za-z0-9])\n"
+        "output_regex: Verdict:\\s*\\(?((?-i:[A-Z]))\\)?(?![^\\n]*\\w)\n"
+        "narrow_letters: true\n"
         "description: one option per line, subject from the source row\n"
         "---\n"
         "[{{ row.subject }}] {{ question }}\n"
@@ -117,7 +118,7 @@ def test_loops_and_row_columns_in_user_templates(tmp_path, cli):
     rows = read_jsonl(out)
     assert rows[0]["template_metadata"] == {
         "template_id": "verdict_v1",
-        "output_regex": r"Verdict:\s*\(?([A-Z])\)?(?![A-Za-z0-9])",
+        "output_regex": r"Verdict:\s*\(?((?-i:[A-D]))\)?(?![^\n]*\w)",  # narrowed to the 4 options
     }
     assert rows[0]["grading_mode"] == "strict_single_letter_boxed"
     prompt = rows[0]["responses_create_params"]["input"][0]["content"]
@@ -187,6 +188,12 @@ def test_front_matter_list_of_patterns(tmp_path):
             "output_regex: Verdict:\\s*([A-D])\\b",
             "{{ question }}\n{{ options_block }}\nVerdict: <letter>",
             "with 5 options",
+        ),
+        # the audit: under NeMo Gym's IGNORECASE a loose letter class reads "Verdict: a careful reading..." as A
+        (
+            "output_regex: Verdict:\\s*\\(?([A-Z])\\)?(?![A-Za-z0-9])",
+            "{{ question }}\n{{ options_block }}\nVerdict: <letter>",
+            "[regex_audit]",
         ),
         # two capture groups: NeMo Gym crashes on it
         ("output_regex: (Verdict):\\s*([A-Z])", "{{ question }}\n{{ options_block }}", "[regex_groups]"),

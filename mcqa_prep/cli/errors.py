@@ -33,11 +33,15 @@ HINTS: dict[str, str] = {
     "stale_inputs": _FRESH,
     "stale_settings": _FRESH,
     "stale_cache": _FRESH,
+    "stale_preparation": _FRESH,
     "concurrent_preparation": "run one preparation per output directory at a time, then run again",
     "foreign_directory": "choose another output directory (--overwrite only replaces a preparation)",
     "incomplete_preparation": _PREPARE_AGAIN,
     "contract_mismatch": _PREPARE_AGAIN + " under the grader or policy you train with",
     "grader_version": _PREPARE_AGAIN + ": grading semantics changed since it was prepared",
+    "preparation_version": _PREPARE_AGAIN
+    + ": what prepare writes (validation rules, normalisation, stamping, "
+    "row schema) changed since it was prepared",
     "integrity": _PREPARE_AGAIN,
     "locked_file_mismatch": "fetch the locked bytes again with `mcqa-prep pull --to {directory} --force-download`",
     "lock_invalid": "delete the lock and pull again into this directory",

@@ -1,5 +1,7 @@
 """Option order: balanced gold positions in one streaming pass, pinned options, a portable PRNG.
 
+Pins: anchored options (anchors.py, the phrase table of every language) keep their place.
+
 Balancing (per output file and option count n): keep a count of gold answers per position; a row's gold
 goes to a least-used position among those it may take (unpinned), ties broken by the row's own seeded
 random stream; the other unpinned options are shuffled into the remaining unpinned positions. When every
@@ -16,6 +18,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+
+from .anchors import UNRESOLVED, is_positional, letter_refs, may_anchor
 
 
 class RowRandom:
@@ -46,106 +50,44 @@ class RowRandom:
 # ------------------------------------------------------------------------------------------------ pins
 
 _SPACE = re.compile(r"\s+")
-# "All of the above", "None of these", "Both of the above", "Neither", "All are correct", ...
-_POSITIONAL = re.compile(
-    r"(?:all|none|any|both|neither|either)"
-    r"(?:(?: of)?(?: the)? (?:above|these|those|them|previous|preceding|listed|mentioned|given|foregoing"
-    r"|(?:other )?(?:options|choices|answers|statements|alternatives))(?: \w+){0,3}"
-    r"| (?:are|is) (?:correct|true|right|incorrect|false|wrong))?"
-)
-_ABOVE = re.compile(r"\b(?:of the above|the above|above options|above choices|above answers)\b")
-# an option that names other options by letter: "Both A and B", "A and C", "Only B", "A, B and C are correct"
-_L = r"(?:\([A-Za-z]\)|[A-Z])"
-_KW = r"(?i:both|either|neither|only|options?|choices?|answers?|statements?|all of|none of|all but)"
-_CONN = r"\s*(?:,|;|&|\+|/|(?i:and|or|nor|as well as|but not))\s*"
-_OPTWORD = r"(?:(?i:options?|choices?)\s+)?"
-_REF = re.compile(
-    rf"(?:{_KW}\s+)?{_OPTWORD}{_L}(?:{_CONN}{_OPTWORD}{_L})*(?:\s+(?i:only|both))?"
-    r"(?:\s+(?i:are|is)\s+(?i:correct|true|right|incorrect|false|wrong))?\s*[.!]?"
-)
-_REF_LETTER = re.compile(r"\(([A-Za-z])\)|\b([A-Z])\b")
-_HAS_KW = re.compile(r"(?i:\b(?:both|either|neither|only|options?|choices?|answers?|statements?|all|none)\b)")
+_NONE: frozenset[int] = frozenset()
 
 
 def norm_pin(text: str) -> str:
     return _SPACE.sub(" ", text.strip().lower()).rstrip(".!")
 
 
-def letter_refs(text: str) -> list[str] | None:
-    """The option letters an option text refers to ("Both A and B" -> [A, B]), or None when it is not such a
-    reference. A bare letter is not a reference ("C" may be an answer in its own right, e.g. a vitamin)."""
-    s = text.strip()
-    if len(s) > 60 or not _REF.fullmatch(s):
-        return None
-    letters = [(a or b).upper() for a, b in _REF_LETTER.findall(s)]
-    if len(letters) >= 2 or (letters and _HAS_KW.search(s)):
-        return letters
-    return None
+def scan_pins(
+    choices: Sequence[str], user_pins: frozenset[str] = frozenset()
+) -> tuple[frozenset[int], str | None]:
+    """(positions that keep their place, the text of an option whose letter reference cannot be resolved).
 
-
-def is_positional(text: str) -> bool:
-    """'All of the above', 'None of these', 'Neither', ...: meaningful only in its place."""
-    t = norm_pin(text)
-    return bool(_POSITIONAL.fullmatch(t) or _ABOVE.search(t))
-
-
-# A text can be pinned only if it starts with a keyword, "(" or a capital letter on its own: one search over
-# the joined texts settles most rows (the pattern's literal "\n" prefix keeps it fast on long options).
-_MAYBE = re.compile(
-    r"\n(?:(?i:all|none|any|both|neither|either|only|options?|choices?|answers?|statements?|the above)"
-    r"|\(|[A-Z](?![A-Za-z]))"
-)
-_POS_START = ("all", "none", "any", "both", "neither", "either", "the above")
-_REF_START = (
-    "both",
-    "either",
-    "neither",
-    "only",
-    "option",
-    "choice",
-    "answer",
-    "statement",
-    "all of",
-    "none of",
-)
-_NONE: frozenset[int] = frozenset()
-
-
-def pinned_positions(choices: Sequence[str], user_pins: frozenset[str] = frozenset()) -> frozenset[int]:
-    """Positions that keep their place: positional options, user --pin texts, and options that name other
-    options by letter together with the options they name."""
-    if not user_pins and not _MAYBE.search("\n" + "\n".join(choices)):
-        return _NONE
+    Pinned: positional options (anchors.is_positional, in every language of the phrase table), user --pin
+    texts, and options that name other options by letter together with the options they name. When an option
+    names letters that cannot be told for sure (anchors.UNRESOLVED) every position is pinned (the row keeps
+    its order: nothing is guessed) and that option's text is returned for the report."""
+    if not user_pins and not may_anchor(list(choices)):
+        return _NONE, None
     out: set[int] | None = None
     n = len(choices)
     for i, t in enumerate(choices):
-        if user_pins and norm_pin(t) in user_pins:
+        if (user_pins and norm_pin(t) in user_pins) or is_positional(t):
             out = out or set()
             out.add(i)
             continue
-        tl = t.lower()
-        if tl.startswith(_POS_START) and is_positional(t):
-            out = out or set()
-            out.add(i)
-            continue
-        if len(t) > 60:
-            continue
-        c0 = t[0]
-        if not (
-            c0 == "("
-            or ("A" <= c0 <= "Z" and (len(t) == 1 or not t[1].isalpha()))
-            or tl.startswith(_REF_START)
-        ):
-            continue
-        refs = letter_refs(t)
+        refs = letter_refs(t, n)
+        if refs == UNRESOLVED:
+            return frozenset(range(n)), t
         if refs is not None:
             out = out or set()
             out.add(i)
-            for L in refs:
-                j = ord(L) - 65
-                if 0 <= j < n:
-                    out.add(j)
-    return frozenset(out) if out else _NONE
+            out.update(ord(L) - 65 for L in refs)
+    return (frozenset(out) if out else _NONE), None
+
+
+def pinned_positions(choices: Sequence[str], user_pins: frozenset[str] = frozenset()) -> frozenset[int]:
+    """Positions that keep their place (scan_pins)."""
+    return scan_pins(choices, user_pins)[0]
 
 
 # ------------------------------------------------------------------------------------------------ balance

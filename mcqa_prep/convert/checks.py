@@ -79,7 +79,7 @@ def probe_row(t: Template, n: int, source_row: dict[str, Any] | None = None) -> 
         "options": [{L: text} for L, text in opts],
         "expected_answer": letters[n // 2],
         "grading_mode": t.grading_mode,
-        "template_metadata": t.template_metadata(),
+        "template_metadata": t.template_metadata(n),
         "uuid": f"probe-{t.id}-{n}",
     }
 
@@ -167,7 +167,7 @@ class SelfCheck:
             except re.error:
                 self.patterns = None  # type: ignore[assignment]
                 break
-        self.tm = t.template_metadata()
+        self.tm = t.template_metadata()  # the pre-test's patterns: a built-in's [A-Z] reads a superset
         self.reads = BY_NAME[t.grading_mode].reads
         t.compile()
         plan = t._plan
@@ -193,7 +193,7 @@ class SelfCheck:
 
     def check(self, prompt: str, options: list[dict[str, str]], gold: str) -> None:
         """Raise RowReject when the prompt is graded to a letter (call when possible(prompt))."""
-        res = grade_text(prompt, options, gold, self.t.grading_mode, self.tm)
+        res = grade_text(prompt, options, gold, self.t.grading_mode, self.t.template_metadata(len(options)))
         if res.extracted_answer is not None or res.status == "regex_timeout":
             got = res.extracted_answer or "a timeout"
             raise RowReject(

@@ -24,7 +24,7 @@ from .._version import __version__
 from ..errors import InputError, UsageError
 from ..records import display_name
 from . import presets as presetmod
-from .balance import Balancer, RowRandom, arrange, pinned_positions
+from .balance import Balancer, RowRandom, arrange, scan_pins
 from .checks import SelfCheck, TemplateChecker
 from .extract import Extractor
 from .outputs import Outputs
@@ -146,6 +146,19 @@ def _map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnM
 # ------------------------------------------------------------------------------------------ the run
 
 
+class _MetadataByCount(dict):
+    """A template's template_metadata per option count, built on first use (a built-in's output_regex names
+    the row's letters)."""
+
+    def __init__(self, t: Template) -> None:
+        super().__init__()
+        self.t = t
+
+    def __missing__(self, n: int) -> dict[str, Any]:
+        tm = self[n] = self.t.template_metadata(n)
+        return tm
+
+
 class Run:
     """The state of one conversion: templates and their self-checks, the option balancer, the counts and the
     per-source documents that become the report. `source()` streams one source; `report()` builds the
@@ -168,7 +181,8 @@ class Run:
         self.by_reason: Counter[str] = Counter()
         self.tpl_rows: Counter[str] = Counter()
         self.n_rows: Counter[int] = Counter()
-        self.n_pinned = self.n_gold_pinned = 0
+        self.n_pinned = self.n_gold_pinned = self.n_unresolved = 0
+        self.unresolved_shown: list[dict[str, Any]] = []
         self.shown: list[dict[str, Any]] = []
         self.src_docs: list[dict[str, Any]] = []
         self.slots = []
@@ -177,7 +191,7 @@ class Run:
             t.compile()
             possible = (lambda _prompt: False) if sc.never else sc.possible
             self.slots.append(
-                (t.id, t.row_renderer(), t.grading_mode, t.template_metadata(), possible, sc.check)
+                (t.id, t.row_renderer(), t.grading_mode, _MetadataByCount(t), possible, sc.check)
             )
         self.meta_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
@@ -255,7 +269,7 @@ class Run:
         self, slot, k, item, data, key, h, u, src_meta, meta_convert, label, index
     ) -> tuple[bytes, int, int]:
         """The output line of one decoded row, the gold's position in it and its option count."""
-        tid, render, mode, tm, possible, check = slot
+        tid, render, mode, tms, possible, check = slot
         question, choices, gold, sidx, context, ident_col, subject, kept = item
         n = len(choices)
         if (tid, n) not in self.checker.done:
@@ -267,6 +281,7 @@ class Run:
         else:
             target, texts, osi = gold, choices, sidx
         letters = LETTERS[:n]
+        tm = tms[n]
         prompt = render(question, texts, context, subject, data)
         if not prompt or prompt.isspace():
             raise UsageError(f"template {tid!r} rendered an empty prompt for {label} row {index}")
@@ -300,10 +315,16 @@ class Run:
         positional options ("All of the above", --pin texts) kept in place."""
         n = len(choices)
         rng = RowRandom(seed)
-        pinned = pinned_positions(choices, self.user_pins)
+        pinned, unresolved = scan_pins(choices, self.user_pins)
         if not pinned:
             return self.balancer.place_free(key, n, gold, rng)
         self.n_pinned += 1
+        if unresolved is not None:
+            # an option names letters that cannot be told for sure: the row keeps its order (reported)
+            self.n_unresolved += 1
+            if len(self.unresolved_shown) < self.max_shown:
+                self.unresolved_shown.append({"option": unresolved, "options": list(choices)})
+            return gold, list(range(n))
         if gold in pinned:
             self.n_gold_pinned += 1
             target = gold
@@ -388,6 +409,7 @@ class Run:
                 "pins": sorted(self.user_pins),
                 "rows_with_pins": self.n_pinned,
                 "gold_pinned": self.n_gold_pinned,
+                "unresolved_references": {"rows": self.n_unresolved, "shown": self.unresolved_shown},
             },
             "option_counts": {str(n): c for n, c in sorted(self.n_rows.items())},
             "gold_histogram": {
@@ -398,8 +420,20 @@ class Run:
                 (key or "all"): {str(n): s for n, s in by_n.items()}
                 for key, by_n in self.balancer.spread().items()
             },
-            "warnings": _bias_warnings(hist, shuffle),
+            "warnings": _bias_warnings(hist, shuffle)
+            + _unresolved_warnings(self.n_unresolved, self.unresolved_shown),
         }
+
+
+def _unresolved_warnings(n: int, shown: list[dict[str, Any]]) -> list[str]:
+    if not n:
+        return []
+    example = shown[0]["option"] if shown else ""
+    return [
+        f"{n} row(s) kept their option order: an option names other options by letters that cannot be told for "
+        f"sure (e.g. {example!r}: a letter that is not one of the options, or Cyrillic letters that also read as "
+        "Latin ones); check them (shuffle.unresolved_references)"
+    ]
 
 
 class Ticker:

@@ -6,7 +6,8 @@ NeMo Gym modes; a user template is a file whose front matter declares the same f
 
     ---
     id: verdict_v1
-    output_regex: Verdict:\\s*\\(?([A-Z])\\)?(?![A-Za-z0-9])
+    output_regex: Verdict:\\s*\\(?((?-i:[A-Z]))\\)?(?![^\\n]*\\w)
+    narrow_letters: true
     grading_mode: strict_single_letter_boxed
     ---
     {{ question }}
@@ -17,7 +18,8 @@ NeMo Gym modes; a user template is a file whose front matter declares the same f
 
 The front matter is YAML (PyYAML's safe_load): a plain value is taken as written, backslashes included; a
 value holding `: ` or ` #`, or starting with a YAML indicator (`[`, `{`, `*`, ...), is quoted (single quotes
-keep backslashes as written); `output_regex` may be a YAML list of patterns. Mixing several templates with weights assigns one per row from a hash of the row's uuid,
+keep backslashes as written); `output_regex` may be a YAML list of patterns; `narrow_letters: true` narrows each
+`[A-Z]` of output_regex to the row's option letters (as the built-ins do). Mixing several templates with weights assigns one per row from a hash of the row's uuid,
 so a row keeps its template when other rows are added or removed.
 """
 
@@ -48,7 +50,7 @@ VARIABLES = (
     "row",
 )
 
-FRONT_KEYS = ("id", "grading_mode", "output_regex", "answer_prefix", "description")
+FRONT_KEYS = ("id", "grading_mode", "output_regex", "answer_prefix", "description", "narrow_letters")
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Template:
     description: str = ""
     origin: str = "builtin"  # "builtin" or the file path
     weight: float = 1.0
+    letter_class: bool = False  # built-ins: each `[A-Z]` of output_regex is narrowed to the row's letters
     _compiled: Any = field(default=None, repr=False)
     _globals: dict[str, Any] = field(default_factory=dict, repr=False)
     _used: frozenset[str] | None = field(default=None, repr=False)
@@ -70,13 +73,23 @@ class Template:
     _fast: Any = field(default=None, repr=False)
     _fast_row: Any = field(default=None, repr=False)
 
-    def template_metadata(self) -> dict[str, Any]:
+    def template_metadata(self, n: int | None = None) -> dict[str, Any]:
+        """What a row with `n` options carries: the template id, its output_regex (for a built-in, with the
+        letter class narrowed to those n letters: a letter outside the options is never read) and prefix."""
         tm: dict[str, Any] = {"template_id": self.id}
         if self.output_regex is not None:
-            tm["output_regex"] = self.output_regex
+            tm["output_regex"] = self.regex_for(n)
         if self.answer_prefix is not None:
             tm["answer_prefix"] = self.answer_prefix
         return tm
+
+    def regex_for(self, n: int | None) -> str | list[str] | None:
+        if not self.letter_class or n is None or self.output_regex is None:
+            return self.output_regex
+        cls = f"[A-{_letters(n)[0][-1]}]" if n > 1 else "[A]"
+        if isinstance(self.output_regex, str):
+            return self.output_regex.replace("[A-Z]", cls)
+        return [p.replace("[A-Z]", cls) for p in self.output_regex]
 
     def uses_row(self) -> bool:
         """Whether the template reads `row` (then every source column is read, not only the mapped ones)."""
@@ -143,6 +156,8 @@ class Template:
             d["output_regex"] = self.output_regex
         if self.answer_prefix is not None:
             d["answer_prefix"] = self.answer_prefix
+        if self.letter_class:
+            d["letter_class"] = "each [A-Z] of output_regex is narrowed to the row's option letters"
         return d
 
 
@@ -299,17 +314,21 @@ BUILTIN: dict[str, Template] = {
         ),
         Template(
             id="final_choice",
-            description="'Final choice: LETTER' read by a custom output_regex",
+            description="'Final choice: LETTER' read by a custom output_regex (a case-sensitive option letter ending its line)",
             grading_mode="strict_single_letter_boxed",
-            output_regex=r"Final choice:\s*\(?([A-Z])\)?(?![A-Za-z0-9])",
+            # a case-sensitive letter of the options (each [A-Z] narrowed per row) with nothing but punctuation
+            # after it on its line: prose that says "the final choice: a careful reader..." reads no letter
+            output_regex=r"Final choice:\s*\**\s*\(?((?-i:[A-Z]))\)?(?![^\n]*\w)",
+            letter_class=True,
             source=_HEAD + "Reason about each option, then finish your response with a line "
             "'Final choice: <letter>' naming one of {{ letters_comma }}.",
         ),
         Template(
             id="answer_is",
-            description="'The answer is (LETTER)' (MMLU-Pro's chain-of-thought format) read by a custom output_regex",
+            description="'The answer is (LETTER)' (MMLU-Pro's chain-of-thought format) read by a custom output_regex (likewise)",
             grading_mode="strict_single_letter_boxed",
-            output_regex=r"answer is\s*\(?([A-Z])\)?(?![A-Za-z0-9])",
+            output_regex=r"answer is\s*\**\s*\(?((?-i:[A-Z]))\)?(?![^\n]*\w)",
+            letter_class=True,
             source="The following is a multiple choice question{% if subject %} about {{ subject | replace('_', ' ') }}{% endif %}. "
             'Think step by step and then finish your answer with "the answer is (<letter>)", where <letter> is '
             "the correct option.\n\n" + _HEAD.rstrip("\n"),
@@ -361,6 +380,7 @@ def parse_template_file(path: str | Path) -> Template:
         answer_prefix=header.get("answer_prefix"),
         description=header.get("description", ""),
         origin=str(path),
+        letter_class=bool(header.get("narrow_letters", False)),
     )
     t.compile()
     return t
@@ -401,6 +421,10 @@ def _front_matter(path: str | Path, text: str) -> dict[str, Any]:
             raise UsageError(f"{where}: {key} given twice (a list of patterns is a YAML list)")
         seen.add(key)
         value = doc[key]
+        if key == "narrow_letters":
+            if not isinstance(value, bool):
+                raise UsageError(f"{where}: narrow_letters: expected true or false, got {value!r}")
+            continue
         texts = value if key == "output_regex" and isinstance(value, list) else [value]
         if not texts or not all(isinstance(v, str) for v in texts):
             what = "text or a list of texts" if key == "output_regex" else "text"
@@ -440,6 +464,7 @@ def load_templates(specs: Sequence[str]) -> list[Template]:
                 output_regex=b.output_regex,
                 answer_prefix=b.answer_prefix,
                 description=b.description,
+                letter_class=b.letter_class,
             )
         elif Path(name).is_file():
             t = parse_template_file(name)

@@ -1,8 +1,10 @@
 """The prepared-directory format, in one place: file names, the manifest (build, write, read), and the two
 decisions every reader and writer of a prepared directory takes from it:
 
-- `check_contract`: is this preparation valid for this grader (or for this policy)?
-- `decide`: is an existing output directory up to date for this preparation, or stale (and why)?
+- `check_contract`: is this preparation valid for this grader (or for this policy), and was it made by this
+  preparation version (`PREPARATION_VERSION`)?
+- `decide`: is an existing output directory up to date for this preparation (preparation version, contract,
+  inputs, settings), or stale (and why)?
 
 A prepared directory holds `<split>-00000-of-0000N.jsonl|parquet` shards, `rejects.jsonl` and
 `manifest.json`, written last. A directory whose manifest is missing, of an unknown version, not valid
@@ -47,6 +49,14 @@ _OWN_FILE = re.compile(
 )
 DATA_FILE = re.compile(r"^.+\.(jsonl|parquet)$")
 
+# What prepare writes for given inputs, policy and settings: which rows pass validation (the validate rules and
+# their severities), how a row is normalised and stamped, the prepared-row schema. Bump it in the same commit
+# as any change of that output (tests/test_prepare_version.py hashes golden prepare outputs and fails when they
+# change under an unchanged version), and note it in docs/prepare.md ("Preparation versions"). A manifest
+# without the key was made before it was recorded: preparation version 1.
+PREPARATION_VERSION = "2"
+UNRECORDED_PREPARATION = "1"
+
 
 def shard_name(split: str, index: int, count: int, fmt: str) -> str:
     return f"{split}-{index:05d}-of-{count:05d}.{fmt}"
@@ -83,6 +93,7 @@ def build(
         "contract_id": policy.contract_id(),
         "contract": policy.contract(),
         "row_schema": ROW_SCHEMA,
+        "preparation_version": PREPARATION_VERSION,
         "settings": dict(settings),
         "inputs": inputs,
         "files": files,
@@ -244,6 +255,7 @@ def check_contract(manifest: Mapping[str, Any], policy: GradingPolicy | None, wh
             reason="grader_version",
             directory=where,
         )
+    check_preparation_version(manifest, where)
     if policy is None:
         mine = {k: v for k, v in mine.items() if k != "policy"}
         found = {k: v for k, v in found.items() if k != "policy"}
@@ -256,6 +268,28 @@ def check_contract(manifest: Mapping[str, Any], policy: GradingPolicy | None, wh
             expected=policy.contract_id() if policy is not None else None,
             found=recorded_id,
             differences=diff,
+            directory=where,
+        )
+
+
+def preparation_version(manifest: Mapping[str, Any]) -> str:
+    """The preparation version a manifest records (UNRECORDED_PREPARATION when it predates the key)."""
+    return manifest.get("preparation_version", UNRECORDED_PREPARATION)
+
+
+def check_preparation_version(manifest: Mapping[str, Any], where: str) -> None:
+    """A preparation made by another preparation version is not this installation's data: refused, naming the
+    versions, as a grader change is (ContractMismatch, reason preparation_version)."""
+    found = preparation_version(manifest)
+    if found != PREPARATION_VERSION:
+        raise ContractMismatch(
+            f"{where}: prepared by preparation version {found}; this is preparation version "
+            f"{PREPARATION_VERSION} (what prepare writes changed: validation rules, normalisation, stamping or "
+            "the row schema)",
+            expected=PREPARATION_VERSION,
+            found=found,
+            differences=[Difference("preparation_version", found, PREPARATION_VERSION)],
+            reason="preparation_version",
             directory=where,
         )
 
@@ -298,6 +332,18 @@ def decide(
     settings and difficulty settings (pass-rate table identity, filter, stamping; None: none asked);
     otherwise StaleCache (or IncompletePreparation) naming every difference."""
     manifest = read(out_dir)
+    found = preparation_version(manifest)
+    if found != PREPARATION_VERSION:
+        raise StaleCache(
+            f"{out_dir}: prepared by preparation version {found}, but this is preparation version "
+            f"{PREPARATION_VERSION} (what prepare writes changed: validation rules, normalisation, stamping or "
+            "the row schema)",
+            differences=[Difference("preparation_version", found, PREPARATION_VERSION)],
+            reason="stale_preparation",
+            recorded=found,
+            requested=PREPARATION_VERSION,
+            directory=str(out_dir),
+        )
     new_id = policy.contract_id()
     if manifest["contract_id"] != new_id:
         diff = contract_differences(manifest["contract"], policy.contract())

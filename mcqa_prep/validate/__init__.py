@@ -9,6 +9,9 @@ description and fix; docs/validate.md's rule table is generated from the registr
     row_rules.py     prompt, options, gold, grading mode
     regex_rules.py   custom output_regex: compile, groups, time bound, controls (cached per pattern)
     controls.py      positive / negative controls and time bound of one pattern
+    audit.py         the adversarial audit of an output_regex (probes from its own structure), and fixes
+    answer_format.py a prompt's answer-format examples and its unrendered template markers
+    audit_rules.py   rules from the audit and from the prompt's own answer format (cached per template)
     synth.py         compliant answers synthesised from a pattern's parse tree
     crossrow.py      duplicates, gold histogram, position bias (state fed in input order)
     engine.py        RowChecker: a row -> its row findings and the small keys the cross-row rules need
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 # isort: off
 # the rule modules register their rules on import, in this order: the docs' and each row's finding order
-from . import schema_rules, row_rules, regex_rules, crossrow  # noqa: F401
+from . import schema_rules, row_rules, regex_rules, audit_rules, crossrow  # noqa: F401
 
 # isort: on
 from .driver import REPORT_VERSION, ValidateReport, validate_paths

@@ -260,7 +260,8 @@ def required_samples(pattern: str, letter: str) -> list[tuple[str, str]]:
     """Responses a model writes for this pattern that must score besides its literal format: the pattern as
     the author meant it where a backslash was lost (synth.model_pattern: `\\boxed`, not a word boundary and
     `oxed`), and the documented `\\boxed{X}` format when the pattern's own answer is a bare box (not, say,
-    `Answer: \\boxed{X}`, whose plain box only the grading mode reads)."""
+    `Answer: \\boxed{X}`, whose plain box only the grading mode reads, nor `\\boxed{\\text{X}}`, a box of another
+    content)."""
     out: list[tuple[str, str]] = []
     meant = model_pattern(pattern)
     sample = synthesize(meant, letter) if meant != pattern else None
@@ -269,7 +270,8 @@ def required_samples(pattern: str, letter: str) -> list[tuple[str, str]]:
     own = (sample or synthesize(pattern, letter) or "").lstrip()
     boxed = "\\boxed{" + letter + "}"
     # the pattern's answer is a bare box (what strict_single_letter_boxed documents): \boxed{X} must score
-    if own.startswith(("\\boxed{", "oxed{")) and boxed not in [r for r, _ in out]:
+    inside = own.split("{", 1)[1].rsplit("}", 1)[0].strip() if "{" in own and "}" in own else None
+    if own.startswith(("\\boxed{", "oxed{")) and inside == letter and boxed not in [r for r, _ in out]:
         out.append((boxed, "the documented \\boxed{} format"))
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 from ..records import Finding, Row
+from .audit_rules import audit_facts
 from .crossrow import RowKeys, row_keys
 from .facts import Config, RowFacts
 from .regex_rules import regex_facts
@@ -46,6 +47,7 @@ class RowChecker:
     def facts(self, row: Row) -> RowFacts:
         f = RowFacts.of(row, self.cfg)
         f.may |= regex_facts(f)
+        f.may |= audit_facts(f)
         return f
 
     def check(self, row: Row) -> tuple[list[Finding], RowKeys | None]:

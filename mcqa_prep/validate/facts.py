@@ -23,6 +23,7 @@ from .. import schema
 from ..grader.modes import NOT_NEMO_GYM_MODES, ROW_MODES
 from ..prompt import content_text, user_prompt
 from ..records import Row
+from .answer_format import unrendered
 
 # guard bits: set when the rules they guard may fire on the row
 G_NONFINITE = 1 << 0  # non_finite_number, non_json_value
@@ -38,9 +39,9 @@ G_MODE = 1 << 9  # grading_mode_*
 G_REGEX = 1 << 10  # output_regex pattern rules (shape, compile, groups, time bound, control characters)
 G_REGEX_LETTERS = 1 << 11  # positive control / letter coverage
 G_REGEX_PROMPT = 1 << 12  # negative control on this row's prompt
+G_AUDIT = 1 << 13  # regex_audit, regex_audit_edge: the row's audit found a counterexample
+G_FORMAT = 1 << 14  # prompt_answer_format: an answer-format example of the prompt is not graded to its letter
 
-UNRENDERED_MARKERS = ("{{", "}}", "{problem}", "{question}", "{options}", "{choices}")
-_OPEN_MARKERS = tuple(m for m in UNRENDERED_MARKERS if m.startswith("{"))
 _QUIET_MODES = frozenset(m for m in ROW_MODES if m not in NOT_NEMO_GYM_MODES)
 _IRREGULAR_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 # control characters no text should hold: C0 but tab/newline/carriage return, DEL, C1, and invisible format
@@ -107,6 +108,9 @@ class RowFacts:
         "orx",
         "plan",
         "may",
+        "audit",
+        "quotes",
+        "formats",
         "_walk",
         "_echo",
     )
@@ -125,6 +129,9 @@ class RowFacts:
         self.orx: Any = None  # regex_rules.RegexKey of a usable output_regex, else None
         self.plan: Any = None  # regex_rules.RegexPlan for (orx, letters)
         self.may = 0
+        self.audit: Any = None  # audit.Audit of the row's output_regex (audit_rules.audit_facts)
+        self.quotes: list[Any] = []  # audit.Counterexample: the prompt's own examples quoted back, misread
+        self.formats: list[Any] = []  # audit_rules.FormatMiss: prompt examples not graded to their letter
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
 
@@ -231,19 +238,9 @@ _IS_VALID: Any = None
 
 
 def no_markers(prompt: str) -> bool:
-    """No unrendered template marker in the prompt: single-character searches (memchr-fast) find each brace
-    and the markers are tested only there (`"}}" in s` is a slow two-character search)."""
-    at = prompt.find("{")
-    while at >= 0:
-        if prompt.startswith(_OPEN_MARKERS, at):
-            return False
-        at = prompt.find("{", at + 1)
-    at = prompt.find("}")
-    while at >= 0:
-        if prompt.startswith("}}", at):
-            return False
-        at = prompt.find("}", at + 1)
-    return True
+    """No unrendered template marker in the prompt (answer_format.unrendered, the rule's own definition: a
+    prompt without a brace costs one memchr-fast search)."""
+    return "{" not in prompt or not unrendered(prompt)
 
 
 def clean_text(s: str) -> bool:

@@ -17,6 +17,7 @@ from ..grader.modes import (
     ROW_MODES,
 )
 from ..prompt import content_text
+from .answer_format import unrendered
 from .facts import (
     G_CONTROL,
     G_GOLD,
@@ -27,7 +28,6 @@ from .facts import (
     G_PROMPT,
     G_TEXTS,
     TEXT_CONTROL,
-    UNRENDERED_MARKERS,
     RowFacts,
     normalize_texts,
 )
@@ -78,25 +78,29 @@ def prompt_messages(f: RowFacts) -> Iterator[Hit]:
 
 @rule(
     "template_unrendered",
-    WARNING,
-    "the prompt contains `{{`, `}}`, `{problem}`, `{question}`, `{options}` or `{choices}`",
-    "render the template (str.format turns `{{` into `{`)",
+    ERROR,
+    "the prompt holds a template marker that was never rendered: `{{ }}` around a letter, a list of letters, a "
+    "placeholder or a variable name (`\\boxed{{D}}`, `{{Question}}`), a Jinja `{% %}` statement or `{# #}` "
+    "comment, or a `str.format` field of a template variable (`{problem}`, `{question}`, `{letter}`, ...); "
+    "doubled braces of LaTeX (`x^{{2}}`) are not markers",
+    "render the template (str.format turns `{{` into `{` and fills `{problem}`)",
     guard=G_MARKERS,
 )
 def template_unrendered(f: RowFacts) -> Iterator[Hit]:
     text = f.prompt or ""
-    for marker in UNRENDERED_MARKERS:
-        at = text.find(marker)
-        if at >= 0:
-            yield (
-                PROMPT_PATH,
-                (
-                    f"the prompt contains {marker!r} at character {at} ({quote(text[max(0, at - 25) : at + 25], 70)}): "
-                    "the template was not rendered as intended (str.format turns '{{' into '{' and fills "
-                    "'{problem}'); render it again"
-                ),
-            )
-            return
+    found = unrendered(text)
+    if found:
+        m = found[0]
+        more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+        yield (
+            PROMPT_PATH,
+            (
+                f"the prompt holds the unrendered template marker {m.text!r} at character {m.at}{more} "
+                f"({quote(text[max(0, m.at - 25) : m.at + len(m.text) + 25], 90)}): the model sees the template's "
+                "syntax instead of what it stood for (and copies it: an answer written '\\boxed{{D}}' is not the "
+                "format the grader reads); render the template again"
+            ),
+        )
 
 
 @rule(

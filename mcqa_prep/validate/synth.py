@@ -141,6 +141,7 @@ class _Synth:
     def __init__(self, letter: str, groups: int):
         self.letter = letter
         self.groups = groups
+        self.any_char = "x"  # what ANY writes
         self.slot_used = False
         self.captured: dict[int, str] = {}
 
@@ -152,7 +153,12 @@ class _Synth:
                 # one space where it reads naturally ("Answer: C", "ANSWER IS C"), none before punctuation
                 nxt = items[i + 1] if i + 1 < len(items) else None
                 last = "".join(out)[-1:]
-                space = nxt is not None and not _next_is_punct(nxt) and (last.isalnum() or last in ":=)*")
+                space = (
+                    nxt is not None
+                    and not _next_is_punct(nxt)
+                    and last != ""
+                    and (last.isalnum() or last in ":=)*")
+                )
                 out.append(" " if space else "")
                 continue
             out.append(self.node(op, av))
@@ -168,7 +174,7 @@ class _Synth:
         if op is _c.NOT_LITERAL:
             return " " if chr(av) != " " else "x"
         if op is _c.ANY:
-            return "x"
+            return self.any_char
         if op is _c.IN:
             if self.groups == 0 and not self.slot_used and _in_set(av, self.letter):
                 self.slot_used = True
@@ -228,7 +234,14 @@ def synthesize(pattern: str, letter: str) -> str | None:
     if groups > 1:
         return None
     try:
-        out = _Synth(letter, groups).run(tree)
+        synth = _Synth(letter, groups)
+        out = synth.run(tree)
+        items = list(tree)
+        if items and items[-1][0] is _c.ASSERT and items[-1][1][0] > 0:
+            # a trailing lookahead names text that must follow the answer (`(.*)(?=.)`): write it, with a
+            # period for "any character" (what ends a sentence)
+            synth.any_char = "."
+            out += synth.run(items[-1][1][1])
     except (_Unsupported, RecursionError, ValueError, OverflowError):
         return None
     return out if out.strip() else None

@@ -223,7 +223,14 @@ def test_contents(tmp_path, name):
     make, flagged = CONTENTS[name]
     src = tmp_path / "in" / "validation.parquet"
     src.parent.mkdir()
-    table = make(build.sample_rows()[:5])
+    # rows whose output_regex Arrow can keep in one column (a string; the sample's list-valued one would turn
+    # every row's template_metadata null, leaving its prompt asking for a format nothing grades)
+    rows = [
+        r
+        for r in build.sample_rows()
+        if not isinstance((r.get("template_metadata") or {}).get("output_regex"), list)
+    ]
+    table = make(rows[:5])
     pq.write_table(table, src)
     doc = tries.validate(src, None, stdin=False)
     assert doc["summary"]["rows_read"] == table.num_rows
