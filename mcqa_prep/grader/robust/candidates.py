@@ -371,7 +371,9 @@ def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None
 def _it_is_text(x: Text, k: int) -> Evidence | None:
     """ "It is Bach.", "so it must be None of these": an it-is phrase and a whole option text closing the
     line commit to that option."""
-    e = line_end(x.t, k)
+    e = x.t.find("\n", k, k + 161)  # (not the whole line: one scan per phrase on a long line is quadratic)
+    if e < 0:
+        e = len(x.t)
     if e - k > 160:  # (cheap tests first: a short rest of the line, starting like a name or a number)
         return None
     m = X.IT_IS_TEXT_RE.match(x.low, k, e)
