@@ -13,6 +13,7 @@ from .common import (
     QUIET_OPTION,
     WORKERS_OPTION,
     bar_factory,
+    cap_workers,
     emit_json,
     regex_timeout_option,
     report_error,
@@ -106,7 +107,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
-        workers=workers,
+        workers=cap_workers(workers),
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:
