@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
 from ..grader import ROW_MODES
@@ -63,11 +63,11 @@ class Template:
     origin: str = "builtin"  # "builtin" or the file path
     weight: float = 1.0
     _compiled: Any = field(default=None, repr=False)
-    _globals: dict[str, Any] = field(default_factory=dict, repr=False)
     _used: frozenset[str] | None = field(default=None, repr=False)
     _plan: list[Any] | None = field(default=None, repr=False)
     _fast: Any = field(default=None, repr=False)
     _fast_row: Any = field(default=None, repr=False)
+    _sandbox: Any = field(default=None, repr=False)
 
     def template_metadata(self) -> dict[str, Any]:
         tm: dict[str, Any] = {"template_id": self.id}
@@ -82,36 +82,33 @@ class Template:
         return "row" in self.variables_used()
 
     def compile(self) -> None:
-        if self._compiled is None:
-            self._compiled = _compile(self.source, self.id)
-            self._globals = dict(self._compiled.globals)
-            self._plan = _make_plan(_env().parse(self.source).body)
-            self._fast = _plan_function(self._plan) if self._plan is not None else None
-            self._fast_row = _plan_row_function(self._plan) if self._plan is not None else None
+        """Parse the template; a template that only prints and tests variables is compiled here (to a plain
+        function), any other is compiled and rendered by a bounded sandbox process (sandbox.py): compiling
+        Jinja evaluates constant expressions ("x" * 10**10), so a user's template is never compiled here."""
+        if self._compiled is not None:
+            return
+        self._plan = _make_plan(_parse(self.source, self.id).body)
+        if self._plan is not None:
+            self._compiled = _compile(
+                self.source, self.id
+            )  # names, texts, tests: nothing runs at compile time
+            self._fast = _plan_function(self._plan)
+            self._fast_row = _plan_row_function(self._plan)
+            return
+        from .sandbox import SandboxRenderer
+
+        self._sandbox = SandboxRenderer(self.source, self.id, self.origin, ENV_SETTINGS)
+        self._sandbox.start()  # its compile errors now, before any row
+        self._compiled = self._sandbox
 
     def render(self, variables: dict[str, Any]) -> str:
         """The prompt for one row; UsageError naming the template and the undefined variable."""
         if self._compiled is None:
             self.compile()
-        import jinja2
-
         fast = self._fast
         if fast is not None:
             return fast(variables)
-        jt = self._compiled
-        try:
-            # Template.render() merges the environment's globals (a ChainMap, iterated in Python) into a new
-            # dict on every call; merging a plain copy made once is the same context at a third of the cost
-            return "".join(jt.root_render_func(jt.new_context({**self._globals, **variables}, shared=True)))
-        except jinja2.UndefinedError as exc:
-            raise UsageError(
-                f"template {self.id!r} ({self.origin}): {exc.message}; the variables are "
-                f"{', '.join(VARIABLES)} (row.NAME for a column of the source row)"
-            ) from None
-        except jinja2.TemplateError as exc:
-            raise UsageError(f"template {self.id!r} ({self.origin}): {exc}") from None
-        except (TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
-            raise UsageError(f"template {self.id!r} ({self.origin}): rendering failed: {exc}") from None
+        return self._sandbox.render(variables)  # type: ignore[union-attr]
 
     def row_renderer(self):
         """f(question, texts, context, subject, row) -> prompt: the compiled plan when there is one, else
@@ -128,11 +125,14 @@ class Template:
         return slow
 
     def variables_used(self) -> frozenset[str]:
-        """Names the template reads (render_variables builds only those)."""
+        """Names the template reads (render_variables builds only those): every name loaded anywhere in it,
+        read from the parse tree (jinja2.meta would run the code generator, which evaluates constant
+        expressions, over a user's template)."""
         if self._used is None:
-            from jinja2 import meta
+            from jinja2 import nodes
 
-            self._used = frozenset(meta.find_undeclared_variables(_env().parse(self.source)))
+            tree = _parse(self.source, self.id)
+            self._used = frozenset(n.name for n in tree.find_all(nodes.Name) if n.ctx == "load")
         return self._used
 
     def describe(self) -> dict[str, Any]:
@@ -146,6 +146,17 @@ class Template:
 
 
 _ENV: Any = None
+# the Jinja environment's settings, here and in the rendering sandbox (sandbox.py)
+ENV_SETTINGS: dict[str, Any] = {
+    # no constant folding: Jinja's optimiser evaluates constant expressions while compiling ("x" * 10**10,
+    # 10**10**10, a filter on literals), which would run a user's template here, unbounded; unfolded, they
+    # run when rendered, in the bounded sandbox. The output is the same.
+    "optimized": False,
+    "autoescape": False,
+    "keep_trailing_newline": False,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
 
 
 def _env():
@@ -156,13 +167,7 @@ def _env():
 
         # sandboxed: a template file is data from the user, it must not reach Python internals;
         # StrictUndefined: a misspelt variable is an error naming it, never an empty string in a prompt
-        _ENV = ImmutableSandboxedEnvironment(
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=False,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        _ENV = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, **ENV_SETTINGS)
     return _ENV
 
 
@@ -171,6 +176,15 @@ def _compile(source: str, tid: str):
 
     try:
         return _env().from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"template {tid!r}: syntax error at line {exc.lineno}: {exc.message}") from None
+
+
+def _parse(source: str, tid: str):
+    import jinja2
+
+    try:
+        return _env().parse(source)
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"template {tid!r}: syntax error at line {exc.lineno}: {exc.message}") from None
 
@@ -199,6 +213,8 @@ def _make_plan(body: list[Any]) -> list[Any] | None:
                     plan.append(x.data)
                 elif isinstance(x, nodes.Name) and x.ctx == "load" and x.name in VARIABLES:
                     plan.append(_Var(x.name))
+                elif _literal_replace(x):  # {{ subject | replace('_', ' ') }}: Jinja's str(v).replace(a, b)
+                    plan.append(_Replace(x.node.name, x.args[0].value, x.args[1].value))
                 else:
                     return None
         elif isinstance(node, nodes.If):
@@ -214,6 +230,31 @@ def _make_plan(body: list[Any]) -> list[Any] | None:
     return plan
 
 
+class _Replace(NamedTuple):
+    """`{{ name | replace('old', 'new') }}` with literal strings in a plan."""
+
+    name: str
+    old: str
+    new: str
+
+
+def _literal_replace(x: Any) -> bool:
+    from jinja2 import nodes
+
+    return (
+        isinstance(x, nodes.Filter)
+        and x.name == "replace"
+        and isinstance(x.node, nodes.Name)
+        and x.node.ctx == "load"
+        and x.node.name in VARIABLES
+        and len(x.args) == 2
+        and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in x.args)
+        and not x.kwargs
+        and x.dyn_args is None
+        and x.dyn_kwargs is None
+    )
+
+
 def _str(x: Any) -> str:
     return x if type(x) is str else str(x)
 
@@ -226,6 +267,8 @@ def _plan_expr(plan: list[Any], var) -> str:
         elif type(op) is _Var:
             # these are always str (the question is decoded to str): no conversion call
             parts.append(var(str(op)) if str(op) in _ALWAYS_STR else f"_str({var(str(op))})")
+        elif type(op) is _Replace:
+            parts.append(f"_str({var(op.name)}).replace({op.old!r}, {op.new!r})")
         else:
             name, yes, no = op
             parts.append(f"({_plan_expr(yes, var)} if {var(name)} else {_plan_expr(no, var)})")
