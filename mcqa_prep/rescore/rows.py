@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..counts import is_change
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
@@ -213,7 +214,7 @@ def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) ->
     if "reward" in row or "extracted_answer" in row:
         grading["previous_reward"] = prev
         grading["previous_extracted_answer"] = row.get("extracted_answer")
-        grading["changed"] = prev is not None and prev != reward
+        grading["changed"] = is_change(grading["status"], prev, reward)  # an invalid row: never a change
     return prev
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
+from ..counts import Tally
 from ..errors import InputError, UsageError
 from ..io import AtomicFile, iter_file
 from ..io.paths import check_output
@@ -24,7 +25,7 @@ from ..io.writers import Parts
 from ..parallel import Chunk, check_workers, chunks, ordered_map
 from ..policy import GradingPolicy
 from ..prompt import prompt_key
-from ..records import STATUS_INVALID_ROW, display_name
+from ..records import display_name
 from .rows import JOIN_FIELDS, Outcome, Settings, rescore_row
 
 __all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
@@ -214,11 +215,9 @@ class RescoreReport:
     rows: int = 0
     by_status: Counter = field(default_factory=Counter)
     by_mode: Counter = field(default_factory=Counter)
-    reward_sum: float = 0.0
-    graded: int = 0
+    tally: Tally = field(default_factory=Tally)  # scored, graded, invalid, mean reward, changed (counts.py)
     invalid: Bucket = field(default_factory=Bucket)
     invalid_by_kind: Counter = field(default_factory=Counter)  # unreadable, response, no_options, ...
-    recorded: int = 0  # graded rows that carried a readable recorded reward
     unchanged: Bucket = field(default_factory=Bucket)
     up: Bucket = field(default_factory=Bucket)  # 0 -> 1
     down: Bucket = field(default_factory=Bucket)  # 1 -> 0
@@ -236,7 +235,11 @@ class RescoreReport:
 
     @property
     def changed(self) -> int:
-        return self.up.count + self.down.count
+        return self.tally.changed
+
+    @property
+    def graded(self) -> int:
+        return self.tally.graded
 
     def add(self, o: Outcome) -> None:
         n = self.examples
@@ -250,15 +253,12 @@ class RescoreReport:
             self.input_contracts[o.input_contract] += 1
         if o.replaced:
             self.replaced.add(o.rid, n)
-        if o.status == STATUS_INVALID_ROW:  # not graded: never counted as a reward change
+        if not self.tally.add(o.status, o.reward, o.previous):  # not graded: never counted as a change
             self.invalid.add(o.rid, n)
             self.invalid_by_kind[o.problem or "other"] += 1
             return
-        self.graded += 1
         self.by_mode[o.mode] += 1
-        self.reward_sum += o.reward
         if o.previous is not None:
-            self.recorded += 1
             if o.previous == o.reward:
                 self.unchanged.add(o.rid, n)
             else:
@@ -290,9 +290,7 @@ class RescoreReport:
         adding those rows one by one gives (rewards are 0 or 1, so their sum is exact in any grouping)."""
         n = self.examples
         self.rows += part.rows
-        self.graded += part.graded
-        self.reward_sum += part.reward_sum
-        self.recorded += part.recorded
+        self.tally.merge(part.tally)
         self.joined += part.joined
         self.compare_same += part.compare_same
         for mine, theirs in (
@@ -315,8 +313,8 @@ class RescoreReport:
             "output": display_name(self.output),
             "contract": self.contract_id,
             "rows": self.rows,
-            "graded": self.graded,
-            "mean_reward": (self.reward_sum / self.graded) if self.graded else None,
+            "graded": self.tally.graded,
+            "mean_reward": self.tally.mean_reward,
             "by_status": dict(sorted(self.by_status.items())),
             "by_mode": dict(sorted(self.by_mode.items())),
             "invalid_rows": {**self.invalid.to_dict(), "by_kind": dict(sorted(self.invalid_by_kind.items()))},
@@ -326,7 +324,7 @@ class RescoreReport:
                 **(self.index or {"dataset_prompts": None, "dataset_prompt_duplicates": 0}),
             },
             "agreement": {
-                "recorded": self.recorded,
+                "recorded": self.tally.recorded,
                 "unchanged": self.unchanged.to_dict(),
                 "0->1": self.up.to_dict(),
                 "1->0": self.down.to_dict(),
