@@ -165,4 +165,10 @@ def index_lines(join: dict[str, Any]) -> list[str]:
     ]
     for reason, b in left["by_reason"].items():
         lines.append(f"  {LEFT_OUT[reason]} ({reason}): {b['count']} (e.g. {'; '.join(b['examples'])})")
+    c = join.get("dataset_prompt_conflicts") or {"count": 0}
+    if c["count"]:
+        lines.append(
+            f"  prompts whose dataset rows disagree (two golds, ...): {c['count']}, their rollouts not joined "
+            f"(ambiguous_join; e.g. {'; '.join(c['examples'])})"
+        )
     return lines
