@@ -66,7 +66,7 @@ def render_text(report: ValidateReport) -> list[str]:
 
 
 @click.command("validate")
-@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--max-findings",
     type=click.IntRange(min=0),
