@@ -213,7 +213,7 @@ class OneLineUsage(click.UsageError):
         super().__init__(one_line(message), ctx)
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"Error: {self.format_message()}", file=file or click.get_text_stream("stderr"))
+        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
 
 
 def to_click(exc: BaseException) -> click.ClickException:

@@ -26,7 +26,11 @@ def _rep(unit: str) -> Callable[[int], str]:
 
 
 def _nest(open_: str, inner: str, close: str) -> Callable[[int], str]:
-    return lambda n: open_ * max(1, n // (len(open_) + len(close))) + inner + close * max(1, n // (len(open_) + len(close)))
+    return lambda n: (
+        open_ * max(1, n // (len(open_) + len(close)))
+        + inner
+        + close * max(1, n // (len(open_) + len(close)))
+    )
 
 
 def _lines(fmt: str) -> Callable[[int], str]:
@@ -142,7 +146,13 @@ def measure(n: int, only: str | None = None) -> list[dict]:
             small = _cpu(make(n), mode, tm)
             large = _cpu(make(4 * n), mode, tm) if small < 1.0 else float("inf")
             out.append(
-                {"mode": label, "case": case, "small": small, "large": large, "ratio": large / max(small, 1e-4)}
+                {
+                    "mode": label,
+                    "case": case,
+                    "small": small,
+                    "large": large,
+                    "ratio": large / max(small, 1e-4),
+                }
             )
     return out
 
