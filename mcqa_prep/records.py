@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -41,9 +42,23 @@ STATUSES = (
 def display_name(name: str | os.PathLike[str]) -> str:
     """A file name as every output writes it: as it is when it is UTF-8, else each byte that does not decode
     written as the text `\\udcXX` (Linux names are bytes; Python gives those it cannot decode as lone
-    surrogates, which no UTF-8 output can hold). Rows' provenance, reject records, reports, JSON documents,
-    HTML pages and messages write this form; the name itself stays the one that opens the file."""
-    return os.fspath(name).encode("utf-8", "backslashreplace").decode("utf-8")
+    surrogates, which no UTF-8 output can hold), and a control character (a newline in a name would split a
+    finding's line; an escape sequence would drive the terminal) as `\\n`, `\\r`, `\\t` or `\\xNN`.
+    Rows' provenance, reject records, reports, JSON documents, HTML pages and messages write this form; the
+    name itself stays the one that opens the file."""
+    text = os.fspath(name).encode("utf-8", "backslashreplace").decode("utf-8")
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return _ESCAPES.get(c) or (f"\\x{ord(c):02x}" if c < "\u0100" else f"\\u{ord(c):04x}")
 
 
 def displayed(v: Any) -> Any:

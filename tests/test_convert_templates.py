@@ -9,12 +9,11 @@ import random
 
 import pytest
 
+from mcqa_prep.convert.template_files import load_templates, parse_template_file
 from mcqa_prep.convert.templates import (
     BUILTIN,
     Template,
     _make_plan,
-    load_templates,
-    parse_template_file,
     render_variables,
 )
 from mcqa_prep.errors import UsageError
@@ -54,10 +53,7 @@ def test_fast_path_renders_what_jinja_renders(tid):
         expected = _jinja(t, v)
         assert t.render(v) == expected
         assert row_render(q, texts, ctx, subj, None) == expected
-    if tid in ("boxed", "answer_colon", "final_choice", "plain"):
-        assert t._plan is not None  # these take the fast path
-    else:
-        assert t._plan is None  # answer_is uses a filter: Jinja renders it
+    assert t._plan is not None  # every built-in takes the fast path (answer_is: a literal replace filter)
 
 
 def test_plan_refuses_anything_but_names_and_tests():
@@ -267,3 +263,53 @@ def test_boxed_template_prompts_never_grade_to_a_letter():
         for mode in ("strict_single_letter_boxed", "lenient_boxed"):
             assert grade_text(prompt, opts, "C", mode, t.template_metadata()).extracted_answer is None
     assert not _SelfCheck(BUILTIN["final_choice"]).never
+
+
+LOOP = """{{ question }}
+{% for o in options %}{{ o.letter }}) {{ o.text | upper }}
+{% endfor %}{{ letters | join('/') }} {{ n_options * 2 }}"""
+
+
+def test_a_template_beyond_the_plan_renders_in_the_sandbox_as_jinja_renders():
+    import jinja2
+
+    t = Template("loop", LOOP, "strict_single_letter_boxed")
+    t.compile()
+    assert t._plan is None and t._sandbox is not None and t._sandbox.proc is not None
+    ref = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    for n in (2, 5, 26):
+        v = render_variables(f"Q{n}?", [f"opt {k}" for k in range(n)])
+        assert t.render(v) == ref.from_string(LOOP).render(v)
+    with pytest.raises(UsageError, match="'qustion' is undefined; the variables are question"):
+        Template("typo", "{{ qustion }}{% for x in letters %}{% endfor %}", "lenient_boxed").render(
+            render_variables("q", ["a", "b"])
+        )
+    t._sandbox.close()
+
+
+@pytest.mark.parametrize(
+    "body,bound",
+    [
+        ("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}", "more than 1 s"),
+        ('{{ "x" * 10000000000 }}', "MiB of memory"),
+        ("{{ lipsum(10000000) }}", "took more than"),  # time or memory, whichever comes first
+        ('{{ "x" * 4000 }}', "longer than 1,000 characters"),
+        ("{{ (10 ** 300000000) % 7 }}", "more than 1 s"),
+    ],
+)
+def test_a_template_past_a_bound_is_one_error_naming_it(monkeypatch, body, bound):
+    """CPU, memory and output are bounded per row; the parent never compiles (so never folds) the template."""
+    from mcqa_prep.convert import sandbox
+
+    monkeypatch.setattr(sandbox, "RENDER_SECONDS", 1.0)
+    monkeypatch.setattr(sandbox, "RENDER_MEMORY", 256 << 20)
+    monkeypatch.setattr(sandbox, "RENDER_CHARS", 1000)
+    t = Template("hostile", "{{ question }}\n" + body, "strict_single_letter_boxed", origin="hostile.j2")
+    assert "question" in t.variables_used()  # read from the parse tree, nothing evaluated
+    with pytest.raises(sandbox.TemplateBound) as err:
+        t.render(render_variables("q", ["a", "b"]))
+    msg = str(err.value)
+    assert msg.startswith("template 'hostile' (hostile.j2): ") and bound in msg and "\n" not in msg
+    assert err.value.reason == "template_bound"
+    proc = t._sandbox.proc
+    assert proc is None or proc.poll() is None  # killed and forgotten, or alive and reusable

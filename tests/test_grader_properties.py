@@ -17,7 +17,11 @@ from mcqa_prep.grader.answer_colon import (
     MD_REFERENCE,
     _iter_answer_matches,
     _md_payloads,
+    _Suffixes,
+    choice_letter,
+    extract_answer_colon_md,
 )
+from mcqa_prep.grader.boxed import extract_strict
 from mcqa_prep.grader.custom_regex import _entry
 from mcqa_prep.grader.letters import allowed_letters
 
@@ -411,3 +415,61 @@ def test_the_characters_ignorecase_takes_for_ascii_letters_are_listed():
         if ascii_letter.match(chr(cp)) or any(c.isascii() and c.isalpha() for c in chr(cp).lower())
     }
     assert found == set(FOLDS_TO_ASCII)
+
+
+# Pieces of one line for the suffix reader: letters (in and out of the options, glued to others), the
+# separators of an ambiguous list, what a payload is stripped of, whitespace that is not stripped by it,
+# localised letters (translated to two characters), combining marks and Hangul jamo (normalisation at the
+# cut), digits and word characters next to capitals.
+_SUFFIX_PIECES = [
+    "A", "B", "b", "x", "Ab", "E", "Z", "AB", "1", "_", " ", "  ", "\u3000", "\t", "\x0b", ".", ",", "*",
+    "`", ":", ";", "/", "|", "&", " or ", " and ", "(", ")", "\u0623", "\u09ac", "\u0301", "e\u0301",
+    "\u00df", "\u1100", "\u1161", "\u11a8", "\uac00", "Final:", "final: ",
+]  # fmt: skip
+_LETTERS = {L: L for L in "ABCD"}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    line=st.lists(st.sampled_from(_SUFFIX_PIECES), max_size=14).map(
+        lambda p: unicodedata.normalize("NFKC", "".join(p))
+    )
+)
+@example("xA B")
+@example("\u0623\u0628 . A")
+@example("A or B")
+def test_the_suffix_reader_reads_every_suffix_as_choice_letter(line):
+    nt = "before\n" + line
+    b = len(nt)
+    reader = _Suffixes()
+    for a in range(b, 6, -1):  # last payload first, as the md rule reads them
+        assert reader.choice(nt, a, b, _LETTERS) == choice_letter(nt[a:b], _LETTERS), (nt[a:b], a)
+
+
+def _md_reference(text: str, prefix: str | None):
+    """lenient_answer_colon_md read payload by payload (quadratic on a line repeating the prefix):
+    (letter, status, rule)."""
+    nt = unicodedata.normalize("NFKC", text)
+    worst = "no_answer"
+    for _s, rule, _a, payload in reversed(_md_payloads(nt, prefix)):
+        letter, status = choice_letter(payload, _LETTERS)
+        if letter is not None:
+            return letter, "ok", rule
+        if status == "ambiguous" or (status == "out_of_range" and worst == "no_answer"):
+            worst = status
+    boxed = extract_strict(text, _LETTERS)
+    if boxed.letter is not None:
+        return boxed.letter, boxed.status, boxed.rule
+    return None, worst, "answer_colon_md"
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    text=st.lists(st.sampled_from([*_SUFFIX_PIECES, "\n", "Final: ", "Final:Final: "]), max_size=16).map(
+        "".join
+    ),
+    prefix=st.sampled_from(["Final:", "final", "x", ":", " or "]),
+)
+def test_md_with_a_repeated_prefix_grades_as_payload_by_payload(text, prefix):
+    got = extract_answer_colon_md(text, _LETTERS, {"answer_prefix": prefix})
+    assert (got.letter, got.status, got.rule) == _md_reference(text, prefix)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -479,3 +480,33 @@ def test_a_stop_inside_a_deferred_block_is_raised_when_the_block_ends():
         pass
     with pytest.raises(Stopped):
         stop("SIGHUP")
+
+
+def test_workers_above_the_cores_are_capped_with_one_note(tmp_path, monkeypatch):
+    """--workers 999 used to start a process per chunk in flight (168 on 2 cores); every command that takes
+    --workers caps it at the cores available, with the same one-line note."""
+    from click.testing import CliRunner
+
+    from mcqa_prep.cli import main
+
+    monkeypatch.setattr("mcqa_prep.parallel.available_cores", lambda: 2)
+    started = []
+    real = parallel.ordered_map
+
+    def spy(fn, items, workers, **kw):
+        started.append(workers)
+        return real(fn, items, 1, **kw)
+
+    for mod in ("mcqa_prep.validate.driver", "mcqa_prep.prepare.run", "mcqa_prep.rescore.run"):
+        monkeypatch.setattr(f"{mod}.ordered_map", spy)
+    src = Path(__file__).resolve().parents[1] / "data" / "sample" / "train.jsonl"
+    for args in (
+        ["validate", src],
+        ["prepare", src, "-o", tmp_path / "p"],
+        ["rescore", src, "-o", tmp_path / "r.jsonl"],
+    ):
+        res = CliRunner().invoke(main, [str(a) for a in (*args, "--workers", "999", "-q")])
+        assert res.exit_code in (0, 1), res.output
+        notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note: --workers")]
+        assert notes == ["note: --workers 999 capped at 2, the cores available to this process"], res.stderr
+    assert started == [2, 2, 2]

@@ -103,6 +103,7 @@ def test_rows_join_gives_options_for_grading_and_uuid_for_the_key(cli, tmp_path)
         "dataset_rows_read": 10,
         "dataset_prompts": 10,
         "dataset_prompt_duplicates": 0,
+        "dataset_prompt_conflicts": {"count": 0, "examples": []},
         "dataset_rows_left_out": {"count": 0, "by_reason": {}},
         "uuid_from_join": 2,
     }

@@ -186,6 +186,29 @@ def test_parquet_output(tmp_path, rows_file):
     verify_prepared(out)
 
 
+def test_parquet_output_of_objects_without_fields_is_one_clear_refusal(tmp_path):
+    """`{}` in every row that holds a field has no Parquet form (Arrow: "cannot write struct type with no child
+    field"): an internal error before; now InputError parquet_types naming the fields, nothing written. Where
+    other rows give the object fields, it is written, null-filled, as before."""
+    from mcqa_prep.errors import InputError
+
+    rows = [make_row(i) for i in range(4)]
+    rows[0]["extra"] = {}
+    rows[1]["metadata"] = {"x": {}}
+    rows[2]["lists"] = [{}]
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    with pytest.raises(InputError, match=r"\$\.extra, \$\.metadata\.x, \$\.lists\[\] hold only empty") as err:
+        prepare([src], tmp_path / "out", output_format="parquet")
+    assert err.value.reason == "parquet_types" and not (tmp_path / "out").exists()
+    rows[3]["extra"] = {"a": 1}
+    rows[3]["metadata"] = {"x": {"b": 2}}
+    rows[3]["lists"] = [{"c": 3}]
+    src = write_rows(tmp_path / "train.jsonl", rows)
+    report = prepare([src], tmp_path / "out", output_format="parquet")
+    assert report.counts["written"] == 4
+    verify_prepared(tmp_path / "out")
+
+
 def test_stdin_refused(tmp_path):
     with pytest.raises(UsageError, match="stdin"):
         prepare(["-"], tmp_path / "out")

@@ -269,3 +269,34 @@ def test_tallies_are_bounded_whatever_the_number_of_distinct_values(tmp_path):
     assert len(r.templates) == rescored.TEMPLATE_CAP + 1 and len(r.modes) == rescored.MODE_CAP + 1
     assert all(len(e.items) <= 2 for e in r.agreement.values())
     assert len(r.response_chars.counts) == len(r.response_chars.sums) == 12
+
+
+def test_labels_are_text_never_tex_math():
+    """A template id like "$x^$" crashed the report (matplotlib's mathtext) and "costs $5 and $6" lost its
+    dollar signs; every label is drawn as plain text (plots.RC: text.parse_math off, in one place)."""
+    from mcqa_prep.report.plots import draw_svg
+
+    names = ["$x^$", "costs $5 and $6", "$\\frac{a}{", "$$"]
+    plot = {
+        "type": "plot",
+        "kind": "bars",
+        "id": "t",
+        "title": "$title$",
+        "x_label": "$x$",
+        "y_label": "y",
+        "panels": [
+            {
+                "title": "$p$",
+                "categories": names,
+                "series": [{"name": "$s$", "values": [1, 2, 3, 4], "draw": "bar", "axis": "left"}],
+            }
+        ],
+        "stacked": False,
+        "horizontal": True,
+    }
+    svg = unescape(draw_svg(plot))
+    for text in [*names, "$title$", "$x$", "$p$"]:
+        assert text in svg, text
+    matrix = {**plot, "kind": "matrix", "rows": names, "columns": ["$a$"], "values": [[1], [2], [3], [4]]}
+    svg = unescape(draw_svg(matrix))
+    assert all(n in svg for n in names)

@@ -321,6 +321,7 @@ def test_rows_index_leaves_out_rows_without_options_and_counts_them(cli, tmp_pat
         "dataset_rows_read": 24,
         "dataset_prompts": 12,
         "dataset_prompt_duplicates": 0,
+        "dataset_prompt_conflicts": {"count": 0, "examples": []},
         "dataset_rows_left_out": {
             "count": 12,
             "by_reason": {

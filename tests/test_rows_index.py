@@ -34,6 +34,7 @@ EXPECTED_ACCOUNT = {
     "dataset_rows_read": 8,
     "dataset_prompts": 3,
     "dataset_prompt_duplicates": 0,
+    "dataset_prompt_conflicts": {"count": 0, "examples": []},
     "dataset_rows_left_out": {
         "count": 5,
         "by_reason": {
@@ -124,3 +125,45 @@ def test_passrates_reports_the_left_out_rows_and_fails_on_an_empty_index(cli, tm
     assert res.exit_code == 1
     assert json.loads(res.stdout)["error"]["reason"] == "no_dataset_rows"
     assert not (tmp_path / "t3.jsonl").exists()
+
+
+def _two_golds(tmp: Path) -> Path:
+    """Question 0 twice with different golds (rows 1 and 3), question 1 twice with the same grading fields
+    but another uuid (rows 2 and 4), question 2 twice with golds that are one to the grader ("C", " c")."""
+    q0, q1, q2 = make_row(0), make_row(1), make_row(2)
+    other_gold = {**q0, "uuid": "row-dup", "expected_answer": "D" if q0["expected_answer"] != "D" else "A"}
+    same = {**q1, "uuid": "row-same"}
+    folded = {**q2, "uuid": "row-folded", "expected_answer": " " + q2["expected_answer"].lower()}
+    return write_rows(tmp / "rows.jsonl", [q0, q1, other_gold, same, q2, folded])
+
+
+def test_a_prompt_with_two_golds_is_not_joined(cli, tmp_path):
+    """Its rollouts are invalid_row naming both dataset rows (counted as ambiguous_join, never a change);
+    rows that agree on every graded field join as before, and a rollout carrying its own gold is graded."""
+    rows = _two_golds(tmp_path)
+    ro = [rollout(i, True, "m1", options=False) for i in range(3)]
+    own = rollout(0, True, "m1", options=False)
+    own["expected_answer"] = make_row(0)["expected_answer"]  # carries its gold: nothing to choose
+    write_rows(tmp_path / "ro.jsonl", [*ro, own])
+    res = cli(
+        "rescore", tmp_path / "ro.jsonl", "--rows", rows, "-o", tmp_path / "o.jsonl", "--format", "json"
+    )
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.stdout)
+    assert doc["invalid_rows"]["count"] == 1 and doc["invalid_rows"]["by_kind"] == {"ambiguous_join": 1}
+    assert doc["join"]["dataset_prompt_conflicts"] == {
+        "count": 1,
+        "examples": ["rows.jsonl:1 vs rows.jsonl:3 (expected_answer)"],
+    }
+    assert doc["join"]["dataset_prompt_duplicates"] == 3 and doc["graded"] == 3
+    assert doc["agreement"]["1->0"]["count"] == 0
+    out = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    g = out[0]["metadata"]["grading"]
+    assert g["status"] == "invalid_row" and g["changed"] is False and g["previous_reward"] == 1.0
+    assert (
+        "dataset rows rows.jsonl:1 and rows.jsonl:3 have this prompt with different expected_answer"
+        in g["message"]
+    )
+    assert [o["reward"] for o in out[1:]] == [1.0, 1.0, 1.0]
+    text = cli("rescore", tmp_path / "ro.jsonl", "--rows", rows, "-o", tmp_path / "o2.jsonl")
+    assert "prompts whose dataset rows disagree (two golds, ...): 1" in text.stderr

@@ -156,7 +156,7 @@ def test_nothing_readable_is_an_error(tmp_path: Path) -> None:
 def test_cli_text(one_contract: Path) -> None:
     res = CliRunner().invoke(main, ["summarize", str(one_contract)])
     assert res.exit_code == 0, res.output
-    assert "accuracy: 0.5000 (3/6)" in res.output
+    assert "accuracy: 0.5000 (3/6 graded row(s))" in res.output
     assert "0%: 2, partial: 1, 100%: 1" in res.output
     assert "6 scored, 1 unscored" in res.output
 

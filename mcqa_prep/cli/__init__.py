@@ -62,22 +62,32 @@ class _Group(click.Group):
         if entry is None:
             return None
         module = importlib.import_module(f"{__name__}.{entry[0]}")
-        return getattr(module, entry[1])
+        return _text_params(getattr(module, entry[1]))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_line) for name, (_, _, help_line) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:  # the group's own options: one line, as every failure
+            from .errors import to_click
+
+            raise to_click(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*ctx._protected_args, *ctx.args]
         json_mode = _wants_json(raw)
         # a file name that is not UTF-8 (Linux names are bytes) is written in its display form
         # (records.display_name, `\udcXX`), as on stderr, never refused by a strict UTF-8 stdout
-        reconfigure = getattr(sys.stdout, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
+        # and every output is UTF-8, also where the locale says ASCII (LC_ALL=C without Python's UTF-8 mode)
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    reconfigure(encoding="utf-8", errors="backslashreplace")
         ctx.meta["mcqa_prep.json_emitted"] = False
         handlers = stop_handlers()  # Ctrl-C, SIGTERM, SIGHUP through errors.stop (deferred where it must be)
         set_stop_handlers(dict.fromkeys(handlers, _stop))
@@ -127,6 +137,34 @@ class _Group(click.Group):
         finally:
             sys.stdout = stdout
             set_stop_handlers(handlers)
+
+
+class _Text(click.types.StringParamType):
+    """A text argument (not a path): valid UTF-8 even when Python decoded the command line with an ASCII
+    locale (LC_ALL=C without UTF-8 mode), which leaves every non-ASCII byte as a lone surrogate. Paths keep
+    that form (it is the one that opens the file there): every path parameter is a click.Path."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        value = super().convert(value, param, ctx)
+        if isinstance(value, str) and not value.isascii():
+            try:
+                return os.fsencode(value).decode("utf-8")
+            except UnicodeError:  # not UTF-8 bytes (or not a surrogate form): the command says so
+                return value
+        return value
+
+
+_TEXT = _Text()
+
+
+def _text_params(command: click.Command) -> click.Command:
+    """Every plain string parameter of a command reads its text as UTF-8 (see _Text); done once."""
+    if not getattr(command, "_mcqa_prep_text", False):
+        for p in command.params:
+            if type(p.type) is click.types.StringParamType:
+                p.type = _TEXT
+        command._mcqa_prep_text = True  # type: ignore[attr-defined]
+    return command
 
 
 def _stop(signum: int, frame: Any) -> None:

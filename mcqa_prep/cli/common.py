@@ -16,6 +16,7 @@ __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
     "WORKERS_OPTION",
+    "cap_workers",
     "regex_timeout_option",
     "Failure",
     "emit_json",
@@ -58,6 +59,20 @@ WORKERS_OPTION = click.option(
     metavar="N",
     help="Worker processes [default: every core available]. The output is the same for every N.",
 )
+
+
+def cap_workers(workers: int | None) -> int | None:
+    """--workers N above the cores available to this process is capped there (more processes than cores only
+    add start-up time and memory), with a one-line note on stderr; the same in every command."""
+    if workers is None:
+        return None
+    from ..parallel import available_cores
+
+    cores = available_cores()
+    if workers <= cores:
+        return workers
+    click.echo(f"note: --workers {workers} capped at {cores}, the cores available to this process", err=True)
+    return cores
 
 
 def dumps_document(doc: Any) -> str:
@@ -150,4 +165,10 @@ def index_lines(join: dict[str, Any]) -> list[str]:
     ]
     for reason, b in left["by_reason"].items():
         lines.append(f"  {LEFT_OUT[reason]} ({reason}): {b['count']} (e.g. {'; '.join(b['examples'])})")
+    c = join.get("dataset_prompt_conflicts") or {"count": 0}
+    if c["count"]:
+        lines.append(
+            f"  prompts whose dataset rows disagree (two golds, ...): {c['count']}, their rollouts not joined "
+            f"(ambiguous_join; e.g. {'; '.join(c['examples'])})"
+        )
     return lines

@@ -109,9 +109,14 @@ def render_text(report: ConvertReport) -> list[str]:
 
 
 @click.command("convert")
-@click.argument("sources", metavar="SOURCE...", nargs=-1, required=True)
+@click.argument("sources", metavar="SOURCE...", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "-o", "--output", "out", required=True, help="A .jsonl file, or a directory of <split>.jsonl files."
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(),
+    help="A .jsonl file, or a directory of <split>.jsonl files.",
 )
 @click.option(
     "--preset", default="auto", show_default=True, help="Column layout (see --list-presets), or auto."
@@ -129,6 +134,7 @@ def render_text(report: ConvertReport) -> list[str]:
     "--template",
     "templates",
     multiple=True,
+    type=click.Path(),
     metavar="NAME|FILE[:WEIGHT]",
     help="Prompt template (repeatable, mixed by weight); built-ins: " + ", ".join(BUILTIN_TEMPLATES) + ".",
 )
@@ -151,7 +157,9 @@ def render_text(report: ConvertReport) -> list[str]:
     help="Only this split (hub, pulled and local directories); for a single file: its split to record.",
 )
 @click.option("--dataset", help="Name recorded for local sources (default: the file or directory name).")
-@click.option("--rejects", help="Rejects file (default: OUT.rejects.jsonl beside the output).")
+@click.option(
+    "--rejects", type=click.Path(), help="Rejects file (default: OUT.rejects.jsonl beside the output)."
+)
 @click.option("--no-verify", is_flag=True, help="Pulled directories: skip the hash check against the lock.")
 @click.option(
     "--list-presets",

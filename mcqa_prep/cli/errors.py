@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from typing import Any
 
 import click
@@ -200,8 +201,23 @@ def describe(exc: BaseException) -> dict[str, Any]:
         doc["hint"] = HINTS.get(doc["reason"])
     else:
         doc = {"type": "InternalError", "reason": "internal", "message": internal_message(exc), "hint": None}
+    doc["message"] = one_line(str(doc["message"]))
     doc["exit_code"] = exit_code(exc)
     return doc
+
+
+_BREAKS = re.compile(r"[ \t]*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+[ \t]*")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """A message as the one line the contract promises: line breaks become "; " (a space after a colon),
+    other control characters are written as \\xNN (a message may quote data: no terminal escapes)."""
+    parts = [p for p in _BREAKS.split(text) if p]
+    out = parts[0] if parts else ""
+    for p in parts[1:]:
+        out += (" " if out.endswith(":") else "; ") + p
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", out)
 
 
 def os_message(exc: OSError) -> str:
@@ -223,17 +239,37 @@ def debug() -> bool:
 
 
 class Failure(click.ClickException):
-    """A data/contract/cache/IO failure: its message on stderr, exit code 1."""
+    """A data/contract/cache/IO failure: its message on stderr, in one line, exit code 1."""
 
     exit_code = EXIT_FAILURE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
+
+
+class OneLineUsage(click.UsageError):
+    """A usage error shown as one line (click's own shows the usage line, a help hint and a blank line)."""
+
+    def __init__(self, message: str, ctx: click.Context | None = None) -> None:
+        super().__init__(one_line(message), ctx)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
 
 
 def to_click(exc: BaseException) -> click.ClickException:
     """Any error as the click exception that prints one line and exits with the contract's code."""
-    if isinstance(exc, click.ClickException):
+    if isinstance(exc, OneLineUsage | Failure):
         return exc
+    if isinstance(exc, click.UsageError):  # click's parser, or a command's own check: say where help is
+        where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        return OneLineUsage(exc.format_message() + where, exc.ctx)
+    if isinstance(exc, click.ClickException):
+        failure = Failure(exc.format_message())
+        failure.exit_code = exc.exit_code
+        return failure
     doc = describe(exc)
     message = doc["message"] + (f"; {doc['hint']}" if doc.get("hint") else "")
     if doc["exit_code"] == EXIT_USAGE:
-        return click.UsageError(message)
+        return OneLineUsage(message)
     return Failure(message)

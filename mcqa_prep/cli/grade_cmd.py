@@ -8,7 +8,8 @@ import click
 
 from ..errors import InputError
 from ..grader import DEFAULT_MODE, OVERRIDE_MODES, grade_text
-from .common import FORMAT_OPTION, emit_json
+from ..records import STATUS_INVALID_REGEX
+from .common import FORMAT_OPTION, emit_json, fail, report_error
 
 
 def _parse_option(ctx, param, values):
@@ -114,11 +115,17 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
         tm["answer_prefix"] = answer_prefix
     text = response.strip()
     result = grade_text(text, options, expected, None, tm or None, override=mode)
+    # A pattern given here that cannot be used is the caller's error, not the response's: exit 1, with the
+    # grade (status invalid_regex) still printed.
+    unusable = result.status == STATUS_INVALID_REGEX
+    problem = f"--regex: {result.message}; fix the pattern (Python re syntax, at most one capture group)"
     if fmt == "json":
         doc = result.to_dict(explain=explain)
         if explain and result.span:
             doc["span_text"] = text[result.span[0] : result.span[1]]
-        emit_json(doc)
+        emit_json(doc, error=report_error("invalid_regex", problem) if unusable else None)
+        if unusable:
+            fail(problem)
         return
     click.echo(f"letter: {result.extracted_answer or '-'}")
     click.echo(f"reward: {result.reward:g}")
@@ -136,3 +143,5 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
             click.echo(
                 f"  candidate {c.rule} {c.span[0]}-{c.span[1]} {snippet!r} -> {c.letter or '-'}: {c.verdict}"
             )
+    if unusable:
+        fail(problem)

@@ -11,7 +11,15 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared.verify import verify_prepared
-from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, regex_timeout_option
+from .common import (
+    FORMAT_OPTION,
+    QUIET_OPTION,
+    WORKERS_OPTION,
+    bar_factory,
+    cap_workers,
+    emit_json,
+    regex_timeout_option,
+)
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
 from .errors import describe
 from .policy_opts import policy_from_options, policy_options
@@ -137,7 +145,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
-            workers=workers,
+            workers=cap_workers(workers),
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,

@@ -13,7 +13,7 @@ from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 @click.command("report")
-@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-o",
     "--output",

@@ -13,6 +13,7 @@ from .common import (
     FORMAT_OPTION,
     QUIET_OPTION,
     bar_factory,
+    cap_workers,
     emit_json,
     fail,
     index_lines,
@@ -145,7 +146,7 @@ def rescore_command(
             output,
             policy,
             progress=bar_factory(quiet),
-            workers=workers,
+            workers=cap_workers(workers),
             **common,
         )
     problem = None

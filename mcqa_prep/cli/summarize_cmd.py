@@ -30,7 +30,8 @@ def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) ->
     Rows graded under different contracts (metadata.grading.contract) are never pooled: the command exits 1
     naming the contracts it found unless --contract selects one. Rows without metadata.grading
     are counted as unscored. Malformed lines (and scored rows whose reward is not a number in [0, 1]) are
-    reported as FILE:LINE and counted.
+    reported as FILE:LINE and counted. Accuracy is the mean reward over graded rows: rows rescore could not
+    grade (status invalid_row) are counted, never in a mean or a pass rate, as rescore and report count them.
 
     \b
     Examples:
@@ -64,9 +65,14 @@ def render_text(report: dict[str, Any]) -> str:
         )
         + (f", {report['malformed']['count']} malformed line(s)" if report["malformed"]["count"] else "")
     )
+    invalid = f"; {report['invalid']} invalid_row, not graded" if report["invalid"] else ""
     out.append(
-        "accuracy: " + ("n/a" if acc is None else f"{acc:.4f} ({report['reward_sum']:g}/{report['scored']})")
+        "accuracy: "
+        + ("n/a" if acc is None else f"{acc:.4f} ({report['reward_sum']:g}/{report['graded']} graded row(s))")
+        + invalid
     )
+    if report["recorded"]:
+        out.append(f"recorded rewards: {report['recorded']}; changed {report['changed']}")
     if report["statuses"]:
         out.append("statuses: " + ", ".join(f"{k}={v}" for k, v in report["statuses"].items()))
     if report["gates"]:

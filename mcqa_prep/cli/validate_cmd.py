@@ -13,6 +13,7 @@ from .common import (
     QUIET_OPTION,
     WORKERS_OPTION,
     bar_factory,
+    cap_workers,
     emit_json,
     regex_timeout_option,
     report_error,
@@ -65,7 +66,7 @@ def render_text(report: ValidateReport) -> list[str]:
 
 
 @click.command("validate")
-@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--max-findings",
     type=click.IntRange(min=0),
@@ -106,7 +107,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
-        workers=workers,
+        workers=cap_workers(workers),
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..grader import grade_text
+from ..grader import DEFAULT_REGEX_TIMEOUT, grade_text
+from ..grader.custom_regex import compile_pattern, last_match
 from ..grader.modes import ANSWER_LINE, BY_NAME, LAST_BOX
 from ..io import iter_rows
 from ..validate import RowValidator
@@ -160,13 +161,10 @@ class SelfCheck:
     def __init__(self, t: Template):
         self.t = t
         pats = [t.output_regex] if isinstance(t.output_regex, str) else list(t.output_regex or [])
-        self.patterns = []
-        for p in pats:
-            try:
-                self.patterns.append(re.compile(p, re.IGNORECASE))
-            except re.error:
-                self.patterns = None  # type: ignore[assignment]
-                break
+        # the patterns run as the grader runs them: on its engine, under the time bound (never plain `re`)
+        self.patterns: list[str] | None = pats
+        if any(compile_pattern(p)[0] is None for p in pats):
+            self.patterns = None
         self.tm = t.template_metadata()  # the pre-test's patterns: a built-in's [A-Z] reads a superset
         self.reads = BY_NAME[t.grading_mode].reads
         t.compile()
@@ -182,8 +180,11 @@ class SelfCheck:
         if self.patterns is None:
             return True
         for p in self.patterns:
-            if p.search(prompt):
-                return True
+            try:
+                if last_match(p, prompt, DEFAULT_REGEX_TIMEOUT) is not None:
+                    return True
+            except TimeoutError:
+                return True  # grade_text decides (regex_timeout: the row is rejected)
         if self.reads == LAST_BOX:
             i = prompt.rfind("\\boxed{")
             return i >= 0 and not prompt.startswith("\\boxed{}", i)

@@ -15,14 +15,15 @@ from typing import Any
 
 from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
-from ..io.paths import check_output
+from ..io.paths import check_output, is_special
 from ..io.writers import output_error
 from .balance import norm_pin
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
 from .shapes import REJECT_REASONS
 from .sources import Stream, plan_sources
-from .templates import Template, load_templates
+from .template_files import load_templates
+from .templates import Template
 
 Progress = Callable[..., Any]
 
@@ -63,7 +64,10 @@ def _inside(child: Path, parent: Path) -> bool:
 
 def default_rejects(out: Path) -> Path:
     """`x.jsonl` -> `x.rejects.jsonl`; a directory `d` -> `d.rejects.jsonl` beside it (never inside, where
-    `prepare` and `validate` would read it as data)."""
+    `prepare` and `validate` would read it as data); a device or a pipe (`-o /dev/null`) -> /dev/null (no file
+    is made beside a device; --rejects names one, and the report counts the rejected rows either way)."""
+    if is_special(out):
+        return Path(os.devnull)
     if out.suffix == ".jsonl":
         return out.with_name(out.name[: -len(".jsonl")] + ".rejects.jsonl")
     return out.with_name(out.name + ".rejects.jsonl")
@@ -76,7 +80,7 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
     for src in sources:
         if src.path is not None and _inside(src.path, out):
             raise UsageError(f"the output {out} holds an input ({src.path})", reason="output_is_input")
-    if _same(out, rejects):
+    if _same(out, rejects) and not is_special(out):  # (both /dev/null: nothing is kept, nothing mixed)
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
         )
@@ -90,7 +94,7 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
                 reason="same_source_identity",
             )
         seen[key] = src
-    if out.suffix != ".jsonl" and out.exists():
+    if out.suffix != ".jsonl" and out.exists() and not is_special(out):  # a device is written in place
         if not out.is_dir():
             raise UsageError(f"-o {out}: exists and is not a directory (a file output must end in .jsonl)")
         if any(out.iterdir()) and not (out / REPORT_NAME).is_file():

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import AtomicFile, staging
+from ..io.paths import is_special
 from ..io.writers import GuardedFile, output_error, write_atomic_text
 from .sources import Stream
 
@@ -26,7 +27,7 @@ class Outputs:
 
     def __init__(self, out: Path):
         self.out = out
-        self.dir_mode = out.suffix != ".jsonl"
+        self.dir_mode = out.suffix != ".jsonl" and not is_special(out)  # (-o /dev/null: one file, in place)
         self.files: dict[str, Any] = {}
         self.rows: Counter[str] = Counter()
         self._atomic: AtomicFile | None = None

@@ -25,14 +25,11 @@ so a row keeps its template when other rows are added or removed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
-from ..grader.modes import DEFAULT_MODE, TEMPLATE_MODES
 
 # Render-time variables, documented in docs/convert.md (and listed in the undefined-variable error)
 VARIABLES = (
@@ -67,11 +64,11 @@ class Template:
     weight: float = 1.0
     letter_class: bool = False  # built-ins: each `[A-Z]` of output_regex is narrowed to the row's letters
     _compiled: Any = field(default=None, repr=False)
-    _globals: dict[str, Any] = field(default_factory=dict, repr=False)
     _used: frozenset[str] | None = field(default=None, repr=False)
     _plan: list[Any] | None = field(default=None, repr=False)
     _fast: Any = field(default=None, repr=False)
     _fast_row: Any = field(default=None, repr=False)
+    _sandbox: Any = field(default=None, repr=False)
 
     def template_metadata(self, n: int | None = None) -> dict[str, Any]:
         """What a row with `n` options carries: the template id, its output_regex (for a built-in, with the
@@ -96,36 +93,33 @@ class Template:
         return "row" in self.variables_used()
 
     def compile(self) -> None:
-        if self._compiled is None:
-            self._compiled = _compile(self.source, self.id)
-            self._globals = dict(self._compiled.globals)
-            self._plan = _make_plan(_env().parse(self.source).body)
-            self._fast = _plan_function(self._plan) if self._plan is not None else None
-            self._fast_row = _plan_row_function(self._plan) if self._plan is not None else None
+        """Parse the template; a template that only prints and tests variables is compiled here (to a plain
+        function), any other is compiled and rendered by a bounded sandbox process (sandbox.py): compiling
+        Jinja evaluates constant expressions ("x" * 10**10), so a user's template is never compiled here."""
+        if self._compiled is not None:
+            return
+        self._plan = _make_plan(_parse(self.source, self.id).body)
+        if self._plan is not None:
+            self._compiled = _compile(
+                self.source, self.id
+            )  # names, texts, tests: nothing runs at compile time
+            self._fast = _plan_function(self._plan)
+            self._fast_row = _plan_row_function(self._plan)
+            return
+        from .sandbox import SandboxRenderer
+
+        self._sandbox = SandboxRenderer(self.source, self.id, self.origin, ENV_SETTINGS)
+        self._sandbox.start()  # its compile errors now, before any row
+        self._compiled = self._sandbox
 
     def render(self, variables: dict[str, Any]) -> str:
         """The prompt for one row; UsageError naming the template and the undefined variable."""
         if self._compiled is None:
             self.compile()
-        import jinja2
-
         fast = self._fast
         if fast is not None:
             return fast(variables)
-        jt = self._compiled
-        try:
-            # Template.render() merges the environment's globals (a ChainMap, iterated in Python) into a new
-            # dict on every call; merging a plain copy made once is the same context at a third of the cost
-            return "".join(jt.root_render_func(jt.new_context({**self._globals, **variables}, shared=True)))
-        except jinja2.UndefinedError as exc:
-            raise UsageError(
-                f"template {self.id!r} ({self.origin}): {exc.message}; the variables are "
-                f"{', '.join(VARIABLES)} (row.NAME for a column of the source row)"
-            ) from None
-        except jinja2.TemplateError as exc:
-            raise UsageError(f"template {self.id!r} ({self.origin}): {exc}") from None
-        except (TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as exc:
-            raise UsageError(f"template {self.id!r} ({self.origin}): rendering failed: {exc}") from None
+        return self._sandbox.render(variables)  # type: ignore[union-attr]
 
     def row_renderer(self):
         """f(question, texts, context, subject, row) -> prompt: the compiled plan when there is one, else
@@ -142,11 +136,14 @@ class Template:
         return slow
 
     def variables_used(self) -> frozenset[str]:
-        """Names the template reads (render_variables builds only those)."""
+        """Names the template reads (render_variables builds only those): every name loaded anywhere in it,
+        read from the parse tree (jinja2.meta would run the code generator, which evaluates constant
+        expressions, over a user's template)."""
         if self._used is None:
-            from jinja2 import meta
+            from jinja2 import nodes
 
-            self._used = frozenset(meta.find_undeclared_variables(_env().parse(self.source)))
+            tree = _parse(self.source, self.id)
+            self._used = frozenset(n.name for n in tree.find_all(nodes.Name) if n.ctx == "load")
         return self._used
 
     def describe(self) -> dict[str, Any]:
@@ -162,6 +159,17 @@ class Template:
 
 
 _ENV: Any = None
+# the Jinja environment's settings, here and in the rendering sandbox (sandbox.py)
+ENV_SETTINGS: dict[str, Any] = {
+    # no constant folding: Jinja's optimiser evaluates constant expressions while compiling ("x" * 10**10,
+    # 10**10**10, a filter on literals), which would run a user's template here, unbounded; unfolded, they
+    # run when rendered, in the bounded sandbox. The output is the same.
+    "optimized": False,
+    "autoescape": False,
+    "keep_trailing_newline": False,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
 
 
 def _env():
@@ -172,13 +180,7 @@ def _env():
 
         # sandboxed: a template file is data from the user, it must not reach Python internals;
         # StrictUndefined: a misspelt variable is an error naming it, never an empty string in a prompt
-        _ENV = ImmutableSandboxedEnvironment(
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=False,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        _ENV = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, **ENV_SETTINGS)
     return _ENV
 
 
@@ -187,6 +189,15 @@ def _compile(source: str, tid: str):
 
     try:
         return _env().from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"template {tid!r}: syntax error at line {exc.lineno}: {exc.message}") from None
+
+
+def _parse(source: str, tid: str):
+    import jinja2
+
+    try:
+        return _env().parse(source)
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"template {tid!r}: syntax error at line {exc.lineno}: {exc.message}") from None
 
@@ -215,6 +226,8 @@ def _make_plan(body: list[Any]) -> list[Any] | None:
                     plan.append(x.data)
                 elif isinstance(x, nodes.Name) and x.ctx == "load" and x.name in VARIABLES:
                     plan.append(_Var(x.name))
+                elif _literal_replace(x):  # {{ subject | replace('_', ' ') }}: Jinja's str(v).replace(a, b)
+                    plan.append(_Replace(x.node.name, x.args[0].value, x.args[1].value))
                 else:
                     return None
         elif isinstance(node, nodes.If):
@@ -230,6 +243,31 @@ def _make_plan(body: list[Any]) -> list[Any] | None:
     return plan
 
 
+class _Replace(NamedTuple):
+    """`{{ name | replace('old', 'new') }}` with literal strings in a plan."""
+
+    name: str
+    old: str
+    new: str
+
+
+def _literal_replace(x: Any) -> bool:
+    from jinja2 import nodes
+
+    return (
+        isinstance(x, nodes.Filter)
+        and x.name == "replace"
+        and isinstance(x.node, nodes.Name)
+        and x.node.ctx == "load"
+        and x.node.name in VARIABLES
+        and len(x.args) == 2
+        and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in x.args)
+        and not x.kwargs
+        and x.dyn_args is None
+        and x.dyn_kwargs is None
+    )
+
+
 def _str(x: Any) -> str:
     return x if type(x) is str else str(x)
 
@@ -242,6 +280,8 @@ def _plan_expr(plan: list[Any], var) -> str:
         elif type(op) is _Var:
             # these are always str (the question is decoded to str): no conversion call
             parts.append(var(str(op)) if str(op) in _ALWAYS_STR else f"_str({var(str(op))})")
+        elif type(op) is _Replace:
+            parts.append(f"_str({var(op.name)}).replace({op.old!r}, {op.new!r})")
         else:
             name, yes, no = op
             parts.append(f"({_plan_expr(yes, var)} if {var(name)} else {_plan_expr(no, var)})")
@@ -336,153 +376,6 @@ BUILTIN: dict[str, Template] = {
     )
 }
 DEFAULT_TEMPLATE = "boxed"
-
-
-# --------------------------------------------------------------------------------------------- files
-
-_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.S | re.M)
-
-
-def parse_template_file(path: str | Path) -> Template:
-    """A template file: optional front matter (`---` lines) declaring id, grading_mode, output_regex,
-    answer_prefix, description; the rest is the Jinja2 source. Raises UsageError on any problem."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            f"template {path}: cannot read the template file: {exc}", reason="template_file"
-        ) from None
-    header: dict[str, Any] = {}
-    m = _FRONT.match(text)
-    body = text
-    if m:
-        body = text[m.end() :]
-        header = _front_matter(path, m.group(1))
-    elif text.startswith("---"):
-        raise UsageError(f"{path}: front matter opened with '---' is never closed by a '---' line")
-    if "grading_mode" not in header and "output_regex" not in header:
-        raise UsageError(
-            f"{path}: the template does not say how its answer is graded: add front matter with "
-            "'grading_mode: <mode>' and/or 'output_regex: <pattern>' (see docs/convert.md)"
-        )
-    mode = header.get("grading_mode") or DEFAULT_MODE
-    if mode not in TEMPLATE_MODES:
-        raise UsageError(f"{path}: grading_mode {mode!r}: expected one of {', '.join(TEMPLATE_MODES)}")
-    if not body.strip():
-        raise UsageError(f"{path}: the template body is empty")
-    tid = header.get("id") or p.stem
-    t = Template(
-        id=tid,
-        source=body,
-        grading_mode=mode,
-        output_regex=header.get("output_regex"),
-        answer_prefix=header.get("answer_prefix"),
-        description=header.get("description", ""),
-        origin=str(path),
-        letter_class=bool(header.get("narrow_letters", False)),
-    )
-    t.compile()
-    return t
-
-
-_FIRST_LINE = 2  # the front matter's first line in the file (after the opening '---')
-_QUOTE_HINT = (
-    "quote a value that holds ': ' or ' #' or starts with [ { * & ! | > % @ (single quotes keep backslashes)"
-)
-
-
-def _front_matter(path: str | Path, text: str) -> dict[str, Any]:
-    """The front matter, parsed by PyYAML (safe_load): a mapping of FRONT_KEYS to text (`output_regex` also
-    to a list of texts). Every problem is one UsageError line with the file and its line."""
-    import yaml
-
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)  # where each key stands, for the messages below
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = f":{_FIRST_LINE + mark.line}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"{path}{line}: front matter is not valid YAML ({problem}); {_QUOTE_HINT}") from None
-    if doc is None:
-        return {}
-    if not isinstance(doc, dict) or not isinstance(node, yaml.MappingNode):
-        raise UsageError(
-            f"{path}:{_FIRST_LINE}: front matter must be 'KEY: value' lines with KEY one of {', '.join(FRONT_KEYS)}"
-        )
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        where = f"{path}:{_FIRST_LINE + key_node.start_mark.line}"
-        key = key_node.value
-        if key not in FRONT_KEYS:
-            raise UsageError(f"{where}: front matter key {key!r}: expected one of {', '.join(FRONT_KEYS)}")
-        if key in seen:
-            raise UsageError(f"{where}: {key} given twice (a list of patterns is a YAML list)")
-        seen.add(key)
-        value = doc[key]
-        if key == "narrow_letters":
-            if not isinstance(value, bool):
-                raise UsageError(f"{where}: narrow_letters: expected true or false, got {value!r}")
-            continue
-        texts = value if key == "output_regex" and isinstance(value, list) else [value]
-        if not texts or not all(isinstance(v, str) for v in texts):
-            what = "text or a list of texts" if key == "output_regex" else "text"
-            raise UsageError(f"{where}: {key}: expected {what}, got {value!r}; {_QUOTE_HINT}")
-    return doc
-
-
-def parse_spec(spec: str) -> tuple[str, float]:
-    """'NAME_OR_PATH[:WEIGHT]' -> (name or path, weight)."""
-    name, sep, w = spec.rpartition(":")
-    if sep and name:
-        try:
-            weight = float(w)
-        except ValueError:
-            return spec, 1.0
-        if not (weight > 0) or weight != weight or weight == float("inf"):
-            raise UsageError(
-                f"template {spec!r}: the weight must be a positive number", reason="template_spec"
-            )
-        return name, weight
-    return spec, 1.0
-
-
-def load_templates(specs: Sequence[str]) -> list[Template]:
-    """Templates for --template specs (built-in names or files, each with an optional :WEIGHT)."""
-    if not specs:
-        specs = [DEFAULT_TEMPLATE]
-    out: list[Template] = []
-    for spec in specs:
-        name, weight = parse_spec(spec)
-        if name in BUILTIN:
-            b = BUILTIN[name]
-            t = Template(
-                id=b.id,
-                source=b.source,
-                grading_mode=b.grading_mode,
-                output_regex=b.output_regex,
-                answer_prefix=b.answer_prefix,
-                description=b.description,
-                letter_class=b.letter_class,
-            )
-        elif Path(name).is_file():
-            t = parse_template_file(name)
-        else:
-            raise UsageError(
-                f"template {spec!r}: neither a built-in template ({', '.join(BUILTIN)}) nor a file",
-                reason="template_spec",
-            )
-        t.weight = weight
-        t.compile()
-        out.append(t)
-    ids = [t.id for t in out]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise UsageError(
-            f"template id {', '.join(map(repr, dup))} given twice; each template needs its own id"
-        )
-    return out
 
 
 class TemplateMix:

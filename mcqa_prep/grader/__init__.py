@@ -41,9 +41,9 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.2.1"
+GRADER_VERSION = "1.3.0"
 
-DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per pattern per response; see custom_regex
+DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per response, over all its patterns; see custom_regex
 
 
 def response_text(response: Any) -> str | None:

@@ -8,6 +8,7 @@ whole-text reference patterns) at a fraction of the cost.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -18,6 +19,7 @@ from ..records import STATUS_AMBIGUOUS, STATUS_NO_ANSWER, STATUS_OK, STATUS_OUT_
 from .base import Extraction
 from .boxed import extract_strict, strip_text_wrappers
 from .custom_regex import LOCALISED_SPACED
+from .letters import LOCALISED as LOCALISED_SPACED_KEYS
 from .letters import letter_for_text
 
 RULE_COLON = "answer_colon"
@@ -98,10 +100,10 @@ def _prefix_pattern(prefix: str) -> re.Pattern[str]:
     return re.compile(re.escape(prefix) + r"\s*", re.IGNORECASE)
 
 
-def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]:
-    """(start, rule, payload start, payload) for every md `Answer:` match and every prefix occurrence,
+def _md_entries(nt: str, prefix: str | None) -> list[tuple[int, str, int, int]]:
+    """(start, rule, payload start, payload end) for every md `Answer:` match and every prefix occurrence,
     sorted by start (stable: an `Answer:` match sorts before a prefix match at the same position)."""
-    found: list[tuple[int, str, int, str]] = []
+    found: list[tuple[int, str, int, int]] = []
     for m in _iter_answer_matches(nt, _MD):
         a = m.start()
         start = a
@@ -109,19 +111,22 @@ def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]
         # ends at a newline
         while start > a - 2 and start > 0 and nt[start - 1] in "*_":
             start -= 1
-        found.append((start, RULE_MD, m.start(1), m.group(1)))
+        found.append((start, RULE_MD, m.start(1), m.end(1)))
     if prefix:
         nprefix = unicodedata.normalize("NFKC", prefix)
         pat = _prefix_pattern(nprefix)
         for m in _iter_prefix_matches(nt, nprefix, pat):
             end = m.end()
             line_end = nt.find("\n", end)
-            if line_end < 0:
-                line_end = len(nt)
-            found.append((m.start(), RULE_PREFIX, end, nt[end:line_end]))
+            found.append((m.start(), RULE_PREFIX, end, len(nt) if line_end < 0 else line_end))
     if prefix and len(found) > 1:
         found.sort(key=lambda item: item[0])
     return found
+
+
+def _md_payloads(nt: str, prefix: str | None) -> list[tuple[int, str, int, str]]:
+    """`_md_entries` with each payload's text."""
+    return [(start, rule, a, nt[a:b]) for start, rule, a, b in _md_entries(nt, prefix)]
 
 
 # The non-ASCII characters re's IGNORECASE takes for an ASCII letter (dotted capital I, dotless i, long s,
@@ -182,6 +187,106 @@ def choice_letter(payload: str, letters: Mapping[str, Any]) -> tuple[str | None,
     return None, (STATUS_OUT_OF_RANGE if up.isalpha() else STATUS_NO_ANSWER)
 
 
+def _letter_status(letter: str | None, letters: Mapping[str, Any]) -> tuple[str | None, str]:
+    if not letter:
+        return None, STATUS_NO_ANSWER
+    up = letter.upper()
+    if up in letters:
+        return up, STATUS_OK
+    return None, (STATUS_OUT_OF_RANGE if up.isalpha() else STATUS_NO_ANSWER)
+
+
+def _shared_line_ends(entries: list[tuple[int, str, int, int]]) -> dict[int, _Suffixes]:
+    """A suffix reader per line end shared by two or more prefix payloads (a prefix repeated along a line:
+    each occurrence's payload runs to the line's end, and reading them one by one is quadratic)."""
+    ends: dict[int, int] = {}
+    for _s, rule, _a, b in entries:
+        if rule == RULE_PREFIX:
+            ends[b] = ends.get(b, 0) + 1
+    return {b: _Suffixes() for b, n in ends.items() if n > 1}
+
+
+_NON_SPACE = re.compile(r"\S")
+_NON_STRIP = re.compile("[^" + re.escape(_PAYLOAD_STRIP) + "]")
+_LOCALISED_RE = re.compile("[" + "".join(re.escape(c) for c in LOCALISED_SPACED_KEYS) + "]")
+
+
+class _Suffixes:
+    """`choice_letter` of every payload that ends at one line end, in O(log n) each after one linear pass.
+
+    Those payloads are suffixes of one NFKC-normalised string, and a suffix of a normalised string is
+    normalised (composition and reordering never look to the left of a starter), so each payload's candidate
+    is a slice of one translated string q: from its own first kept character to a common end b2. Everything
+    `choice_letter` reads is then the same in the slice as in q except at the slice's first character (a
+    look-behind or word boundary there sees the start of the string), which is checked on its own.
+    tests/test_grader_properties.py checks it against `choice_letter` on every suffix."""
+
+    def __init__(self) -> None:
+        self.base = -1
+
+    def _build(self, seg: str, letters: Mapping[str, Any]) -> None:
+        q = seg.translate(LOCALISED_SPACED)
+        self.q = q
+        self.localised = [m.start() for m in _LOCALISED_RE.finditer(seg)]  # each becomes two characters
+        self.b1 = len(q.rstrip())
+        self.b2 = len(q[: self.b1].rstrip(_PAYLOAD_STRIP))
+        self.non_space = [m.start() for m in _NON_SPACE.finditer(q, 0, self.b1)]
+        self.non_strip = [m.start() for m in _NON_STRIP.finditer(q, 0, self.b1)]
+        self.choices = [
+            (m.start(1), m.end(1), m.group(1).upper())
+            for m in _CHOICE_LETTER.finditer(q, 0, self.b2)
+            if m.group(1).upper() in letters
+        ]
+        self.starts = [c[0] for c in self.choices]
+        n = len(self.choices)
+        self.any_ambiguous = [False] * (n + 1)  # [k]: some pair of neighbours from the k-th on is ambiguous
+        for k in range(n - 2, -1, -1):
+            self.any_ambiguous[k] = self.any_ambiguous[k + 1] or self._ambiguous(
+                self.choices[k], self.choices[k + 1]
+            )
+        last = None
+        for last in _STANDALONE_UPPER.finditer(q, 0, self.b2):  # noqa: B007
+            pass
+        self.last_upper = -1 if last is None else last.start()
+
+    def _ambiguous(self, prev: tuple[int, int, str], cur: tuple[int, int, str]) -> bool:
+        return prev[2] != cur[2] and _LIST_SEPARATOR.fullmatch(self.q, prev[1], cur[0]) is not None
+
+    def choice(self, nt: str, a: int, b: int, letters: Mapping[str, Any]) -> tuple[str | None, str]:
+        """choice_letter(nt[a:b], letters) for a payload ending at this reader's line end b (no newline
+        between a and b: every such payload starts on b's line, which the first call reads)."""
+        if self.base < 0:
+            self.base = nt.rfind("\n", 0, b) + 1
+            self._build(nt[self.base : b], letters)
+        i = a - self.base
+        o = i + bisect.bisect_left(self.localised, i)
+        q, b2 = self.q, self.b2
+        k = bisect.bisect_left(self.non_space, o)
+        if k == len(self.non_space):
+            return None, STATUS_NO_ANSWER
+        k = bisect.bisect_left(self.non_strip, self.non_space[k])
+        if k == len(self.non_strip):
+            return None, STATUS_NO_ANSWER
+        a2 = self.non_strip[k]  # the candidate is q[a2:b2]
+        k = bisect.bisect_left(self.starts, a2)
+        ambiguous = self.any_ambiguous[k]
+        if (k == len(self.starts) or self.starts[k] != a2) and _CHOICE_LETTER.match(q[a2 : min(a2 + 2, b2)]):
+            up = q[a2].upper()  # a letter at the candidate's start, glued to a letter before it in q
+            if up in letters and k < len(self.choices):
+                ambiguous = ambiguous or self._ambiguous((a2, a2 + 1, up), self.choices[k])
+        if ambiguous:
+            return None, STATUS_AMBIGUOUS
+        if b2 - a2 == 1:
+            return _letter_status(q[a2], letters)
+        m = _LEADING_LETTER.match(q, a2, b2)
+        if m is not None:
+            return _letter_status(m.group(1), letters)
+        if self.last_upper >= a2:
+            return _letter_status(q[self.last_upper], letters)
+        m = _STANDALONE_UPPER.match(q[a2 : min(a2 + 2, b2)])
+        return _letter_status(m.group() if m is not None else None, letters)
+
+
 def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, bool]:
     """(the text the md rule reads, whether it is the text itself, so that spans index it).
 
@@ -203,12 +308,10 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     low = text.lower()
     if len(low) == len(text):  # offsets in low are offsets in text
         at = [*_occurrences(low, "answer"), *(m.start() for m in bmp.finditer(text))]
-        starts = {text.count("\n", 0, p) for p in at}
+        starts = _line_numbers(text, at)
     else:
         starts = {i for i, line in enumerate(lines) if "answer" in line.lower() or bmp.search(line)}
-    for m in astral_blocks.finditer(text):  # rare: test each against the set
-        if m.group() in astral:
-            starts.add(text.count("\n", 0, m.start()))
+    starts |= _line_numbers(text, [m.start() for m in astral_blocks.finditer(text) if m.group() in astral])
     near: set[int] = set()
     for s in starts:  # the line of a possible match, the blank lines after it, its colon's line, two more
         j = s + 1
@@ -219,6 +322,17 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
         if not lines[i].isascii():
             lines[i] = unicodedata.normalize("NFKC", lines[i])
     return "\n".join(lines), False
+
+
+def _line_numbers(text: str, positions: list[int]) -> set[int]:
+    """The 0-based line of each position, newlines counted once over the text (not once per position)."""
+    lines: set[int] = set()
+    line = prev = 0
+    for p in sorted(positions):
+        line += text.count("\n", prev, p)
+        prev = p
+        lines.add(line)
+    return lines
 
 
 def _occurrences(s: str, sub: str) -> Iterator[int]:
@@ -262,11 +376,16 @@ def extract_answer_colon_md(
         if isinstance(p, str) and p:
             prefix = p
     nt, same = md_text(text, prefix)
-    payloads = _md_payloads(nt, prefix)
+    payloads = _md_entries(nt, prefix)
+    shared = _shared_line_ends(payloads)
     worst = STATUS_NO_ANSWER
-    for _start, rule, pstart, payload in reversed(payloads):
-        letter, status = choice_letter(payload, letters)
-        span = (pstart, pstart + len(payload)) if same else None
+    for _start, rule, pstart, pend in reversed(payloads):
+        reader = shared.get(pend) if rule == RULE_PREFIX else None
+        if reader is None:
+            letter, status = choice_letter(nt[pstart:pend], letters)
+        else:
+            letter, status = reader.choice(nt, pstart, pend, letters)
+        span = (pstart, pend) if same else None
         if letter is not None:
             return Extraction(letter, STATUS_OK, rule, span)
         if status == STATUS_AMBIGUOUS or (status == STATUS_OUT_OF_RANGE and worst == STATUS_NO_ANSWER):

@@ -1,10 +1,12 @@
 """Custom answer regexes from `template_metadata.output_regex` (grading.md, "Custom regex").
 
-Patterns come from datasets, so they are untrusted: they run on the third-party `regex` engine with a
-per-call `timeout=`, so a catastrophic pattern costs a `regex_timeout` status instead of a hung run.
-NeMo Gym runs them on Python's `re`; `regex` (VERSION0) agrees with `re` except on a few documented
-points, and where one of those can change the result for a given pattern and text, that call runs on
-`re` instead (see `_engine_for`). Which patterns compile at all is decided by `re`, as in NeMo Gym.
+Patterns come from datasets, so they are untrusted: one call (all of a row's patterns together) runs under
+one time bound, so a catastrophic pattern costs a `regex_timeout` status instead of a hung run, in every
+command and for every caller of the grader. Patterns run on the third-party `regex` engine with its
+`timeout=`. NeMo Gym runs them on Python's `re`; `regex` (VERSION0) agrees with `re` except on a few
+documented points, and where one of those can change the result for a given pattern and text, that call runs
+on `re` instead (see `CompiledPattern.engine_for`), under the same bound (`bounded.last_match_re`). Which
+patterns compile at all is decided by `re`, as in NeMo Gym.
 
 Each distinct pattern is compiled once and kept in a bounded cache.
 """
@@ -12,6 +14,7 @@ Each distinct pattern is compiled once and kept in a bounded cache.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 import warnings
 from collections.abc import Mapping
@@ -28,6 +31,7 @@ from ..records import (
     Candidate,
 )
 from .base import Extraction
+from .bounded import Spans, last_match_re
 from .letters import LOCALISED, letter_for_text
 
 RULE = "output_regex"
@@ -151,6 +155,26 @@ class CompiledPattern:
             return self.re, text
         return rx, subject
 
+    def last_match(self, text: str, seconds: float | None) -> Spans | None:
+        """The last match in `text` (NeMo Gym takes the last findall item) as (span of the capture group, or of
+        the match without a group; span of the match), None without a match. With `seconds`, a TimeoutError
+        past it on either engine: `regex` by its own timeout, `re` by `bounded.last_match_re`."""
+        group = 1 if self.groups == 1 else 0
+        if seconds is not None and seconds <= 0:
+            raise TimeoutError
+        engine, subject = self.engine_for(text)
+        if seconds is None:
+            last = None
+            for last in engine.finditer(subject):  # noqa: B007
+                pass
+            return None if last is None else (last.span(group), last.span(0))
+        if engine is self.rx:
+            last = None
+            for last in engine.finditer(subject, timeout=seconds):  # noqa: B007
+                pass
+            return None if last is None else (last.span(group), last.span(0))
+        return last_match_re(engine, subject, group, seconds)
+
 
 _CACHE: dict[Any, CompiledPattern] = {}
 
@@ -180,12 +204,13 @@ def compile_pattern(p: Any) -> tuple[Any | None, str | None, int]:
     return (e.rx if e.rx is not None else e.re), None, e.groups
 
 
-def _last_match(matches: Any) -> Any:
-    """The last of an iterator of non-overlapping matches (NeMo Gym takes the last findall item)."""
-    last = None
-    for last in matches:  # noqa: B007
-        pass
-    return last
+def last_match(source: Any, text: str, seconds: float | None) -> Spans | None:
+    """The last match of one pattern (from the cache) in `text`, on the engine NeMo Gym's answer needs and
+    under `seconds` (TimeoutError past it); ValueError for a pattern that is not usable."""
+    e = _entry(source)
+    if e.error is not None:
+        raise ValueError(e.error)
+    return e.last_match(text, seconds)
 
 
 def normalize_captured(s: str) -> str:
@@ -219,7 +244,8 @@ def extract_custom(
             message=f"output_regex must be a string, a list of strings or an object, got {type(output_regex).__name__}",
         )
     errors: list[str] = []
-    limit = timeout if timeout and timeout > 0 else None
+    # One bound per call, over all of its patterns: a list of slow patterns costs no more than one.
+    deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
     for i, source in enumerate(patterns):
         e = _entry(source)
         if e.error is not None:
@@ -228,16 +254,8 @@ def extract_custom(
         if e.groups >= 2:
             errors.append(f"pattern {source!r} has {e.groups} capture groups; use one, or (?:...)")
             continue
-        engine, subject = e.engine_for(text)
         try:
-            if e.rx is not None and limit is not None:
-                # The time bound holds on every path: where `re` must answer (engine differences), the
-                # same pattern first runs on `regex` under the timeout as a probe of its backtracking.
-                last = _last_match(e.rx.finditer(subject, timeout=limit))
-                if engine is not e.rx:
-                    last = _last_match(engine.finditer(text))
-            else:
-                last = _last_match(engine.finditer(subject))
+            last = e.last_match(text, None if deadline is None else deadline - time.monotonic())
         except TimeoutError:
             return Extraction(
                 None, STATUS_REGEX_TIMEOUT, RULE, message=f"pattern {source!r} exceeded {timeout}s"
@@ -247,13 +265,13 @@ def extract_custom(
             continue
         if last is None:
             continue
-        group = 1 if e.groups == 1 else 0
-        span = last.span(group)
+        span, whole = last
         if span[0] < 0:  # the group did not take part in the match: findall's '' (NeMo Gym's too)
-            span = last.span(0)
+            span = whole
+            captured = ""
+        else:  # from the text itself: the subject may spell U+0130/U+0131 as I/i at the same offsets
+            captured = normalize_captured(text[span[0] : span[1]])
         rule = RULE if isinstance(output_regex, str) else f"{RULE}[{i}]"
-        # from the text itself: the subject may spell U+0130/U+0131 as I/i at the same offsets
-        captured = normalize_captured(text[last.start(group) : last.end(group)] if last.group(group) else "")
         if len(captured) == 1 and captured.isalpha():
             if captured in letters or not letters:
                 return Extraction(captured, STATUS_OK, rule, span)

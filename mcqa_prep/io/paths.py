@@ -258,6 +258,16 @@ def check_output(
             )
 
 
+def is_special(path: str | os.PathLike) -> bool:
+    """An existing path that is neither a regular file nor a directory (a device, a pipe, a socket): an output
+    written in place (io/writers.AtomicFile), never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def require_regular(path: str | os.PathLike, why: str) -> None:
     """Refuse a pipe or a device where a command must read its input twice (hash it, then read its rows):
     the second read of a pipe would find nothing, and an empty result would be reported instead."""

@@ -229,6 +229,26 @@ def read_json_block(block: bytes, parse_options: Any = None) -> Any:
     return pj.read_json(pa.BufferReader(block), read_options=opts, parse_options=parse_options)
 
 
+def empty_structs(schema: Any) -> list[str]:
+    """The JSON paths ($.a.b, $.a[]) of the objects without fields in an Arrow schema."""
+    import pyarrow as pa
+
+    found: list[str] = []
+
+    def walk(t: Any, path: str) -> None:
+        if pa.types.is_struct(t):
+            if t.num_fields == 0:
+                found.append(path)
+            for f in t:
+                walk(f.type, f"{path}.{f.name}")
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            walk(t.value_type, path + "[]")
+
+    for f in schema:
+        walk(f.type, f"$.{f.name}")
+    return found
+
+
 def jsonl_to_parquet(shard: Shard) -> None:
     """Convert a finished temporary JSONL shard to Parquet with one schema unified over all its rows.
 
@@ -247,12 +267,30 @@ def jsonl_to_parquet(shard: Shard) -> None:
             reason="parquet_types",
             split=shard.split,
         ) from None
+    empty = empty_structs(schema)
+    if empty:
+        # Parquet has no group without fields: `{}` in every row that holds the field has no Parquet form
+        raise InputError(
+            f"split {shard.split!r} cannot be written as Parquet: {', '.join(empty)} "
+            f"hold{'s' if len(empty) == 1 else ''} only empty objects "
+            "({}), and Parquet has no form for an object without fields",
+            reason="parquet_types",
+            split=shard.split,
+        )
     out = shard.tmp.with_suffix(".parquet")
     sink = HashingWriter(out)
     opts = pj.ParseOptions(explicit_schema=schema)
-    with pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema) as pw:
-        for b in line_blocks(shard.tmp):
-            pw.write_table(read_json_block(b, opts))
+    try:
+        with pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema) as pw:
+            for b in line_blocks(shard.tmp):
+                pw.write_table(read_json_block(b, opts))
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        sink.close()
+        raise InputError(
+            f"split {shard.split!r} cannot be written as Parquet: {exc}",
+            reason="parquet_types",
+            split=shard.split,
+        ) from None
     shard.sha256 = sink.close()
     shard.bytes = sink.bytes
     shard.tmp.unlink()

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
@@ -29,7 +30,7 @@ from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
 from ..policy import GradingPolicy
 from ..prompt import prompt_id, prompt_key
-from ..records import STATUS_INVALID_ROW, Row, display_name
+from ..records import Row, display_name
 from .estimate import Counts, estimate
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
@@ -224,7 +225,7 @@ class _Run:
             line, o = rescore_row(rec, self.rescore)
             if o.input_contract is not None:
                 self.input_contracts[o.input_contract] += 1
-            if o.status == STATUS_INVALID_ROW:
+            if not is_graded(o.status):  # counts.py: the one definition of a graded row
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
             answer = orjson.loads(line).get("extracted_answer")
@@ -235,7 +236,7 @@ class _Run:
         if not isinstance(cid, str) or not cid:
             self.no_contract.add("no_contract", where)
             return None
-        if grading.get("status") == STATUS_INVALID_ROW:
+        if not is_graded(grading.get("status")):
             self.invalid.add(
                 "invalid_row", f"{where}: {grading.get('message') or 'not graded (invalid_row)'}"
             )

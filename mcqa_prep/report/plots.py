@@ -28,6 +28,10 @@ RC = {
     "grid.color": "#e5e5e5",
     "axes.axisbelow": True,
     "legend.frameon": False,
+    # every label is data (template ids, model names, file names): "$x^$" is text, never TeX math, so no label
+    # can crash the drawing or lose its dollar signs ("costs $5 and $6")
+    "text.parse_math": False,
+    "text.usetex": False,
 }
 
 

@@ -14,9 +14,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from ..counts import Tally, is_graded, reward_of
 from ..evidence import RATE_BINS, model_of, passed, rate_bin
 from ..prompt import prompt_key
-from ..records import STATUS_INVALID_ROW, Row, display_name
+from ..records import Row, display_name
 from ..rescore.rows import row_id
 from .bins import LENGTH_EDGES, Examples, Histogram, length_bin
 
@@ -75,9 +76,9 @@ class RescoredTally:
 
     def __init__(self, *, examples: int = 5) -> None:
         self.examples = examples
-        self.rows = 0
-        self.graded = 0
-        self.reward_sum = 0.0
+        self.tally = (
+            Tally()
+        )  # rows, graded, invalid, mean reward, changed: counts.py, as every command counts
         self.statuses: Counter = Counter()
         self.templates: dict[str, Group] = {}
         self.modes: dict[str, Group] = {}
@@ -91,7 +92,6 @@ class RescoredTally:
 
     def add(self, rec: Row, grading: Mapping[str, Any]) -> None:
         d = rec.data or {}
-        self.rows += 1
         self.files[display_name(rec.file)] += 1
         status = grading.get("status")
         status = status if isinstance(status, str) else "(unknown)"
@@ -101,24 +101,33 @@ class RescoredTally:
         if isinstance(gv, str) and (gv in self.grader_versions or len(self.grader_versions) < 16):
             self.grader_versions[gv] += 1
         reward = d.get("reward")
-        # invalid rows were not graded: counted in the statuses, never in a mean reward (as rescore does)
-        r = float(reward) if status != STATUS_INVALID_ROW and _finite(reward) else None
-        if r is not None:
-            self.graded += 1
-            self.reward_sum += r
+        # invalid rows were not graded: counted in the statuses, never in a mean reward nor as a change
+        graded = is_graded(status) and _finite(reward)
+        r = float(reward) if graded else None
+        if graded or not is_graded(status):
+            self.tally.add(status, r or 0.0, reward_of(grading.get("previous_reward")))
         tid = _template(d, grading)
         mode = grading.get("mode")
         mode = mode if isinstance(mode, str) and mode else NO_MODE
         _group(self.templates, tid, TEMPLATE_CAP, "(other templates)").add(status, r)
         _group(self.modes, mode, MODE_CAP, "(other modes)").add(status, r)
         rid = row_id(d, rec.file, rec.line)
-        self._agreement(grading, reward, rid)
+        if graded:
+            self._agreement(grading, reward, rid)
         self._compare(grading, tid, rid)
         if r is not None:
             chars = grading.get("response_chars")
             if isinstance(chars, int) and not isinstance(chars, bool) and chars >= 0:
                 self.response_chars.add(length_bin(chars), chars, r)
             self._prompt(d, r)
+
+    @property
+    def rows(self) -> int:
+        return self.tally.scored
+
+    @property
+    def graded(self) -> int:
+        return self.tally.graded
 
     def _agreement(self, grading: Mapping[str, Any], reward: Any, rid: str) -> None:
         prev = grading.get("previous_reward")  # absent or null: the input row recorded no readable reward

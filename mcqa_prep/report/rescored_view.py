@@ -22,16 +22,18 @@ PLOT_MODELS = 8  # models with their own plot (the table lists all)
 def section(sid: str, contract: str | None, t: RescoredTally) -> dict[str, Any]:
     agreement = {f"{r}->{c}": ex.to_dict() for (r, c), ex in sorted(t.agreement.items())}
     rates = t.pass_rates()
-    changed = sum(ex.count for (r, c), ex in t.agreement.items() if _changed(r, c))
+    mean = t.tally.mean_reward
     summary = {
         "rows": t.rows,
         "graded": t.graded,
-        "mean_reward": round(t.reward_sum / t.graded, 4) if t.graded else None,
+        "invalid": t.tally.invalid,
+        "mean_reward": round(mean, 4) if mean is not None else None,
         "statuses": dict(t.statuses.most_common()),
         "grader_versions": dict(t.grader_versions),
         "files": dict(t.files),
         "agreement": agreement,
-        "changed": changed,
+        "recorded": t.tally.recorded,
+        "changed": t.tally.changed,
         "compare_modes": dict(t.compare_modes),
         "format_misses": sum(m.misses.count for m in t.misses.values()),
         "pass_rates": rates,
@@ -60,7 +62,7 @@ def section(sid: str, contract: str | None, t: RescoredTally) -> dict[str, Any]:
 
 
 def _changed(recorded: str, rescored: str) -> bool:
-    """A recorded reward (0 or 1) that this grader changed."""
+    """A matrix cell of changed rewards (shown first); the count itself is counts.Tally's."""
     return recorded in ("0", "1") and recorded != rescored
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..counts import is_change
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
@@ -27,6 +28,10 @@ from ..records import STATUS_INVALID_ROW, Row, display_name
 
 # Fields a rollout may lack that its dataset row supplies (NeMo Gym rollouts do not repeat them).
 JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer", "uuid")
+# The fields the grader reads: two dataset rows with one prompt that differ in one of them cannot both be
+# the row a rollout of that prompt is graded against (a differing uuid alone is a duplicate, not a conflict).
+GRADING_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer")
+CONFLICT = "__conflict__"  # in a join index entry: its prompt's dataset rows disagree (fields, rows, golds)
 
 
 @dataclass(frozen=True)
@@ -135,11 +140,15 @@ def _kind(v: Any) -> str:
     )
 
 
-def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str] | None:
+def _row_problem(
+    row: Mapping[str, Any], joined: bool | None, ambiguous: str | None = None
+) -> tuple[str, str] | None:
     """(kind, message) of why a row cannot be graded at all; None when it can."""
     problem = _response_problem(row.get("response"))
     if problem is not None:
         return "response", problem
+    if ambiguous is not None:
+        return "ambiguous_join", ambiguous
     if "options" not in row:
         if joined is False:
             return "no_match", "row has no `options`, and no dataset row has the same prompt"
@@ -157,17 +166,33 @@ def _row_problem(row: Mapping[str, Any], joined: bool | None) -> tuple[str, str]
     return None
 
 
-def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None]:
-    """The row completed with its dataset row's grading fields (the rollout's own fields win)."""
+def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None, str | None]:
+    """The row completed with its dataset row's grading fields (the rollout's own fields win); the third item
+    says why the join is refused: the prompt's dataset rows disagree on a field the rollout does not carry
+    itself (two golds), so no dataset row can be chosen (docs/rescore.md, "Joining rollouts")."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None
     if ds is None:
-        return row, (None if "options" in row else False)
+        return row, (None if "options" in row else False), None
+    conflict = ds.get(CONFLICT)
+    if conflict is not None:
+        needed = [f for f in conflict["fields"] if row.get(f) is None]
+        if needed:
+            rows = " and ".join(conflict["rows"]) + (
+                f" (and {conflict['more']} more)" if conflict.get("more") else ""
+            )
+            return (
+                row,
+                None,
+                f"dataset rows {rows} have this prompt with different {', '.join(needed)}"
+                + (f" ({' vs '.join(map(repr, conflict['golds']))})" if "expected_answer" in needed else "")
+                + ": the join cannot choose one",
+            )
     merged = dict(row)
     for k, v in ds.items():
-        if k not in merged or merged[k] is None:
+        if (k not in merged or merged[k] is None) and k != CONFLICT:
             merged[k] = v
-    return merged, True
+    return merged, True, None
 
 
 def _is_map(x: Any) -> bool:
@@ -213,7 +238,7 @@ def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) ->
     if "reward" in row or "extracted_answer" in row:
         grading["previous_reward"] = prev
         grading["previous_extracted_answer"] = row.get("extracted_answer")
-        grading["changed"] = prev is not None and prev != reward
+        grading["changed"] = is_change(grading["status"], prev, reward)  # an invalid row: never a change
     return prev
 
 
@@ -230,8 +255,8 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         )
     if rec.nonfinite or rec.foreign:
         row = _finite(row)
-    graded, joined = _join(row, s.index) if s.index is not None else (row, None)
-    problem = _row_problem(graded, joined)
+    graded, joined, ambiguous = _join(row, s.index) if s.index is not None else (row, None, None)
+    problem = _row_problem(graded, joined, ambiguous)
     out_row = dict(row)
     if problem is not None:
         grading = _invalid_grading(s, problem[1])

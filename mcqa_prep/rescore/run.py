@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
+from ..counts import Tally
 from ..errors import InputError, UsageError
+from ..grader.letters import normalize_gold
 from ..io import AtomicFile, iter_file
 from ..io.paths import check_output
 from ..io.writers import Parts
 from ..parallel import Chunk, check_workers, chunks, ordered_map
 from ..policy import GradingPolicy
 from ..prompt import prompt_key
-from ..records import STATUS_INVALID_ROW, display_name
-from .rows import JOIN_FIELDS, Outcome, Settings, rescore_row
+from ..records import display_name
+from .rows import CONFLICT, GRADING_FIELDS, JOIN_FIELDS, Outcome, Settings, rescore_row
 
 __all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
 
@@ -111,6 +113,12 @@ LEFT_OUT = {
 }
 
 
+def _differs(name: str, a: Any, b: Any) -> bool:
+    if name == "expected_answer":  # " b" and "B" are one gold to the grader
+        return normalize_gold(a) != normalize_gold(b)
+    return a != b
+
+
 @dataclass
 class RowIndex:
     """Dataset rows by prompt, holding only the fields a join needs (packed: see PackedRows), and an account
@@ -118,6 +126,8 @@ class RowIndex:
 
     rows: PackedRows | dict[bytes, dict[str, Any]] = field(default_factory=dict)
     duplicates: int = 0  # dataset rows whose prompt was already indexed (the first one is used)
+    # prompts whose dataset rows differ in a field the grader reads (two golds): their rollouts are not joined
+    conflicts: Bucket = field(default_factory=Bucket)
     read: int = 0  # dataset rows read, unreadable lines included
     left_out: dict[str, Bucket] = field(default_factory=dict)  # LEFT_OUT reason -> count, first places
     examples: int = 5
@@ -138,6 +148,7 @@ class RowIndex:
         slots: dict[bytes, int] = {}
         starts: list[int] = []
         blob = bytearray()
+        where: list[tuple[int, int]] = []  # per slot: the row's (file number, line), for a conflict's message
         names = []
         for src in sources:
             names.append(display_name(src.name))
@@ -146,16 +157,51 @@ class RowIndex:
                 key = idx._key(rec)
                 if key is None:
                     continue
+                fields = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
                 if key in slots:
                     idx.duplicates += 1
-                    continue
+                    slot = slots[key]
+                    end = starts[slot + 1] if slot + 1 < len(starts) else len(blob)
+                    first = idx._conflict(
+                        pickle.loads(blob[starts[slot] : end]), fields, where[slot], names, rec
+                    )
+                    if first is None:  # the same grading fields: the first row serves
+                        continue
+                    fields = first  # the first row's fields, now carrying the conflict (appended anew)
+                    file_line = where[slot]
+                else:
+                    file_line = (len(names) - 1, rec.line)
                 slots[key] = len(starts)
                 starts.append(len(blob))
-                blob += pickle.dumps({k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}, _PICKLE)
+                where.append(file_line)
+                blob += pickle.dumps(fields, _PICKLE)
         idx.rows = PackedRows.pack(slots, starts, blob)
         if not slots:
             raise idx._nothing_indexed(names)
         return idx
+
+    def _conflict(
+        self, first: dict[str, Any], fields: dict[str, Any], at: tuple[int, int], names: list[str], rec: Any
+    ) -> dict[str, Any] | None:
+        """`first` (an indexed row's join fields) marked as conflicting when `fields` (a later row with its
+        prompt) differs from it in a field the grader reads; None when they agree."""
+        differ = [f for f in GRADING_FIELDS if _differs(f, first.get(f), fields.get(f))]
+        if not differ:
+            return None
+        here = f"{names[-1]}:{rec.line}"  # (as the source was named, like the first row)
+        c = first.get(CONFLICT)
+        if c is None:
+            there = f"{names[at[0]]}:{at[1]}"
+            c = first[CONFLICT] = {"fields": [], "rows": [there, here], "golds": [], "more": 0}
+            self.conflicts.add(f"{there} vs {here} ({', '.join(differ)})", self.examples)
+        else:
+            c["more"] += 1
+        c["fields"] = [f for f in GRADING_FIELDS if f in c["fields"] or f in differ]
+        for row in (first, fields):
+            gold = normalize_gold(row.get("expected_answer"))
+            if gold not in c["golds"] and len(c["golds"]) < 4:
+                c["golds"].append(gold)
+        return first
 
     def _key(self, rec: Any) -> bytes | None:
         """The prompt key of a dataset row, or None when the row is left out (and counted as such)."""
@@ -181,6 +227,7 @@ class RowIndex:
             "dataset_rows_read": self.read,
             "dataset_prompts": len(self.rows),
             "dataset_prompt_duplicates": self.duplicates,
+            "dataset_prompt_conflicts": self.conflicts.to_dict(),
             "dataset_rows_left_out": {
                 "count": sum(b.count for b in self.left_out.values()),
                 "by_reason": {k: self.left_out[k].to_dict() for k in LEFT_OUT if k in self.left_out},
@@ -214,11 +261,9 @@ class RescoreReport:
     rows: int = 0
     by_status: Counter = field(default_factory=Counter)
     by_mode: Counter = field(default_factory=Counter)
-    reward_sum: float = 0.0
-    graded: int = 0
+    tally: Tally = field(default_factory=Tally)  # scored, graded, invalid, mean reward, changed (counts.py)
     invalid: Bucket = field(default_factory=Bucket)
     invalid_by_kind: Counter = field(default_factory=Counter)  # unreadable, response, no_options, ...
-    recorded: int = 0  # graded rows that carried a readable recorded reward
     unchanged: Bucket = field(default_factory=Bucket)
     up: Bucket = field(default_factory=Bucket)  # 0 -> 1
     down: Bucket = field(default_factory=Bucket)  # 1 -> 0
@@ -236,7 +281,11 @@ class RescoreReport:
 
     @property
     def changed(self) -> int:
-        return self.up.count + self.down.count
+        return self.tally.changed
+
+    @property
+    def graded(self) -> int:
+        return self.tally.graded
 
     def add(self, o: Outcome) -> None:
         n = self.examples
@@ -250,15 +299,12 @@ class RescoreReport:
             self.input_contracts[o.input_contract] += 1
         if o.replaced:
             self.replaced.add(o.rid, n)
-        if o.status == STATUS_INVALID_ROW:  # not graded: never counted as a reward change
+        if not self.tally.add(o.status, o.reward, o.previous):  # not graded: never counted as a change
             self.invalid.add(o.rid, n)
             self.invalid_by_kind[o.problem or "other"] += 1
             return
-        self.graded += 1
         self.by_mode[o.mode] += 1
-        self.reward_sum += o.reward
         if o.previous is not None:
-            self.recorded += 1
             if o.previous == o.reward:
                 self.unchanged.add(o.rid, n)
             else:
@@ -290,9 +336,7 @@ class RescoreReport:
         adding those rows one by one gives (rewards are 0 or 1, so their sum is exact in any grouping)."""
         n = self.examples
         self.rows += part.rows
-        self.graded += part.graded
-        self.reward_sum += part.reward_sum
-        self.recorded += part.recorded
+        self.tally.merge(part.tally)
         self.joined += part.joined
         self.compare_same += part.compare_same
         for mine, theirs in (
@@ -346,8 +390,8 @@ class RescoreReport:
             "output": display_name(self.output),
             "contract": self.contract_id,
             "rows": self.rows,
-            "graded": self.graded,
-            "mean_reward": (self.reward_sum / self.graded) if self.graded else None,
+            "graded": self.tally.graded,
+            "mean_reward": self.tally.mean_reward,
             "by_status": dict(sorted(self.by_status.items())),
             "by_mode": dict(sorted(self.by_mode.items())),
             "invalid_rows": {**self.invalid.to_dict(), "by_kind": dict(sorted(self.invalid_by_kind.items()))},
@@ -357,7 +401,7 @@ class RescoreReport:
                 **(self.index or {"dataset_prompts": None, "dataset_prompt_duplicates": 0}),
             },
             "agreement": {
-                "recorded": self.recorded,
+                "recorded": self.tally.recorded,
                 "unchanged": self.unchanged.to_dict(),
                 "0->1": self.up.to_dict(),
                 "1->0": self.down.to_dict(),

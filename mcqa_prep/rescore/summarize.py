@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..counts import Tally, reward_of
 from ..errors import ContractMismatch, InputError
 from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
 from ..io.readers import iter_file
@@ -43,10 +44,10 @@ def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:
 
 @dataclass
 class _Pool:
-    """Counts of the rows graded under one contract."""
+    """Counts of the rows scored under one contract: scored, graded, invalid, mean reward and changed in the
+    one definition every command shares (counts.py); templates and pass rates over graded rows only."""
 
-    rows: int = 0
-    reward_sum: float = 0.0
+    tally: Tally = field(default_factory=Tally)
     statuses: Counter = field(default_factory=Counter)
     gates: Counter = field(default_factory=Counter)
     boundaries: Counter = field(default_factory=Counter)
@@ -56,10 +57,12 @@ class _Pool:
     by_model: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
     by_template: dict[str, dict[bytes, list[int]]] = field(default_factory=dict)
 
+    @property
+    def rows(self) -> int:
+        return self.tally.scored
+
     def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
         reward = float(_reward(row, grading))
-        self.rows += 1
-        self.reward_sum += reward
         status = grading.get("status")
         self.statuses[status if isinstance(status, str) else "(unknown)"] += 1
         gate = grading.get("gate")
@@ -68,6 +71,8 @@ class _Pool:
         boundary = grading.get("boundary")
         if isinstance(boundary, str):
             self.boundaries[boundary] += 1
+        if not self.tally.add(status, reward, reward_of(grading.get("previous_reward"))):
+            return  # invalid_row: not graded, so neither a template's accuracy nor evidence of a pass
         tid = _template_id(row, grading)
         t = self.templates.setdefault(tid, [0, 0.0])
         t[0] += 1
@@ -99,10 +104,15 @@ class _Pool:
             tid: {"rows": int(n), "accuracy": s / n}
             for tid, (n, s) in sorted(self.templates.items(), key=lambda kv: (-kv[1][0], kv[0]))
         }
+        t = self.tally
         return {
-            "rows": self.rows,
-            "accuracy": self.reward_sum / self.rows if self.rows else None,
-            "reward_sum": self.reward_sum,
+            "rows": t.scored,
+            "graded": t.graded,
+            "invalid": t.invalid,
+            "accuracy": t.mean_reward,  # over graded rows, as rescore's mean reward
+            "reward_sum": t.reward_sum,
+            "recorded": t.recorded,
+            "changed": t.changed,
             "statuses": dict(sorted(self.statuses.items(), key=lambda kv: (-kv[1], kv[0]))),
             "gates": dict(sorted(self.gates.items())),
             "boundaries": dict(sorted(self.boundaries.items())),

@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
-from ..grader.custom_regex import compile_pattern, extract_custom
+from ..grader.custom_regex import compile_pattern, extract_custom, last_match
 from ..records import STATUS_REGEX_TIMEOUT
 from . import controls
 from .facts import G_REGEX, G_REGEX_LETTERS, G_REGEX_PROMPT, RowFacts
@@ -393,16 +391,16 @@ def regex_negative_control(f: RowFacts) -> Iterator[Hit]:
 
 
 def _first_match(f: RowFacts) -> str:
-    """' (match 'Answer: A' at character 123)': the last match of the first pattern matching the prompt."""
-    for info in f.plan.infos:
-        compiled = info.compiled
+    """' (match 'Answer: A' at character 123)': the last match of the first pattern matching the prompt
+    (under the time bound every user pattern runs under)."""
+    for source, info in zip(f.plan.key.patterns, f.plan.infos, strict=False):
+        if info.compiled is None:
+            continue
         try:
-            kw = {"timeout": f.cfg.regex_timeout} if isinstance(compiled, regex.Pattern) else {}
-            last = None
-            for last in compiled.finditer(f.prompt, **kw):  # noqa: B007
-                pass
+            last = last_match(source, f.prompt, f.cfg.regex_timeout)
         except Exception:  # noqa: BLE001 - only decorates a message
             continue
         if last is not None:
-            return f" (match {quote(last.group(0), 40)} at character {last.start()})"
+            a, b = last[1]
+            return f" (match {quote(f.prompt[a:b], 40)} at character {a})"
     return ""

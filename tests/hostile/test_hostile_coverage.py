@@ -25,6 +25,9 @@ CLASSES = {
     "test_hostile_terminal": "real processes",
     "test_hostile_workers": "workers",
     "test_hostile_http": "hostile HTTP requests to a running server",
+    "test_hostile_bounds": "bounded work (linear grading, bounded regexes and templates, capped workers)",
+    "test_hostile_counts": "figures that must agree across commands",
+    "test_hostile_edges": "output and command-line edges",
 }
 MIN_TRIES_PER_COMMAND = 5
 MIN_TRIES = 100

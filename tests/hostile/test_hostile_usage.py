@@ -120,7 +120,7 @@ def test_usage_error(places, tmp_path, case):
     res = run([*argv, "--format", "json"], input=b"")
     doc = check(res, USAGE)
     assert doc["error"]["exit_code"] == USAGE
-    assert len(res.stderr.strip().splitlines()) >= 1
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr  # one line, never click's usage block
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before, "a usage error wrote"
     assert not places["out"].exists()
     assert_clean(tmp_path, places["dir"])
