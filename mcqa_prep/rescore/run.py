@@ -12,7 +12,7 @@ import functools
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -361,6 +361,8 @@ class RescoreReport:
             v = getattr(self, f.name)
             if isinstance(v, Bucket):
                 v = v.to_dict()
+            elif isinstance(v, Tally):
+                v = asdict(v)
             elif isinstance(v, Counter):
                 v = [[k, n] for k, n in v.items()]
             elif f.name in _BUCKET_MAPS:
@@ -377,6 +379,8 @@ class RescoreReport:
             kind = _FIELD_KINDS.get(f.name)
             if kind == "bucket":
                 v = _bucket(v)
+            elif kind == "tally":
+                v = Tally(**{k: (float(n) if k == "reward_sum" else int(n)) for k, n in v.items()})
             elif kind == "counter":
                 v = Counter({k: int(n) for k, n in v})
             elif f.name in _BUCKET_MAPS:
@@ -429,6 +433,7 @@ class RescoreReport:
 
 _BUCKET_MAPS = ("compare_differ", "misses")
 _FIELD_KINDS = {
+    "tally": "tally",
     **{n: "bucket" for n in ("invalid", "unchanged", "up", "down", "join_missing", "replaced")},
     **{
         n: "counter"
