@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InvalidRows
 from ..records import Finding
-from .rows import Outcome
+from .rows import REPAIR_RULE, Outcome
 
 NO_TEMPLATE = "(no template_id)"  # the key of rows without a template_id in the by-template counts
 REPAIRS_LISTED = 100  # distinct (template, original, fix) entries kept in the manifest; counts are complete
@@ -31,6 +31,7 @@ class RepairTally:
     def __init__(self, applied: bool) -> None:
         self.applied = applied
         self.by_template: Counter[str] = Counter()
+        self.alone = 0  # rejected rows counted whose only errors are the regex audit's
         self._listed: dict[str, dict[str, Any]] = {}
 
     def written(self, outcome: Outcome) -> None:
@@ -56,6 +57,7 @@ class RepairTally:
         r = outcome.repair
         if r is not None and r.fixed is None:
             self.by_template[r.template if r.template is not None else NO_TEMPLATE] += 1
+            self.alone += all(f.rule == REPAIR_RULE for f in outcome.errors)
 
     @property
     def rows(self) -> int:
@@ -84,7 +86,8 @@ class RepairTally:
 
 def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally) -> InvalidRows:
     """The failure of a run that rejects nothing: reason `invalid_rows`, or `invalid_rows_repairable` (every
-    invalid row is one the regex audit's fix repairs) / `invalid_rows_some_repairable`, with the counts."""
+    invalid row is one the regex audit's fix repairs, with no other error) / `invalid_rows_some_repairable`,
+    with the counts."""
     repairable = tally.repairable()
     shown = [f.render() for f in errs[:20]]
     more = counts["rejected"] - len(shown)
@@ -98,7 +101,7 @@ def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally
     )
     if repairable is None:
         return InvalidRows(message, errs, counts)
-    every = repairable["rows"] == counts["rejected"]
+    every = tally.alone == counts["rejected"]  # the repair alone would leave no invalid row
     return InvalidRows(
         message,
         errs,
