@@ -179,6 +179,13 @@ def test_the_failure_names_the_remedy_and_counts_rows_and_templates(tmp_path, cl
         "keep them (docs/prepare.md, 'Repairing template regexes')"
     )
     assert "--on-invalid" not in last
+    # a repairable regex on a row that another rule rejects too: the repair alone would not do
+    rows = read_jsonl(src)[1:]
+    rows[0]["expected_answer"] = "Z"
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    err = json.loads(cli("prepare", mixed, "-o", tmp_path / "out", "--format", "json").stdout)["error"]
+    assert err["reason"] == "invalid_rows_some_repairable" and err["repairable_rows"] == 4
+    assert "--on-invalid reject" in err["hint"]
 
 
 def test_rejecting_without_the_option_reports_the_repairable_rows(tmp_path, cli):
