@@ -125,7 +125,7 @@ def prepare_command(
 
     \b
     Examples:
-      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes
+      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject
       mcqa-prep prepare train.jsonl -o prepared/ --runtime nemo-gym
       mcqa-prep prepare train.jsonl validation.jsonl -o prepared/ --on-invalid reject
       mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
