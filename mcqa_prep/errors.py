@@ -192,10 +192,18 @@ class InvalidRows(McqaPrepError):
 
     reason = "invalid_rows"
 
-    def __init__(self, message: str, findings: Iterable[Any], counts: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        message: str,
+        findings: Iterable[Any],
+        counts: Mapping[str, Any],
+        *,
+        reason: str | None = None,
+        **details: Any,
+    ) -> None:
         self.findings = list(findings)
         self.counts = dict(counts)
-        super().__init__(message, counts=self.counts, findings=self.findings)
+        super().__init__(message, reason=reason, counts=self.counts, findings=self.findings, **details)
 
 
 class Stopped(KeyboardInterrupt):

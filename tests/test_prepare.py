@@ -48,7 +48,14 @@ def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
     prompt shows unrendered braces: prepare refuses the file, naming them (issue 24)."""
     r = cli("prepare", need(FIXTURES / "example_with_template_metadata.jsonl"), "-o", tmp_path / "out")
     assert r.exit_code == 1
-    assert "5 of 5 row(s) invalid (regex_audit: 4, template_unrendered: 1); nothing written" in r.output
+    # its last line names the remedy for the regexes (and for the other row), with the counts
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith(
+        "5 of 5 row(s) invalid (regex_audit: 4, template_unrendered: 1); the regex audit's fix repairs the "
+        "output_regex of 4 of them (4 templates: mcqa_benchmark_002: 1, mcqa_generated_015: 1, "
+        "mcqa_generated_019: 1, mcqa_generated_027: 1); nothing written; pass --repair-regexes "
+    ), last
+    assert "--on-invalid reject" in last
     assert not (tmp_path / "out").exists()
 
 

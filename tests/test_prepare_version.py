@@ -2,7 +2,7 @@
 preparation case (data/golden/validate_cases.jsonl, prepare_cases.jsonl) is prepared, in JSONL and in Parquet,
 and the outcome hashed: each written row (its stamp's contract id and source path aside: the grader version
 guards those), each rejected row with the rule, severity and address of each finding (not the wording of the
-message), and the counts. The hash is recorded with the version in data/golden/prepare_fingerprint.json. A
+message), and the counts; the JSONL run is made a second time with the regex repair (`repair_regexes`). The hash is recorded with the version in data/golden/prepare_fingerprint.json. A
 change of that output without a new PREPARATION_VERSION fails here: a preparation made by the old code would
 otherwise be taken as up to date.
 
@@ -67,16 +67,19 @@ def _outcome(out: Path, fmt: str) -> list:
 def fingerprint(tmp: Path) -> str:
     tmp.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    # JSONL: every golden row; Parquet (one type per column): the preparation cases, which share a shape
-    for fmt, names in (
-        ("jsonl", ("validate_cases.jsonl", "prepare_cases.jsonl")),
-        ("parquet", ("prepare_cases.jsonl",)),
+    # JSONL: every golden row, also with the regex repair (the regex_audit cases repaired, in their stamps);
+    # Parquet (one type per column): the preparation cases, which share a shape
+    for fmt, names, repair in (
+        ("jsonl", ("validate_cases.jsonl", "prepare_cases.jsonl"), False),
+        ("parquet", ("prepare_cases.jsonl",), False),
+        ("jsonl", ("validate_cases.jsonl", "prepare_cases.jsonl"), True),
     ):
         src = _inputs(tmp, names)
-        out = tmp / f"out-{fmt}"
-        prepare([src], out, on_invalid="reject", output_format=fmt, workers=1)
+        out = tmp / f"out-{fmt}-{repair}"
+        prepare([src], out, on_invalid="reject", output_format=fmt, workers=1, repair_regexes=repair)
+        label = [fmt, "repair_regexes"] if repair else fmt  # the first two as before the repair existed
         h.update(
-            json.dumps([fmt, _outcome(out, fmt)], ensure_ascii=False, sort_keys=True, default=str).encode()
+            json.dumps([label, _outcome(out, fmt)], ensure_ascii=False, sort_keys=True, default=str).encode()
         )
     return h.hexdigest()
 

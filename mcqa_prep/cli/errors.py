@@ -53,6 +53,11 @@ HINTS: dict[str, str] = {
         "fix the rows, or pass --on-invalid reject to write the valid rows and list the others in "
         "rejects.jsonl"
     ),
+    "invalid_rows_repairable": "pass --repair-regexes to write the regex audit's fix in place of their output_regex "
+    "and keep them (docs/prepare.md, 'Repairing template regexes')",
+    "invalid_rows_some_repairable": "pass --repair-regexes to write the regex audit's fix in place of the "
+    "output_regex of those {repairable_rows}, and fix the other rows or pass --on-invalid reject to write the valid "
+    "rows and list the others in rejects.jsonl",
     "no_rows": "check the input paths (an empty input is not a dataset)",
     "no_dataset_rows": (
         "give --rows the dataset rows the rollouts were sampled from (JSONL/Parquet rows with "

@@ -72,6 +72,15 @@ from .policy_opts import policy_from_options, policy_options
     "honour and rejects rows its request model refuses. Default: manifest.json records which runtimes can "
     "honour the contract, and one warning line says when stock NeMo Gym cannot.",
 )
+@click.option(
+    "--repair-regexes",
+    "repair_regexes",
+    is_flag=True,
+    help="Keep rows whose template output_regex misgrades ordinary prose (validate rule regex_audit): write "
+    "the audit's fix (a case-sensitive option-letter class, anchored) in its place and record the original "
+    "in metadata.mcqa_prep.repaired. A regex without a fix stays invalid; edge cases (regex_audit_edge) are "
+    "left as they are. Another setting is another preparation.",
+)
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @difficulty_options
 @WORKERS_OPTION
@@ -87,6 +96,7 @@ def prepare_command(
     overwrite,
     no_verify,
     runtime,
+    repair_regexes,
     regex_timeout,
     workers,
     fmt,
@@ -116,8 +126,14 @@ def prepare_command(
     --runtime nemo-gym refuses the others up front, naming the setting.
 
     \b
+    Template regexes: a row whose output_regex reads an option letter out of ordinary prose ("Answer:
+    because C..." graded B) is invalid (validate rule regex_audit), as are most of NeMo Gym 0.7.0's shipped
+    templates; --repair-regexes writes the audit's fix in its place instead (counted by template in
+    manifest.json; the original kept in each row's stamp).
+
+    \b
     Examples:
-      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/
+      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject
       mcqa-prep prepare train.jsonl -o prepared/ --runtime nemo-gym
       mcqa-prep prepare train.jsonl validation.jsonl -o prepared/ --on-invalid reject
       mcqa-prep prepare data/ -o prepared/ --policy policy.json --final-answer-only
@@ -150,6 +166,7 @@ def prepare_command(
             verify=not no_verify,
             difficulty=request,
             runtime=runtime,
+            repair_regexes=repair_regexes,
         )
     except InvalidRows as exc:
         if fmt == "json":
@@ -184,8 +201,9 @@ def _warn_runtime(report: PrepareReport, out_dir: str, runtime: str | None) -> N
 def _render_text(report: PrepareReport, out_dir: str) -> None:
     c = report.counts
     if report.status == "up_to_date":
+        repaired = f"; {c['repaired']} with a repaired output_regex" if c.get("repaired") else ""
         click.echo(
-            f"{out_dir}: up to date (contract {report.contract_id}; {c['written']} rows; hashes verified)"
+            f"{out_dir}: up to date (contract {report.contract_id}; {c['written']} rows{repaired}; hashes verified)"
         )
         _echo_difficulty(report.difficulty, c)
         return
@@ -208,7 +226,27 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
     if c["rows_with_warnings"]:
         line += f", {c['rows_with_warnings']} with warnings"
     click.echo(line)
+    _echo_repairs(report, c)
     _echo_difficulty(report.difficulty, c)
+
+
+def _echo_repairs(report: PrepareReport, counts) -> None:
+    """What --repair-regexes changed (by template, and the first repairs), or which rejects it would keep."""
+    if "repaired" in counts:
+        by = ", ".join(f"{t}: {n}" for t, n in counts["repaired_by_template"].items())
+        click.echo(f"repaired the output_regex of {counts['repaired']} row(s)" + (f" ({by})" if by else ""))
+        for r in (report.repairs or [])[:5]:
+            who = f"template {r['template_id']!r}" if r["template_id"] else "output_regex"
+            click.echo(
+                f"  {who}: {json.dumps(r['output_regex'])} -> {json.dumps(r['repaired'])} ({r['rows']} row(s))"
+            )
+    if report.repairable:
+        n, t = report.repairable["rows"], report.repairable["templates"]
+        click.echo(
+            f"note: {n} rejected row(s) of {t} template(s) have an output_regex the regex audit's fix repairs: "
+            "--repair-regexes writes the fix in its place and keeps them (docs/prepare.md)",
+            err=True,
+        )
 
 
 def _echo_difficulty(d, counts) -> None:

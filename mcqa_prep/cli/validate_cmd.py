@@ -19,6 +19,18 @@ from .common import (
     report_error,
 )
 
+REPAIR_NOTE = (
+    "{n} row(s) fail regex_audit (their output_regex reads an option letter out of ordinary prose): "
+    "`mcqa-prep prepare --repair-regexes` writes the fix each finding names in its place and keeps the rows "
+    "(a regex without a fix stays an error; docs/prepare.md)"
+)
+
+
+def repair_note(summary) -> str | None:
+    """The line that names prepare's remedy for regex_audit errors, or None when there are none."""
+    n = summary["findings_by_rule"].get("regex_audit", 0)
+    return REPAIR_NOTE.format(n=n) if n else None
+
 
 def render_text(report: ValidateReport) -> list[str]:
     """Findings compiler-style (`file:line: $.path: severity: message [rule]`), then the summary."""
@@ -42,6 +54,9 @@ def render_text(report: ValidateReport) -> list[str]:
         lines.append("findings by rule:")
         for rule, n in s["findings_by_rule"].items():
             lines.append(f"  {rule:<{width}}  {n}")
+    note = repair_note(s)
+    if note:
+        lines.append(note)
     hist = s["expected_answer_histogram"]
     total = sum(hist.values())
     if total:
@@ -123,6 +138,8 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
             if report.ok
             else report_error("invalid_rows", f"{s['errors']} error(s) in {s['rows_with_errors']} row(s)")
         )
+        if error is not None:
+            error["hint"] = repair_note(s)
         emit_json(report.to_dict(), error=error)
     else:
         for line in render_text(report):

@@ -1,7 +1,9 @@
 """`prepare`: validate -> normalise -> stamp the grading contract -> write shards and the manifest.
 
     run.py   the workflow: inputs and provenance, the stale-cache decision, the row loop, the atomic commit
-    rows.py  one row's (one chunk's) work: normalise, stamp, pass-rate filter; runs in the workers
+    rows.py  one row's (one chunk's) work: normalise, stamp, pass-rate filter, the regex repair; runs in the
+             workers
+    repairs.py  the regex repair's counts (by template), the manifest's `repairs`, the failure naming it
 
 The directory it writes (its manifest and every reader's checks) is the `prepared` package.
 Design: docs/prepare.md.

@@ -4,6 +4,7 @@ rows in order (duplicates across the input) and routes each row (prepare.Router)
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -22,6 +23,7 @@ from ..validate.crossrow import KeyColumns
 ERROR = "error"
 RULE_RUNTIME = "runtime_nemo_gym"  # a row stock NeMo Gym would refuse, under `prepare --runtime nemo-gym`
 _RUNTIME_REFUSAL = "NeMo Gym 0.7.0's request model refuses this row: "
+REPAIR_RULE = "regex_audit"  # the rule whose rows `repair_regexes` repairs (validate.engine.REPAIRABLE_RULE)
 
 
 _DICT_ONLY = {dict}
@@ -62,9 +64,16 @@ class Stamper:
         self.regex_as_list = output_format == "parquet"
         self.ints_64 = output_format == "parquet"  # Parquet holds 64-bit integers only (no exact wider form)
 
-    def stamp(self, data: dict[str, Any], source: dict[str, Any], options_normal: bool = False) -> str | None:
+    def stamp(
+        self,
+        data: dict[str, Any],
+        source: dict[str, Any],
+        options_normal: bool = False,
+        repair: Repair | None = None,
+    ) -> str | None:
         """Rewrite `data`; return why it cannot carry the stamp, or None. `options_normal`: the reader built
-        the options in the normal shape (a row with a hint), nothing to normalise."""
+        the options in the normal shape (a row with a hint), nothing to normalise. `repair`: the row's
+        output_regex was replaced by the audit's fix (already in `data`); the stamp records the original."""
         md = data.get("metadata")
         if md is not None and not isinstance(md, dict):
             return f"metadata must be an object to carry the preparation stamp, got {type(md).__name__}"
@@ -87,12 +96,28 @@ class Stamper:
             "grading_mode": effective,
             "source": source,
         }
+        if repair is not None and repair.fixed is not None:
+            original = repair.original
+            if self.regex_as_list and isinstance(original, str):  # one type per Parquet column, as above
+                original = [original]
+            md["mcqa_prep"]["repaired"] = {"output_regex": original, "rule": REPAIR_RULE}
         data["metadata"] = md
         if self.runtime == NEMO_GYM:
             problem = row_problem(data)
             if problem is not None:
                 return _RUNTIME_REFUSAL + problem
         return None
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A row whose output_regex the regex audit errs on and can fix: its template_id (None when it has none),
+    its output_regex as given and the fix as written in the row (`fixed`), or None when the run does not
+    repair (the row is rejected; the fix is counted so the failure can name the remedy)."""
+
+    template: str | None
+    original: Any
+    fixed: Any
 
 
 @dataclass
@@ -108,6 +133,7 @@ class Outcome:
     verdict: Any = None
     extra: list[Finding] = field(default_factory=list)
     gym_problem: str | None = None  # why stock NeMo Gym would refuse the written row (None: it takes it)
+    repair: Repair | None = None  # the audit's fix of the row's output_regex (applied when `fixed` is set)
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
@@ -115,10 +141,28 @@ def _finding(rec: Row, rule: str, message: str) -> Finding:
 
 
 def prepare_row(
-    rec: Row, findings: list[Finding], stamper: Stamper, source: dict[str, Any], difficulty: Difficulty | None
+    rec: Row,
+    findings: list[Finding],
+    stamper: Stamper,
+    source: dict[str, Any],
+    difficulty: Difficulty | None,
+    repair: Repair | None = None,
 ) -> Outcome:
     """Given the validator's findings of one row: judge its difficulty (drop it, or stamp its measured
-    profiles), stamp it and serialise it, or say why not."""
+    profiles), stamp it and serialise it, or say why not. `repair` goes with the outcome (see Repair)."""
+    out = _prepare_row(rec, findings, stamper, source, difficulty, repair)
+    out.repair = repair
+    return out
+
+
+def _prepare_row(
+    rec: Row,
+    findings: list[Finding],
+    stamper: Stamper,
+    source: dict[str, Any],
+    difficulty: Difficulty | None,
+    repair: Repair | None,
+) -> Outcome:
     errors = [f for f in findings if f.severity == ERROR]
     warnings = [f for f in findings if f.severity != ERROR]
     if rec.data is None:
@@ -138,7 +182,7 @@ def prepare_row(
         if verdict.dropped is not None:
             return Outcome(None, [], warnings, verdict)
         difficulty.apply(rec.data, verdict)
-    line, message = _stamped_line(rec, stamper, source)
+    line, message = _stamped_line(rec, stamper, source, repair)
     if line is not None:
         return Outcome(line, errors, warnings, verdict, gym_problem=row_problem(rec.data))  # type: ignore[arg-type]
     return _unwritable(rec, message, warnings)
@@ -150,9 +194,11 @@ def _unwritable(rec: Row, message: str, warnings: list[Finding]) -> Outcome:
     return Outcome(None, extra, warnings, extra=extra)
 
 
-def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[bytes | None, str]:
+def _stamped_line(
+    rec: Row, stamper: Stamper, source: dict[str, Any], repair: Repair | None = None
+) -> tuple[bytes | None, str]:
     """The row stamped and serialised, or (None, why not)."""
-    message = stamper.stamp(rec.data, {**source, "row": rec.line}, rec.hint is not None)  # type: ignore[arg-type]
+    message = stamper.stamp(rec.data, {**source, "row": rec.line}, rec.hint is not None, repair)  # type: ignore[arg-type]
     if message is not None:
         return None, message
     try:
@@ -168,11 +214,33 @@ def _stamped_line(rec: Row, stamper: Stamper, source: dict[str, Any]) -> tuple[b
 
 @dataclass(frozen=True)
 class RowWork:
-    """What every worker needs: the validator's per-row half, the stamper, the difficulty judge."""
+    """What every worker needs: the validator's per-row half, the stamper, the difficulty judge, and whether
+    rows the regex audit errs on get its fix in place of their output_regex (`repair_regexes`)."""
 
     checker: Any  # validate.engine.RowChecker
     stamper: Stamper
     difficulty: Difficulty | None
+    repair_regexes: bool = False
+
+
+def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: Any) -> tuple[Any, ...]:
+    """(row, findings, keys, Repair or None) for a row the regex audit errs on and can fix (`fix`: the
+    output_regex with the fixes, validate.engine.RowChecker.check_repair). Without `repair_regexes` the row
+    stays as it is and the Repair only says that it could be fixed. With it, the row with the fix is checked
+    again by every row rule: when no error is left it replaces the row, else the row as given keeps its
+    findings (and is rejected for them)."""
+    tm = rec.data["template_metadata"]  # type: ignore[index]
+    tid = tm.get("template_id")
+    template = tid if isinstance(tid, str) else None
+    if not work.repair_regexes:
+        return rec, findings, keys, Repair(template, tm["output_regex"], None)
+    data = dict(rec.data)  # type: ignore[arg-type]
+    data["template_metadata"] = {**tm, "output_regex": fix}
+    fixed_rec = dataclasses.replace(rec, data=data)
+    again, fixed_keys = work.checker.check(fixed_rec)
+    if any(f.severity == ERROR for f in again):
+        return rec, findings, keys, None
+    return fixed_rec, again, fixed_keys, Repair(template, tm["output_regex"], fix)
 
 
 class PreparedChunk(NamedTuple):
@@ -202,12 +270,16 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     outcomes: dict[int, Outcome] = {}
     gym: list[tuple[int, str]] = []
     for i, rec in enumerate(chunk.rows()):
-        findings, k = work.checker.check(rec)
+        findings, k, fix = work.checker.check_repair(rec)
+        repair = None
+        if fix is not None:
+            rec, findings, k, repair = repaired(work, rec, findings, k, fix)
         lines.append(rec.line)
         keys.append(k)
-        if findings:
-            found[i] = findings
-            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
+        if findings or repair is not None:
+            if findings:
+                found[i] = findings
+            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty, repair)
         elif work.difficulty is None and rec.data is not None:  # most rows: a clean line, no Outcome
             line, message = _stamped_line(rec, work.stamper, source)
             if line is not None:
@@ -230,5 +302,7 @@ def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
     errors = [f for f in findings if f.severity == ERROR] + outcome.extra
     warnings = [f for f in findings if f.severity != ERROR]
     if errors:
-        return Outcome(None, errors, warnings)
-    return Outcome(outcome.line, [], warnings, outcome.verdict, gym_problem=outcome.gym_problem)
+        return Outcome(None, errors, warnings, repair=outcome.repair)
+    return Outcome(
+        outcome.line, [], warnings, outcome.verdict, gym_problem=outcome.gym_problem, repair=outcome.repair
+    )

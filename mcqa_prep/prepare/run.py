@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
-from ..errors import InputError, InvalidRows, UsageError
+from ..errors import InputError, UsageError
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
 from ..io.paths import check_output, is_data_path, is_parquet, require_regular
 from ..io.readers import parquet_num_rows
@@ -36,6 +36,7 @@ from ..prepared import manifest as mf
 from ..records import Finding, Row, display_name
 from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
+from .repairs import RepairTally, invalid_rows
 from .rows import (
     Outcome,
     PreparedChunk,
@@ -75,6 +76,8 @@ class PrepareReport:
     runtimes: dict[str, Any] | None = (
         None  # the manifest's runtimes record (which runtimes honour the contract)
     )
+    repairs: list[dict[str, Any]] | None = None  # the manifest's repairs (a run with repair_regexes)
+    repairable: dict[str, Any] | None = None  # rejected rows the repair would fix (a run without it)
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -92,6 +95,10 @@ class PrepareReport:
             d["difficulty"] = self.difficulty
         if self.runtimes is not None:
             d["runtimes"] = self.runtimes
+        if self.repairs is not None:
+            d["repairs"] = self.repairs
+        if self.repairable is not None:
+            d["repairable"] = self.repairable
         return d
 
 
@@ -99,7 +106,12 @@ class PrepareReport:
 
 
 def _settings(
-    split: str | None, shard_rows: int, output_format: str, on_invalid: str, runtime: str | None = None
+    split: str | None,
+    shard_rows: int,
+    output_format: str,
+    on_invalid: str,
+    runtime: str | None = None,
+    repair_regexes: bool = False,
 ) -> dict[str, Any]:
     if shard_rows < 1:
         raise UsageError(f"shard_rows must be at least 1, got {shard_rows}")
@@ -123,6 +135,8 @@ def _settings(
         if runtime not in RUNTIMES:
             raise UsageError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
         out["runtime"] = runtime
+    if repair_regexes:  # likewise: a preparation made without it keeps its settings (and stays up to date)
+        out["repair_regexes"] = True
     return out
 
 
@@ -247,6 +261,7 @@ class Router:
         self._first_shard = False
         self.gym_refused = 0  # written rows stock NeMo Gym 0.7.0 would refuse
         self.gym_first: str | None = None
+        self.repairs = RepairTally(bool(settings.get("repair_regexes")))
 
     def _shard_closed(self) -> None:
         if not self._first_shard:
@@ -266,6 +281,7 @@ class Router:
                 return
         if outcome.line is None:
             self.rejected += 1
+            self.repairs.rejected(outcome)
             self.rej_rules.update({f.rule for f in outcome.errors})
             _keep(self.errors, outcome.errors)
             if not self.fail_on_invalid:
@@ -275,6 +291,7 @@ class Router:
             return  # nothing will be committed: stop writing, keep counting
         self._writer(src.split).write(outcome.line)
         self.written += 1
+        self.repairs.written(outcome)
 
     def gym(self, problems: dict[int, str]) -> None:
         """Count written rows stock NeMo Gym would refuse (position in the chunk -> why), in input order."""
@@ -316,6 +333,7 @@ class Router:
         if self.difficulty is not None and self.difficulty.filter is not None:
             out["dropped"] = sum(self.dropped.values())
             out["dropped_by_reason"] = dict(sorted(self.dropped.items()))
+        out.update(self.repairs.counts())
         return out
 
 
@@ -343,17 +361,6 @@ def _reject_line(rec: Row, src: Source, errs: list[Finding]) -> bytes:
         return row_line(doc)
 
 
-def _invalid_message(errs: list[Finding], counts: dict[str, Any]) -> str:
-    shown = [f.render() for f in errs[:20]]
-    more = counts["rejected"] - len(shown)
-    lines = shown + ([f"... and more ({counts['rejected']} invalid row(s) in all)"] if more > 0 else [])
-    by_rule = ", ".join(f"{r}: {n}" for r, n in counts["rejected_by_rule"].items())
-    return (
-        "\n".join(lines)
-        + f"\n{counts['rejected']} of {counts['read']} row(s) invalid ({by_rule}); nothing written"
-    )
-
-
 # ---- step 5: commit -------------------------------------------------------------------------------------
 
 
@@ -361,8 +368,10 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     """Close every file, build the manifest (files, splits, counts) and write it last."""
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
-        raise InvalidRows(_invalid_message(router.errors, counts), router.errors, counts)
+        raise invalid_rows(router.errors, counts, router.repairs)
     extra: dict[str, Any] = {"runtimes": runtimes_record(policy, router.gym_refused, router.gym_first)}
+    if router.repairs.applied:
+        extra["repairs"] = router.repairs.listed()
     if router.difficulty is not None:
         extra["difficulty"] = router.difficulty.section(router.evidence)
     if router.written == 0:
@@ -425,6 +434,7 @@ def prepare(
     difficulty: DifficultyRequest | None = None,
     workers: int | None = 1,
     runtime: str | None = None,
+    repair_regexes: bool = False,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
@@ -433,13 +443,16 @@ def prepare(
     processes validate and serialise chunks of the input (None: every core); the output is the same for
     any number. `runtime` ("nemo-gym"): refuse a contract stock NeMo Gym 0.7.0 cannot honour (UsageError,
     before any row is read) and reject each row its request model would refuse; without it, the manifest's
-    `runtimes` record says whether NeMo Gym can honour the preparation."""
+    `runtimes` record says whether NeMo Gym can honour the preparation. `repair_regexes`: a row whose
+    output_regex the regex audit errs on (rule regex_audit) and can fix is written with the fix in its place
+    and the original in its stamp (prepare/repairs.py); without it such a row is invalid, and the failure
+    counts the rows the repair would fix."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
     if not inputs:
         raise UsageError("prepare needs at least one input")
-    settings = _settings(split, shard_rows, output_format, on_invalid, runtime)
+    settings = _settings(split, shard_rows, output_format, on_invalid, runtime, repair_regexes)
     check_runtime(policy, runtime)
     out = Path(out_dir)
     existing = _existing_output(out, overwrite)
@@ -462,12 +475,13 @@ def prepare(
             seconds=time.monotonic() - t0,
             difficulty=manifest.get("difficulty"),
             runtimes=manifest.get("runtimes"),
+            repairs=manifest.get("repairs"),
         )
 
     from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge)
+    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge, repair_regexes)
     with staging_dir(out) as staging:
         crash_point("staging")
         router = Router(staging, settings, judge)
@@ -488,6 +502,8 @@ def prepare(
         time.monotonic() - t0,
         doc.get("difficulty"),
         doc.get("runtimes"),
+        doc.get("repairs"),
+        router.repairs.repairable(),
     )
 
 

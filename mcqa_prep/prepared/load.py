@@ -167,11 +167,20 @@ def _verify_and_build(
 
 
 def _uniform_row(row: dict[str, Any]) -> dict[str, Any]:
-    """One Arrow type per field: template_metadata.output_regex as a list of patterns. NeMo Gym accepts a
-    string or a list, and a one-pattern list grades exactly like the string, so real data mixes both."""
+    """One Arrow type per field: template_metadata.output_regex (and the original a repaired row records in
+    its stamp) as a list of patterns. NeMo Gym accepts a string or a list, and a one-pattern list grades
+    exactly like the string, so real data mixes both."""
     tm = row.get("template_metadata")
     if isinstance(tm, dict) and isinstance(tm.get("output_regex"), str):
         row["template_metadata"] = {**tm, "output_regex": [tm["output_regex"]]}
+    md = row.get("metadata")
+    stamp = md.get("mcqa_prep") if isinstance(md, dict) else None
+    fixed = stamp.get("repaired") if isinstance(stamp, dict) else None
+    if isinstance(fixed, dict) and isinstance(fixed.get("output_regex"), (str, dict)):
+        # the original of a repaired output_regex (prepare repair_regexes), as the grader took it: a list
+        old = fixed["output_regex"]
+        old = [old] if isinstance(old, str) else list(old)
+        row["metadata"] = {**md, "mcqa_prep": {**stamp, "repaired": {**fixed, "output_regex": old}}}
     return row
 
 

@@ -209,6 +209,9 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
         problems.append(f"$.counts: read {c['read']} is not written + rejected + dropped")
     if c.get("dropped", dropped) != dropped:
         problems.append(f"$.counts.dropped: {c['dropped']} but dropped_by_reason sums to {dropped}")
+    repaired = sum(c.get("repaired_by_template", {}).values())
+    if c.get("repaired", repaired) != repaired or repaired > c["written"]:
+        problems.append(f"$.counts.repaired: {c['repaired']} but repaired_by_template sums to {repaired}")
     table = ((doc.get("difficulty") or {}).get("settings") or {}).get("table")
     if table is not None and table["contract_id"] != doc["contract_id"]:
         problems.append("$.difficulty.settings.table.contract_id: not the preparation's contract")

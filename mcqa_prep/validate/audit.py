@@ -33,6 +33,7 @@ grades every compliant answer is named.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import time
 import unicodedata
@@ -349,6 +350,10 @@ def audit(
     if fixes and (errors or warnings):
         first = (errors or warnings)[0]
         fix = suggest_fix(kind, patterns, first.pattern, letters, mode, timeout)
+        if fix is None and errors and len(patterns) > 1:  # several patterns err: name the whole list
+            fixed = repair(kind, patterns, letters, mode, timeout, skip)
+            if fixed is not None:
+                fix = f"the patterns {json.dumps(list(fixed))} (each erring one rewritten)"
     return Audit(tuple(errors), tuple(warnings), fix, n, complete)
 
 
@@ -443,18 +448,20 @@ def candidate_fixes(pattern: str, letters: str) -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
-def suggest_fix(
+def _rewrites(
     kind: str,
     patterns: tuple[str, ...],
     index: int,
     letters: str,
     mode: str,
     timeout: float,
-) -> str | None:
-    """'`<pattern>` (<what changed>)': the first rewrite of pattern `index` that the audit passes and that
-    still grades each letter's compliant answer (the original pattern's own format) to that letter."""
-    if not 0 <= index < len(patterns):
-        return None
+    skip: frozenset[int],
+) -> tuple[tuple[str, str, Audit] | None, tuple[str, str, Audit] | None]:
+    """(the first rewrite of pattern `index` with no counterexample of its own, the first with no error of its
+    own), each as (pattern, what changed, the audit of the output_regex with it), or None: candidate_fixes in
+    order, keeping only rewrites that compile and still grade each letter's compliant answer (the original
+    pattern's own format) to that letter. Judged on the regex alone: a prompt that shows a real letter
+    ('Answer: A') is the prompt's defect."""
     orx = grader_value(kind, patterns)
     own = anchors((patterns[index],), orx, letters, mode, timeout)
     partial = None
@@ -467,11 +474,63 @@ def suggest_fix(
         value = grader_value(kind, fixed)
         if not all(_grade(x.answer(L), value, letters, mode, timeout)[0] == L for x in own for L in letters):
             continue
-        # judged on the regex alone: a prompt that shows a real letter ('Answer: A') is the prompt's defect
-        again = audit(kind, fixed, letters, mode, timeout, False)
-        if not again.errors and not again.warnings:
-            return f"`{new}` ({what})"
-        if not again.errors and partial is None:
-            kinds = ", ".join(sorted({c.probe.kind for c in again.warnings}))
-            partial = f"`{new}` ({what}; it still reads edge cases: {kinds}, which need an anchor before the letter)"
-    return partial
+        again = audit(kind, fixed, letters, mode, timeout, False, skip)
+        if not any(c.pattern == index for c in again.errors + again.warnings):
+            return (new, what, again), partial
+        if partial is None and not any(c.pattern == index for c in again.errors):
+            partial = (new, what, again)
+    return None, partial
+
+
+def suggest_fix(
+    kind: str,
+    patterns: tuple[str, ...],
+    index: int,
+    letters: str,
+    mode: str,
+    timeout: float,
+) -> str | None:
+    """'`<pattern>` (<what changed>)': the first rewrite of pattern `index` that the audit passes and that
+    still grades each letter's compliant answer (the original pattern's own format) to that letter."""
+    if not 0 <= index < len(patterns):
+        return None
+    clean, partial = _rewrites(kind, patterns, index, letters, mode, timeout, frozenset())
+    if clean is not None and not clean[2].errors and not clean[2].warnings:
+        return f"`{clean[0]}` ({clean[1]})"
+    if partial is not None and not partial[2].errors:
+        kinds = ", ".join(sorted({c.probe.kind for c in partial[2].warnings}))
+        return (
+            f"`{partial[0]}` ({partial[1]}; it still reads edge cases: {kinds}, which need an anchor before the "
+            "letter)"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=CACHE_MAX)
+def repair(
+    kind: str,
+    patterns: tuple[str, ...],
+    letters: str,
+    mode: str,
+    timeout: float,
+    skip: frozenset[int] = frozenset(),
+) -> tuple[str, ...] | None:
+    """The patterns with each one the audit errs on replaced by its fix (the rewrite suggest_fix names, the
+    first with no counterexample of its own, else the first with no error of its own), pattern after pattern
+    until the audit of the whole output_regex finds no error; None when it finds none to begin with, or when
+    some pattern has no such rewrite (a pattern without a capture group, or one every rewrite still errs on).
+    Edge cases (`regex_audit_edge`) are not a reason to rewrite: a pattern only they concern is kept as it is."""
+    current = patterns
+    for _ in range(len(patterns) + 1):
+        found = audit(kind, current, letters, mode, timeout, False, skip)
+        if not found.errors:
+            return current if current != patterns else None
+        index = found.errors[0].pattern
+        if not 0 <= index < len(current):
+            return None
+        clean, partial = _rewrites(kind, current, index, letters, mode, timeout, skip)
+        chosen = clean or partial
+        if chosen is None:
+            return None
+        current = current[:index] + (chosen[0],) + current[index + 1 :]
+    return None

@@ -15,7 +15,7 @@ from typing import Any
 from ..grader import effective_mode, grade_text
 from ..grader.modes import BY_NAME
 from .answer_format import Example, examples
-from .audit import FLAGS, audit, grader_value, quote_check
+from .audit import FLAGS, audit, grader_value, quote_check, repair
 from .facts import G_AUDIT, G_FORMAT, RowFacts
 from .registry import ERROR, WARNING, Hit, quote, render_path, rule
 
@@ -61,11 +61,20 @@ def _letters(f: RowFacts) -> str | None:
     return None
 
 
+def _mode(f: RowFacts) -> str:
+    gm = f.d.get("grading_mode")
+    return effective_mode(gm if type(gm) is str else None, None)
+
+
+def _skip(f: RowFacts) -> frozenset[int]:
+    """The patterns no response can match (a character no response holds): the audit leaves them out."""
+    return frozenset(i for i, info in enumerate(f.plan.infos) if info.odd)
+
+
 def audit_facts(f: RowFacts) -> int:
     """Sets f.audit and f.formats; returns the guard bits of the rules below that may fire."""
     letters = _letters(f)
-    gm = f.d.get("grading_mode")
-    mode = effective_mode(gm if type(gm) is str else None, None)
+    mode = _mode(f)
     if letters is None or mode not in BY_NAME:
         return 0  # the option and grading-mode rules report the row
     tm = f.d.get("template_metadata")
@@ -77,7 +86,7 @@ def audit_facts(f: RowFacts) -> int:
     key = f.orx if has_regex else None
     timeout = f.cfg.regex_timeout
     if key is not None:
-        skip = frozenset(i for i, info in enumerate(f.plan.infos) if info.odd)  # never matches a response
+        skip = _skip(f)
         a = audit(key.kind, key.patterns, letters, mode, timeout, skip=skip)
         quotes = [
             c
@@ -97,6 +106,21 @@ def audit_facts(f: RowFacts) -> int:
             f.formats = [(exs[i], *rest) for i, *rest in misses]
             bits |= G_FORMAT
     return bits
+
+
+def regex_repair(f: RowFacts) -> Any:
+    """The row's output_regex with the audit's fix of every pattern it errs on (audit.repair), as the row
+    carries it (a string for a string, else a list: an object's keys become a list, its documented shape),
+    or None when the audit finds no error or some pattern has no fix. Needs facts made by audit_facts."""
+    if f.audit is None or not f.audit.errors:
+        return None
+    letters = _letters(f)
+    if letters is None:
+        return None
+    fixed = repair(f.orx.kind, f.orx.patterns, letters, _mode(f), f.cfg.regex_timeout, _skip(f))
+    if fixed is None:
+        return None
+    return fixed[0] if f.orx.kind == "str" else list(fixed)
 
 
 @functools.lru_cache(maxsize=CACHE_MAX)

@@ -10,15 +10,17 @@ order, with the same output as one process:
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from ..records import Finding, Row
-from .audit_rules import audit_facts
+from .audit_rules import audit_facts, regex_repair
 from .crossrow import RowKeys, row_keys
 from .facts import Config, RowFacts
 from .regex_rules import regex_facts
 from .registry import ROW, RULES, Rule, render_path
 
 _MALFORMED = RULES["malformed_row"]
+REPAIRABLE_RULE = "regex_audit"  # the rule whose rows check_repair can repair
 
 
 @functools.lru_cache(maxsize=1024)
@@ -51,8 +53,20 @@ class RowChecker:
         return f
 
     def check(self, row: Row) -> tuple[list[Finding], RowKeys | None]:
+        out, keys, _ = self.run(row)
+        return out, keys
+
+    def check_repair(self, row: Row) -> tuple[list[Finding], RowKeys | None, Any]:
+        """check(), and for a row the regex audit errs on, its output_regex with the audit's fixes
+        (audit_rules.regex_repair; None when the audit finds no error or some pattern has no fix)."""
+        out, keys, f = self.run(row)
+        if f is None or not any(x.rule == REPAIRABLE_RULE for x in out):
+            return out, keys, None
+        return out, keys, regex_repair(f)
+
+    def run(self, row: Row) -> tuple[list[Finding], RowKeys | None, RowFacts | None]:
         if row.data is None or type(row.data) is not dict:
-            return findings_of(row, _MALFORMED, _MALFORMED.check(row), None), None
+            return findings_of(row, _MALFORMED, _MALFORMED.check(row), None), None, None
         f = self.facts(row)
         out: list[Finding] = []
         if f.may:
@@ -62,4 +76,4 @@ class RowChecker:
                 hits = list(r.check(f))
                 if hits:
                     out.extend(findings_of(row, r, hits, uuid))
-        return out, row_keys(f)
+        return out, row_keys(f), f
