@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo lint format bench bench-deps clean
+.PHONY: install test demo lint typecheck format bench bench-deps clean
 
 install: $(STAMP)
 
@@ -24,6 +24,11 @@ demo: install
 lint: install
 	$(BIN)/ruff check mcqa_prep tests bench
 	$(BIN)/ruff format --check mcqa_prep tests bench
+
+# mypy on the package, configured in pyproject.toml ([tool.mypy]: strict on grader/, io/, policy, records,
+# errors; a checked baseline elsewhere)
+typecheck: install
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format mcqa_prep tests bench

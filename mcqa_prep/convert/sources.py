@@ -79,7 +79,7 @@ class Source:
         """Column names known before reading (Parquet schema, CSV header, hub features), or the first JSON
         row's keys; None when the source is empty."""
         if self.kind == "parquet":
-            return list(_parquet(self.path).schema_arrow.names)  # type: ignore[arg-type]
+            return list(_parquet(self.path).schema_arrow.names)
         if self.kind == "csv":
             with _open_text(self.path, errors="surrogateescape") as fh:  # type: ignore[arg-type]
                 try:

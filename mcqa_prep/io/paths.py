@@ -96,7 +96,7 @@ class InputFile:
     split: str
 
 
-def expand_inputs(paths: Iterable[str | Path], *, split: str | None = None) -> list[InputFile]:
+def expand_inputs(paths: Iterable[str | os.PathLike[str]], *, split: str | None = None) -> list[InputFile]:
     """Files to read, in a stable order: files as given, directories recursively (sorted), '-' for stdin.
 
     Hidden files and directories (starting with '.') are skipped inside directories. `split` forces the
@@ -151,7 +151,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output(
-    output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str = "the output"
+    output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], what: str = "the output"
 ) -> None:
     """Refuse an output that is one of the inputs (the same file, through any path: writing it would destroy
     an input) or lies inside an input directory (the next run would read it as input): one rule for every
@@ -177,7 +177,7 @@ def check_output(
             )
 
 
-def require_regular(path: str | os.PathLike, why: str) -> None:
+def require_regular(path: str | os.PathLike[str], why: str) -> None:
     """Refuse a pipe or a device where a command must read its input twice (hash it, then read its rows):
     the second read of a pipe would find nothing, and an empty result would be reported instead."""
     try:

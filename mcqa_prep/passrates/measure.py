@@ -154,8 +154,9 @@ class _Run:
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
             return self.rescore.policy.contract_id(), o.reward, None
-        meta = rec.data.get("metadata")
-        grading = meta.get("grading") if isinstance(meta, Mapping) else None
+        data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (add() left out a row without data)
+        meta = data.get("metadata")
+        grading: Any = meta.get("grading") if isinstance(meta, Mapping) else None
         cid = grading.get("contract") if isinstance(grading, Mapping) else None
         if not isinstance(cid, str) or not cid:
             self.no_contract.add("no_contract", where)
@@ -165,7 +166,7 @@ class _Run:
                 "invalid_row", f"{where}: {grading.get('message') or 'not graded (invalid_row)'}"
             )
             return None
-        reward = rec.data.get("reward")
+        reward: Any = data.get("reward")
         problem = reward_problem(reward)
         if problem is not None:
             self.invalid.add("reward", f"{where}: {problem}")

@@ -22,7 +22,7 @@ import hashlib
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -341,10 +341,10 @@ def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
         try:
             header = _read_header(p, fh.readline())
             h = hashlib.sha256(_hashed_header(header))
-            on_block = h.update
+            on_block: Callable[[bytes], Any] = h.update
             if progress is not None:
                 bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
-                on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731
+                on_block = lambda b: (h.update(b), bar.update(len(b)))  # type: ignore[func-returns-value]  # noqa: E731
             reader = _Reader()
             for i, raw in enumerate(block_lines(fh, on_block), start=2):
                 reader.add(i, raw)

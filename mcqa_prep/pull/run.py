@@ -304,7 +304,7 @@ def _pull_online(
         status = "updated"
     else:
         status = "pulled" if to_download else "up to date"
-    changes = locks.diff_files(lock["files"], entries) if lock is not None else None
+    diff = locks.diff_files(lock["files"], entries) if lock is not None else None
     return PullReport(
         status,
         True,
@@ -314,7 +314,7 @@ def _pull_online(
         actions=actions,
         removed=removed,
         previous_commit=lock["commit"] if lock is not None and commit != lock["commit"] else None,
-        changes=changes if status == "updated" else None,
+        changes=diff if status == "updated" else None,
         notes=[f"downloaded again: {len(to_download)} file(s)"] if force_download else [],
     )
 

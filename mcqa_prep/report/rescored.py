@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..prompt import prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
@@ -172,7 +172,7 @@ class RescoredTally:
         }
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[int | float]:
     return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
 

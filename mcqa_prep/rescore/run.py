@@ -151,7 +151,8 @@ class RowIndex:
                     continue
                 slots[key] = len(starts)
                 starts.append(len(blob))
-                blob += pickle.dumps({k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}, _PICKLE)
+                data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (a row without data has no key)
+                blob += pickle.dumps({k: data[k] for k in JOIN_FIELDS if k in data}, _PICKLE)
         idx.rows = PackedRows.pack(slots, starts, blob)
         if not slots:
             raise idx._nothing_indexed(names)

@@ -16,11 +16,11 @@ import unicodedata
 from typing import NamedTuple
 
 try:  # Python 3.11+: the parser of `re`, used to walk a pattern's structure
-    from re import _constants as _c
-    from re import _parser as _sre_parse
+    from re import _constants as _c  # type: ignore[attr-defined]  # (private: not in typeshed)
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_constants as _c
+    import sre_parse as _sre_parse
 
 
 class _Unsupported(Exception):
