@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -84,7 +84,7 @@ def write_table(
     doc = {
         "table_schema": TABLE_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         **header,
         "entries": len(entries),
     }

@@ -150,7 +150,7 @@ def _covered(lock: dict[str, Any], requested: list[str] | None) -> bool:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _same_lock(a: dict[str, Any], b: dict[str, Any]) -> bool:
