@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo lint typecheck format bench bench-deps clean
+.PHONY: install test demo lint typecheck format vendor-shared bench bench-deps clean
 
 install: $(STAMP)
 
@@ -29,6 +29,17 @@ lint: install
 # errors; a checked baseline elsewhere)
 typecheck: install
 	$(BIN)/mypy
+
+# Refresh the repository's copy of the conformance suites and NeMo Gym's example data from shared/
+# ($MCQA_PREP_SHARED, else ../shared); tests/test_vendored_data.py fails until the copy equals shared/.
+SHARED ?= $(or $(MCQA_PREP_SHARED),../shared)
+
+vendor-shared:
+	test -d $(SHARED)/conformance && test -d $(SHARED)/fixtures/nemo_gym_0.7.0
+	find tests/conformance -maxdepth 1 -type f -delete
+	find tests/fixtures/nemo_gym_0.7.0 -maxdepth 1 -type f ! -name README.md -delete
+	find $(SHARED)/conformance -maxdepth 1 -type f -exec install -m 644 {} tests/conformance/ \;
+	find $(SHARED)/fixtures/nemo_gym_0.7.0 -maxdepth 1 -type f -exec install -m 644 {} tests/fixtures/nemo_gym_0.7.0/ \;
 
 format: install
 	$(BIN)/ruff format mcqa_prep tests bench

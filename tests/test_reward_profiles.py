@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES, need, read_jsonl, write_jsonl
+from conftest import FIXTURES, read_jsonl, write_jsonl
 from passrate_helpers import M1_RATE, QUESTIONS, make_setup
 from prep_helpers import make_row
 
@@ -107,7 +107,7 @@ def test_stamp_and_filter_with_one_table_parquet_output(cli, tmp_path, setup):
 
 
 def test_upstream_profiles_filter_records_unknown_contract(cli, tmp_path):
-    src = need(FIXTURES / "example_with_template_metadata.jsonl")
+    src = FIXTURES / "example_with_template_metadata.jsonl"
     out = tmp_path / "out"
     res = cli(
         "prepare",
