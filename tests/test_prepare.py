@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, need, read_jsonl
+from conftest import FIXTURES, read_jsonl
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
@@ -46,7 +46,7 @@ def _prepared_rows(out: Path) -> list[dict]:
 @pytest.mark.parametrize("name", ["example.jsonl", "example_with_template_metadata.jsonl"])
 def test_nemo_gym_fixtures_prepare_cleanly_and_round_trip(tmp_path, cli, name):
     # the two files share uuids (same questions, other templates), so each is its own preparation
-    src = need(FIXTURES / name)
+    src = FIXTURES / name
     out = tmp_path / "prepared"
     r = cli("prepare", src, "-o", out)
     assert r.exit_code == 0, r.output
