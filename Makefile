@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo lint typecheck format vendor-shared bench bench-deps clean
+.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps clean
 
 install: $(STAMP)
 
@@ -17,6 +17,23 @@ $(STAMP): pyproject.toml
 # Pytest exit code 5 ("no tests collected") is a failure here, as any non-zero code is.
 test: install
 	$(BIN)/python -m pytest -q
+
+# The suite again, in a separate venv where every direct dependency is at the floor pyproject.toml declares
+# (scripts/floors.py turns each `>=` into a pip constraint `==`; wheels only), so every floor is a version the
+# tests pass on. The venv is rebuilt when pyproject.toml changes.
+FLOORS_VENV ?= .venv-floors
+
+test-floors: $(FLOORS_VENV)/.installed
+	$(FLOORS_VENV)/bin/python scripts/floors.py --check
+	$(FLOORS_VENV)/bin/python -m pytest -q
+
+$(FLOORS_VENV)/.installed: pyproject.toml scripts/floors.py
+	rm -rf $(FLOORS_VENV)
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLOORS_VENV)/bin/python scripts/floors.py > $(FLOORS_VENV)/floors.txt
+	$(FLOORS_VENV)/bin/python -m pip install --quiet --only-binary :all: -c $(FLOORS_VENV)/floors.txt -e '.[dev]'
+	touch $@
 
 demo: install
 	bash scripts/demo.sh $(BIN)
@@ -67,4 +84,4 @@ bench: install bench-deps
 	$(BIN)/python bench/run.py $(if $(FULL),--full) $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache bench/.cache
+	rm -rf $(VENV) $(FLOORS_VENV) build *.egg-info .pytest_cache bench/.cache

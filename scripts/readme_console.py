@@ -6,8 +6,9 @@ blocks run in README order, in one temporary directory holding a copy of the rep
 `data/sample/...` paths work and a later block can read what an earlier one wrote), with `mcqa-prep` from
 this interpreter's environment first on PATH and the hub switched off (HF_HUB_OFFLINE=1).
 
-Normalised, because they must vary: the temporary directory's path (shown as a relative path). Nothing
-else: numbers, hashes and messages are compared as printed. A block whose last shown line of a command's
+Normalised, because they must vary: the temporary directory's path (shown as a relative path), and the
+size of a written page in `wrote FILE (N KB)` (the plots' SVG bytes depend on the installed matplotlib).
+Nothing else: counts, rewards, hashes and messages are compared as printed. A block whose last shown line of a command's
 output is `...` shows only the start of that output.
 
 A block that cannot run here is marked by an HTML comment on the line before its opening fence, with the
@@ -40,6 +41,7 @@ FENCE = "```console"
 NOT_RUN = re.compile(r"^<!--\s*console:\s*not run\s*\((.+)\)\s*-->\s*$")
 ROW_OF = re.compile(r"^<!--\s*console:\s*line (\d+) of (\S+)\s*-->\s*$")
 ELLIPSIS = "..."
+_PAGE_SIZE = re.compile(r"^(wrote \S+ \()\d+ KB\)")
 TIMEOUT = 300  # seconds per command: a hang guard, never a speed check
 
 
@@ -159,7 +161,12 @@ def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
     return got
 
 
+def _norm(lines: list[str]) -> list[str]:
+    return [_PAGE_SIZE.sub(r"\1N KB)", line) for line in lines]
+
+
 def _matches(shown: list[str], actual: list[str]) -> bool:
+    shown, actual = _norm(shown), _norm(actual)
     if shown and shown[-1] == ELLIPSIS:
         return actual[: len(shown) - 1] == shown[:-1]
     return actual == shown

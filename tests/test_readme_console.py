@@ -49,3 +49,13 @@ def test_a_marker_needs_a_reason_and_marks_the_block_after_it():
     lines = ["<!-- console: not run (needs the network: x) -->", "```console", "$ pull", "```"]
     assert rc.parse(lines)[0].not_run == "needs the network: x"
     assert rc.parse(["<!-- console: not run -->", *lines[1:]])[0].not_run is None
+
+
+def test_only_a_written_page_size_is_normalised():
+    assert rc._matches(
+        ["wrote report.html (200 KB): 2 section(s)"], ["wrote report.html (194 KB): 2 section(s)"]
+    )
+    assert not rc._matches(
+        ["wrote report.html (200 KB): 2 section(s)"], ["wrote report.html (200 KB): 3 section(s)"]
+    )
+    assert not rc._matches(["mean reward: 0.7500"], ["mean reward: 0.7600"])
