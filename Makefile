@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo lint format bench bench-deps soak-serve clean
+.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps soak-serve clean
 
 install: $(STAMP)
 
@@ -19,12 +19,45 @@ $(STAMP): pyproject.toml
 test: install bench-deps
 	$(BIN)/python -m pytest -q
 
+# The suite again, in a separate venv where every direct dependency is at the floor pyproject.toml declares
+# (scripts/floors.py turns each `>=` into a pip constraint `==`; wheels only), so every floor is a version the
+# tests pass on. The venv is rebuilt when pyproject.toml changes.
+FLOORS_VENV ?= .venv-floors
+
+test-floors: $(FLOORS_VENV)/.installed
+	$(FLOORS_VENV)/bin/python scripts/floors.py --check
+	$(FLOORS_VENV)/bin/python -m pytest -q
+
+$(FLOORS_VENV)/.installed: pyproject.toml scripts/floors.py
+	rm -rf $(FLOORS_VENV)
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLOORS_VENV)/bin/python scripts/floors.py > $(FLOORS_VENV)/floors.txt
+	$(FLOORS_VENV)/bin/python -m pip install --quiet --only-binary :all: -c $(FLOORS_VENV)/floors.txt -e '.[dev]'
+	touch $@
+
 demo: install
 	bash scripts/demo.sh $(BIN)
 
 lint: install
 	$(BIN)/ruff check mcqa_prep tests bench
 	$(BIN)/ruff format --check mcqa_prep tests bench
+
+# mypy on the package, configured in pyproject.toml ([tool.mypy]: strict on grader/, io/, policy, records,
+# errors; a checked baseline elsewhere)
+typecheck: install
+	$(BIN)/mypy
+
+# Refresh the repository's copy of the conformance suites and NeMo Gym's example data from shared/
+# ($MCQA_PREP_SHARED, else ../shared); tests/test_vendored_data.py fails until the copy equals shared/.
+SHARED ?= $(or $(MCQA_PREP_SHARED),../shared)
+
+vendor-shared:
+	test -d $(SHARED)/conformance && test -d $(SHARED)/fixtures/nemo_gym_0.7.0
+	find tests/conformance -maxdepth 1 -type f -delete
+	find tests/fixtures/nemo_gym_0.7.0 -maxdepth 1 -type f ! -name README.md -delete
+	find $(SHARED)/conformance -maxdepth 1 -type f -exec install -m 644 {} tests/conformance/ \;
+	find $(SHARED)/fixtures/nemo_gym_0.7.0 -maxdepth 1 -type f -exec install -m 644 {} tests/fixtures/nemo_gym_0.7.0/ \;
 
 format: install
 	$(BIN)/ruff format mcqa_prep tests bench
@@ -56,4 +89,4 @@ soak-serve: install bench-deps
 	$(BIN)/python bench/soak_serve.py $(SOAK_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache bench/.cache
+	rm -rf $(VENV) $(FLOORS_VENV) build *.egg-info .pytest_cache bench/.cache

@@ -59,7 +59,7 @@ class McqaPrepError(Exception):
         return out
 
 
-def _restore(cls: type, args: tuple, state: dict[str, Any]) -> Exception:
+def _restore(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any]) -> Exception:
     err = cls.__new__(cls)
     err.args = args
     err.__dict__.update(state)

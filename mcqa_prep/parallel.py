@@ -21,7 +21,7 @@ import os
 import stat
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -369,7 +369,7 @@ def _call(key: str, chunk: Chunk) -> Any:
 
 def ordered_map(
     fn: Callable[[Chunk], Any], items: Iterable[Chunk], workers: int, *, window: int | None = None
-) -> Iterator[tuple[Chunk, Any]]:
+) -> Generator[tuple[Chunk, Any], None, None]:
     """(chunk, fn(chunk)) for every chunk, in input order, computed by `workers` forked processes.
 
     `fn` may be a closure over large state: the workers inherit it by fork. In a worker, an exception is

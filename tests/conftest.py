@@ -17,15 +17,39 @@ def shared_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared"
 
 
+# The conformance suites and NeMo Gym's example data: read from the project's shared/ folder when it is
+# there (a newer shared/ wins), else from the copy in this repository, so these tests run everywhere and
+# never skip. tests/test_vendored_data.py fails when both exist and differ (refresh: `make vendor-shared`).
 SHARED = shared_dir()
-FIXTURES = SHARED / "fixtures" / "nemo_gym_0.7.0"
-CONFORMANCE = SHARED / "conformance"
+# (relative path under shared/, the repository's copy)
+VENDORED = {
+    "conformance": REPO / "tests" / "conformance",
+    "fixtures/nemo_gym_0.7.0": REPO / "tests" / "fixtures" / "nemo_gym_0.7.0",
+}
 
 
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} not found (set MCQA_PREP_SHARED to the shared/ folder)")
-    return path
+# files in the repository's copy that are its own, not shared/'s
+OWN_FILES = {"fixtures/nemo_gym_0.7.0": {"README.md"}}
+
+
+def _pick(rel: str, shared_root: Path | None = None) -> Path:
+    shared = (SHARED if shared_root is None else shared_root) / rel
+    return shared if shared.is_dir() else VENDORED[rel]
+
+
+CONFORMANCE = _pick("conformance")
+FIXTURES = _pick("fixtures/nemo_gym_0.7.0")
+
+
+def data_sources() -> list[str]:
+    """Which copy of each vendored folder this run reads, for the summary."""
+    lines = []
+    for rel, path in (("conformance", CONFORMANCE), ("fixtures/nemo_gym_0.7.0", FIXTURES)):
+        if path == VENDORED[rel]:
+            lines.append(f"{rel}: the repository's copy {path.relative_to(REPO)} ({SHARED / rel} not found)")
+        else:
+            lines.append(f"{rel}: {path} (shared/; the repository's copy is checked against it)")
+    return lines
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -57,7 +81,7 @@ def _private_load_cache(tmp_path_factory):
 def repaired_templated_example(tmp_path: Path) -> Path:
     """NeMo Gym 0.7.0's templated example rows as validate asks for them (issue 24): the first prompt rendered
     ('{{' -> '{'), each output_regex's ([A-Za-z]) replaced by the rewrite its regex_audit finding names."""
-    rows = read_jsonl(need(FIXTURES / "example_with_template_metadata.jsonl"))
+    rows = read_jsonl(FIXTURES / "example_with_template_metadata.jsonl")
     first = rows[0]["responses_create_params"]["input"][0]
     first["content"] = first["content"].replace("{{", "{").replace("}}", "}")
     for r in rows:
@@ -89,7 +113,9 @@ def report(line: str) -> None:
 
 
 def pytest_terminal_summary(terminalreporter):
-    if CONFORMANCE_REPORT:
-        terminalreporter.section("conformance suites")
-        for line in CONFORMANCE_REPORT:
-            terminalreporter.write_line(line)
+    # always: which copy of the conformance data a run read (in CI without shared/, the repository's)
+    terminalreporter.section("conformance suites")
+    for line in data_sources():
+        terminalreporter.write_line("read from " + line)
+    for line in CONFORMANCE_REPORT:
+        terminalreporter.write_line(line)

@@ -246,10 +246,25 @@ def test_size_bound_counts_what_it_claims():
 
 
 def test_package_version_has_one_value():
-    import pytest
+    import tomllib
 
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     from mcqa_prep import __version__
 
     project = tomllib.loads((PKG.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["version"] == __version__
+
+
+def test_the_lowest_python_claimed_is_the_one_linted_and_type_checked():
+    """requires-python, ruff's target and mypy's python_version name one floor, and it is an interpreter this
+    suite runs on: CI runs Python 3.11, the floor (3.10 was claimed once and never tested; on it a worker
+    killed under `rescore --workers 2` left the run hanging)."""
+    import sys
+    import tomllib
+
+    doc = tomllib.loads((PKG.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    floor = doc["project"]["requires-python"]
+    assert floor.startswith(">=") and "," not in floor, floor
+    major, minor = (int(x) for x in floor[2:].split("."))
+    assert doc["tool"]["ruff"]["target-version"] == f"py{major}{minor}"
+    assert doc["tool"]["mypy"]["python_version"] == f"{major}.{minor}"
+    assert sys.version_info[:2] >= (major, minor)

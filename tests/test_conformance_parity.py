@@ -21,16 +21,11 @@ PARITY = CONFORMANCE / "nemo_gym_parity_dev.jsonl"
 
 
 def _load() -> list[dict]:
-    if not PARITY.exists():
-        return []
     with open(PARITY, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 CASES = _load()
-_skip = pytest.mark.skipif(
-    not CASES, reason=f"{PARITY} not found (set MCQA_PREP_SHARED to the shared/ folder)"
-)
 
 
 def check(case: dict) -> str | None:
@@ -75,7 +70,6 @@ def check(case: dict) -> str | None:
     return None
 
 
-@_skip
 def test_parity_all_rows():
     by_source: dict[str, list[int]] = {}
     failures = []
@@ -98,7 +92,6 @@ def test_parity_all_rows():
     assert not failures, "\n".join(failures)
 
 
-@_skip
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_parity_case(case):
     reason = check(case)

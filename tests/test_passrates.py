@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SAMPLE, need, read_jsonl, write_jsonl
+from conftest import FIXTURES, REPO, SAMPLE, read_jsonl, write_jsonl
 from passrate_helpers import DESIGN, dataset, entry, forge_table, read_table_lines, rollout, rollouts
 from prep_helpers import make_row
 
@@ -126,7 +126,6 @@ def test_model_comes_from_request_then_response_then_default(tmp_path):
 
 
 def test_nemo_gym_fixture_rollouts_joined_by_prompt(cli, tmp_path):
-    need(FIXTURES)
     out = tmp_path / "t.jsonl"
     res = cli(
         "passrates",

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, need, read_jsonl, repaired_templated_example
+from conftest import FIXTURES, read_jsonl, repaired_templated_example
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
@@ -46,7 +46,7 @@ def _prepared_rows(out: Path) -> list[dict]:
 def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
     """Four of its five output_regex patterns misgrade ordinary English under NeMo Gym's own matching, and one
     prompt shows unrendered braces: prepare refuses the file, naming them (issue 24)."""
-    r = cli("prepare", need(FIXTURES / "example_with_template_metadata.jsonl"), "-o", tmp_path / "out")
+    r = cli("prepare", FIXTURES / "example_with_template_metadata.jsonl", "-o", tmp_path / "out")
     assert r.exit_code == 1
     # its last line names the remedy for the regexes (and for the other row), with the counts
     last = r.output.strip().splitlines()[-1]
@@ -62,7 +62,7 @@ def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
 @pytest.mark.parametrize("name", ["example.jsonl", "example_with_template_metadata.jsonl"])
 def test_nemo_gym_fixtures_prepare_cleanly_and_round_trip(tmp_path, cli, name):
     # the two files share uuids (same questions, other templates), so each is its own preparation
-    src = need(FIXTURES / name)
+    src = FIXTURES / name
     if name == "example_with_template_metadata.jsonl":
         src = repaired_templated_example(tmp_path)
     out = tmp_path / "prepared"

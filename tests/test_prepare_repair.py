@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SAMPLE, need, read_jsonl, write_jsonl
+from conftest import FIXTURES, SAMPLE, read_jsonl, write_jsonl
 
 from mcqa_prep.grader import grade_text
 from mcqa_prep.prepare import prepare
@@ -67,7 +67,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
     """The upstream templates: four rows repaired and counted, the fifth (an unrendered prompt, not a regex)
     rejected; each repaired row carries validate's named fix, its original in the stamp, is a valid NeMo Gym
     row, and grades its rollout as the recorded reward while no longer misgrading the audit's prose."""
-    src = need(FIXTURES / TEMPLATED)
+    src = FIXTURES / TEMPLATED
     originals = read_jsonl(src)
     out = tmp_path / "prepared"
     r = cli("prepare", src, "-o", out, "--repair-regexes", "--on-invalid", "reject", "--format", "json")
@@ -120,7 +120,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
 
     # the recorded rollouts: where the original regex read the answer right, the repaired row gives the
     # recorded reward (through rescore's join with the prepared rows)
-    rollouts = read_jsonl(need(FIXTURES / "example_rollouts_with_template_metadata.jsonl"))
+    rollouts = read_jsonl(FIXTURES / "example_rollouts_with_template_metadata.jsonl")
     by_prompt = {_prompt(o): o for o in originals}
     kept = {_prompt(r) for r in rows}
     mine = [ro for ro in rollouts if _prompt(ro) in kept]
@@ -156,7 +156,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
 
 
 def test_the_failure_names_the_remedy_and_counts_rows_and_templates(tmp_path, cli):
-    src = need(FIXTURES / TEMPLATED)
+    src = FIXTURES / TEMPLATED
     r = cli("prepare", src, "-o", tmp_path / "out", "--format", "json")
     assert r.exit_code == 1
     err = json.loads(r.stdout)["error"]
@@ -189,7 +189,7 @@ def test_the_failure_names_the_remedy_and_counts_rows_and_templates(tmp_path, cl
 
 
 def test_rejecting_without_the_option_reports_the_repairable_rows(tmp_path, cli):
-    rows = read_jsonl(SAMPLE / "train.jsonl") + read_jsonl(need(FIXTURES / TEMPLATED))[1:]
+    rows = read_jsonl(SAMPLE / "train.jsonl") + read_jsonl(FIXTURES / TEMPLATED)[1:]
     src = write_jsonl(tmp_path / "mixed.jsonl", rows)
     r = cli("prepare", src, "-o", tmp_path / "out", "--on-invalid", "reject", "--format", "json")
     assert r.exit_code == 0, r.output
@@ -266,7 +266,7 @@ def test_edge_cases_alone_are_not_repaired(tmp_path):
 
 
 def test_parquet_and_workers_give_the_same_repairs(tmp_path):
-    src = need(FIXTURES / TEMPLATED)
+    src = FIXTURES / TEMPLATED
     first = prepare([src], tmp_path / "a", repair_regexes=True, on_invalid="reject", workers=1)
     more = prepare([src], tmp_path / "b", repair_regexes=True, on_invalid="reject", workers=2, shard_rows=1)
     assert first.counts == more.counts and first.repairs == more.repairs
@@ -288,13 +288,13 @@ def test_parquet_and_workers_give_the_same_repairs(tmp_path):
 
 
 def test_validate_says_prepare_can_repair(cli):
-    src = need(FIXTURES / TEMPLATED)
+    src = FIXTURES / TEMPLATED
     r = cli("validate", src)
     assert r.exit_code == 1
     assert "4 row(s) fail regex_audit" in r.output and "mcqa-prep prepare --repair-regexes" in r.output
     doc = json.loads(cli("validate", src, "--format", "json").stdout)
     assert "--repair-regexes" in doc["error"]["hint"]
-    clean = cli("validate", need(FIXTURES / "example.jsonl"))
+    clean = cli("validate", FIXTURES / "example.jsonl")
     assert "--repair-regexes" not in clean.output
 
 
@@ -310,7 +310,7 @@ def test_nemo_gym_itself_takes_the_repaired_rows_and_grades_them_right(tmp_path)
     from mcqa_prep.validate.audit import audit
 
     ng = nemo_gym_ref.load(nemo_gym_ref.SITE)
-    src = need(FIXTURES / TEMPLATED)
+    src = FIXTURES / TEMPLATED
     prepare([src], tmp_path / "out", repair_regexes=True, on_invalid="reject", workers=1)
     rows = _shard_rows(tmp_path / "out")
     originals = {_prompt(r): r for r in read_jsonl(src)}

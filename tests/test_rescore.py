@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import CONFORMANCE, FIXTURES, SAMPLE, need, read_jsonl, report, write_jsonl
+from conftest import CONFORMANCE, FIXTURES, SAMPLE, read_jsonl, report, write_jsonl
 
 # the embedded sample's dataset rows, for joining its rollouts
 SAMPLE_ROWS = ("--rows", SAMPLE / "train.jsonl", "--rows", SAMPLE / "validation.parquet")
@@ -19,7 +19,6 @@ def _rescore_json(cli, tmp_path, inp, *extra, name="out.jsonl"):
 
 
 def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
-    need(FIXTURES)
     ro = tmp_path / "rollouts.jsonl"
     lines = (FIXTURES / "example_rollouts.jsonl").read_text().splitlines() + (
         FIXTURES / "example_rollouts_with_template_metadata.jsonl"
@@ -59,7 +58,6 @@ def test_nemo_gym_example_rollouts_nine_unchanged_one_up(cli, tmp_path):
 
 
 def test_rollouts_without_rows_are_invalid_with_the_fix(cli, tmp_path):
-    need(FIXTURES)
     res, rep, out = _rescore_json(cli, tmp_path, FIXTURES / "example_rollouts.jsonl")
     assert res.exit_code == 1
     assert rep["invalid_rows"]["count"] == 5
@@ -139,15 +137,12 @@ def test_compare_mode_robust_reports_format_misses(cli, tmp_path):
 
 
 def _parity_cases():
-    path = CONFORMANCE / "nemo_gym_parity_dev.jsonl"
-    return read_jsonl(path) if path.exists() else []
+    return read_jsonl(CONFORMANCE / "nemo_gym_parity_dev.jsonl")
 
 
 def test_parity_suite_through_rescore(cli, tmp_path):
     """Every parity request through `rescore`, grouped by NeMo Gym's server-config grading_mode."""
     cases = _parity_cases()
-    if not cases:
-        pytest.skip("conformance suite not found")
     groups = defaultdict(list)
     for c in cases:
         groups[c["config_grading_mode"]].append(c)
@@ -279,10 +274,7 @@ def test_final_answer_flags_and_rows_from_another_contract_are_reported(cli, tmp
 
 def test_answer_corpus_through_rescore_with_robust_override(cli, tmp_path):
     """The issue's check: answer_corpus_dev.jsonl through `rescore --grading-mode-override robust`."""
-    path = CONFORMANCE / "answer_corpus_dev.jsonl"
-    if not path.exists():
-        pytest.skip("conformance suite not found")
-    cases = read_jsonl(path)
+    cases = read_jsonl(CONFORMANCE / "answer_corpus_dev.jsonl")
     inp = write_jsonl(tmp_path / "corpus.jsonl", [c["request"] for c in cases])
     res = cli(
         "rescore", inp, "-o", tmp_path / "o.jsonl", "--grading-mode-override", "robust", "--format", "json"

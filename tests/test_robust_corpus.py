@@ -148,8 +148,6 @@ def test_heldout_part_report(part):
 
 def test_dev_corpus_pass_set_is_pinned():
     path = CONFORMANCE / "answer_corpus_dev.jsonl"
-    if not path.exists():
-        pytest.skip(f"{path} not found (set MCQA_PREP_SHARED to the shared/ folder)")
     pinned = set(json.loads((CORPUS / "dev_pass_set.json").read_text(encoding="utf-8"))["passing"])
     regressed = []
     with path.open(encoding="utf-8") as fh:

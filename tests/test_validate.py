@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, need, write_jsonl
+from conftest import FIXTURES, REPO, write_jsonl
 
 from mcqa_prep import schema
 from mcqa_prep.io.readers import read_jsonl
@@ -112,7 +112,7 @@ def test_report_schema_names_every_rule():
 
 
 def test_nemo_gym_fixture_rows_are_valid():
-    report = validate_paths([need(FIXTURES / "example.jsonl")], max_findings=0)
+    report = validate_paths([FIXTURES / "example.jsonl"], max_findings=0)
     errors = [f.render() for f in report.findings if f.severity == "error"]
     assert errors == []
     assert report.summary["rows_read"] == 5 and report.ok
@@ -121,7 +121,7 @@ def test_nemo_gym_fixture_rows_are_valid():
 def test_nemo_gym_template_fixture_is_audited():
     """NeMo Gym 0.7.0's own templated examples: four of five regexes misgrade ordinary English under its
     IGNORECASE/last-match semantics, and the first prompt shows unrendered `{{...}}` (issue 24)."""
-    report = validate_paths([need(FIXTURES / "example_with_template_metadata.jsonl")], max_findings=0)
+    report = validate_paths([FIXTURES / "example_with_template_metadata.jsonl"], max_findings=0)
     got = sorted((f.line, f.rule, f.severity) for f in report.findings)
     assert got == [
         (
@@ -148,7 +148,7 @@ def test_nemo_gym_template_fixture_is_audited():
 
 
 def test_fixture_benchmark_002_prompt_echo_is_a_negative_control_warning():
-    report = validate_paths([need(FIXTURES / "example_with_template_metadata.jsonl")], max_findings=0)
+    report = validate_paths([FIXTURES / "example_with_template_metadata.jsonl"], max_findings=0)
     neg = [f for f in report.findings if f.rule == "regex_negative_control"]
     assert [(f.line, f.path, f.severity) for f in neg] == [(3, "$.template_metadata.output_regex", "warning")]
     assert "graded as option A (match 'Answer: A'" in neg[0].message
@@ -250,8 +250,6 @@ def test_duplicates_reported_on_later_occurrence_naming_the_first(tmp_path):
 def test_uuid_shared_by_template_variants_is_a_warning_and_fixture_files_validate_together():
     """NeMo Gym's example files render the same five questions under two templates with the same uuids."""
     files = [FIXTURES / "example.jsonl", FIXTURES / "example_with_template_metadata.jsonl"]
-    if not all(f.exists() for f in files):
-        pytest.skip("shared fixtures not found")
     report = validate_paths(files, max_findings=0)
     errors = {f.rule for f in report.findings if f.severity == "error"}
     assert errors == {"regex_audit", "template_unrendered"}  # the templated file's own defects, nothing else
@@ -357,7 +355,7 @@ def _mutations():
         {"A": None},
     ]
     bases = [c["row"] for c in CASES if "row" in c and not c["want"]]
-    bases.append(json.loads((need(FIXTURES / "example.jsonl")).read_text().splitlines()[0]))
+    bases.append(json.loads((FIXTURES / "example.jsonl").read_text().splitlines()[0]))
     for base in bases:
         yield base
         for key in [
@@ -548,7 +546,7 @@ def test_cli_json_report_validates_against_schema(tmp_path, cli):
 
 
 def test_cli_clean_file_exits_0(cli):
-    res = cli("validate", need(FIXTURES / "example.jsonl"))
+    res = cli("validate", FIXTURES / "example.jsonl")
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == "OK: 0 error(s), 0 warning(s)"
 
@@ -556,7 +554,7 @@ def test_cli_clean_file_exits_0(cli):
 def test_cli_warnings_only_exit_0_and_strict_exit_1(tmp_path, cli):
     # NeMo Gym's mcqa_benchmark_002 row with its regex fixed as the audit proposes: only warnings remain (its
     # prompt shows 'Answer: A', which the regex reads)
-    lines = need(FIXTURES / "example_with_template_metadata.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = FIXTURES / "example_with_template_metadata.jsonl".read_text(encoding="utf-8").splitlines()
     row = json.loads(lines[2])
     row["template_metadata"]["output_regex"] = r"Answer\s*:\s*(?!Answer)\s*((?-i:[A-J]))(?![^\n]*\w)\s*"
     path = tmp_path / "warn.jsonl"
@@ -574,11 +572,11 @@ def test_cli_usage_errors_exit_2(tmp_path, cli):
     assert cli("validate").exit_code == 2
     res = cli("validate", tmp_path / "nope.jsonl")
     assert res.exit_code == 2 and "no such file or directory" in res.output
-    assert cli("validate", "--max-findings", "-1", need(FIXTURES / "example.jsonl")).exit_code == 2
+    assert cli("validate", "--max-findings", "-1", FIXTURES / "example.jsonl").exit_code == 2
 
 
 def test_cli_stdin(cli):
-    text = need(FIXTURES / "example.jsonl").read_text(encoding="utf-8") + "not json\n"
+    text = (FIXTURES / "example.jsonl").read_text(encoding="utf-8") + "not json\n"
     res = cli("validate", "-", input=text)
     assert res.exit_code == 1
     assert res.output.splitlines()[0].startswith("<stdin>:6: $: error: not valid JSON")

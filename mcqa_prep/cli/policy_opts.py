@@ -15,7 +15,7 @@ a usage error (exit 2).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 import click
 
@@ -103,6 +103,10 @@ def _build(kw: dict[str, Any]) -> GradingPolicy:
     return base.with_overrides(**fields)
 
 
+@overload
+def policy_from_options(*, none_if_unset: Literal[False] = False, **kw: Any) -> GradingPolicy: ...
+@overload
+def policy_from_options(*, none_if_unset: bool, **kw: Any) -> GradingPolicy | None: ...
 def policy_from_options(*, none_if_unset: bool = False, **kw: Any) -> GradingPolicy | None:
     """The effective, validated policy from --policy and the field flags (a usage error if invalid).
 

@@ -328,6 +328,7 @@ def _pick_key(d: dict[str, Any], names: Sequence[str]) -> str | None:
 def split_choices(value: Any) -> tuple[list[Any], list[str] | None]:
     """(raw choice values, labels or None) of a `choices` value in any of the supported layouts."""
     value = maybe_json(value)
+    labels: list[str] | None
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(x, dict) for x in value):
             first = value[0]

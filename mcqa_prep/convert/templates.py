@@ -307,7 +307,7 @@ _DIRECT = {
     "options": '[{"letter": a, "text": b} for a, b in zip(L[0], texts)]',
     "row": "(row if row is not None else {})",
 }
-_PLAN_GLOBALS = {
+_PLAN_GLOBALS: dict[str, Any] = {
     "_str": None,  # set below
     "_add": str.__add__,
     "map": map,

@@ -25,7 +25,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .._version import __version__
@@ -269,7 +269,7 @@ def _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_sour
     doc = {
         "curriculum_schema": SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "tables": table.identities(),
         "contract_id": table.contract_id,
         "counting": table.counting,

@@ -33,7 +33,7 @@ def allowed_letters(options: Any) -> dict[str, str | None]:
     return fast if fast is not None else _allowed_general(options)
 
 
-def _allowed_general(options: list) -> dict[str, str | None]:
+def _allowed_general(options: list[Any]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for opt in options:
         # `type(...) is dict` first: the Mapping ABC check costs ~1 µs per option on the hot path
@@ -51,7 +51,7 @@ def _allowed_general(options: list) -> dict[str, str | None]:
 _ASCII_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _allowed_fast(options: list) -> dict[str, str | None] | None:
+def _allowed_fast(options: list[Any]) -> dict[str, str | None] | None:
     """The common shape in few C-level steps: single-key dicts, upper-case one-letter ASCII keys, string
     texts, no repeated letter. None for anything else (the general loop handles it)."""
     d: dict[str, Any] = {}

@@ -146,4 +146,5 @@ def mode_function(name: str) -> Callable[..., Any]:
     mode = BY_NAME.get(name)
     if mode is None:
         raise UnknownMode(f"unknown grading mode {name!r}; expected one of {', '.join(OVERRIDE_MODES)}")
-    return getattr(importlib.import_module(f"{__package__}.{mode.module}"), mode.function)
+    fn: Callable[..., Any] = getattr(importlib.import_module(f"{__package__}.{mode.module}"), mode.function)
+    return fn

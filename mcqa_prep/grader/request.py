@@ -30,10 +30,13 @@ class RequestPolicy(SelectionPolicy, Protocol):
     """What grading a request reads of a policy (policy.GradingPolicy has it): the grader never imports the
     policy module (schemas, jsonschema), which depends on the grader's versions."""
 
-    grading_mode_default: str
-    grading_mode_override: str | None
+    @property
+    def grading_mode_default(self) -> str: ...
+    @property
+    def grading_mode_override(self) -> str | None: ...
 
     def contract_id(self) -> str: ...
+    def __hash__(self) -> int: ...  # (the provenance of a policy is cached per policy object)
 
 
 RULE_SELECTION = "final_answer_selection"
@@ -60,7 +63,9 @@ def _static(policy: RequestPolicy, contract: str | None) -> tuple[str, dict[str,
     return cid, static
 
 
-def provenance(selection: Selection | None, static: Mapping[str, Any], boundary: str | None = None) -> dict:
+def provenance(
+    selection: Selection | None, static: Mapping[str, Any], boundary: str | None = None
+) -> dict[str, Any]:
     """The metadata.grading provenance of one row: counts and verdicts, never the response text."""
     prov = dict(static)
     prov["component"] = dict(static["component"])
@@ -139,7 +144,7 @@ def grade_request(
         gate = prov["gate"]
         if gate is not None:
             return _verdict(request, policy, gate, RULE_GATE), prov
-        text = raw.strip()
+        text: str | None = raw.strip()
     else:
         sel = select(request, policy)
         prov = provenance(sel, static)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from ..records import (
     STATUS_MISSING_FINAL_ANSWER,
@@ -25,20 +25,27 @@ from ..records import (
 
 
 class _Component(Protocol):
-    objective: str
-    require_response: bool
+    @property
+    def objective(self) -> str: ...
+    @property
+    def require_response(self) -> bool: ...
 
 
 class SelectionPolicy(Protocol):
     """What selection reads of a grading policy (policy.GradingPolicy has it). A protocol, so the grader
     never imports the policy module: the policy depends on the grader's versions, not the other way."""
 
-    prompt_thinking: str | None
-    zero_truncated: bool
-    final_answer_only: bool
-    reasoning_mode: str
-    component: _Component
-
+    # read-only properties: a frozen dataclass's fields satisfy them
+    @property
+    def prompt_thinking(self) -> str | None: ...
+    @property
+    def zero_truncated(self) -> bool: ...
+    @property
+    def final_answer_only(self) -> bool: ...
+    @property
+    def reasoning_mode(self) -> str: ...
+    @property
+    def component(self) -> _Component: ...
     @property
     def effective_scope(self) -> str: ...
 
@@ -116,7 +123,7 @@ class Selection:
 # ---- request views -------------------------------------------------------------------------------
 
 
-def _is_map(x: Any) -> bool:
+def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
     """isinstance(x, Mapping) with a fast path for dict (the ABC check costs ~0.3us, paid per row)."""
     return type(x) is dict or isinstance(x, Mapping)
 
@@ -176,7 +183,7 @@ def strip_terminal_markers(text: str) -> str:
             return text[:end]
 
 
-def _reasoning_text(item: Mapping) -> str:
+def _reasoning_text(item: Mapping[str, Any]) -> str:
     """Text of a Responses API reasoning item: its `content` texts, else its `summary` texts (a summary
     restates the content, so counting both would double the thinking)."""
     for key in ("content", "summary"):
@@ -188,7 +195,7 @@ def _reasoning_text(item: Mapping) -> str:
     return ""
 
 
-def collect_output(response: Mapping) -> tuple[str, list[str], int, int]:
+def collect_output(response: Mapping[str, Any]) -> tuple[str, list[str], int, int]:
     """(message text, reasoning texts, reasoning item count, message item count) in one pass.
 
     The message text mirrors grader.response_text before its strip (same items, same parts)."""
@@ -238,13 +245,13 @@ def _stripped(response: str | None, offset: int | None) -> tuple[str | None, int
 # ---- selection -----------------------------------------------------------------------------------
 
 
-def select(request: Mapping, policy: SelectionPolicy) -> Selection:
+def select(request: Mapping[str, Any], policy: SelectionPolicy) -> Selection:
     """Split the request's response into parts and decide what the grading mode reads.
 
     `policy` is a GradingPolicy or anything with its fields (only its final_answer_only, reasoning_mode, zero_truncated,
     prompt_thinking and component fields are read). Never raises on bad data.
     """
-    response = request.get("response") if _is_map(request) else None
+    response: Any = request.get("response") if _is_map(request) else None
     present = _is_map(response)
     detected = detect_prompt_thinking(request)
     prompt_state = detected if detected is not None else (policy.prompt_thinking or "none")

@@ -27,7 +27,7 @@ def _hasher(kind: str, size: int) -> Any:
 
 
 def hash_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     kind: str = HASH_SHA256,
     on_bytes: Callable[[int], Any] | None = None,
     *,
@@ -64,7 +64,7 @@ def hash_file(
 
 
 def sha256_file(
-    path: str | os.PathLike, on_bytes: Callable[[int], Any] | None = None, *, count_lines: bool = False
+    path: str | os.PathLike[str], on_bytes: Callable[[int], Any] | None = None, *, count_lines: bool = False
 ) -> tuple[str, int, int]:
     """(sha256 hex, size in bytes, newline count when count_lines else 0), in one streaming pass."""
     return hash_file(path, HASH_SHA256, on_bytes, count_lines=count_lines)
@@ -73,7 +73,7 @@ def sha256_file(
 Stamp = tuple[int, int, int]
 
 
-def stamp(path: str | os.PathLike) -> Stamp:
+def stamp(path: str | os.PathLike[str]) -> Stamp:
     """(size, modification time, inode) of a file: taken before it is hashed, compared after it was read."""
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns, st.st_ino

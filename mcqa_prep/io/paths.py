@@ -232,7 +232,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output(
-    output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str = "the output"
+    output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], what: str = "the output"
 ) -> None:
     """Refuse an output that is one of the inputs (the same file, through any path: writing it would destroy
     an input) or lies inside an input directory (the next run would read it as input): one rule for every

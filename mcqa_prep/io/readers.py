@@ -318,7 +318,8 @@ def _rows_before(path: Path, group: int) -> int:
 
 def parquet_num_rows(path: str | Path) -> int:
     """Row count from the Parquet footer, without reading data."""
-    return open_parquet(Path(path)).metadata.num_rows
+    n: int = open_parquet(Path(path)).metadata.num_rows
+    return n
 
 
 def _parquet_batches(

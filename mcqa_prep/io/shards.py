@@ -32,7 +32,7 @@ class HashingWriter:
         self._h = hashlib.sha256()
         self.bytes = 0
         self.rows = 0
-        self._buf: list[bytes] = []
+        self._buf: list[bytes | memoryview] = []
         self._buffered = 0
         self.sha256 = ""
 

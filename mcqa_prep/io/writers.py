@@ -22,7 +22,8 @@ import secrets
 import stat
 import sys
 from pathlib import Path
-from typing import IO, Any
+from types import TracebackType
+from typing import IO, Any, Literal
 
 import orjson
 
@@ -64,7 +65,7 @@ def row_line(row: Any, *, wide_ints: bool = True) -> bytes:
     return (json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode()
 
 
-def output_error(exc: OSError, path: str | os.PathLike, doing: str = "cannot write") -> OutputError:
+def output_error(exc: OSError, path: str | os.PathLike[str], doing: str = "cannot write") -> OutputError:
     """An OSError while writing `path`, as the library reports it (the CLI adds the fix)."""
     what = exc.strerror or str(exc)
     return OutputError(f"{path}: {doing}: {what}", reason=f"output_{_errno_reason(exc)}", path=str(path))
@@ -85,7 +86,7 @@ def _errno_reason(exc: OSError) -> str:
     }.get(exc.errno or 0, "os")
 
 
-def fsync_dir(path: str | os.PathLike) -> None:
+def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make a rename inside `path` durable (best effort: some filesystems refuse a directory fsync)."""
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
@@ -148,7 +149,7 @@ class GuardedFile:
     @property
     def buffer(self) -> GuardedFile:
         """The binary stream under a text one (stdout), guarded the same way."""
-        return GuardedFile(self._fh.buffer, self._target)
+        return GuardedFile(self._fh.buffer, self._target)  # type: ignore[attr-defined]  # (a text stream)
 
     def append_part(self, path: str) -> None:
         """Append the file a worker wrote at `path` (Parts.write) and remove it."""
@@ -246,7 +247,7 @@ class AtomicFile:
     a socket (`-o /dev/null`, `-o /dev/stdout`, `-o >(gzip > x)`), in place like stdout: there is nothing to
     make atomic, and renaming a file over it would replace the device itself."""
 
-    def __init__(self, path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+    def __init__(self, path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8"):
         self.stdout = str(path) == STDOUT
         self.path = Path(path)
         self.mode = mode
@@ -288,7 +289,9 @@ class AtomicFile:
         self._fh = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
         return GuardedFile(self._fh, self.path)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
         if self.stdout:
             if exc_type is None:
                 with contextlib.suppress(OSError, ValueError):
@@ -324,13 +327,13 @@ class AtomicFile:
         return False
 
 
-def write_atomic_text(path: str | os.PathLike, text: str) -> Path:
+def write_atomic_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write a whole small file (a lock, a manifest, a table) atomically and durably."""
     with AtomicFile(path) as fh:
         fh.write(text)
     return Path(path)
 
 
-def write_atomic_json(path: str | os.PathLike, doc: Any) -> Path:
+def write_atomic_json(path: str | os.PathLike[str], doc: Any) -> Path:
     """`doc` as indented UTF-8 JSON (NaN refused), atomically and durably."""
     return write_atomic_text(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -204,12 +204,12 @@ class Difficulty:
         if f is None:  # stamping only
             return Verdict(key, key_kind(key) if key is not None else None, None, None), None
         if f.evidence == EVIDENCE_TABLE:
-            entry = found[1].get(self.model) if found is not None else None
+            entry = found[1].get(self.model) if found is not None else None  # type: ignore[arg-type]
             if entry is None:
                 return Verdict(key, None, None, f.reason(None, False, False)), None
             rate = entry.estimate(f.on)
             dropped = f.reason(rate, entry.passes == entry.samples, entry.passes == 0)
-            return Verdict(key, key_kind(key), rate, dropped), None
+            return Verdict(key, key_kind(key), rate, dropped), None  # type: ignore[arg-type]  # (found: a key)
         rate, others, problem = upstream_rate(row, self.model or "")
         if problem is not None:
             return None, problem
@@ -227,7 +227,7 @@ class Difficulty:
         out = [_mark_upstream(p) for p in own] if isinstance(own, list) else []
         if verdict.key is not None:
             cid = self.table.contract_id
-            new = [
+            new: list[dict[str, Any]] = [
                 {
                     "model_hf_path": model,
                     "num_generations": e.samples,

@@ -230,8 +230,9 @@ class _Run:
                 return None
             answer = orjson.loads(line).get("extracted_answer")
             return self.rescore.policy.contract_id(), o.reward, None, answer
-        meta = rec.data.get("metadata")
-        grading = meta.get("grading") if isinstance(meta, Mapping) else None
+        data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (add() left out a row without data)
+        meta = data.get("metadata")
+        grading: Any = meta.get("grading") if isinstance(meta, Mapping) else None
         cid = grading.get("contract") if isinstance(grading, Mapping) else None
         if not isinstance(cid, str) or not cid:
             self.no_contract.add("no_contract", where)
@@ -241,13 +242,13 @@ class _Run:
                 "invalid_row", f"{where}: {grading.get('message') or 'not graded (invalid_row)'}"
             )
             return None
-        reward = rec.data.get("reward")
+        reward: Any = data.get("reward")
         problem = reward_problem(reward)
         if problem is not None:
             self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
-        return cid, float(reward), gv if isinstance(gv, str) else None, _answer(rec.data)
+        return cid, float(reward), gv if isinstance(gv, str) else None, _answer(data)
 
     def _key(self, row: Mapping[str, Any]) -> str | None:
         rcp = row.get("responses_create_params")

@@ -23,9 +23,9 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def write_table(
     doc = {
         "table_schema": TABLE_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         **header,
         "entries": len(entries),
     }
@@ -353,7 +353,7 @@ def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
         try:
             header = _read_header(p, fh.readline())
             h = hashlib.sha256(_hashed_header(header))
-            on_block = h.update
+            on_block: Callable[[bytes], Any] = h.update
             if progress is not None:
                 bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
                 on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731

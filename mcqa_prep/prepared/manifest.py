@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,7 @@ def build(
     doc = {
         "manifest_schema": MANIFEST_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "contract_id": policy.contract_id(),
         "contract": policy.contract(),
         "row_schema": ROW_SCHEMA,

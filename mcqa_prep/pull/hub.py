@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._version import __version__
 from ..errors import HubError, InputError, IntegrityError, LockMismatch, UsageError
@@ -46,8 +46,8 @@ def default_dir(repo: str) -> Path:
     return Path(repo.rsplit("/", 1)[-1])
 
 
-def is_commit(revision: str | None) -> bool:
-    return bool(revision) and _COMMIT.match(revision) is not None
+def is_commit(revision: str | None) -> TypeGuard[str]:
+    return bool(revision) and _COMMIT.match(revision) is not None  # type: ignore[arg-type]  # (not empty)
 
 
 @dataclass(frozen=True)

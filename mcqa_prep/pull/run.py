@@ -149,7 +149,7 @@ def _covered(lock: dict[str, Any], requested: list[str] | None) -> bool:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _same_lock(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -303,7 +303,7 @@ def _pull_online(
         status = "updated"
     else:
         status = "pulled" if to_download else "up to date"
-    changes = locks.diff_files(lock["files"], entries) if lock is not None else None
+    diff = locks.diff_files(lock["files"], entries) if lock is not None else None
     return PullReport(
         status,
         True,
@@ -313,7 +313,7 @@ def _pull_online(
         actions=actions,
         removed=removed,
         previous_commit=lock["commit"] if lock is not None and commit != lock["commit"] else None,
-        changes=changes if status == "updated" else None,
+        changes=diff if status == "updated" else None,
         notes=[f"downloaded again: {len(to_download)} file(s)"] if force_download else [],
     )
 

@@ -258,7 +258,7 @@ class DatasetTally:
     def _fold_letter_sets(self) -> None:
         for (n, offered), rows in self._letter_sets.items():
             for L in offered:
-                self._expected_folded[(n, L)] += rows / len(offered)
+                self._expected_folded[(n, L)] += rows / len(offered)  # type: ignore[assignment]  # (floats)
         self._letter_sets.clear()
 
     def expected_by_n(self) -> dict[tuple[int, str], float]:

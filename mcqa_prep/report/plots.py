@@ -15,7 +15,7 @@ DEFAULT_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#93786
 WIDTH_IN = 8.0
 LABEL_CHARS = 42
 CHAR_IN = 0.075  # average width of a 9-pt sans-serif character, in inches (for the margins)
-RC = {
+RC: dict[str, Any] = {
     "svg.fonttype": "none",
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
@@ -43,7 +43,7 @@ def draw_svg(plot: dict[str, Any]) -> str:
     # matplotlib's defaults, whatever a user's matplotlibrc says; the caller's settings are restored after
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
-        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})
+        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})  # type: ignore[dict-item]
         fig = Figure()
         if plot["kind"] == "matrix":
             height = _matrix(fig, plot)
@@ -137,6 +137,7 @@ def _panel(ax: Any, plot: dict[str, Any], panel: dict[str, Any]) -> None:
     width = 0.8 if plot["stacked"] or len(bar_series) <= 1 else 0.8 / len(bar_series)
     base = [0.0] * len(cats)
     handles = []
+    at: list[int] | list[float]
     for i, s in enumerate(bar_series):
         color = s.get("color") or DEFAULT_COLORS[i % len(DEFAULT_COLORS)]
         vals = [v if v is not None else 0 for v in s["values"]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..counts import is_change
 from ..grader import GRADER_VERSION
@@ -195,7 +195,7 @@ def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool |
     return merged, True, None
 
 
-def _is_map(x: Any) -> bool:
+def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
     """isinstance(x, Mapping) without the ABC's Python-level check for the usual dict and None."""
     return type(x) is dict or (x is not None and isinstance(x, Mapping))
 

@@ -70,7 +70,7 @@ class KeyColumns(NamedTuple):
         if not keys:
             return cls([], [], [], [], [], missing)
         cols = [*map(list, zip(*keys, strict=True))]
-        return cls(*cols, missing)  # type: ignore[arg-type]
+        return cls(*cols, missing)  # type: ignore[call-arg]
 
     def row(self, i: int) -> RowKeys:
         return RowKeys(self.prompts[i], self.uuids[i], self.golds[i], self.letters[i], self.patterns[i])
@@ -172,14 +172,14 @@ class CrossRow:
             and (hashes is not None or no_uuids)
             and None not in prompts
             and len(set(prompts)) == n
-            and self._prompts.isdisjoint(prompts)
+            and self._prompts.isdisjoint(prompts)  # type: ignore[arg-type]  # (None not in prompts)
             and (hashes is None or (len(set(hashes)) == n and self._uuids.isdisjoint(hashes)))
         ):
             fid = self._file_id(file, split) << 32
             locs = [fid | line for line in lines]
-            self._prompts.update(zip(prompts, locs, strict=True))
+            self._prompts.update(zip(prompts, locs, strict=True))  # type: ignore[arg-type]  # (None not in prompts)
             if hashes is not None:
-                packed = [(p << _LOC_BITS) | loc for p, loc in zip(prompts, locs, strict=True)]
+                packed = [(p << _LOC_BITS) | loc for p, loc in zip(prompts, locs, strict=True)]  # type: ignore[operator]
                 self._uuids.update(zip(hashes, packed, strict=True))
             golds = cols.golds
             self.gold_hist.update(filter(None, golds))

@@ -180,6 +180,7 @@ class RowFacts:
         opts = self.d.get("options")
         pair = self.row.hint or _single_key(opts) or _null_filled(opts)
         may = 0
+        up: str | tuple[str, ...]
         if pair is not None and (up := _ascii_letters("".join(pair[0]), len(pair[0]))):
             keys, texts = pair
             if len(keys) < 2 or not usable_distinct(texts):

@@ -347,7 +347,7 @@ def prompt_extraction(f: RowFacts) -> Any:
         f._echo = ""
         if f.may & G_REGEX_PROMPT:
             texts = dict(zip(f.letters, f.texts, strict=True))
-            ext = extract_custom(f.prompt, f.orx.grader_value(), texts, timeout=f.cfg.regex_timeout)
+            ext = extract_custom(f.prompt, f.orx.grader_value(), texts, timeout=f.cfg.regex_timeout)  # type: ignore[arg-type]
             if ext.status == STATUS_REGEX_TIMEOUT:
                 f.cfg.slow_prompts.add(f.orx)
                 f._echo = STATUS_REGEX_TIMEOUT

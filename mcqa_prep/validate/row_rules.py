@@ -113,7 +113,7 @@ def template_unrendered(f: RowFacts) -> Iterator[Hit]:
     guard=G_CONTROL,
 )
 def text_control_character(f: RowFacts) -> Iterator[Hit]:
-    texts = [(PROMPT_PATH, "the prompt", f.prompt or "")]
+    texts: list[tuple[tuple[str | int, ...], str, str]] = [(PROMPT_PATH, "the prompt", f.prompt or "")]
     texts += [(("options", i, k), f"the text of option {L}", t) for L, (i, k, t) in f.walk().letters.items()]
     for path, what, text in texts:
         found = [m.start() for m in TEXT_CONTROL.finditer(text)]

@@ -13,14 +13,11 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import NamedTuple
 
-try:  # Python 3.11+: the parser of `re`, used to walk a pattern's structure
-    from re import _constants as _c
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+# the parser of `re` (Python 3.11+), used to walk a pattern's structure; private, so not in typeshed
+from re import _constants as _c  # type: ignore[attr-defined]
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
+from typing import NamedTuple
 
 
 class _Unsupported(Exception):

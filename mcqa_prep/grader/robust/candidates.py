@@ -191,18 +191,18 @@ def anchor_at(
     start, final = k, False
     if h.kind == K.OTHER:
         if h.before is not None:
-            q = h.before.search(low, max(0, k - 8), k)
-            if q is None:
+            b = h.before.search(low, max(0, k - 8), k)
+            if b is None:
                 return None
         elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):
             return None
         if kw in ("答案", "答え", "解答") and low[max(0, k - 2) : k] in ("最终", "最終"):
             start, final = k - 2, True
     elif h.kind == K.CHOSEN:
-        q = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
-        if q is None:
+        c = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
+        if c is None:
             return None
-        start = q.start()
+        start = c.start()
     else:
         if h.kind != K.QUALIFIED:
             q = qualifier_before(low, k) if latin else None
@@ -333,7 +333,12 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     if h.kind == "option_correct" and m.group("more") and r.kind == LETTER:
         more = [c.upper() for c in X.LONE_LETTER_RE.findall(m.group("more"))]
         if any(c != r.letter for c in more):
-            r = Reading(SEVERAL, None, (j, m.end("more")), "several letters: " + "/".join([r.letter, *more]))
+            r = Reading(
+                SEVERAL,
+                None,
+                (j, m.end("more")),
+                "several letters: " + "/".join([r.letter, *more]),  # type: ignore[list-item]  # a LETTER reading
+            )
     draft = h.kind == "choose" and _draft_before(x.low, start)  # ("Initially I'd pick B")
     return Evidence(start, tier, rule, r, revision=h.kind == "self_correction", draft=draft)
 
@@ -428,7 +433,12 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     else:
         r = _letters_at(x, j, kind, q.start())
         if more and r.kind == LETTER and any(c != r.letter for c in more):
-            r = Reading(SEVERAL, None, (j, q.end("more")), "several letters: " + "/".join([r.letter, *more]))
+            r = Reading(
+                SEVERAL,
+                None,
+                (j, q.end("more")),
+                "several letters: " + "/".join([r.letter, *more]),  # type: ignore[list-item]  # a LETTER reading
+            )
     also = "also" in low[q.start() : k] or "equally" in low[q.start() : k]
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also

@@ -189,9 +189,9 @@ def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
         j = m.start(1)
         if s[j].islower():
             out.append((j, s[j].upper()))
-    m = _LOCAL_LABEL_RE.search(s) if not s.isascii() else None
-    if m is not None:  # ("الاختيار الصحيح: ج": an Arabic or Bengali label after a colon, closing the line)
-        out.append((m.start(1), P.LOCAL_LETTERS[m.group(1)]))
+    lm = _LOCAL_LABEL_RE.search(s) if not s.isascii() else None
+    if lm is not None:  # ("الاختيار الصحيح: ج": an Arabic or Bengali label after a colon, closing the line)
+        out.append((lm.start(1), P.LOCAL_LETTERS[lm.group(1)]))
     out.sort()
     return out
 

@@ -170,7 +170,7 @@ def last_line(x: Text) -> Evidence:
         if (
             dangling(line)
             or X.BULLET_START_RE.match(line)
-            or not _option_text_then_aside(x, r.letter, rest_clean)
+            or not _option_text_then_aside(x, r.letter, rest_clean)  # type: ignore[arg-type]  # a LETTER reading
         ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
         aside = x.opts.equal(rest_clean) != r.letter  # (more than the option's own text)
@@ -195,7 +195,11 @@ def last_line(x: Text) -> Evidence:
     labels = _Listing(t[w0:e]).labels
     mine = [shape for pos, _, shape in labels if pos + w0 == s0]
     before = [(c, shape) for pos, c, shape in labels if pos + w0 < s0]
-    if before and ord(before[-1][0]) == ord(r.letter) - 1 and (not mine or before[-1][1] == mine[0]):
+    if (
+        before
+        and ord(before[-1][0]) == ord(r.letter) - 1  # type: ignore[arg-type]  # a LETTER reading
+        and (not mine or before[-1][1] == mine[0])
+    ):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
     return Evidence(s0, FORMAT, rule, r, label_only=label_only)
 
@@ -315,13 +319,13 @@ def _closing_option_text(x: Text, listing: _Listing) -> Evidence:
                 Reading(LETTER, letter, (pstart, e), "ends with the only option text"),
             )
     if not mentioned and x.opts.table.numbers:
-        letter = _closing_value(x, ending)
-        if letter is not None:
+        valued = _closing_value(x, ending)
+        if valued is not None:
             return Evidence(
                 pstart,
                 FORMAT,
                 RULE_OPTION_TEXT,
-                Reading(LETTER, letter, (pstart, e), "ends with an option's value"),
+                Reading(LETTER, valued, (pstart, e), "ends with an option's value"),
             )
     return Evidence(pstart, FORMAT, RULE_OPTION_TEXT, none_reading((pstart, e), "no closing option text"))
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from . import patterns as X
+from . import phrases as P
 from .evidence import ANCHORED, PHRASE, Evidence, letter_reading
 
 RULE = "robust.ordinal"
-_POSITION = {w: i for i, w in enumerate(X.P.ORDINALS)}
+_POSITION = {w: i for i, w in enumerate(P.ORDINALS)}
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 

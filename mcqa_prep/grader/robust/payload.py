@@ -72,7 +72,7 @@ def read_payload(
     if NEGATED_PAYLOAD_RE.match(s, i):  # ("not A" says nothing; "not B, but C" says C)
         r = read_prose_letters(s, i, a, b, opts) if prose else None
         return r if r is not None and r.kind == LETTER else none_reading((a + i, b), "negated")
-    j = FILLER_RE.match(s, i).end()
+    j = FILLER_RE.match(s, i).end()  # type: ignore[union-attr]  # (FILLER_RE matches the empty string)
     rest = s[j:].strip(STRIP_CHARS) if j > i else core
     if equality and rest is not core and rest and len(rest) <= 400:
         letter = opts.equal(rest)
@@ -194,8 +194,8 @@ def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[lis
     found = [first]
     end = k = j + 1
     n = len(s)
-    nxt = s[k : k + 4].lstrip(" \t)]}'\"”’")  # (a cheap test first: what follows can separate a list)
-    if not nxt or nxt[0].lower() not in _LIST_START:
+    ahead = s[k : k + 4].lstrip(" \t)]}'\"”’")  # (a cheap test first: what follows can separate a list)
+    if not ahead or ahead[0].lower() not in _LIST_START:
         return found, end
     while True:
         m = LIST_SEP_RE.match(s, k)
@@ -209,7 +209,7 @@ def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[lis
         joined = m.group().strip(" \t)]}'\"”’") != ""
         if use is not None and not (use == "article, not a letter" and nxt == "A" and joined):
             break
-        found.append(nxt)
+        found.append(nxt)  # type: ignore[arg-type]  # (a None letter is "no letter": the loop broke)
         end = k = k2 + 1
     return found, end
 

@@ -1,0 +1,75 @@
+"""The declared floors of every direct dependency, as pip constraints (`name==floor`), or a check that an
+environment has exactly those versions installed.
+
+`make test-floors` installs the package with these constraints into a separate venv and runs the suite
+there, so every `>=` in pyproject.toml is a version the tests pass on. Requirements without a floor are
+left to the resolver. Usage: python scripts/floors.py [--check]
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?$")
+
+
+def floors(path: Path = PYPROJECT) -> dict[str, str]:
+    """{distribution name: floor} of the core dependencies and every extra, the project itself left out."""
+    project = tomllib.loads(path.read_text(encoding="utf-8"))["project"]
+    reqs = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        reqs += extra
+    out: dict[str, str] = {}
+    for req in reqs:
+        m = _REQ.match(req)
+        if m is None:
+            raise SystemExit(f"cannot read the requirement {req!r} in {path}")
+        name, spec = m.group(1), m.group(2)
+        if _norm(name) == _norm(project["name"]):
+            continue
+        found = re.search(r">=\s*([^,\s]+)", spec)
+        if found is None:
+            continue
+        if _norm(name) in out and out[_norm(name)] != found.group(1):
+            raise SystemExit(f"{name} has two floors in {path}: {out[_norm(name)]} and {found.group(1)}")
+        out[_norm(name)] = found.group(1)
+    return out
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in re.findall(r"\d+", version.split("+")[0])[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def check() -> int:
+    """Every floor installed exactly (1.0 == 1.0.0); a line per mismatch."""
+    bad = []
+    for name, floor in sorted(floors().items()):
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            bad.append(f"{name}: not installed (floor {floor})")
+            continue
+        if _release(have) != _release(floor):
+            bad.append(f"{name}: {have} installed, floor {floor}")
+    for line in bad:
+        print(line, file=sys.stderr)
+    if not bad:
+        print(f"every direct dependency at its floor ({len(floors())})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--check"]:
+        raise SystemExit(check())
+    for name, floor in sorted(floors().items()):
+        print(f"{name}=={floor}")
