@@ -48,10 +48,13 @@ def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
     prompt shows unrendered braces: prepare refuses the file, naming them (issue 24)."""
     r = cli("prepare", FIXTURES / "example_with_template_metadata.jsonl", "-o", tmp_path / "out")
     assert r.exit_code == 1
-    # its last line names the remedy for the regexes (and for the other row), with the counts
-    last = r.output.strip().splitlines()[-1]
+    # every finding on its own line, compiler style; then one error line naming the remedy for the regexes
+    # (and for the other row), with the counts
+    lines = r.output.strip().splitlines()
+    assert sum("[regex_audit]" in x for x in lines[:-1]) == 4 and "[template_unrendered]" in lines[0], lines
+    last = lines[-1]
     assert last.startswith(
-        "5 of 5 row(s) invalid (regex_audit: 4, template_unrendered: 1); the regex audit's fix repairs the "
+        "Error: 5 of 5 row(s) invalid (regex_audit: 4, template_unrendered: 1); the regex audit's fix repairs the "
         "output_regex of 4 of them (4 templates: mcqa_benchmark_002: 1, mcqa_generated_015: 1, "
         "mcqa_generated_019: 1, mcqa_generated_027: 1); nothing written; pass --repair-regexes "
     ), last
@@ -514,8 +517,11 @@ def test_an_integer_beyond_64_bits_is_refused_by_parquet_output_not_rounded(tmp_
         r["metadata"] = {"i": 2**70 if i == 1 else i}
     src = write_rows(tmp_path / "train.jsonl", rows)
     out = tmp_path / "prepared"
-    with pytest.raises(InvalidRows, match="beyond 64 bits cannot be stored in Parquet.*jsonl holds it"):
+    with pytest.raises(InvalidRows, match=r"1 of 3 row\(s\) invalid \(prepare.unwritable: 1\)") as exc:
         prepare([src], out, output_format="parquet")
+    assert re.search(
+        "beyond 64 bits cannot be stored in Parquet.*jsonl holds it", exc.value.findings[0].render()
+    )
     report = prepare([src], out, output_format="parquet", on_invalid="reject")
     assert report.counts["rejected"] == 1 and report.counts["written"] == 2
     table = pq.read_table(next(out.glob("*.parquet")))

@@ -232,7 +232,9 @@ def test_candidate_fixes_rewrite_only_the_capture_group():
 
 def test_fixture_table_counts():
     """The closing-note table (docs/validate.md): NeMo Gym 0.7.0's shipped example regexes."""
-    rows = [json.loads(x) for x in FIXTURES / "example_with_template_metadata.jsonl".read_text().splitlines()]
+    rows = [
+        json.loads(x) for x in (FIXTURES / "example_with_template_metadata.jsonl").read_text().splitlines()
+    ]
     flagged = {}
     for r in rows:
         letters = "".join(k for o in r["options"] for k in o)

@@ -28,6 +28,8 @@ def _grade(pattern: str, text: str, timeout: float = 0.2):
     return grade_text(text, OPTIONS, "A", None, {"output_regex": pattern}, regex_timeout=timeout)
 
 
+# pytest-timeout's signal method owns SIGALRM during a test; this test checks the bound's own use of it
+@pytest.mark.timeout(300, method="thread")
 @pytest.mark.parametrize("case", sorted(ON_RE))
 def test_a_pattern_re_must_run_is_bounded_on_the_main_thread(case):
     pattern, text = ON_RE[case]

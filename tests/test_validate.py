@@ -554,7 +554,7 @@ def test_cli_clean_file_exits_0(cli):
 def test_cli_warnings_only_exit_0_and_strict_exit_1(tmp_path, cli):
     # NeMo Gym's mcqa_benchmark_002 row with its regex fixed as the audit proposes: only warnings remain (its
     # prompt shows 'Answer: A', which the regex reads)
-    lines = FIXTURES / "example_with_template_metadata.jsonl".read_text(encoding="utf-8").splitlines()
+    lines = (FIXTURES / "example_with_template_metadata.jsonl").read_text(encoding="utf-8").splitlines()
     row = json.loads(lines[2])
     row["template_metadata"]["output_regex"] = r"Answer\s*:\s*(?!Answer)\s*((?-i:[A-J]))(?![^\n]*\w)\s*"
     path = tmp_path / "warn.jsonl"

@@ -169,6 +169,11 @@ def prepare_command(
             repair_regexes=repair_regexes,
         )
     except InvalidRows as exc:
+        if fmt != "json":  # every finding on its own line, compiler style, before the one-line error
+            for f in exc.findings[:SHOWN_FINDINGS]:
+                click.echo(f.render(), err=True)
+            if len(exc.findings) > SHOWN_FINDINGS or exc.counts.get("rejected", 0) > SHOWN_FINDINGS:
+                click.echo(f"... and more ({exc.counts.get('rejected')} invalid row(s) in all)", err=True)
         if fmt == "json":
             emit_json(
                 {
@@ -185,6 +190,9 @@ def prepare_command(
         emit_json(report.to_dict())
     else:
         _render_text(report, out_dir)
+
+
+SHOWN_FINDINGS = 20
 
 
 def _warn_runtime(report: PrepareReport, out_dir: str, runtime: str | None) -> None:

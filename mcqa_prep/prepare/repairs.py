@@ -89,13 +89,9 @@ def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally
     invalid row is one the regex audit's fix repairs, with no other error) / `invalid_rows_some_repairable`,
     with the counts."""
     repairable = tally.repairable()
-    shown = [f.render() for f in errs[:20]]
-    more = counts["rejected"] - len(shown)
-    lines = shown + ([f"... and more ({counts['rejected']} invalid row(s) in all)"] if more > 0 else [])
     by_rule = ", ".join(f"{r}: {n}" for r, n in counts["rejected_by_rule"].items())
-    message = (
-        "\n".join(lines)
-        + f"\n{counts['rejected']} of {counts['read']} row(s) invalid ({by_rule})"
+    message = (  # one line: the findings are the error's data (the CLI prints them first, compiler style)
+        f"{counts['rejected']} of {counts['read']} row(s) invalid ({by_rule})"
         + repairable_clause(repairable, counts["rejected"])
         + "; nothing written"
     )
