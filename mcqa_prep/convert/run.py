@@ -112,7 +112,7 @@ class Mapping:
     drop: tuple[str, ...]
 
 
-def _map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
+def map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
     """(ColumnMap, preset name or None) for one source: an explicit preset, else a complete --map, else the
     preset detected from the dataset id or the columns, with --map pairs applied on top."""
     preset, pairs, drop = mapping.preset, mapping.pairs, mapping.drop
@@ -197,11 +197,11 @@ class Run:
             # rejected at its line like a malformed line in any other source
             pname, extract, projection = None, _changed(src), None
         else:
-            cmap, pname = _map_for(src, columns, mapping)
+            cmap, pname = map_for(src, columns, mapping)
             sdoc["preset"] = pname
             sdoc["map"] = cmap.to_dict()
             ext = Extractor(cmap, columns, where=src.label)
-            extract, projection = ext.extract, (None if self.uses_row else _projection(ext))
+            extract, projection = ext.extract, (None if self.uses_row else projection(ext))
         key = outputs.key_for(src)
         ident = src.identity()
         prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
@@ -434,7 +434,7 @@ def _changed(src: Stream) -> Callable[[Any], Any]:
     return extract
 
 
-def _projection(ext: Extractor) -> list[str]:
+def projection(ext: Extractor) -> list[str]:
     cols = [ext.question, ext.choices, ext.correct, ext.answer, ext.context, ext.id, ext.subject]
     cols += ext.options + ext.incorrect + ext.keep
     return sorted({c.key for c in cols if c is not None})

@@ -62,7 +62,7 @@ class _Pool:
     rows: int = 0
     cells: dict[tuple[str, str], list] = field(default_factory=dict)
 
-    def add(self, key: str, model: str, reward: float) -> None:
+    def add(self, key: str, model: str, reward: float, answer: str | None = None) -> None:
         self.rows += 1
         cell = self.cells.get((key, model))
         if cell is None:
@@ -104,14 +104,17 @@ class PassratesReport:
 
 
 @dataclass
-class _Run:
-    """Settings and state of one measurement."""
+class Measurement:
+    """Settings and state of one measurement: rollouts graded (or read as graded) into one pool per contract,
+    and what was left out. `pool` makes a contract's pool (passrates counts passes; audit keeps answers)."""
 
     rescore: Any  # rescore_rows.Settings when rollouts are graded here, else None
     index: Any  # rescore.RowIndex or None
     default_model: str | None
     key_by: str
-    pools: dict[str, _Pool] = field(default_factory=dict)
+    pools: dict[str, Any] = field(default_factory=dict)
+    pool: Callable[[str | None], Any] = _Pool  # a pool of one contract's rollouts (audit keeps the answers)
+    keep_graded: bool = False  # with rescore: a rollout that carries its contract is read as graded
     rows: int = 0
     invalid: Tally = field(default_factory=Tally)
     no_contract: Tally = field(default_factory=Tally)
@@ -128,7 +131,7 @@ class _Run:
         graded = self._graded(rec, where)
         if graded is None:
             return
-        cid, reward, grader_version = graded
+        cid, reward, grader_version, answer = graded
         model = model_of(rec.data) or self.default_model
         if model is None:
             self.no_model.add("no_model", where)
@@ -139,12 +142,13 @@ class _Run:
             return
         pool = self.pools.get(cid)
         if pool is None:
-            pool = self.pools[cid] = _Pool(grader_version)
-        pool.add(key, model, reward)
+            pool = self.pools[cid] = self.pool(grader_version)
+        pool.add(key, model, reward, answer)
 
-    def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None] | None:
-        """(contract id, reward, grader version) of one rollout, or None when it was tallied as left out."""
-        if self.rescore is not None:
+    def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None, str | None] | None:
+        """(contract id, reward, grader version, extracted answer) of one rollout, or None when it was tallied
+        as left out."""
+        if self.rescore is not None and not (self.keep_graded and _carries_contract(rec.data)):
             from ..rescore.rows import rescore_row
 
             _, o = rescore_row(rec, self.rescore)
@@ -153,7 +157,7 @@ class _Run:
             if o.status == STATUS_INVALID_ROW:
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
-            return self.rescore.policy.contract_id(), o.reward, None
+            return self.rescore.policy.contract_id(), o.reward, None, o.extracted
         meta = rec.data.get("metadata")
         grading = meta.get("grading") if isinstance(meta, Mapping) else None
         cid = grading.get("contract") if isinstance(grading, Mapping) else None
@@ -171,7 +175,13 @@ class _Run:
             self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
-        return cid, float(reward), gv if isinstance(gv, str) else None
+        answer = rec.data.get("extracted_answer")
+        return (
+            cid,
+            float(reward),
+            gv if isinstance(gv, str) else None,
+            answer if isinstance(answer, str) else None,
+        )
 
     def _key(self, row: Mapping[str, Any]) -> str | None:
         rcp = row.get("responses_create_params")
@@ -181,6 +191,12 @@ class _Run:
             uuid = uuid_of(ds) if ds is not None else None
             self.uuid_from_join += uuid is not None
         return question_key(uuid, prompt_id(rcp), self.key_by)
+
+
+def _carries_contract(row: Mapping[str, Any]) -> bool:
+    meta = row.get("metadata")
+    grading = meta.get("grading") if isinstance(meta, Mapping) else None
+    return isinstance(grading, Mapping) and isinstance(grading.get("contract"), str)
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------
@@ -256,22 +272,14 @@ def measure(
     check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
-    from ..sources import resolve
-
-    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
-    for f in files:
-        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
-    stamps = {str(f.path): stamp(f.path) for f in files}
-    inputs = _hash(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
-    run = _Run(None, index, default_model, key_by)
+    run = Measurement(None, index, default_model, key_by)
     if rescore:
         from ..rescore.rows import Settings
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
-    _read(run, files, progress)
-    check_unchanged(stamps)
-    cid, pool = _choose(run, contract, on_invalid)
+    got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress)
+    cid, pool, inputs = got.contract_id, got.pool, got.inputs
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore)
     header = {
         "contract_id": cid,
@@ -294,6 +302,42 @@ def measure(
     )
 
 
+@dataclass
+class Gathered:
+    """Rollouts read, graded under one contract and chosen: the run (what was left out, and why), the contract
+    id and its pool, and the rollout files' hashes."""
+
+    run: Measurement
+    contract_id: str
+    pool: Any
+    inputs: list[dict[str, Any]]
+
+
+def gather(
+    rollouts: Sequence[str | os.PathLike],
+    run: Measurement,
+    *,
+    contract: str | None = None,
+    on_invalid: str = "fail",
+    progress: Progress | None = None,
+) -> Gathered:
+    """Read every rollout into `run` (hashing the files first, refusing one written to meanwhile), then choose
+    the one contract they were graded under: refused when they are under several (unless `contract` picks
+    one), carry none, name no model, or could not be graded (on_invalid 'fail'). `measure` and `audit`'s
+    wrong-key analysis both count evidence this way."""
+    from ..sources import resolve
+
+    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
+    for f in files:
+        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
+    stamps = {str(f.path): stamp(f.path) for f in files}
+    inputs = _hash(files, progress, "hash rollouts")
+    _read(run, files, progress)
+    check_unchanged(stamps)
+    cid, pool = _choose(run, contract, on_invalid)
+    return Gathered(run, cid, pool, inputs)
+
+
 def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[Any, list[dict[str, Any]]]:
     if not rows_paths:
         return None, []
@@ -305,7 +349,7 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     return RowIndex.from_sources(sources, EXAMPLES), hashes
 
 
-def _read(run: _Run, files: Sequence[Any], progress: Progress | None) -> None:
+def _read(run: Measurement, files: Sequence[Any], progress: Progress | None) -> None:
     bar = progress(total=None, desc="passrates", unit="row") if progress is not None else None
     try:
         for f in files:
@@ -331,7 +375,7 @@ def _refuse(tally: Tally, total: int, what: str, reason: str, **details: Any) ->
     )
 
 
-def _choose(run: _Run, contract: str | None, on_invalid: str) -> tuple[str, _Pool]:
+def _choose(run: Measurement, contract: str | None, on_invalid: str) -> tuple[str, Any]:
     """The contract whose rollouts make the table (refusing every case where that is not clear)."""
     if run.rows == 0:
         raise InputError("no rollouts to measure: the inputs hold no rows", reason="no_rows")
@@ -399,7 +443,7 @@ def _contract_of(
     return None, pool.grader_version
 
 
-def _counts(run: _Run, cid: str, pool: _Pool) -> dict[str, Any]:
+def _counts(run: Measurement, cid: str, pool: _Pool) -> dict[str, Any]:
     keys = {k for k, _ in pool.cells}
     kinds = Counter(key_kind(k) for k in keys)
     return {
