@@ -174,8 +174,11 @@ def _read_stream(index: BenchIndex, src: Any, mapping: Any, argument: str, progr
         raise InputError(
             f"{src.label}: no question could be read from this benchmark file", reason="bench_empty"
         )
-    cmap, preset = map_for(src, columns, mapping)
-    ext = Extractor(cmap, columns, where=src.label)
+    try:
+        cmap, preset = map_for(src, columns, mapping)
+        ext = Extractor(cmap, columns, where=src.label)
+    except UsageError as exc:  # convert's reasons name convert's flags: these name the benchmark's layout
+        raise UsageError(f"benchmark {exc}", reason="bench_layout", columns=columns[:40]) from None
     bf = BenchFile(display_name(argument), display_name(src.label), digest, size, preset)
     fi = len(index.files)
     index.files.append(bf)

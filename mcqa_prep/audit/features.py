@@ -26,6 +26,7 @@ BANDS = 16
 BAND_ROWS = NUM_PERM // BANDS
 SEED = 20260126
 EMPTY = 0xFFFFFFFF  # rensa's minimum of an empty document
+SERIAL_ROWS = 255  # documents per rensa call: below its threshold for a thread pool (see signatures)
 _P = np.uint64(0x100000001B3)  # the n-gram polynomial's base (odd)
 _WORD_CACHE_MAX = 2_000_000
 _BAND_MIX = np.array(
@@ -107,13 +108,23 @@ def kgrams(docs: Sequence[Doc], k: int, *, short: bool) -> tuple[np.ndarray, np.
 
 
 def signatures(feats: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """MinHash signatures (documents x NUM_PERM, uint32) of the feature sets; an empty set gives EMPTY."""
+    """MinHash signatures (documents x NUM_PERM, uint32) of the feature sets; an empty set gives EMPTY.
+
+    rensa is called on at most SERIAL_ROWS documents at a time: from 256 on it starts a rayon thread pool,
+    and a pool made before the workers are forked deadlocks them (a forked child has no pool threads). The
+    process-level workers (parallel.py) are the parallelism."""
     import rensa
 
-    if len(offsets) <= 1:
-        return np.zeros((0, NUM_PERM), dtype=np.uint32)
-    m = rensa.RMinHash.digest_matrix_from_flat_token_hashes(feats, offsets.astype(np.uint64), NUM_PERM, SEED)
-    return np.array(m.to_rows(), dtype=np.uint32).reshape(len(offsets) - 1, NUM_PERM)
+    n = max(len(offsets) - 1, 0)
+    out = np.empty((n, NUM_PERM), dtype=np.uint32)
+    for lo in range(0, n, SERIAL_ROWS):
+        hi = min(n, lo + SERIAL_ROWS)
+        part = offsets[lo : hi + 1]
+        m = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+            feats[part[0] : part[-1]], (part - part[0]).astype(np.uint64), NUM_PERM, SEED
+        )
+        out[lo:hi] = np.array(m.to_rows(), dtype=np.uint32).reshape(hi - lo, NUM_PERM)
+    return out
 
 
 def band_keys(sigs: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "summarize": ("summarize_cmd", "summarize_command", "Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates."),
     "passrates": ("passrates_cmd", "passrates_command", "Measure per-question pass rates of graded ROLLOUTS, per model, into a table that carries its contract."),
     "report": ("report_cmd", "report_command", "Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers."),
+    "audit": ("audit_cmd", "audit_command", "Audit DATA rows for benchmark contamination, duplicates, wrong answer keys and position bias."),
 }  # fmt: skip
 
 

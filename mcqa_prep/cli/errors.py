@@ -117,6 +117,16 @@ HINTS: dict[str, str] = {
     "rollouts_contract": "pass the policy the rollouts were graded under (--policy FILE or policy flags), or "
     "--rescore to grade them under this one",
     "contract_with_rescore": "drop --contract: with --rescore every rollout is graded under the given policy",
+    "bench_missing": "give a local benchmark file or directory (a hub dataset: `mcqa-prep pull` it, then give its "
+    "directory)",
+    "bench_layout": "pass --bench-preset NAME (`mcqa-prep convert --list-presets`) or --bench-map KEY=COLUMN "
+    "(question=COL, choices=COL, answer=COL, ...)",
+    "bench_empty": "check the benchmark file's layout (--bench-preset NAME or --bench-map KEY=COLUMN): no row "
+    "became a question",
+    "bad_audit_setting": "check the audit thresholds (see --help)",
+    "audit_findings": "see the rows listed (the audit document, -o FILE or --format json, has them all); drop "
+    "contaminated rows with `prepare --decontaminate-against BENCH`",
+    "no_stdin": "save the rows to a file and give its path",
 }
 
 _OS_REASONS = {
