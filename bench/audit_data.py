@@ -17,6 +17,7 @@ Nemotron-RL-knowledge-mcqa rows are). `edit(...)` makes the light edits of the h
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import random
 import string
@@ -127,10 +128,10 @@ class Vocabulary:
                     seen.add(w)
                     words.append(w)
             self.topics.append(words)
-        self.weights = [1 / (k + 1) for k in range(terms)]
+        self.cum = list(itertools.accumulate(1 / (k + 1) for k in range(terms)))
 
     def terms(self, rnd: random.Random, topic: int, n: int) -> list[str]:
-        return rnd.choices(self.topics[topic], weights=self.weights, k=n)
+        return rnd.choices(self.topics[topic], cum_weights=self.cum, k=n)
 
 
 def _phrase(rnd: random.Random, vocab: Vocabulary, topic: int) -> str:
@@ -141,7 +142,7 @@ def _phrase(rnd: random.Random, vocab: Vocabulary, topic: int) -> str:
 
 
 def _fill(rnd: random.Random, vocab: Vocabulary, topic: int, frame: str) -> str:
-    return frame.format(**{k: _phrase(rnd, vocab, topic) for k in "abc"})
+    return frame.format(**{k: _phrase(rnd, vocab, topic) for k in "abc" if "{" + k + "}" in frame})
 
 
 def question(rnd: random.Random, vocab: Vocabulary, topic: int, n_options: int = 4) -> dict[str, Any]:

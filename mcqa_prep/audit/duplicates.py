@@ -26,6 +26,7 @@ DUP_BANDS = SIG_BYTES // 4  # bands of four bytes, read as one uint32
 UUID_BYTES = 36
 BYTES_PER_ROW = 8 + 8 + 8 + UUID_BYTES + SIG_BYTES  # place, two keys, uuid, signature
 KINDS = ("exact", "permuted_options", "near_duplicate")
+NEIGHBOURS = 8  # per band, each row is compared with the 8 rows before it that share the band's key
 
 
 @dataclass
@@ -56,7 +57,7 @@ def chunk_keys(
 class DuplicateIndex:
     """The dataset's rows as fixed-size keys, appended chunk by chunk in input order."""
 
-    similarity: float = 0.8
+    similarity: float = 0.7
     files: list[tuple[str, str | None]] = field(default_factory=list)
     _file_ids: dict[tuple[str, str | None], int] = field(default_factory=dict)
     _parts: list[tuple[np.ndarray, ...]] = field(default_factory=list)
@@ -93,18 +94,24 @@ class DuplicateIndex:
         n = len(sigs)
         bands = np.ascontiguousarray(sigs).view(np.uint32).reshape(n, DUP_BANDS)
         partner = np.full(n, -1, dtype=np.int64)
+        best = np.zeros(n, dtype=np.float64)
         for b in range(DUP_BANDS):
-            first = _first_of(bands[:, b])
-            cand = (first != np.arange(n)) & (unordered[first] != unordered)
-            better = cand & ((partner < 0) | (first < partner))
-            partner[better] = first[better]
+            order = np.argsort(bands[:, b], kind="stable")  # equal keys stay in input order
+            key = bands[order, b]
+            for d in range(1, NEIGHBOURS + 1):  # each row against the NEIGHBOURS rows before it with its key
+                same = np.flatnonzero(key[d:] == key[:-d])
+                if not len(same):
+                    break
+                rows, earlier = order[same + d], order[same]
+                keep = unordered[rows] != unordered[earlier]  # exact duplicates are found by their keys
+                rows, earlier = rows[keep], earlier[keep]
+                agree = (sigs[rows] == sigs[earlier]).mean(axis=1)
+                est = np.clip((agree - 1 / 256) / (1 - 1 / 256), 0.0, 1.0)
+                better = (est >= self.similarity) & (est > best[rows])
+                partner[rows[better]] = earlier[better]
+                best[rows[better]] = est[better]
         rows = np.flatnonzero(partner >= 0)
-        if not len(rows):
-            return []
-        agree = (sigs[rows] == sigs[partner[rows]]).mean(axis=1)
-        est = np.clip((agree - 1 / 256) / (1 - 1 / 256), 0.0, 1.0)
-        ok = est >= self.similarity
-        return [(int(r), int(partner[r]), round(float(e), 4)) for r, e in zip(rows[ok], est[ok], strict=True)]
+        return [(int(r), int(partner[r]), round(float(best[r]), 4)) for r in rows]
 
     def _describe(
         self, r: int, f: int, kind: str, sim: float, where: np.ndarray, uuids: np.ndarray

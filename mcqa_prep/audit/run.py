@@ -47,7 +47,7 @@ class Request:
     mapping: Mapping = Mapping()
     contamination: Settings = Settings()
     duplicates: bool = True
-    dup_similarity: float = 0.8
+    dup_similarity: float = 0.7
     rollouts: tuple[str, ...] = ()
     policy: GradingPolicy | None = None
     contract: str | None = None

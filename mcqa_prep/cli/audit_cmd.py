@@ -29,7 +29,7 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
 @click.option(
     "--dup-similarity",
     type=click.FloatRange(0.05, 1.0),
-    default=0.8,
+    default=0.7,
     show_default=True,
     metavar="X",
     help="Near-duplicate rows: estimated Jaccard similarity of their word pairs.",
