@@ -98,6 +98,8 @@ HINTS: dict[str, str] = {
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
     "stale_difficulty": _FRESH,
+    "stale_decontamination": _FRESH,
+    "bench_is_input": "keep the benchmark files outside the inputs (a dataset is not decontaminated against itself)",
     "table_edited": "measure the table again with `mcqa-prep passrates` (a table is never edited by hand)",
     "table_schema": "measure the table again with `mcqa-prep passrates`",
     "table_invalid": "measure the table again with `mcqa-prep passrates`",

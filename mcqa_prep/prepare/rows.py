@@ -99,6 +99,7 @@ class Outcome:
     warnings: list[Finding]
     verdict: Any = None
     extra: list[Finding] = field(default_factory=list)
+    contaminated: str | None = None  # a valid row dropped by decontamination: the benchmark question it holds
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
@@ -163,6 +164,9 @@ class RowWork:
     checker: Any  # validate.engine.RowChecker
     stamper: Stamper
     difficulty: Difficulty | None
+    decontamination: Any = (
+        None  # audit.decontaminate.Decontamination: drops rows holding a benchmark question
+    )
 
 
 class PreparedChunk(NamedTuple):
@@ -189,11 +193,17 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     clean: list[bytes] = []
     sizes: list[int] = []
     outcomes: dict[int, Outcome] = {}
-    for i, rec in enumerate(chunk.rows()):
+    rows = list(chunk.rows()) if work.decontamination is not None else None
+    hit = work.decontamination.check_rows(rows) if rows is not None else {}  # before the rows are stamped
+    for i, rec in enumerate(rows if rows is not None else chunk.rows()):
         findings, k = work.checker.check(rec)
         lines.append(rec.line)
         keys.append(k)
-        if findings:
+        if i in hit and not any(f.severity == ERROR for f in findings):  # valid, but a benchmark question
+            if findings:
+                found[i] = findings
+            outcomes[i] = Outcome(None, [], findings, contaminated=hit[i])
+        elif findings:
             found[i] = findings
             outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
         elif work.difficulty is None and rec.data is not None:  # most rows: a clean line, no Outcome
@@ -216,4 +226,4 @@ def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
     warnings = [f for f in findings if f.severity != ERROR]
     if errors:
         return Outcome(None, errors, warnings)
-    return Outcome(outcome.line, [], warnings, outcome.verdict)
+    return Outcome(outcome.line, [], warnings, outcome.verdict, contaminated=outcome.contaminated)

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
+from ..audit.decontaminate import DROP_REASON as DROP_CONTAMINATED
+from ..audit.decontaminate import Decontamination, DecontaminationRequest
+from ..audit.decontaminate import Tally as DecontaminationTally
 from ..errors import InputError, InvalidRows, UsageError
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
 from ..io.paths import check_output, is_data_path, is_parquet, require_regular
@@ -71,6 +74,7 @@ class PrepareReport:
     rejected: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
     difficulty: dict[str, Any] | None = None  # the manifest's difficulty section (pass-rate filter, stamping)
+    decontamination: dict[str, Any] | None = None  # the manifest's decontamination section
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -86,6 +90,8 @@ class PrepareReport:
         }
         if self.difficulty is not None:
             d["difficulty"] = self.difficulty
+        if self.decontamination is not None:
+            d["decontamination"] = self.decontamination
         return d
 
 
@@ -202,10 +208,18 @@ def _existing_output(out: Path, overwrite: bool) -> bool:
 class Router:
     """Sends each row's outcome to its split's shards or to the rejects file, and counts everything."""
 
-    def __init__(self, staging: Path, settings: dict[str, Any], difficulty: Difficulty | None = None):
+    def __init__(
+        self,
+        staging: Path,
+        settings: dict[str, Any],
+        difficulty: Difficulty | None = None,
+        decontamination: Any = None,
+    ):
         self.staging = staging
         self.settings = settings
         self.difficulty = difficulty
+        self.decontamination = decontamination
+        self.decontaminated = DecontaminationTally()
         self.evidence = EvidenceTally()
         self.dropped: Counter[str] = Counter()
         self.fail_on_invalid = settings["on_invalid"] == "fail"
@@ -229,6 +243,10 @@ class Router:
             self.warned += 1
             self.warn_rules.update({f.rule for f in outcome.warnings})
             _keep(self.warnings, outcome.warnings)
+        if outcome.contaminated is not None:  # neither written nor rejected: dropped, with its reason
+            self.dropped[DROP_CONTAMINATED] += 1
+            self.decontaminated.add(f"{display_name(rec.file)}:{rec.line}", outcome.contaminated)
+            return
         if outcome.verdict is not None:
             self.evidence.add(outcome.verdict)
             if outcome.verdict.dropped is not None:  # neither written nor rejected: counted by reason
@@ -276,7 +294,9 @@ class Router:
             "rejected_by_rule": dict(sorted(self.rej_rules.items())),
             "warnings_by_rule": dict(sorted(self.warn_rules.items())),
         }
-        if self.difficulty is not None and self.difficulty.filter is not None:
+        if (
+            self.difficulty is not None and self.difficulty.filter is not None
+        ) or self.decontamination is not None:
             out["dropped"] = sum(self.dropped.values())
             out["dropped_by_reason"] = dict(sorted(self.dropped.items()))
         return out
@@ -325,11 +345,16 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
         raise InvalidRows(_invalid_message(router.errors, counts), router.errors, counts)
-    extra = None
+    extra: dict[str, Any] = {}
     if router.difficulty is not None:
-        extra = {"difficulty": router.difficulty.section(router.evidence)}
+        extra["difficulty"] = router.difficulty.section(router.evidence)
+    if router.decontamination is not None:
+        extra["decontamination"] = router.decontamination.section(router.decontaminated)
     if router.written == 0:
-        dropped = f", {counts['dropped']} dropped by pass rate" if counts.get("dropped") else ""
+        by_rate = sum(n for r, n in router.dropped.items() if r != DROP_CONTAMINATED)
+        dropped = f", {by_rate} dropped by pass rate" if by_rate else ""
+        if router.dropped.get(DROP_CONTAMINATED):
+            dropped += f", {router.dropped[DROP_CONTAMINATED]} dropped as contaminated"
         raise InputError(
             f"no row was written ({router.read} read, {router.rejected} rejected{dropped}): an empty "
             "preparation is not a dataset",
@@ -387,11 +412,14 @@ def prepare(
     verify: bool = True,
     difficulty: DifficultyRequest | None = None,
     workers: int | None = 1,
+    decontaminate: DecontaminationRequest | None = None,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
     `difficulty` filters rows by measured pass rate and/or stamps measured reward_profiles (difficulty.py);
-    its table is checked (version, hash, contract = this preparation's) before any row is read. `workers`
+    its table is checked (version, hash, contract = this preparation's) before any row is read.
+    `decontaminate` drops the rows that hold a question of its benchmark files (audit/decontaminate.py),
+    read and indexed before any row is read. `workers`
     processes validate and serialise chunks of the input (None: every core); the output is the same for
     any number."""
     t0 = time.monotonic()
@@ -405,11 +433,19 @@ def prepare(
     sources, prov, stamps = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
     check_output(out, inputs)
     judge = Difficulty.load(difficulty, policy, inputs, progress)
+    deco = Decontamination.load(decontaminate, inputs, progress)
 
     if existing and not overwrite:
         from ..prepared.verify import verify_prepared
 
-        manifest = mf.decide(out, policy, prov, settings, judge.settings() if judge is not None else None)
+        manifest = mf.decide(
+            out,
+            policy,
+            prov,
+            settings,
+            judge.settings() if judge is not None else None,
+            decontamination=deco.settings() if deco is not None else None,
+        )
         verify_prepared(out, policy, progress=progress)
         return PrepareReport(
             str(out),
@@ -420,15 +456,16 @@ def prepare(
             [dict(f) for f in manifest["files"]],
             seconds=time.monotonic() - t0,
             difficulty=manifest.get("difficulty"),
+            decontamination=manifest.get("decontamination"),
         )
 
     from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    work = RowWork(validator.checker, Stamper(policy, output_format), judge)
+    work = RowWork(validator.checker, Stamper(policy, output_format), judge, deco)
     with staging_dir(out) as staging:
         crash_point("staging")
-        router = Router(staging, settings, judge)
+        router = Router(staging, settings, judge, deco)
         _run_rows(sources, validator, work, router, progress, check_workers(workers))
         check_unchanged(stamps)
         router.add_warnings(validator.finish())
@@ -445,6 +482,7 @@ def prepare(
         router.errors,
         time.monotonic() - t0,
         doc.get("difficulty"),
+        doc.get("decontamination"),
     )
 
 
