@@ -129,6 +129,7 @@ HINTS: dict[str, str] = {
     "audit_findings": "see the rows listed (the audit document, -o FILE or --format json, has them all); drop "
     "contaminated rows with `prepare --decontaminate-against BENCH`",
     "no_stdin": "save the rows to a file and give its path",
+    "audit_document": "give --audit the file written by `mcqa-prep audit DATA -o FILE`",
 }
 
 _OS_REASONS = {

@@ -35,9 +35,17 @@ from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
     is_flag=True,
     help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
 )
+@click.option(
+    "--audit",
+    "audits",
+    metavar="FILE",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="An audit document (`mcqa-prep audit DATA -o FILE`), shown as a section beside the datasets.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
-def report_command(paths, output, title, examples, no_verify, fmt, quiet):
+def report_command(paths, output, title, examples, no_verify, audits, fmt, quiet):
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
@@ -55,6 +63,8 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
       mcqa-prep report data/train.jsonl data/validation.parquet -o report.html
       mcqa-prep report prepared/ rescored.jsonl -o report.html --title "run 42"
       mcqa-prep report rescored-a.jsonl rescored-b.jsonl --format json > report.json
+      mcqa-prep audit train.jsonl --against mmlu/ -o audit.json && \
+        mcqa-prep report train.jsonl --audit audit.json -o report.html
     Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
     """
     for p in paths:
@@ -67,9 +77,14 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
     if output == "-" and fmt == "json":
         raise click.UsageError("-o - and --format json both write to stdout; give -o FILE for the page")
     if output is not None:
-        check_output(output, paths)
+        check_output(output, [*paths, *audits])
     doc = build_report(
-        paths, examples=examples, verify=not no_verify, progress=bar_factory(quiet), title=title
+        paths,
+        examples=examples,
+        verify=not no_verify,
+        progress=bar_factory(quiet),
+        title=title,
+        audits=audits,
     )
     if no_verify:
         for i in doc["inputs"]:
@@ -88,6 +103,10 @@ def report_command(paths, output, title, examples, no_verify, fmt, quiet):
         click.echo(line, err=output == "-")
 
 
+def _n(v: Any) -> str:
+    return "not checked" if v is None else f"{v:,}"
+
+
 def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[str]:
     """What was written, then one line per section."""
     kb = f"{(size or 0) / 1024:,.0f} KB"
@@ -98,7 +117,13 @@ def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[st
     for s in doc["sections"]:
         m = s["summary"]
         contract = (s["contract"] or "")[:19] + "…" if s["contract"] else "no contract"
-        if s["kind"] == "dataset":
+        if s["kind"] == "audit":
+            lines.append(
+                f"  audit: {m['rows']:,} rows; contaminated {_n(m['contaminated_rows'])}, duplicates "
+                f"{_n(m['duplicate_rows'])} ({_n(m['cross_split_duplicates'])} across splits), wrong keys "
+                f"{_n(m['wrong_keys'])}"
+            )
+        elif s["kind"] == "dataset":
             bias = ", ".join(m["position_bias"]["flagged"]) or "none"
             lines.append(
                 f"  dataset ({contract}): {m['rows']:,} rows, {m['errors']:,} error(s), {m['warnings']:,} "

@@ -25,7 +25,7 @@ from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
-from . import dataset_view, rescored_view
+from . import audit_view, dataset_view, rescored_view
 from .dataset import DatasetTally
 from .rescored import RescoredTally
 from .spec import REPORT_VERSION
@@ -190,10 +190,14 @@ def build_report(
     progress: Progress | None = None,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
     title: str | None = None,
+    audits: Iterable[str | os.PathLike] = (),
 ) -> dict[str, Any]:
-    """The report document of datasets and rescored files: every number behind every plot.
+    """The report document of datasets and rescored files: every number behind every plot. `audits` are audit
+    documents (`mcqa-prep audit -o FILE`), each shown as a section beside the datasets (audit_view.py).
 
-    Raises InputError when no row could be read from any input (and what sources.resolve raises)."""
+    Raises InputError when no row could be read from any input, or an audit document is not one (and what
+    sources.resolve raises)."""
+    audit_docs = [(str(a), audit_view.load(a)) for a in audits]
     found = resolve(list(paths), verify=verify, progress=progress)
     state = _State(examples, regex_timeout, {arg: m["contract_id"] for arg, m in found.manifests})
     entries = [_entry(s) for s in found.sources]
@@ -228,7 +232,11 @@ def build_report(
         raise InputError(
             "nothing could be read from the inputs" + (f": {first}" if first else ""), reason="no_rows"
         )
-    return _document(state, entries, found, title)
+    doc = _document(state, entries, found, title)
+    names = [e["path"] for e in entries]
+    for k, (path, adoc) in enumerate(audit_docs, 1):
+        doc["sections"].append(audit_view.section(f"audit-{k}", adoc, path, names))
+    return doc
 
 
 def _unreadable(state: _State, entry: dict[str, Any], message: str) -> None:

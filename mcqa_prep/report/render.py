@@ -139,6 +139,14 @@ def _facts(s: dict[str, Any]) -> list[tuple[str, Any]]:
             ("custom regex share", _pct(m.get("custom_regex_share"))),
             ("position bias", ", ".join(m.get("position_bias", {}).get("flagged", [])) or "none"),
         ]
+    if s["kind"] == "audit":
+        return [
+            ("rows", m.get("rows")),
+            ("contaminated rows", _checked(m.get("contaminated_rows"))),
+            ("duplicate rows", _checked(m.get("duplicate_rows"))),
+            ("across splits", _checked(m.get("cross_split_duplicates"))),
+            ("wrong keys", _checked(m.get("wrong_keys"))),
+        ]
     mean = m.get("mean_reward")
     return [
         ("rows", m.get("rows")),
@@ -148,6 +156,10 @@ def _facts(s: dict[str, Any]) -> list[tuple[str, Any]]:
         ("format misses", m.get("format_misses")),
         ("prompts", m.get("pass_rates", {}).get("prompts")),
     ]
+
+
+def _checked(v: Any) -> Any:
+    return "not checked" if v is None else v
 
 
 def _fmt(v: Any) -> str:
