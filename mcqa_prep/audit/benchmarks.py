@@ -31,6 +31,7 @@ from .text import options_words, words
 
 Progress = Callable[..., Any]
 SHINGLE = 2  # words per MinHash feature (a shorter segment is one feature)
+BATCH = 4096  # benchmark items indexed at a time
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class BenchFile:
 
 
 class BenchIndex:
-    """Every benchmark item and the indexes over them (see the module docstring)."""
+    """Every benchmark item and the indexes over them (see the module docstring). Items are indexed BATCH at
+    a time (their words are not kept); `build` joins the batches once every item was added."""
 
     def __init__(self, files: list[BenchFile], ngram: int) -> None:
         self.files = files
@@ -82,6 +84,7 @@ class BenchIndex:
         self.question: list[str] = []
         self.optset: dict[int, list[int]] = {}
         self._docs: list[list[list[str]]] = []
+        self._parts: list[tuple[np.ndarray, ...]] = []
 
     def __len__(self) -> int:
         return len(self.line)
@@ -98,28 +101,58 @@ class BenchIndex:
         self.question.append(" ".join(q))
         self.optset.setdefault(option_set_key(opts), []).append(i)
         self._docs.append([words(context) + q if context else q, *opts])
+        if len(self._docs) == BATCH:
+            self._index_batch()
+
+    def _index_batch(self) -> None:
+        docs, self._docs = self._docs, []
+        if not docs:
+            return
+        base = len(self.line) - len(docs)
+        items = np.arange(base, base + len(docs), dtype=np.int64)
+        grams, goffs = ft.kgrams(docs, self.ngram, short=False)
+        feats, offs = ft.kgrams(docs, SHINGLE, short=True)
+        owner = np.repeat(items, np.diff(offs))
+        order = np.lexsort((feats, owner))  # each item's features, sorted and unique
+        f, o = feats[order], owner[order]
+        first = np.ones(len(f), dtype=bool)
+        first[1:] = (f[1:] != f[:-1]) | (o[1:] != o[:-1])
+        counts = np.bincount(o[first] - base, minlength=len(docs))
+        keys = ft.band_keys(ft.signatures(feats, offs))
+        self._parts.append(
+            (
+                grams,
+                np.repeat(items, np.diff(goffs)),
+                np.diff(goffs),
+                f[first],
+                counts,
+                keys,
+                np.diff(offs) > 0,
+            )
+        )
 
     def build(self) -> None:
         """The n-gram, band and feature indexes (after every item was added)."""
-        docs, self._docs = self._docs, []
-        grams, goffs = ft.kgrams(docs, self.ngram, short=False)
-        owner = np.repeat(np.arange(len(docs), dtype=np.int64), np.diff(goffs))
-        order = np.argsort(grams, kind="stable")
-        self.ngram_keys, self.ngram_owner = grams[order], owner[order]
-        self.ngram_count = np.diff(goffs)
-        feats, offs = ft.kgrams(docs, SHINGLE, short=True)
-        per_item = [np.unique(feats[offs[i] : offs[i + 1]]) for i in range(len(docs))]
-        self.features = per_item
-        self.vocab = np.unique(feats)
-        sigs = ft.signatures(feats, offs)
-        keys = ft.band_keys(sigs)
-        nonempty = np.array([len(f) > 0 for f in per_item], dtype=bool)
-        items = np.arange(len(docs), dtype=np.int64)[nonempty]
+        self._index_batch()
+        parts, self._parts = self._parts, []
+        grams, owner, gcount, feats, fcount, keys, nonempty = (
+            np.concatenate([p[k] for p in parts]) for k in range(7)
+        )
+        self.ngrams = ft.KeySet(grams, owner)  # n-gram -> item
+        self.ngram_count = gcount
+        self.feature_flat = feats
+        self.feature_offsets = np.concatenate([[0], np.cumsum(fcount)]).astype(np.int64)
+        self.vocab = ft.KeySet(np.unique(feats))
+        items = np.arange(len(keys), dtype=np.int64)[nonempty]
         self.bands = []
         for b in range(ft.BANDS):
             k = keys[nonempty, b]
             o = np.argsort(k, kind="stable")
             self.bands.append((k[o], items[o]))
+
+    def features(self, i: int) -> np.ndarray:
+        """Item i's word-bigram features, sorted and unique."""
+        return self.feature_flat[self.feature_offsets[i] : self.feature_offsets[i + 1]]
 
     def where(self, i: int) -> dict[str, Any]:
         """The item's address, as findings name it."""

@@ -65,7 +65,7 @@ class Settings:
         }
 
 
-Match = dict  # one (row, item) match: item, methods, ngram_matches, ngram_overlap, containment, jaccard
+Match = dict  # one (row, item) match: item, methods, ngram_matches, ngram_overlap, containment
 
 
 class Contamination:
@@ -78,14 +78,20 @@ class Contamination:
         self.settings = settings
 
     def check(
-        self, rows: Sequence[Parsed], docs: Sequence[Doc], feats: np.ndarray, offs: np.ndarray
+        self,
+        rows: Sequence[Parsed],
+        docs: Sequence[Doc],
+        feats: np.ndarray,
+        offs: np.ndarray,
+        lay: Any = None,
     ) -> dict[int, list[Match]]:
         """For each flagged row (by position in `rows`), its matches, best first. `docs` are the rows'
-        segments (question, options) and `feats`/`offs` their bigram features (features.kgrams)."""
+        segments (question, options), `feats`/`offs` their bigram features (features.kgrams) and `lay` their
+        word layout (features.layout; made here when not given)."""
         found: dict[tuple[int, int], Match] = {}
         self._exact(rows, found)
-        self._ngrams(docs, found)
-        self._minhash(docs, feats, offs, found)
+        self._ngrams(lay if lay is not None else ft.layout(docs), found)
+        self._minhash(feats, offs, found)
         out: dict[int, list[Match]] = {}
         for (r, _), m in found.items():
             if m["methods"]:
@@ -99,7 +105,7 @@ class Contamination:
         m = found.get((r, item))
         if m is None:
             m = found[(r, item)] = Match(
-                item=item, methods=[], ngram_matches=0, ngram_overlap=0.0, containment=0.0, jaccard=0.0
+                item=item, methods=[], ngram_matches=0, ngram_overlap=0.0, containment=0.0
             )
         return m
 
@@ -116,57 +122,94 @@ class Contamination:
                     m["methods"].append("exact")
                     m["containment"] = 1.0
 
-    def _ngrams(self, docs: Sequence[Doc], found: dict[tuple[int, int], Match]) -> None:
+    def _ngrams(self, lay: Any, found: dict[tuple[int, int], Match]) -> None:
         ix = self.index
-        grams, offs = ft.kgrams(docs, ix.ngram, short=False)
-        hit = ft.contains(ix.ngram_keys, grams)
+        grams, offs = ft.kgrams(lay, ix.ngram, short=False)
+        hit = ix.ngrams.contains(grams)
         if not hit.any():
             return
-        owner = np.repeat(np.arange(len(docs), dtype=np.int64), np.diff(offs))
-        counts: dict[tuple[int, int], set[int]] = {}
-        for g, r in zip(grams[hit].tolist(), owner[hit].tolist(), strict=True):
-            lo = np.searchsorted(ix.ngram_keys, g, side="left")
-            hi = np.searchsorted(ix.ngram_keys, g, side="right")
-            for item in ix.ngram_owner[lo:hi].tolist():
-                counts.setdefault((r, item), set()).add(g)
-        for (r, item), gs in counts.items():
+        g = grams[hit]
+        rows = np.repeat(np.arange(lay.docs, dtype=np.int64), np.diff(offs))[hit]
+        lo, hi = ix.ngrams.ranges(g)
+        rows, items, g = _expand(rows, lo, hi, ix.ngrams.values, g)
+        triples = np.unique(np.stack([rows, items, g.view(np.int64)]), axis=1)  # each n-gram once per pair
+        pairs, counts = np.unique(triples[:2], axis=1, return_counts=True)
+        for r, item, n in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist(), strict=True):
             m = self._match(found, r, item)
-            m["ngram_matches"] = len(gs)
-            m["ngram_overlap"] = round(len(gs) / max(1, int(ix.ngram_count[item])), 4)
-            if len(gs) >= self.settings.ngram_min:
+            m["ngram_matches"] = n
+            m["ngram_overlap"] = round(n / max(1, int(ix.ngram_count[item])), 4)
+            if n >= self.settings.ngram_min:
                 m["methods"].append("ngram")
 
-    def _minhash(
-        self, docs: Sequence[Doc], feats: np.ndarray, offs: np.ndarray, found: dict[tuple[int, int], Match]
-    ) -> None:
+    def _minhash(self, feats: np.ndarray, offs: np.ndarray, found: dict[tuple[int, int], Match]) -> None:
         ix = self.index
-        inside = ft.contains(ix.vocab, feats)
-        owner = np.repeat(np.arange(len(docs), dtype=np.int64), np.diff(offs))
+        n_docs = len(offs) - 1
+        inside = ix.vocab.contains(feats)
+        owner = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(offs))
         kept = feats[inside]
-        koffs = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(owner[inside], minlength=len(docs)), out=koffs[1:])
+        koffs = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner[inside], minlength=n_docs), out=koffs[1:])
         useful = np.diff(koffs) > 0
         if not useful.any():
             return
         keys = ft.band_keys(ft.signatures(kept, koffs))
-        pairs: set[tuple[int, int]] = set()
-        for b, (bkeys, bitems) in enumerate(ix.bands):
-            col = keys[:, b]
-            hit = ft.contains(bkeys, col) & useful
-            for r in np.flatnonzero(hit).tolist():
-                lo = np.searchsorted(bkeys, col[r], side="left")
-                hi = np.searchsorted(bkeys, col[r], side="right")
-                pairs.update((r, item) for item in bitems[lo:hi].tolist())
-        for r, item in sorted(pairs):
-            self._verify(found, r, item, feats[offs[r] : offs[r + 1]], kept[koffs[r] : koffs[r + 1]])
-
-    def _verify(self, found: dict, r: int, item: int, row_feats: np.ndarray, row_kept: np.ndarray) -> None:
-        f_item = self.index.features[item]
-        common = np.intersect1d(f_item, row_feats, assume_unique=False).size
-        containment = common / len(f_item) if len(f_item) else 0.0
-        union = np.union1d(f_item, row_kept).size
-        m = self._match(found, r, item)
-        m["containment"] = max(m["containment"], round(containment, 4))
-        m["jaccard"] = round(common / union, 4) if union else 0.0
-        if len(f_item) >= MIN_FEATURES and containment >= self.settings.similarity:
+        pr, pi = self._candidates(keys, useful)
+        if not len(pr):
+            return
+        need = np.zeros(n_docs, dtype=bool)
+        need[pr] = True
+        sel = need[owner]  # only the features of rows with a candidate
+        common, n_item = _common(ix, pr, pi, np.sort(_row_keys(feats[sel], owner[sel])))
+        containment = common / np.maximum(n_item, 1)
+        ok = (n_item >= MIN_FEATURES) & (containment >= self.settings.similarity)
+        for k in np.flatnonzero(ok).tolist():
+            m = self._match(found, int(pr[k]), int(pi[k]))
+            m["containment"] = max(m["containment"], round(float(containment[k]), 4))
             m["methods"].append("minhash")
+
+    def _candidates(self, keys: np.ndarray, useful: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, items) of the distinct pairs sharing at least one LSH band key."""
+        rows_l, items_l = [], []
+        for b, (bkeys, bitems) in enumerate(self.index.bands):
+            col = keys[:, b]
+            hit = np.flatnonzero(ft.contains(bkeys, col) & useful)
+            if not len(hit):
+                continue
+            lo = np.searchsorted(bkeys, col[hit], side="left")
+            hi = np.searchsorted(bkeys, col[hit], side="right")
+            r, i, _ = _expand(hit, lo, hi, bitems, None)
+            rows_l.append(r)
+            items_l.append(i)
+        if not rows_l:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        pairs = np.unique(np.stack([np.concatenate(rows_l), np.concatenate(items_l)]), axis=1)
+        return pairs[0], pairs[1]
+
+
+_ROW_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _expand(rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarray, extra: Any) -> tuple:
+    """Each row repeated once per entry of its run values[lo:hi]: (rows, the run's values, `extra` alike)."""
+    reps = hi - lo
+    total = int(reps.sum())
+    start = np.repeat(lo - (np.cumsum(reps) - reps), reps)
+    idx = start + np.arange(total, dtype=np.int64)
+    return np.repeat(rows, reps), values[idx], (np.repeat(extra, reps) if extra is not None else None)
+
+
+def _row_keys(feats: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (row, feature): a feature of one row never meets another row's."""
+    return ft.mix(feats ^ (rows.astype(np.uint64) * _ROW_MIX))
+
+
+def _common(ix: BenchIndex, pr: np.ndarray, pi: np.ndarray, row_keys: np.ndarray) -> tuple:
+    """For each (row, item) pair: how many of the item's features the row has (`row_keys`: the rows'
+    features as sorted _row_keys), and the item's feature count."""
+    starts = ix.feature_offsets[pi]
+    lens = ix.feature_offsets[pi + 1] - starts
+    pair_of = np.repeat(np.arange(len(pi), dtype=np.int64), lens)
+    idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()), dtype=np.int64)
+    item_feats = ix.feature_flat[idx]
+    member = ft.contains(row_keys, _row_keys(item_feats, pr[pair_of]))
+    return np.bincount(pair_of, weights=member, minlength=len(pi)), lens

@@ -70,9 +70,10 @@ class Decontamination:
             return {}
         parsed = [self.text.parse(rows[i].data, rows[i].hint) for i in live]
         docs = [[p.question, *p.options] for p in parsed]
-        feats, offs = ft.kgrams(docs, SHINGLE, short=True)
+        lay = ft.layout(docs)
+        feats, offs = ft.kgrams(lay, SHINGLE, short=True)
         out = {}
-        for r, matches in self.check.check(parsed, docs, feats, offs).items():
+        for r, matches in self.check.check(parsed, docs, feats, offs, lay).items():
             m = matches[0]
             w = self.index.where(m["item"])
             out[live[r]] = f"{w['file']}:{w['line']} ({', '.join(m['methods'])})"

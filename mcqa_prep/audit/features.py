@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,7 @@ BANDS = 16
 BAND_ROWS = NUM_PERM // BANDS
 SEED = 20260126
 EMPTY = 0xFFFFFFFF  # rensa's minimum of an empty document
+BITMAP_BITS = 1 << 26  # KeySet's filter: 8 MiB
 SERIAL_ROWS = 255  # documents per rensa call: below its threshold for a thread pool (see signatures)
 _P = np.uint64(0x100000001B3)  # the n-gram polynomial's base (odd)
 _WORD_CACHE_MAX = 2_000_000
@@ -55,7 +57,7 @@ def word_hash(w: str) -> int:
     return _WORDS[w]
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, element-wise (uint64 arithmetic wraps, as intended)."""
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)
@@ -64,9 +66,18 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _layout(docs: Sequence[Doc]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every word of every segment in one array: (word hashes, segment end per word, segment start flag per
-    word, document per word)."""
+class Layout(NamedTuple):
+    """Every word of every segment of some documents in one array: word hashes, the end of each word's
+    segment, whether a word starts its segment, the document of each word; computed once, used for every k."""
+
+    hashes: np.ndarray
+    ends: np.ndarray
+    starts: np.ndarray
+    owner: np.ndarray
+    docs: int
+
+
+def layout(docs: Sequence[Doc]) -> Layout:
     flat: list[str] = []
     lengths: list[int] = []
     seg_doc: list[int] = []
@@ -81,30 +92,69 @@ def _layout(docs: Sequence[Doc]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     ends = np.cumsum(lens)
     starts = np.zeros(len(flat), dtype=bool)
     starts[ends - lens] = True
-    return hashes, np.repeat(ends, lens), starts, np.repeat(np.array(seg_doc, dtype=np.int64), lens)
+    owner = np.repeat(np.array(seg_doc, dtype=np.int64), lens)
+    return Layout(hashes, np.repeat(ends, lens), starts, owner, len(docs))
 
 
-def kgrams(docs: Sequence[Doc], k: int, *, short: bool) -> tuple[np.ndarray, np.ndarray]:
+def kgrams(docs: Sequence[Doc] | Layout, k: int, *, short: bool) -> tuple[np.ndarray, np.ndarray]:
     """(hashes, offsets): the k-gram hashes of every document, concatenated in document order; document d's
     are hashes[offsets[d]:offsets[d + 1]]. `short`: a segment shorter than k words gives one feature."""
-    w, ends, starts, owner = _layout(docs)
+    w, ends, starts, owner, n_docs = docs if isinstance(docs, Layout) else layout(docs)
     n = len(w)
-    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.uint64), offsets
     pos = np.arange(n, dtype=np.int64)
     padded = np.concatenate([w, np.zeros(k, dtype=np.uint64)])
-    h = np.zeros(n, dtype=np.uint64)
-    for j in range(k):
-        inside = pos + j < ends
-        h = h * _P + np.where(inside, padded[j : j + n], np.uint64(0))
-    keep = pos + k <= ends
+    room = ends - pos  # words left in the segment from each position
+    h = padded[:n].copy()
+    for j in range(1, k):
+        h = h * _P + np.where(room > j, padded[j : j + n], np.uint64(0))
+    keep = room >= k
     if short:
-        keep |= starts & (ends - pos < k)
-    feats = _mix(h[keep] ^ np.uint64(k))
-    counts = np.bincount(owner[keep], minlength=len(docs))
+        keep |= starts & (room < k)
+    feats = mix(h[keep] ^ np.uint64(k))
+    counts = np.bincount(owner[keep], minlength=n_docs)
     np.cumsum(counts, out=offsets[1:])
     return feats, offsets
+
+
+class KeySet:
+    """A sorted array of 64-bit keys with a bitmap in front (BITMAP_BITS bits, ~1.5% false positives at a
+    million keys): membership of many values costs one gather each, and a binary search only for the few
+    that pass the bitmap."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray | None = None) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.values = values[order] if values is not None else None
+        bits = np.zeros(BITMAP_BITS // 8, dtype=np.uint8)
+        h = self.keys & np.uint64(BITMAP_BITS - 1)
+        np.bitwise_or.at(
+            bits, (h >> np.uint64(3)).astype(np.int64), (1 << (h & np.uint64(7))).astype(np.uint8)
+        )
+        self.bits = bits
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """Which of `values` are keys (a boolean mask)."""
+        if not len(self.keys) or not len(values):
+            return np.zeros(len(values), dtype=bool)
+        h = values & np.uint64(BITMAP_BITS - 1)
+        maybe = (self.bits[(h >> np.uint64(3)).astype(np.int64)] >> (h & np.uint64(7)).astype(np.uint8)) & 1
+        out = maybe.astype(bool)
+        idx = np.flatnonzero(out)
+        if len(idx):
+            out[idx] = contains(self.keys, values[idx])
+        return out
+
+    def ranges(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each value (all of them keys), where its run of equal keys starts and ends."""
+        return np.searchsorted(self.keys, values, side="left"), np.searchsorted(
+            self.keys, values, side="right"
+        )
 
 
 def signatures(feats: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -132,7 +182,7 @@ def band_keys(sigs: np.ndarray) -> np.ndarray:
     s = sigs.astype(np.uint64).reshape(len(sigs), BANDS, BAND_ROWS)
     k = np.zeros((len(sigs), BANDS), dtype=np.uint64)
     for r in range(BAND_ROWS):
-        k = _mix(k ^ (s[:, :, r] * _BAND_MIX[r % len(_BAND_MIX)]))
+        k = mix(k ^ (s[:, :, r] * _BAND_MIX[r % len(_BAND_MIX)]))
     return k
 
 

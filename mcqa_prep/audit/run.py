@@ -113,10 +113,11 @@ def audit_chunk(state: State, chunk: Chunk) -> ChunkResult:
             rkeys.append(row_keys(rec.data, state.key_by) if p is not None else [])  # type: ignore[arg-type]
     live = [i for i, p in enumerate(parsed) if p is not None]
     docs = [[parsed[i].question, *parsed[i].options] for i in live]  # type: ignore[union-attr]
-    feats, offs = ft.kgrams(docs, SHINGLE, short=True)
+    lay = ft.layout(docs)  # the words once, for the bigrams and the n-grams
+    feats, offs = ft.kgrams(lay, SHINGLE, short=True)
     contaminated: dict[int, list[dict[str, Any]]] = {}
     if state.contamination is not None and live:
-        found = state.contamination.check([parsed[i] for i in live], docs, feats, offs)  # type: ignore[misc]
+        found = state.contamination.check([parsed[i] for i in live], docs, feats, offs, lay)  # type: ignore[misc]
         contaminated = {live[r]: ms for r, ms in found.items()}
     keys = _dup_keys(parsed, live, uuids, feats, offs) if state.duplicates else None
     golds = [p.gold if p is not None else None for p in parsed]
