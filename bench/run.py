@@ -36,6 +36,12 @@ BENCHES = [
     ("bench_prepare", 100_000, "prepare vs read-parse-serialise floor (target <= 3x), peak memory"),
     ("bench_convert", 100_000, "convert (Parquet in) vs read+serialise baseline, rows/s (target >= 20,000)"),
     ("bench_report", 100_000, "report (one pass + page) vs validate on the same data, peak memory"),
+    (
+        "bench_audit",
+        FULL_ROWS,
+        "audit vs MMLU + MMLU-Pro + GPQA-shaped files (target <= 60 s on 2 cores), "
+        "datasketch's LSH in a loop on the same rows, process-tree peak RSS at two sizes",
+    ),
 ]
 
 CHILD = """
@@ -125,6 +131,8 @@ def _kwargs(module: str, n: int, args: argparse.Namespace) -> dict:
         return {"baseline_rev": args.baseline_rev}
     if module == "bench_rescore":
         return {"baseline_rev": args.baseline_rev, "memory_rows": [n] + ([FULL_ROWS] if args.full else [])}
+    if module == "bench_audit":
+        return {"subset": max(1000, int(50_000 * args.scale))}
     return {}
 
 
@@ -195,6 +203,7 @@ def rows_of(results: dict) -> list[tuple[str, str, str, str, str]]:
             out.append((label, _n(x["convert_rows_per_cpu_s"]), _n(x["baseline_rows_per_cpu_s"]),
                         _x(x["convert_rows_per_cpu_s"], x["baseline_rows_per_cpu_s"]),
                         "read + orjson of the same file; target 20,000 rows/s"))  # fmt: skip
+    out += _audit_rows(results.get("bench_audit") or {})
     rp = results.get("bench_report") or {}
     if "report_rows_per_s" in rp:
         out.append(("report (Parquet, one pass + HTML page)", _n(rp["report_rows_per_s"]), _n(rp["validate_rows_per_s"]),
@@ -243,6 +252,25 @@ def _rescore_rows(r: dict) -> list[tuple[str, str, str, str, str]]:
     return out
 
 
+def _audit_rows(a: dict) -> list[tuple[str, str, str, str, str]]:
+    if not a.get("audit_rows_per_s"):
+        return []
+    full, sub = a["audit"], a["subset"]
+    base = sub["datasketch_loop"]
+    out = [(f"audit, {a['rows']:,} rows vs {a['benchmark_questions']:,} questions, -j {a['workers']} (wall)",
+            _n(a["audit_rows_per_s"]), "n/a", "n/a",
+            f"{full['wall_s']:.0f} s wall, {full['cpu_s']:.0f} s CPU (all checks but rollouts); target <= 60 s")]  # fmt: skip
+    if base.get("rows_per_s"):
+        ours = a["subset"]["rows"] / sub["ours_1_worker"]["wall_s"]
+        theirs = a["subset"]["rows"] / base["wall_s"]
+        out.append((f"audit -j 1, first {sub['rows']:,} rows, end to end (wall)", _n(ours), _n(theirs), _x(ours, theirs),
+                    "datasketch MinHashLSH (64 perm.) built and queried in a loop, same rows and benchmark files; "
+                    "near-duplicates only"))  # fmt: skip
+        out.append((f"audit -j 1, first {sub['rows']:,} rows, rows after the index (wall)", _n(ours), _n(base["rows_per_s"]),
+                    _x(ours, base["rows_per_s"]), "the same loop without its index build (ours includes it)"))  # fmt: skip
+    return out
+
+
 def summary_table(results: dict) -> str:
     lines = [f"{'stage':58} {'ours/s':>9} {'base/s':>9} {'ratio':>7}  baseline is"]
     for stage, ours, base, ratio, what in rows_of(results):
@@ -261,6 +289,13 @@ def _memory_lines(results: dict) -> list[str]:
         lines.append(
             f"rescore peak RSS at {mem['rows']:,} rows: {mem['requests_peak_rss_mb']} MB (verify requests), "
             f"{mem['rollouts_join_peak_rss_mb']} MB (rollouts joined with --rows: the join index grows with the dataset)"
+        )
+    am = (results.get("bench_audit") or {}).get("memory")
+    if am:
+        (a, b), (d1, d2), (c1, c2) = am["rows"], am["with_duplicates_mb"], am["contamination_only_mb"]
+        lines.append(
+            f"audit process-tree peak RSS at {a:,} / {b:,} rows: {d1} / {d2} MB (all checks; the duplicate index "
+            f"grows with rows), {c1} / {c2} MB (--no-duplicates: benchmark index in memory, dataset streamed)"
         )
     p = results.get("bench_prepare") or {}
     for mem in p.get("memory") or []:
