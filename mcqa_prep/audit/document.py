@@ -86,6 +86,7 @@ def _duplicates(found: list[dict[str, Any]], fold: Any) -> dict[str, Any]:
         "rows": len(found),
         "by_kind": {k: by_kind.get(k, 0) for k in dp.KINDS},
         "cross_split": sum(1 for f in found if f["cross_split"]),
+        "same_uuid": sum(1 for f in found if f["same_uuid"]),
         "by_split_pair": [
             {"first_split": a, "split": b, "kind": k, "rows": n} for (a, b, k), n in sorted(pairs.items())
         ],

@@ -9,7 +9,9 @@ Each row leaves a fixed number of bytes in numpy columns, never the row: two 64-
 order, question + option set), the row's place (file, line, split), its uuid (36 bytes) and SIG_BYTES of its
 signature (the low byte of each minimum: b-bit minwise hashing, whose agreement estimates Jaccard after a
 1/256 chance correction). Pairs are found at the end by sorting (`finish`): each duplicate row is reported
-with the first row (in input order) it repeats. `BYTES_PER_ROW` is what the index costs per row.
+with the first row (in input order) it repeats, and whether the two share their uuid (`same_uuid`: NVIDIA's
+data renders one question under several templates with one uuid, on purpose; across splits it is leakage
+all the same). `BYTES_PER_ROW` is what the index costs per row.
 """
 
 from __future__ import annotations
@@ -117,11 +119,13 @@ class DuplicateIndex:
         self, r: int, f: int, kind: str, sim: float, where: np.ndarray, uuids: np.ndarray
     ) -> dict[str, Any]:
         a, b = self._place(int(where[r])), self._place(int(where[f]))
+        ua, ub = uuids[r].decode("utf-8", "replace") or None, uuids[f].decode("utf-8", "replace") or None
         return {
             "kind": kind,
-            "row": {**a, "uuid": uuids[r].decode("utf-8", "replace") or None},
-            "first": {**b, "uuid": uuids[f].decode("utf-8", "replace") or None},
+            "row": {**a, "uuid": ua},
+            "first": {**b, "uuid": ub},
             "cross_split": a["split"] != b["split"],
+            "same_uuid": ua is not None and ua == ub,  # one question under several templates, on purpose
             "similarity": sim,
         }
 

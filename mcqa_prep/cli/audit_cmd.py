@@ -215,6 +215,11 @@ def _duplicate_lines(doc: dict[str, Any], shown: int) -> list[str]:
     kinds = ", ".join(f"{k} {n:,}" for k, n in d["by_kind"].items())
     out = [
         f"duplicates: {d['rows']:,} row(s) repeat an earlier row ({kinds}); {d['cross_split']:,} across splits"
+        + (
+            f"; {d['same_uuid']:,} share the earlier row's uuid (template variants?)"
+            if d["same_uuid"]
+            else ""
+        )
     ]
     for f in d["findings"][:shown]:
         leak = f" [split {f['first']['split']} -> {f['row']['split']}: leakage]" if f["cross_split"] else ""
