@@ -158,7 +158,14 @@ def test_duplicates_exact_permuted_and_near_within_and_across_splits(tmp_path):
             A.row(A.edit(qs[7], "one_word", rnd, VOCAB), rnd, 0),
         ],
     )
+    rows = read_jsonl(val)
+    rows[0]["uuid"] = read_jsonl(train)[5][
+        "uuid"
+    ]  # the same question and uuid: a template variant, or a leak
+    val = write_jsonl(val, rows)
     doc = audit([train, val], Request())
+    assert [f["same_uuid"] for f in doc["duplicates"]["findings"]] == [True, False, False]
+    assert doc["duplicates"]["same_uuid"] == 1
     got = {
         f["row"]["line"]: (f["kind"], f["first"]["line"], f["cross_split"])
         for f in doc["duplicates"]["findings"]
