@@ -104,17 +104,24 @@ def kgrams(docs: Sequence[Doc] | Layout, k: int, *, short: bool) -> tuple[np.nda
     offsets = np.zeros(n_docs + 1, dtype=np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.uint64), offsets
-    pos = np.arange(n, dtype=np.int64)
-    padded = np.concatenate([w, np.zeros(k, dtype=np.uint64)])
-    room = ends - pos  # words left in the segment from each position
-    h = padded[:n].copy()
+    room = ends - np.arange(n, dtype=np.int64)  # words left in the segment from each position
+    full = np.flatnonzero(room >= k)  # where a whole k-gram starts: only those are computed
+    h = w[full]
     for j in range(1, k):
-        h = h * _P + np.where(room > j, padded[j : j + n], np.uint64(0))
-    keep = room >= k
-    if short:
-        keep |= starts & (room < k)
-    feats = mix(h[keep] ^ np.uint64(k))
-    counts = np.bincount(owner[keep], minlength=n_docs)
+        h = h * _P + w[full + j]
+    if short:  # a segment shorter than k: its words, hashed the same way
+        part = np.flatnonzero(starts & (room < k))
+        hs = w[part]
+        for j in range(1, k):
+            more = room[part] > j
+            hs = hs * _P + np.where(more, w[np.minimum(part + j, n - 1)], np.uint64(0))
+        at = np.concatenate([full, part])
+        order = np.argsort(at, kind="stable")  # back in word order: each document's features together
+        at, h = at[order], np.concatenate([h, hs])[order]
+    else:
+        at = full
+    feats = mix(h ^ np.uint64(k))
+    counts = np.bincount(owner[at], minlength=n_docs)
     np.cumsum(counts, out=offsets[1:])
     return feats, offsets
 
