@@ -229,7 +229,10 @@ def baseline(data: Path, bench: list[Path], rows: int) -> dict[str, Any]:
         return {"error": res["stderr"].strip().splitlines()[-1] if res["stderr"].strip() else "failed"}
     doc = json.loads(res["stdout"])
     doc.update(
-        wall_s=res["wall_s"], peak_rss_mb=res["peak_rss_mb"], rows_per_s=round(doc["rows"] / doc["rows_s"])
+        wall_s=res["wall_s"],
+        cpu_s=res["cpu_s"],
+        peak_rss_mb=res["peak_rss_mb"],
+        rows_per_s=round(doc["rows"] / doc["rows_s"]),
     )
     return doc
 
