@@ -268,6 +268,11 @@ def _audit_rows(a: dict) -> list[tuple[str, str, str, str, str]]:
                     "near-duplicates only"))  # fmt: skip
         out.append((f"audit -j 1, first {sub['rows']:,} rows, rows after the index (wall)", _n(ours), _n(base["rows_per_s"]),
                     _x(ours, base["rows_per_s"]), "the same loop without its index build (ours includes it)"))  # fmt: skip
+        if sub["ours_1_worker"].get("cpu_s") and base.get("cpu_s"):
+            ours_cpu = a["subset"]["rows"] / sub["ours_1_worker"]["cpu_s"]
+            theirs_cpu = a["subset"]["rows"] / base["cpu_s"]
+            out.append((f"audit -j 1, first {sub['rows']:,} rows, end to end (per CPU second)", _n(ours_cpu), _n(theirs_cpu),
+                        _x(ours_cpu, theirs_cpu), "the same loop, CPU time of each process tree (less moved by other load)"))  # fmt: skip
     return out
 
 
