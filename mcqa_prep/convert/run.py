@@ -201,7 +201,7 @@ class Run:
             sdoc["preset"] = pname
             sdoc["map"] = cmap.to_dict()
             ext = Extractor(cmap, columns, where=src.label)
-            extract, projection = ext.extract, (None if self.uses_row else projection(ext))
+            extract, projection = ext.extract, (None if self.uses_row else _projection(ext))
         key = outputs.key_for(src)
         ident = src.identity()
         prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
@@ -434,7 +434,7 @@ def _changed(src: Stream) -> Callable[[Any], Any]:
     return extract
 
 
-def projection(ext: Extractor) -> list[str]:
+def _projection(ext: Extractor) -> list[str]:
     cols = [ext.question, ext.choices, ext.correct, ext.answer, ext.context, ext.id, ext.subject]
     cols += ext.options + ext.incorrect + ext.keep
     return sorted({c.key for c in cols if c is not None})
