@@ -56,6 +56,7 @@ MISSING_INPUT = {
     "passrates": lambda t: ["passrates", _missing(t), "-o", t / "table.jsonl"],
     "convert": lambda t: ["convert", _missing(t), "-o", t / "out.jsonl"],
     "report": lambda t: ["report", _missing(t), "-o", t / "r.html"],
+    "audit": lambda t: ["audit", _missing(t)],
 }
 
 
