@@ -70,7 +70,12 @@ format: install
 NEMO_GYM_WHEEL := bench/.cache/nemo_gym-0.7.0-py3-none-any.whl
 NEMO_GYM_SITE  := bench/.cache/site
 
-bench-deps: $(NEMO_GYM_SITE)/.installed
+bench-deps: $(NEMO_GYM_SITE)/.installed $(VENV)/.bench-extra
+
+# the audit row's baseline (datasketch) goes into the venv: it is a package extra, not a foreign wheel
+$(VENV)/.bench-extra: pyproject.toml | install
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $@
 
 $(NEMO_GYM_SITE)/.installed: | install
 	mkdir -p bench/.cache

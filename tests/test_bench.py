@@ -106,3 +106,44 @@ def test_missing_nemo_gym_names_the_make_target(tmp_path, monkeypatch):
     monkeypatch.setattr(nemo_gym_ref, "_LOADED", None)
     with pytest.raises(nemo_gym_ref.NeMoGymMissing, match="make bench-deps"):
         nemo_gym_ref.load(tmp_path)
+
+
+def test_audit_rows_sit_next_to_the_datasketch_loop_and_say_the_target():
+    results = {
+        "_machine": {"cpu": "X", "cores": 2, "python": "3.11", "load": [1.0], "load_after": [1.0]},
+        "bench_audit": {
+            "rows": 685_573,
+            "benchmark_questions": 26_522,
+            "workers": 2,
+            "audit": {"wall_s": 50.0, "cpu_s": 95.0, "peak_rss_mb": 900.0},
+            "audit_rows_per_s": 13_711,
+            "subset": {
+                "rows": 50_000,
+                "ours_1_worker": {"wall_s": 10.0},
+                "datasketch_loop": {"wall_s": 40.0, "rows_per_s": 2_000},
+            },
+            "memory": {
+                "rows": [171_393, 685_573],
+                "with_duplicates_mb": [600, 700],
+                "contamination_only_mb": [500, 500],
+            },
+        },
+    }
+    md = bench_run.markdown(results)
+    assert "| audit -j 1, first 50,000 rows, end to end (wall) | 5,000 | 1,250 | 4.00x |" in md
+    assert "target <= 60 s" in md and "500 / 500 MB (--no-duplicates" in md
+
+
+def test_the_audit_bench_data_is_read_by_the_presets_and_its_planted_rows_are_found(tmp_path, monkeypatch):
+    import bench_audit
+
+    from mcqa_prep.audit import Request, audit
+
+    monkeypatch.setattr(bench_audit, "CACHE", tmp_path)
+    monkeypatch.setattr(bench_audit, "SIZES", {"mmlu": 300, "mmlu_pro": 200, "gpqa": 50})
+    monkeypatch.setattr(bench_audit, "PLANTED", 0.2)
+    data, bench = bench_audit.generate(400)
+    doc = audit([data], Request(against=tuple(map(str, bench))))
+    assert [b["preset"] for b in doc["benchmarks"]] == ["mmlu", "mmlu_pro", "gpqa"]
+    assert doc["summary"]["rows"] == 400 and 40 <= doc["summary"]["contaminated_rows"] <= 120
+    assert doc["position_bias"]["option_counts"]["dataset"].get("10", 0) > 200

@@ -59,6 +59,7 @@ MISSING_INPUT = {
     "serve": lambda t: ["serve", "--prepared", t / "nope"],
     "gym-component": lambda t: ["gym-component", t / "c", "--prepared", t / "nope"],
     "curriculum": lambda t: ["curriculum", _missing(t), "--rows", _missing(t), "-o", t / "s.jsonl"],
+    "audit": lambda t: ["audit", _missing(t)],
 }
 
 

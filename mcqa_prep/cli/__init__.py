@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("report_cmd", "report_command", "Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers."),
     "serve": ("serve_cmd", "serve_command", "Serve NeMo Gym's mcqa verify API, grading every row under the grading contract it was prepared with."),
     "gym-component": ("serve_cmd", "gym_component_command", "Write a NeMo Gym resources server named mcqa into DIR/resources_servers/mcqa, grading with mcqa-prep."),
+    "audit": ("audit_cmd", "audit_command", "Audit DATA rows for benchmark contamination, duplicates, wrong answer keys and position bias."),
 }  # fmt: skip
 
 

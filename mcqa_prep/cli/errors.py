@@ -117,6 +117,8 @@ HINTS: dict[str, str] = {
     "table_contract": "measure the pass rates under this preparation's policy (passrates --rescore), or prepare "
     "under the table's policy",
     "stale_difficulty": _FRESH,
+    "stale_decontamination": _FRESH,
+    "bench_is_input": "keep the benchmark files outside the inputs (a dataset is not decontaminated against itself)",
     "table_edited": "measure the table again with `mcqa-prep passrates` (a table is never edited by hand)",
     "table_schema": "measure the table again with `mcqa-prep passrates`",
     "table_invalid": "measure the table again with `mcqa-prep passrates`",
@@ -164,6 +166,17 @@ HINTS: dict[str, str] = {
     "domain_not_in_rows": "name domains that occur in the --by column (or check --by)",
     "domain_ratio_missing": "give a ratio for every domain, or '--domain-ratio *=W' for the rest",
     "nothing_scheduled": "check --model, --no-evidence, --drop-solved/--drop-unsolved and the --rows",
+    "bench_missing": "give a local benchmark file or directory (a hub dataset: `mcqa-prep pull` it, then give its "
+    "directory)",
+    "bench_layout": "pass --bench-preset NAME (`mcqa-prep convert --list-presets`) or --bench-map KEY=COLUMN "
+    "(question=COL, choices=COL, answer=COL, ...)",
+    "bench_empty": "check the benchmark file's layout (--bench-preset NAME or --bench-map KEY=COLUMN): no row "
+    "became a question",
+    "bad_audit_setting": "check the audit thresholds (see --help)",
+    "audit_findings": "see the rows listed (the audit document, -o FILE or --format json, has them all); drop "
+    "contaminated rows with `prepare --decontaminate-against BENCH`",
+    "no_stdin": "save the rows to a file and give its path",
+    "audit_document": "give --audit the file written by `mcqa-prep audit DATA -o FILE`",
 }
 
 _OS_REASONS = {

@@ -11,6 +11,7 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared.verify import verify_prepared
+from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     FORMAT_OPTION,
     QUIET_OPTION,
@@ -83,6 +84,16 @@ from .policy_opts import policy_from_options, policy_options
 )
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @difficulty_options
+@click.option(
+    "--decontaminate-against",
+    "decontaminate_against",
+    metavar="BENCH",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Drop the rows that hold a question of this benchmark file or directory (as `mcqa-prep audit "
+    "--against` finds them; counted as dropped, reason contaminated); repeatable.",
+)
+@contamination_options
 @WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
@@ -98,6 +109,7 @@ def prepare_command(
     runtime,
     repair_regexes,
     regex_timeout,
+    decontaminate_against,
     workers,
     fmt,
     quiet,
@@ -132,6 +144,12 @@ def prepare_command(
     manifest.json; the original kept in each row's stamp).
 
     \b
+    Decontamination (docs/audit.md): --decontaminate-against BENCH drops every row holding a question of
+    the benchmark files (exact, shared 13-grams, or a MinHash near-duplicate; --contamination-* thresholds),
+    counted as dropped (contaminated); the manifest records each benchmark's sha256 and the thresholds, and
+    another benchmark set or threshold is another preparation.
+
+    \b
     Examples:
       mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject
       mcqa-prep prepare train.jsonl -o prepared/ --runtime nemo-gym
@@ -141,8 +159,17 @@ def prepare_command(
       mcqa-prep prepare train.jsonl -o prepared/ --pass-rates t.jsonl --keep-pass-rate 0.1:0.9 --model org/m
       mcqa-prep prepare train.jsonl -o prepared/ --stamp-reward-profiles t.jsonl
       mcqa-prep prepare rows/ -o p/ --upstream-pass-rates --model openai/gpt-oss-120b --drop-solved
+      mcqa-prep prepare train.jsonl -o prepared/ --decontaminate-against mmlu/ --decontaminate-against gpqa.csv
     """
     request = difficulty_from_options(**{k: policy_kw.pop(k) for k in DIFFICULTY_KWARGS})
+    bench_mapping, bench_settings = contamination_from_options(
+        **{k: policy_kw.pop(k) for k in CONTAMINATION_KWARGS}
+    )
+    decontaminate = None
+    if decontaminate_against:
+        from ..audit.decontaminate import DecontaminationRequest
+
+        decontaminate = DecontaminationRequest(tuple(decontaminate_against), bench_mapping, bench_settings)
     policy = policy_from_options(**policy_kw)
     if no_verify:
         click.echo(
@@ -167,6 +194,7 @@ def prepare_command(
             difficulty=request,
             runtime=runtime,
             repair_regexes=repair_regexes,
+            decontaminate=decontaminate,
         )
     except InvalidRows as exc:
         if fmt != "json":  # every finding on its own line, compiler style, before the one-line error
@@ -214,6 +242,7 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
             f"{out_dir}: up to date (contract {report.contract_id}; {c['written']} rows{repaired}; hashes verified)"
         )
         _echo_difficulty(report.difficulty, c)
+        _echo_decontamination(report.decontamination, c)
         return
     for f in report.warnings:
         click.echo(f.render(), err=True)
@@ -236,6 +265,20 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
     click.echo(line)
     _echo_repairs(report, c)
     _echo_difficulty(report.difficulty, c)
+    _echo_decontamination(report.decontamination, c)
+
+
+def _echo_decontamination(d, counts) -> None:
+    """The decontamination line of the text report: rows dropped, against what."""
+    if not d:
+        return
+    s = d["settings"]
+    n_q = sum(b["questions"] for b in s["benchmarks"])
+    click.echo(
+        f"decontaminated against {len(s['benchmarks'])} benchmark file(s) ({n_q} question(s)): dropped "
+        f"{d['evidence']['rows_dropped']} row(s)"
+        + (f", e.g. {d['evidence']['examples'][0]}" if d["evidence"]["examples"] else "")
+    )
 
 
 def _echo_repairs(report: PrepareReport, counts) -> None:

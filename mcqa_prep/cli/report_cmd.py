@@ -52,9 +52,17 @@ from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
     help="Also break the pass rates down by this column of the dataset rows (subject, category, a dotted path; "
     "repeatable). The source dataset is always one.",
 )
+@click.option(
+    "--audit",
+    "audits",
+    metavar="FILE",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="An audit document (`mcqa-prep audit DATA -o FILE`), shown as a section beside the datasets.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
-def report_command(paths, output, title, examples, no_verify, pass_rates, by, fmt, quiet):
+def report_command(paths, output, title, examples, no_verify, pass_rates, by, audits, fmt, quiet):
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
@@ -73,6 +81,8 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, fm
       mcqa-prep report prepared/ rescored.jsonl -o report.html --title "run 42"
       mcqa-prep report rescored-a.jsonl rescored-b.jsonl --format json > report.json
       mcqa-prep report prepared/ rescored.jsonl --pass-rates t.jsonl --by subject -o report.html
+      mcqa-prep audit train.jsonl --against mmlu/ -o audit.json && \
+        mcqa-prep report train.jsonl --audit audit.json -o report.html
     Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
     """
     for p in paths:
@@ -87,7 +97,7 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, fm
     if by and not pass_rates:
         raise click.UsageError("--by breaks pass rates down: add --pass-rates TABLE")
     if output is not None:
-        check_output(output, [*paths, *pass_rates])
+        check_output(output, [*paths, *pass_rates, *audits])
     doc = build_report(
         paths,
         examples=examples,
@@ -96,6 +106,7 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, fm
         title=title,
         pass_rates=pass_rates,
         by=by,
+        audits=audits,
     )
     if no_verify:
         for i in doc["inputs"]:
@@ -114,6 +125,10 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, fm
         click.echo(line, err=output == "-")
 
 
+def _n(v: Any) -> str:
+    return "not checked" if v is None else f"{v:,}"
+
+
 def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[str]:
     """What was written, then one line per section."""
     kb = f"{(size or 0) / 1024:,.0f} KB"
@@ -124,7 +139,13 @@ def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[st
     for s in doc["sections"]:
         m = s["summary"]
         contract = (s["contract"] or "")[:19] + "…" if s["contract"] else "no contract"
-        if s["kind"] == "passrates":
+        if s["kind"] == "audit":
+            lines.append(
+                f"  audit: {m['rows']:,} rows; contaminated {_n(m['contaminated_rows'])}, duplicates "
+                f"{_n(m['duplicate_rows'])} ({_n(m['cross_split_duplicates'])} across splits), wrong keys "
+                f"{_n(m['wrong_keys'])}"
+            )
+        elif s["kind"] == "passrates":
             rate = "n/a" if m["mean_pass_rate"] is None else f"{m['mean_pass_rate']:.4f}"
             lines.append(
                 f"  pass rates of {m['model']} ({contract}): {m['questions']:,} question(s), mean pass rate {rate}, "

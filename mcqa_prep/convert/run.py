@@ -112,7 +112,7 @@ class Mapping:
     drop: tuple[str, ...]
 
 
-def _map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
+def map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMap, str | None]:
     """(ColumnMap, preset name or None) for one source: an explicit preset, else a complete --map, else the
     preset detected from the dataset id or the columns, with --map pairs applied on top."""
     preset, pairs, drop = mapping.preset, mapping.pairs, mapping.drop
@@ -211,7 +211,7 @@ class Run:
             # rejected at its line like a malformed line in any other source
             pname, extract, projection = None, _changed(src), None
         else:
-            cmap, pname = _map_for(src, columns, mapping)
+            cmap, pname = map_for(src, columns, mapping)
             sdoc["preset"] = pname
             sdoc["map"] = cmap.to_dict()
             ext = Extractor(cmap, columns, where=src.label)

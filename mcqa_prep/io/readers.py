@@ -26,6 +26,7 @@ import datetime
 import decimal
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -179,7 +180,7 @@ def parse_fallback(raw: bytes) -> tuple[Any, str | None]:
 MAX_DOCUMENT_BYTES = 64 << 20  # a manifest of a very large preparation is a few MB
 
 
-def read_document(path: str | Path) -> tuple[Any, str | None]:
+def read_document(path: str | os.PathLike[str]) -> tuple[Any, str | None]:
     """A whole small JSON document (a manifest, a lock, a policy): (value, None), or (None, why its bytes are
     not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone surrogate). Each caller
     turns the reason into its own error; an OSError (no such file, permission) propagates. At most

@@ -20,17 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
-from ..evidence import KEY_BY, distribution, key_kind, model_of, passed, question_key, reward_problem, uuid_of
+from ..evidence import KEY_BY, distribution, key_kind, model_of, question_key, reward_problem, uuid_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
 from ..policy import GradingPolicy
 from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
+from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
 from .estimate import Counts, estimate
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
@@ -59,60 +58,6 @@ class Tally:
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "by_kind": dict(sorted(self.by_kind.items())), "examples": self.examples}
-
-
-UNKNOWN = object()  # a rollout whose extracted answer is not known (not "no answer")
-
-
-@dataclass
-class _Pool:
-    """The rollouts graded under one contract: (key, model) -> [rollouts, passes, reward sum, unanswered,
-    unanswered passes, unanswered reward sum, votes {(answer, passed): n} or None when an answer is unknown]."""
-
-    grader_version: str | None = None
-    rows: int = 0
-    unknown: int = 0
-    cells: dict[tuple[str, str], list] = field(default_factory=dict)
-
-    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN) -> None:
-        self.rows += 1
-        cell = self.cells.get((key, model))
-        if cell is None:
-            cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
-        ok = passed(reward)
-        cell[0] += 1
-        cell[1] += ok
-        cell[2] += reward
-        if answer is UNKNOWN:
-            self.unknown += 1
-            cell[6] = None
-        elif answer is None:
-            cell[3] += 1
-            cell[4] += ok
-            cell[5] += reward
-        elif cell[6] is not None:
-            vote = (answer, ok)
-            cell[6][vote] = cell[6].get(vote, 0) + 1
-
-    def counted(self, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
-        """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
-        out: dict[tuple[str, str], Counts] = {}
-        left = 0
-        for km, (n, p, rs, u, up, ur, votes) in self.cells.items():
-            if votes is None:  # answers unknown: only the `fail` rule can count (checked before)
-                out[km] = Counts(n, n, p, rs, None, None)
-                continue
-            v = (
-                tuple(sorted((c for (_, ok), c in votes.items() if ok), reverse=True)),
-                tuple(sorted((c for (_, ok), c in votes.items() if not ok), reverse=True)),
-            )
-            if rule == "fail":
-                out[km] = Counts(n, n, p - up, rs, u, v)
-            elif n - u:
-                out[km] = Counts(n, n - u, p - up, rs - ur, u, v)
-            else:
-                left += 1
-        return out, left
 
 
 @dataclass
@@ -150,14 +95,18 @@ class PassratesReport:
 
 
 @dataclass
-class _Run:
-    """Settings and state of one measurement."""
+class Measurement:
+    """Settings and state of one measurement: rollouts graded (or read as graded) into one pool per contract,
+    and what was left out. `pool` makes a contract's pool (passrates counts passes; audit keeps answers); a
+    pool's add() takes the extracted answer as cells.answer_of gives it (a letter, None or UNKNOWN)."""
 
     rescore: Any  # rescore_rows.Settings when rollouts are graded here, else None
     index: Any  # rescore.RowIndex or None
     default_model: str | None
     key_by: str
-    pools: dict[str, _Pool] = field(default_factory=dict)
+    pools: dict[str, Any] = field(default_factory=dict)
+    pool: Callable[[str | None], Any] = PassPool  # makes a contract's pool (audit: AnswerPool)
+    keep_graded: bool = False  # with rescore: a rollout that carries its contract is read as graded
     rows: int = 0
     invalid: Tally = field(default_factory=Tally)
     no_contract: Tally = field(default_factory=Tally)
@@ -201,7 +150,7 @@ class _Run:
             return
         pool = self.pools.get(cid)
         if pool is None:
-            pool = self.pools[cid] = _Pool(gv)
+            pool = self.pools[cid] = self.pool(gv)
         for reward, answer in outcomes:
             pool.add(key, model, reward, answer)
 
@@ -219,18 +168,17 @@ class _Run:
     def _graded(self, rec: Row, where: str) -> tuple[str, float, str | None, Any] | None:
         """(contract id, reward, grader version, extracted answer or UNKNOWN) of one rollout, or None when it
         was tallied as left out."""
-        if self.rescore is not None:
+        data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (add() left out a row without data)
+        if self.rescore is not None and not (self.keep_graded and _carries_contract(data)):
             from ..rescore.rows import rescore_row
 
-            line, o = rescore_row(rec, self.rescore)
+            _, o = rescore_row(rec, self.rescore)
             if o.input_contract is not None:
                 self.input_contracts[o.input_contract] += 1
             if not is_graded(o.status):  # counts.py: the one definition of a graded row
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
-            answer = orjson.loads(line).get("extracted_answer")
-            return self.rescore.policy.contract_id(), o.reward, None, answer
-        data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (add() left out a row without data)
+            return self.rescore.policy.contract_id(), o.reward, None, o.extracted or None
         meta = data.get("metadata")
         grading: Any = meta.get("grading") if isinstance(meta, Mapping) else None
         cid = grading.get("contract") if isinstance(grading, Mapping) else None
@@ -248,7 +196,7 @@ class _Run:
             self.invalid.add("reward", f"{where}: {problem}")
             return None
         gv = grading.get("grader_version")
-        return cid, float(reward), gv if isinstance(gv, str) else None, _answer(data)
+        return cid, float(reward), gv if isinstance(gv, str) else None, answer_of(data)
 
     def _key(self, row: Mapping[str, Any]) -> str | None:
         rcp = row.get("responses_create_params")
@@ -260,12 +208,10 @@ class _Run:
         return question_key(uuid, prompt_id(rcp), self.key_by)
 
 
-def _answer(row: Mapping[str, Any]) -> Any:
-    """The rollout's extracted answer: a letter, None (graded, no answer), or UNKNOWN (not recorded)."""
-    if "extracted_answer" not in row:
-        return UNKNOWN
-    a = row["extracted_answer"]
-    return a if isinstance(a, str) and a else None
+def _carries_contract(row: Mapping[str, Any]) -> bool:
+    meta = row.get("metadata")
+    grading = meta.get("grading") if isinstance(meta, Mapping) else None
+    return isinstance(grading, Mapping) and isinstance(grading.get("contract"), str)
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------
@@ -378,28 +324,20 @@ def measure(
     check_output(output, [*rollouts, *(rows_paths or [])])
     if policy is not None:
         policy.check()
-    from ..sources import resolve
-
-    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
-    for f in files:
-        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
-    stamps = {str(f.path): stamp(f.path) for f in files}
-    inputs = hash_inputs(files, progress, "hash rollouts")
     index, join_inputs = _join_index(rows_paths, progress)
-    run = _Run(None, index, default_model, key_by)
+    run = Measurement(None, index, default_model, key_by)
     if rescore:
         from ..rescore.rows import Settings
 
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
     if est.profile:
         run.profile_contract = (policy or GradingPolicy()).contract_id()
-    _read(run, files, progress)
-    check_unchanged(stamps)
-    cid, pool = _choose(run, contract, on_invalid)
+    got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress)
+    cid, pool, inputs = got.contract_id, got.pool, got.inputs
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
-    cells, left = _counted(pool, est.no_answer)
+    cells, left = counted(pool, est.no_answer)
     entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
-    for model, share in _no_answer(pool).items():  # every rollout, the ones a rule leaves out included
+    for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
         if model in metrics:
             metrics[model]["no_answer"] = share
     header = {
@@ -425,34 +363,40 @@ def measure(
     )
 
 
-def _no_answer(pool: _Pool) -> dict[str, float | None]:
-    """Per model, the share of its rollouts without an extracted answer (None when an answer is unknown)."""
-    acc: dict[str, list] = {}
-    for (_, model), cell in pool.cells.items():
-        a = acc.setdefault(model, [0, 0, True])
-        a[0] += cell[3]
-        a[1] += cell[0]
-        a[2] = a[2] and cell[6] is not None
-    return {m: round(u / n, 6) if known and n else None for m, (u, n, known) in acc.items()}
+@dataclass
+class Gathered:
+    """Rollouts read, graded under one contract and chosen: the run (what was left out, and why), the contract
+    id and its pool, and the rollout files' hashes."""
+
+    run: Measurement
+    contract_id: str
+    pool: Any
+    inputs: list[dict[str, Any]]
 
 
-def _counted(pool: _Pool, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
-    if pool.unknown and rule == "exclude":
-        raise InputError(
-            f"{pool.unknown} rollout(s) do not record their extracted answer (extracted_answer): counting with "
-            "no_answer=exclude needs to know which rollouts answered; rescore them (or count with "
-            "no_answer=fail)",
-            reason="answers_unknown",
-            count=pool.unknown,
-        )
-    cells, left = pool.counted(rule)
-    if not cells:
-        raise InputError(
-            f"no question has an answered rollout: with no_answer={rule} there is nothing to count "
-            f"({left} question/model pair(s) left out)",
-            reason="no_answered_rollouts",
-        )
-    return cells, left
+def gather(
+    rollouts: Sequence[str | os.PathLike],
+    run: Measurement,
+    *,
+    contract: str | None = None,
+    on_invalid: str = "fail",
+    progress: Progress | None = None,
+) -> Gathered:
+    """Read every rollout into `run` (hashing the files first, refusing one written to meanwhile), then choose
+    the one contract they were graded under: refused when they are under several (unless `contract` picks
+    one), carry none, name no model, or could not be graded (on_invalid 'fail'). `measure` and `audit`'s
+    wrong-key analysis both count evidence this way."""
+    from ..sources import resolve
+
+    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
+    for f in files:
+        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
+    stamps = {str(f.path): stamp(f.path) for f in files}
+    inputs = hash_inputs(files, progress, "hash rollouts")
+    _read(run, files, progress)
+    check_unchanged(stamps)
+    cid, pool = _choose(run, contract, on_invalid)
+    return Gathered(run, cid, pool, inputs)
 
 
 def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[Any, list[dict[str, Any]]]:
@@ -466,7 +410,7 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     return RowIndex.from_sources(sources, EXAMPLES), hashes
 
 
-def _read(run: _Run, files: Sequence[Any], progress: Progress | None) -> None:
+def _read(run: Measurement, files: Sequence[Any], progress: Progress | None) -> None:
     bar = progress(total=None, desc="passrates", unit="row") if progress is not None else None
     try:
         for f in files:
@@ -492,7 +436,7 @@ def _refuse(tally: Tally, total: int, what: str, reason: str, **details: Any) ->
     )
 
 
-def _choose(run: _Run, contract: str | None, on_invalid: str) -> tuple[str, _Pool]:
+def _choose(run: Measurement, contract: str | None, on_invalid: str) -> tuple[str, Any]:
     """The contract whose rollouts make the table (refusing every case where that is not clear)."""
     if run.rows == 0:
         raise InputError("no rollouts to measure: the inputs hold no rows", reason="no_rows")
@@ -538,7 +482,7 @@ def _choose(run: _Run, contract: str | None, on_invalid: str) -> tuple[str, _Poo
 
 
 def _contract_of(
-    cid: str, pool: _Pool, policy: GradingPolicy | None, rescore: bool
+    cid: str, pool: Any, policy: GradingPolicy | None, rescore: bool
 ) -> tuple[dict | None, str | None]:
     """The full contract behind `cid` when a policy (given, or the built-in one) has it; else None."""
     if rescore or policy is not None:
@@ -561,7 +505,7 @@ def _contract_of(
 
 
 def _counts(
-    run: _Run, cid: str, pool: _Pool, cells: Mapping[tuple[str, str], Counts], left: int
+    run: Measurement, cid: str, pool: PassPool, cells: Mapping[tuple[str, str], Counts], left: int
 ) -> dict[str, Any]:
     keys = {k for k, _ in cells}
     kinds = Counter(key_kind(k) for k in keys)

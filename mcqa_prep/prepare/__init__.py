@@ -3,6 +3,7 @@
     run.py   the workflow: inputs and provenance, the stale-cache decision, the row loop, the atomic commit
     rows.py  one row's (one chunk's) work: normalise, stamp, pass-rate filter, the regex repair; runs in the
              workers
+    report.py   what a run did (PrepareReport): counts, splits, files, findings, the manifest's sections
     repairs.py  the regex repair's counts (by template), the manifest's `repairs`, the failure naming it
 
 The directory it writes (its manifest and every reader's checks) is the `prepared` package.

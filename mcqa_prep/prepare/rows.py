@@ -134,6 +134,7 @@ class Outcome:
     extra: list[Finding] = field(default_factory=list)
     gym_problem: str | None = None  # why stock NeMo Gym would refuse the written row (None: it takes it)
     repair: Repair | None = None  # the audit's fix of the row's output_regex (applied when `fixed` is set)
+    contaminated: str | None = None  # a valid row dropped by decontamination: the benchmark question it holds
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
@@ -184,7 +185,7 @@ def _prepare_row(
         difficulty.apply(rec.data, verdict)
     line, message = _stamped_line(rec, stamper, source, repair)
     if line is not None:
-        return Outcome(line, errors, warnings, verdict, gym_problem=row_problem(rec.data))  # type: ignore[arg-type]
+        return Outcome(line, errors, warnings, verdict, gym_problem=row_problem(rec.data))
     return _unwritable(rec, message, warnings)
 
 
@@ -221,6 +222,7 @@ class RowWork:
     stamper: Stamper
     difficulty: Difficulty | None
     repair_regexes: bool = False
+    decontamination: Any = None  # audit.decontaminate.Decontamination: drops benchmark questions
 
 
 def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: Any) -> tuple[Any, ...]:
@@ -269,14 +271,20 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     sizes: list[int] = []
     outcomes: dict[int, Outcome] = {}
     gym: list[tuple[int, str]] = []
-    for i, rec in enumerate(chunk.rows()):
+    rows = list(chunk.rows()) if work.decontamination is not None else None
+    hit = work.decontamination.check_rows(rows) if rows is not None else {}  # before the rows are stamped
+    for i, rec in enumerate(rows if rows is not None else chunk.rows()):
         findings, k, fix = work.checker.check_repair(rec)
         repair = None
         if fix is not None:
             rec, findings, k, repair = repaired(work, rec, findings, k, fix)
         lines.append(rec.line)
         keys.append(k)
-        if findings or repair is not None:
+        if i in hit and not any(f.severity == ERROR for f in findings):  # valid, but a benchmark question
+            if findings:
+                found[i] = findings
+            outcomes[i] = Outcome(None, [], findings, contaminated=hit[i])
+        elif findings or repair is not None:
             if findings:
                 found[i] = findings
             outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty, repair)
@@ -304,5 +312,11 @@ def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
     if errors:
         return Outcome(None, errors, warnings, repair=outcome.repair)
     return Outcome(
-        outcome.line, [], warnings, outcome.verdict, gym_problem=outcome.gym_problem, repair=outcome.repair
+        outcome.line,
+        [],
+        warnings,
+        outcome.verdict,
+        gym_problem=outcome.gym_problem,
+        repair=outcome.repair,
+        contaminated=outcome.contaminated,
     )

@@ -17,11 +17,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
+from ..audit.decontaminate import DROP_REASON as DROP_CONTAMINATED
+from ..audit.decontaminate import Decontamination, DecontaminationRequest
+from ..audit.decontaminate import Tally as DecontaminationTally
 from ..errors import InputError, UsageError
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
 from ..io.paths import check_output, is_data_path, is_parquet, require_regular
@@ -37,6 +39,7 @@ from ..records import Finding, Row, display_name
 from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
 from .repairs import RepairTally, invalid_rows
+from .report import PrepareReport
 from .rows import (
     Outcome,
     PreparedChunk,
@@ -57,49 +60,6 @@ FINDINGS_KEPT = 50  # findings kept in a report (counts by rule are always compl
 
 Progress = Callable[..., Any]
 """A bar factory like cli.common.bar_factory: progress(total=..., desc=..., unit=...) -> bar with update()/close()."""
-
-
-@dataclass
-class PrepareReport:
-    """What prepare did: 'written' (new), 'overwritten', or 'up_to_date' (nothing rewritten)."""
-
-    out_dir: str
-    status: str
-    contract_id: str
-    counts: dict[str, Any]
-    splits: dict[str, dict[str, int]]
-    files: list[dict[str, Any]]
-    warnings: list[Finding] = field(default_factory=list)
-    rejected: list[Finding] = field(default_factory=list)
-    seconds: float = 0.0
-    difficulty: dict[str, Any] | None = None  # the manifest's difficulty section (pass-rate filter, stamping)
-    runtimes: dict[str, Any] | None = (
-        None  # the manifest's runtimes record (which runtimes honour the contract)
-    )
-    repairs: list[dict[str, Any]] | None = None  # the manifest's repairs (a run with repair_regexes)
-    repairable: dict[str, Any] | None = None  # rejected rows the repair would fix (a run without it)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {
-            "out_dir": self.out_dir,
-            "status": self.status,
-            "contract_id": self.contract_id,
-            "counts": self.counts,
-            "splits": self.splits,
-            "files": self.files,
-            "warnings": [f.to_dict() for f in self.warnings],
-            "rejected": [f.to_dict() for f in self.rejected],
-            "seconds": round(self.seconds, 3),
-        }
-        if self.difficulty is not None:
-            d["difficulty"] = self.difficulty
-        if self.runtimes is not None:
-            d["runtimes"] = self.runtimes
-        if self.repairs is not None:
-            d["repairs"] = self.repairs
-        if self.repairable is not None:
-            d["repairable"] = self.repairable
-        return d
 
 
 # ---- step 0: arguments and inputs -------------------------------------------------------------------------
@@ -244,10 +204,18 @@ def _existing_output(out: Path, overwrite: bool) -> bool:
 class Router:
     """Sends each row's outcome to its split's shards or to the rejects file, and counts everything."""
 
-    def __init__(self, staging: Path, settings: dict[str, Any], difficulty: Difficulty | None = None):
+    def __init__(
+        self,
+        staging: Path,
+        settings: dict[str, Any],
+        difficulty: Difficulty | None = None,
+        decontamination: Any = None,
+    ):
         self.staging = staging
         self.settings = settings
         self.difficulty = difficulty
+        self.decontamination = decontamination
+        self.decontaminated = DecontaminationTally()
         self.evidence = EvidenceTally()
         self.dropped: Counter[str] = Counter()
         self.fail_on_invalid = settings["on_invalid"] == "fail"
@@ -274,6 +242,10 @@ class Router:
             self.warned += 1
             self.warn_rules.update({f.rule for f in outcome.warnings})
             _keep(self.warnings, outcome.warnings)
+        if outcome.contaminated is not None:  # neither written nor rejected: dropped, with its reason
+            self.dropped[DROP_CONTAMINATED] += 1
+            self.decontaminated.add(f"{display_name(rec.file)}:{rec.line}", outcome.contaminated)
+            return
         if outcome.verdict is not None:
             self.evidence.add(outcome.verdict)
             if outcome.verdict.dropped is not None:  # neither written nor rejected: counted by reason
@@ -330,7 +302,9 @@ class Router:
             "rejected_by_rule": dict(sorted(self.rej_rules.items())),
             "warnings_by_rule": dict(sorted(self.warn_rules.items())),
         }
-        if self.difficulty is not None and self.difficulty.filter is not None:
+        if (
+            self.difficulty is not None and self.difficulty.filter is not None
+        ) or self.decontamination is not None:
             out["dropped"] = sum(self.dropped.values())
             out["dropped_by_reason"] = dict(sorted(self.dropped.items()))
         out.update(self.repairs.counts())
@@ -374,8 +348,13 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
         extra["repairs"] = router.repairs.listed()
     if router.difficulty is not None:
         extra["difficulty"] = router.difficulty.section(router.evidence)
+    if router.decontamination is not None:
+        extra["decontamination"] = router.decontamination.section(router.decontaminated)
     if router.written == 0:
-        dropped = f", {counts['dropped']} dropped by pass rate" if counts.get("dropped") else ""
+        by_rate = sum(n for r, n in router.dropped.items() if r != DROP_CONTAMINATED)
+        dropped = f", {by_rate} dropped by pass rate" if by_rate else ""
+        if router.dropped.get(DROP_CONTAMINATED):
+            dropped += f", {router.dropped[DROP_CONTAMINATED]} dropped as contaminated"
         raise InputError(
             f"no row was written ({router.read} read, {router.rejected} rejected{dropped}): an empty "
             "preparation is not a dataset",
@@ -435,13 +414,15 @@ def prepare(
     workers: int | None = 1,
     runtime: str | None = None,
     repair_regexes: bool = False,
+    decontaminate: DecontaminationRequest | None = None,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
     `difficulty` filters rows by measured pass rate and/or stamps measured reward_profiles (difficulty.py);
-    its table is checked (version, hash, contract = this preparation's) before any row is read. `workers`
-    processes validate and serialise chunks of the input (None: every core); the output is the same for
-    any number. `runtime` ("nemo-gym"): refuse a contract stock NeMo Gym 0.7.0 cannot honour (UsageError,
+    its table is checked (version, hash, contract = this preparation's) before any row is read.
+    `decontaminate` drops the rows that hold a question of its benchmark files (audit/decontaminate.py),
+    read and indexed before any row is read. `workers` processes validate and serialise chunks of the input
+    (None: every core); the output is the same for any number. `runtime` ("nemo-gym"): refuse a contract stock NeMo Gym 0.7.0 cannot honour (UsageError,
     before any row is read) and reject each row its request model would refuse; without it, the manifest's
     `runtimes` record says whether NeMo Gym can honour the preparation. `repair_regexes`: a row whose
     output_regex the regex audit errs on (rule regex_audit) and can fix is written with the fix in its place
@@ -459,32 +440,18 @@ def prepare(
     sources, prov, stamps = resolve_inputs(inputs, split=split, progress=progress, verify=verify)
     check_output(out, inputs)
     judge = Difficulty.load(difficulty, policy, inputs, progress)
+    deco = Decontamination.load(decontaminate, inputs, progress)
 
     if existing and not overwrite:
-        from ..prepared.verify import verify_prepared
-
-        manifest = mf.decide(out, policy, prov, settings, judge.settings() if judge is not None else None)
-        verify_prepared(out, policy, progress=progress)
-        return PrepareReport(
-            str(out),
-            "up_to_date",
-            manifest["contract_id"],
-            manifest["counts"],
-            manifest["splits"],
-            [dict(f) for f in manifest["files"]],
-            seconds=time.monotonic() - t0,
-            difficulty=manifest.get("difficulty"),
-            runtimes=manifest.get("runtimes"),
-            repairs=manifest.get("repairs"),
-        )
+        return _up_to_date(out, policy, prov, settings, judge, deco, progress, t0)
 
     from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge, repair_regexes)
+    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge, repair_regexes, deco)
     with staging_dir(out) as staging:
         crash_point("staging")
-        router = Router(staging, settings, judge)
+        router = Router(staging, settings, judge, deco)
         _run_rows(sources, validator, work, router, progress, check_workers(workers))
         check_unchanged(stamps)
         router.add_warnings(validator.finish())
@@ -504,6 +471,7 @@ def prepare(
         doc.get("runtimes"),
         doc.get("repairs"),
         router.repairs.repairable(),
+        doc.get("decontamination"),
     )
 
 
@@ -570,3 +538,41 @@ def _run_rows(
     finally:
         if bar is not None:
             bar.close()
+
+
+def _up_to_date(
+    out: Path,
+    policy: GradingPolicy,
+    prov: list[dict[str, Any]],
+    settings: dict[str, Any],
+    judge: Difficulty | None,
+    deco: Decontamination | None,
+    progress: Progress | None,
+    t0: float,
+) -> PrepareReport:
+    """An output directory that holds this very preparation (manifest.decide refuses any other, naming what
+    differs): its files verified, nothing rewritten."""
+    from ..prepared.verify import verify_prepared
+
+    manifest = mf.decide(
+        out,
+        policy,
+        prov,
+        settings,
+        judge.settings() if judge is not None else None,
+        decontamination=deco.settings() if deco is not None else None,
+    )
+    verify_prepared(out, policy, progress=progress)
+    return PrepareReport(
+        str(out),
+        "up_to_date",
+        manifest["contract_id"],
+        manifest["counts"],
+        manifest["splits"],
+        [dict(f) for f in manifest["files"]],
+        seconds=time.monotonic() - t0,
+        difficulty=manifest.get("difficulty"),
+        runtimes=manifest.get("runtimes"),
+        repairs=manifest.get("repairs"),
+        decontamination=manifest.get("decontamination"),
+    )

@@ -330,10 +330,13 @@ def decide(
     inputs: list[dict[str, Any]],
     settings: Mapping[str, Any],
     difficulty: Mapping[str, Any] | None = None,
+    *,
+    decontamination: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy,
-    settings and difficulty settings (pass-rate table identity, filter, stamping; None: none asked);
-    otherwise StaleCache (or IncompletePreparation) naming every difference."""
+    settings, difficulty settings (pass-rate table identity, filter, stamping; None: none asked) and
+    decontamination settings (benchmark identities, thresholds; None: none asked); otherwise StaleCache (or
+    IncompletePreparation) naming every difference."""
     manifest = read(out_dir)
     found = preparation_version(manifest)
     if found != PREPARATION_VERSION:
@@ -381,6 +384,7 @@ def decide(
             directory=str(out_dir),
         )
     _decide_difficulty(out_dir, manifest, difficulty)
+    _decide_decontamination(out_dir, manifest, decontamination)
     return manifest
 
 
@@ -397,6 +401,23 @@ def _decide_difficulty(
         f"{out_dir}: prepared with other pass-rate settings ({'; '.join(d.render() for d in diff)})",
         differences=diff,
         reason="stale_difficulty",
+        directory=str(out_dir),
+    )
+
+
+def _decide_decontamination(
+    out_dir: Path, manifest: Mapping[str, Any], requested: Mapping[str, Any] | None
+) -> None:
+    """Another benchmark set (by content: sha256), another way of reading it or other thresholds: another
+    preparation. A directory decontaminated is stale for a run that asks for none, and vice versa."""
+    recorded = (manifest.get("decontamination") or {}).get("settings")
+    if recorded == (dict(requested) if requested is not None else None):
+        return
+    diff = contract_differences(recorded or {}, requested or {}, prefix="decontamination.")
+    raise StaleCache(
+        f"{out_dir}: prepared with other decontamination settings ({'; '.join(d.render() for d in diff)})",
+        differences=diff,
+        reason="stale_decontamination",
         directory=str(out_dir),
     )
 

@@ -25,7 +25,7 @@ from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
-from . import breakdown_view, dataset_view, rescored_view
+from . import audit_view, breakdown_view, dataset_view, rescored_view
 from .breakdown import Breakdown, load_groups
 from .dataset import DatasetTally
 from .rescored import RescoredTally
@@ -160,7 +160,7 @@ class _Reader:
         c = g.get("contract")
         self.state.rescored_tally(c if isinstance(c, str) and c else None).add(rec, g)
         for b in self.state.breakdowns:
-            if b.table.contract_id == c:  # a response is an example only under the table's contract
+            if d is not None and b.table.contract_id == c:  # an example only under the table's contract
                 b.add_rollout(d)
 
 
@@ -201,11 +201,16 @@ def build_report(
     title: str | None = None,
     pass_rates: Iterable[str | os.PathLike] = (),
     by: Iterable[str] = (),
+    audits: Iterable[str | os.PathLike] = (),
 ) -> dict[str, Any]:
     """The report document of datasets and rescored files: every number behind every plot. `pass_rates` are
     pass-rate tables (one section per table group and model, broken down by source and by each `by` column).
+    `audits` are audit documents (`mcqa-prep audit -o FILE`), each shown as a section beside the datasets
+    (audit_view.py).
 
-    Raises InputError when no row could be read from any input (and what sources.resolve raises)."""
+    Raises InputError when no row could be read from any input, or an audit document is not one (and what
+    sources.resolve raises)."""
+    audit_docs = [(str(a), audit_view.load(a)) for a in audits]
     found = resolve(list(paths), verify=verify, progress=progress)
     state = _State(examples, regex_timeout, {arg: m["contract_id"] for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
@@ -241,7 +246,11 @@ def build_report(
         raise InputError(
             "nothing could be read from the inputs" + (f": {first}" if first else ""), reason="no_rows"
         )
-    return _document(state, entries, found, title)
+    doc = _document(state, entries, found, title)
+    names = [e["path"] for e in entries]
+    for k, (path, adoc) in enumerate(audit_docs, 1):
+        doc["sections"].append(audit_view.section(f"audit-{k}", adoc, path, names))
+    return doc
 
 
 def _unreadable(state: _State, entry: dict[str, Any], message: str) -> None:

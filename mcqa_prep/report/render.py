@@ -28,8 +28,16 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 
 
 def canonical(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document as JSON sees it (tuples become lists, NaN is refused), every name in its display form."""
-    return json.loads(json.dumps(displayed(doc), ensure_ascii=False, allow_nan=False))
+    """The document as JSON sees it (tuples become lists, NaN is refused), as `--format json` prints it
+    (cli.common.dumps_document): as it is when it is valid UTF-8, else every string in its display form
+    (records.display_name). Strings are not put in display form otherwise: that form escapes control
+    characters too, and a finding table's cell of several examples is one string with line breaks."""
+    try:
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a name that is not UTF-8)
+        text = json.dumps(displayed(doc), ensure_ascii=False, allow_nan=False)
+    return json.loads(text)
 
 
 def embedded_json(doc: dict[str, Any]) -> str:
@@ -141,6 +149,14 @@ def _facts(s: dict[str, Any]) -> list[tuple[str, Any]]:
             ("custom regex share", _pct(m.get("custom_regex_share"))),
             ("position bias", ", ".join(m.get("position_bias", {}).get("flagged", [])) or "none"),
         ]
+    if s["kind"] == "audit":
+        return [
+            ("rows", m.get("rows")),
+            ("contaminated rows", _checked(m.get("contaminated_rows"))),
+            ("duplicate rows", _checked(m.get("duplicate_rows"))),
+            ("across splits", _checked(m.get("cross_split_duplicates"))),
+            ("wrong keys", _checked(m.get("wrong_keys"))),
+        ]
     mean = m.get("mean_reward")
     return [
         ("rows", m.get("rows")),
@@ -150,6 +166,10 @@ def _facts(s: dict[str, Any]) -> list[tuple[str, Any]]:
         ("format misses", m.get("format_misses")),
         ("prompts", m.get("pass_rates", {}).get("prompts")),
     ]
+
+
+def _checked(v: Any) -> Any:
+    return "not checked" if v is None else v
 
 
 def _fmt(v: Any) -> str:

@@ -61,6 +61,7 @@ class Outcome:
     format_miss: bool | None
     problem: str | None = None  # why an invalid row could not be graded: unreadable, response, options, gold
     replaced: bool = False  # values JSON cannot hold (NaN, Infinity, bytes) were written as null
+    extracted: str | None = None  # the answer the grader read (passrates and audit's wrong-key evidence)
 
 
 def row_id(row: Mapping[str, Any] | None, file: str, line: int) -> str:
@@ -314,6 +315,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             template,
             miss,
         )
+        outcome.extracted = result.extracted_answer
     if rec.nonfinite:
         grading["nonfinite_replaced"] = list(rec.nonfinite)
     if rec.foreign:

@@ -129,8 +129,7 @@ class CrossRow:
     def observe(self, row: Row, keys: RowKeys) -> Seen | None:
         """Adds the row to the state; what the index already knew of its uuid and prompt, None if nothing."""
         if keys.gold is not None:
-            self.gold_hist[keys.gold] += 1
-            self.letter_sets[keys.letters] += 1
+            self.count_gold(keys.gold, keys.letters)
         for p in keys.patterns:
             self._patterns.add(_pattern64(p))
         seen = None
@@ -204,6 +203,12 @@ class CrossRow:
             self._uuids.prefetch(None)
             self._prompts.prefetch(None)
         return out
+
+    def count_gold(self, gold: str, letters: str | tuple[str, ...], n: int = 1) -> None:
+        """`n` rows with this gold among these offered letters (the position-bias state; audit counts a
+        chunk's rows per option count at once)."""
+        self.gold_hist[gold] += n
+        self.letter_sets[letters] += n
 
     @property
     def patterns_checked(self) -> int:

@@ -82,6 +82,7 @@ COVERS = {
     "grade": len(BYTE_MUTATIONS),
     "report": len(SUBSET) + len(RESCORED_MUTATIONS),
     "curriculum": 2 * len(SUBSET),
+    "audit": 2 * len(SUBSET),
 }
 
 
@@ -250,3 +251,26 @@ def test_curriculum_table(tmp_path, base, table, name):
             "table_invalid",
             "table_schema",
         )
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_audit(tmp_path, base, name):
+    """Mutated dataset bytes against an intact benchmark file."""
+    data = mutated(name, base["train"])
+    src = build.write(tmp_path / "in" / "train.jsonl", data)
+    bench = build.write(tmp_path / "bench" / "arc.jsonl", base["arc"])
+    tries.audit(src, data, bench, tmp_path / "out" / "audit.json")
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_audit_mutated_benchmark(tmp_path, base, name):
+    """Intact dataset rows against mutated benchmark bytes: every question still readable is indexed; a file
+    with none is one refusal (bench_empty, bench_layout), never a traceback."""
+    bench = build.write(tmp_path / "bench" / "arc.jsonl", mutated(name, base["arc"]))
+    res = run(["audit", build.TRAIN, "--against", bench, "--format", "json", "-q"])
+    doc = check(res, (OK, FAILURE, USAGE))
+    if res.exit_code != OK:
+        assert doc["error"]["reason"] in ("bench_empty", "bench_layout", "input_not_utf8"), doc["error"]
+    else:
+        b = doc["benchmarks"][0]
+        assert b["rows_read"] == b["questions"] + sum(b["rejected_by_reason"].values())

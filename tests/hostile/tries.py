@@ -11,11 +11,13 @@ accounted for, the way that command promises (README, "The CLI contract").
 - convert: read = written + rejected, files agree with the counts; a failure leaves no file.
 - curriculum: rows read = scheduled + dropped + rejected, every unreadable line rejected, the rows file holds
   the scheduled rows; a failure leaves none of its outputs.
+- audit: every row read counted (unreadable ones too), each flagged row once; a failure leaves no document.
 Every try: no leftover temporaries or staging directories beside the output.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +249,28 @@ def report(path: Path, data: bytes | None, out: Path, *extra: Any) -> dict[str, 
         if rows is not None:
             assert sum(i["rows"] for i in doc["inputs"]) == len(rows)
             assert sum(i["malformed"] for i in doc["inputs"]) >= sum(r.ok is False for r in rows)
+    else:
+        assert not out.exists(), f"{out} exists after a failure"
+    assert_clean(out.parent)
+    return doc
+
+
+def audit(path: Path, data: bytes | None, bench: Path, out: Path, *extra: Any) -> dict[str, Any]:
+    """`audit DATA --against BENCH -o OUT`: every row read is counted (unreadable ones too, at their line), a
+    success writes the document atomically; a failure (nothing readable) leaves no document."""
+    res = run(["audit", path, "--against", bench, "-o", out, "--format", "json", "-q", *extra])
+    doc = check(res, (OK, FAILURE))
+    rows = rows_of(data) if data is not None else None
+    if rows is not None and not rows:
+        assert res.exit_code == FAILURE and doc["error"]["reason"] == "no_rows"
+    if res.exit_code == OK:
+        s = doc["summary"]
+        if rows is not None:
+            assert s["rows"] == len(rows), (s["rows"], len(rows))
+            assert s["unreadable_rows"] >= sum(r.ok is False for r in rows)
+        assert json.loads(out.read_text(encoding="utf-8"))["summary"] == s
+        flagged = [f["row"]["line"] for f in doc["contamination"]["findings"]]
+        assert len(flagged) == len(set(flagged)) == doc["contamination"]["rows"]
     else:
         assert not out.exists(), f"{out} exists after a failure"
     assert_clean(out.parent)

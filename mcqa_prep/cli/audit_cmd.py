@@ -1,0 +1,260 @@
+"""`mcqa-prep audit`: contamination, duplicates, wrong keys and position bias, found before training."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..io.paths import check_output
+from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
+from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail, report_error
+from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
+
+
+@click.command("audit")
+@click.argument("data", metavar="DATA...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--against",
+    "against",
+    metavar="BENCH",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="A benchmark file or directory (any layout convert reads: its presets, or --bench-map); repeatable.",
+)
+@contamination_options
+@click.option(
+    "--no-duplicates", is_flag=True, help="Skip the duplicate index (memory then stays flat as rows grow)."
+)
+@click.option(
+    "--dup-similarity",
+    type=click.FloatRange(0.05, 1.0),
+    default=0.7,
+    show_default=True,
+    metavar="X",
+    help="Near-duplicate rows: estimated Jaccard similarity of their word pairs.",
+)
+@click.option(
+    "--rollouts",
+    metavar="R",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Rollouts of these rows (raw, as NeMo Gym writes them, or rescored): wrong keys and answer-letter bias.",
+)
+@policy_options
+@click.option("--contract", metavar="ID", help="Use only the rollouts graded under this contract id.")
+@click.option("--model", "default_model", metavar="NAME", help="Model of the rollouts that name none.")
+@click.option(
+    "--key-by",
+    type=click.Choice(["prompt", "uuid"]),
+    default="prompt",
+    show_default=True,
+    help="How rollouts find their row: prompt (letters compare within one option order) or uuid.",
+)
+@click.option("--min-rollouts", type=click.IntRange(min=1), default=4, show_default=True, metavar="N",
+              help="Rollouts a row needs before its key is judged.")  # fmt: skip
+@click.option(
+    "--min-agreement",
+    type=click.FloatRange(0.05, 1.0),
+    default=0.8,
+    show_default=True,
+    metavar="X",
+    help="Share of a row's rollouts that must agree on one other letter to call its key wrong.",
+)
+@click.option(
+    "--on-invalid",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="A rollout that cannot be graded: fail (exit 1) or skip it (counted).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the audit document (JSON) here, atomically: `mcqa-prep report DATA --audit FILE` shows it.",
+)
+@click.option("--max-shown", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
+              help="Findings listed per check in the text output (the document has them all).")  # fmt: skip
+@click.option(
+    "--fail-on-findings",
+    is_flag=True,
+    help="Exit 1 when any row is contaminated, duplicated or has a wrong key.",
+)
+@WORKERS_OPTION
+@FORMAT_OPTION
+@QUIET_OPTION
+def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contract, default_model, key_by,
+                  min_rollouts, min_agreement, on_invalid, output, max_shown, fail_on_findings, workers, fmt, quiet,
+                  **kw):  # fmt: skip
+    """Audit DATA rows for benchmark contamination, duplicates, wrong answer keys and position bias.
+
+    DATA is a dataset (JSONL or Parquet file, directory, pulled or prepared directory). Each check names the
+    rows it flags (file:line and uuid) and why:
+
+    \b
+    - contamination (--against BENCH): a benchmark question in a row, found exactly (same question and
+      options, in any order and under any letters), by shared word 13-grams (as lm-eval), or as a
+      near-duplicate (MinHash LSH); case, punctuation, whitespace and option labels never count;
+    - duplicates, within a split and across splits (train/validation leakage): exact, the same question with
+      its options permuted, near-duplicates;
+    - wrong keys (--rollouts R): rows whose rollouts agree, across rollouts and models, on another letter than
+      the gold, ranked by self-confidence. Raw rollouts are graded under the policy options (as
+      `passrates --rescore`), rescored ones read as graded; evidence under another contract is refused;
+    - position bias: the gold letter's balance per option count, the option-count distribution against the
+      benchmarks', and each model's answer-letter bias (per-letter recall and its spread, RStd).
+
+    Findings do not change the exit code unless --fail-on-findings. `prepare --decontaminate-against BENCH`
+    drops contaminated rows while preparing.
+
+    \b
+    Examples:
+      mcqa-prep audit train.jsonl validation.jsonl --against mmlu/ --against gpqa_diamond.csv
+      mcqa-prep audit prepared/ --against mmlu_pro.parquet --bench-preset mmlu_pro -o audit.json
+      mcqa-prep audit train.jsonl --rollouts rollouts.jsonl --final-answer-only --format json
+      mcqa-prep audit data/ --against bench.csv --bench-map question=q --bench-map choices=opts \\
+          --bench-map answer=gold --fail-on-findings
+    Exit codes: 0 audited, 1 inputs unreadable or rollouts refused (or findings, with --fail-on-findings),
+    2 usage error.
+    """
+    from ..audit import Request, audit
+    from ..audit.keys import KeySettings
+
+    if output is not None:
+        check_output(output, [*data, *against, *rollouts])
+    mapping, settings = contamination_from_options(**{k: kw.pop(k) for k in CONTAMINATION_KWARGS})
+    policy = policy_from_options(**{k: kw.pop(k) for k in POLICY_KWARGS})
+    request = Request(
+        against=tuple(against),
+        mapping=mapping,
+        contamination=settings,
+        duplicates=not no_duplicates,
+        dup_similarity=dup_similarity,
+        rollouts=tuple(rollouts),
+        policy=policy,
+        contract=contract,
+        default_model=default_model,
+        keys=KeySettings(min_rollouts, min_agreement, key_by),
+        on_invalid=on_invalid,
+    )
+    doc = audit(list(data), request, workers=workers, progress=bar_factory(quiet))
+    if output is not None:
+        from ..io.writers import write_atomic_json
+        from ..records import displayed
+
+        write_atomic_json(output, displayed(doc))
+    problem = _findings_problem(doc) if fail_on_findings else None
+    if fmt == "json":
+        emit_json(doc, error=problem)
+    else:
+        for line in text_lines(doc, max_shown, output):
+            click.echo(line)
+    if problem is not None:
+        fail(problem["message"])
+
+
+def _findings_problem(doc: dict[str, Any]) -> dict[str, Any] | None:
+    s = doc["summary"]
+    parts = [
+        f"{s[k]} {what}"
+        for k, what in (
+            ("contaminated_rows", "contaminated"),
+            ("duplicate_rows", "duplicated"),
+            ("wrong_keys", "with a wrong key"),
+        )
+        if s.get(k)
+    ]
+    if not parts:
+        return None
+    return report_error("audit_findings", f"audit found rows: {', '.join(parts)}")
+
+
+def _row(r: dict[str, Any]) -> str:
+    uuid = f" ({r['uuid']})" if r.get("uuid") else ""
+    return f"{r['file']}:{r['line']}{uuid}"
+
+
+def text_lines(doc: dict[str, Any], shown: int, output: str | None) -> list[str]:
+    s = doc["summary"]
+    lines = [f"audited {s['rows']:,} row(s) from {len(doc['inputs'])} file(s)" + (
+        f"; {s['unreadable_rows']:,} unreadable (first: {s['unreadable_examples'][0]})" if s["unreadable_rows"] else ""
+    )]  # fmt: skip
+    lines += _contamination_lines(doc, shown)
+    lines += _duplicate_lines(doc, shown)
+    lines += _key_lines(doc, shown)
+    lines += _bias_lines(doc)
+    if output is not None:
+        lines.append(f"wrote {output}")
+    return lines
+
+
+def _contamination_lines(doc: dict[str, Any], shown: int) -> list[str]:
+    c = doc["contamination"]
+    if c is None:
+        return ["contamination: not checked (give --against BENCH)"]
+    n_q = sum(b["questions"] for b in doc["benchmarks"])
+    methods = ", ".join(f"{m} {n:,}" for m, n in c["by_method"].items())
+    out = [f"contamination: {c['rows']:,} row(s) hold one of {n_q:,} benchmark question(s) from "
+           f"{len(doc['benchmarks'])} file(s) ({methods})"]  # fmt: skip
+    for f in c["findings"][:shown]:
+        m = f["matches"][0]
+        b = m["benchmark"]
+        ident = f" id {b['id']}" if b.get("id") is not None else ""
+        out.append(
+            f"  {_row(f['row'])} ~ {b['file']}:{b['line']}{ident} [{', '.join(m['methods'])}; "
+            f"{m['ngram_matches']} shared n-grams ({m['ngram_overlap']:.0%}), containment {m['containment']:.2f}]"
+        )
+    return out
+
+
+def _duplicate_lines(doc: dict[str, Any], shown: int) -> list[str]:
+    d = doc["duplicates"]
+    if d is None:
+        return ["duplicates: not checked (--no-duplicates)"]
+    kinds = ", ".join(f"{k} {n:,}" for k, n in d["by_kind"].items())
+    out = [
+        f"duplicates: {d['rows']:,} row(s) repeat an earlier row ({kinds}); {d['cross_split']:,} across splits"
+        + (
+            f"; {d['same_uuid']:,} share the earlier row's uuid (template variants?)"
+            if d["same_uuid"]
+            else ""
+        )
+    ]
+    for f in d["findings"][:shown]:
+        leak = f" [split {f['first']['split']} -> {f['row']['split']}: leakage]" if f["cross_split"] else ""
+        out.append(
+            f"  {_row(f['row'])} repeats {_row(f['first'])} ({f['kind']}, {f['similarity']:.2f}){leak}"
+        )
+    return out
+
+
+def _key_lines(doc: dict[str, Any], shown: int) -> list[str]:
+    k = doc["wrong_keys"]
+    if k is None:
+        return ["wrong keys: not checked (give --rollouts R)"]
+    e = k["evidence"]
+    out = [
+        f"wrong keys: {k['flagged']:,} of {k['rows_with_rollouts']:,} row(s) with rollouts (contract "
+        f"{e['contract_id']}; {e['rollouts_used']:,} of {e['rollouts_read']:,} rollout(s) counted)"
+    ]
+    for f in k["wrong_keys"][:shown]:
+        out.append(
+            f"  {_row(f['row'])}: gold {f['gold']}, rollouts say {f['suspected']} ({f['agreement']:.0%} of "
+            f"{f['rollouts']}, {len(f['models'])} model(s)); self-confidence {f['self_confidence']:.3f}"
+        )
+    return out
+
+
+def _bias_lines(doc: dict[str, Any]) -> list[str]:
+    p = doc["position_bias"]
+    flagged = {n: v["flagged"] for n, v in p["gold_by_options"].items() if v["flagged"]}
+    out = ["position bias: " + ("; ".join(f"{n} options: gold {', '.join(v)} over its share" for n, v in flagged.items())
+                                or "no gold letter over its share")]  # fmt: skip
+    oc = p["option_counts"]
+    for b, tv in oc["total_variation"].items():
+        out.append(f"  option counts vs {b}: total variation {tv}")
+    for b in p["answer_bias"]:
+        if b["rstd"] is not None:
+            out.append(f"  {b['model']} ({b['options']} options): answer recall RStd {b['rstd']} points")
+    return out

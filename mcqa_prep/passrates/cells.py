@@ -1,0 +1,111 @@
+"""The rollouts of one grading contract as `passrates` counts them: per (question, model) cell, how many
+rollouts, passes and rewards, which of them gave no answer, and the answer groups (votes) behind
+majority@k, under a no_answer counting rule (kmetrics).
+
+An extracted answer is one of three things: a letter (the answer the grader read), None (graded, and no
+answer was found: the no_answer rule decides whether it counts as a failure or is left out), or UNKNOWN (the
+rollout does not record what it answered, as NeMo Gym profile rows and rows without `extracted_answer`: it
+counts as a sample under `fail`, is refused under `exclude`, and is never evidence of a letter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from ..evidence import passed
+from .estimate import Counts
+
+UNKNOWN: Any = object()  # a rollout whose extracted answer is not known (not "no answer")
+
+
+def answer_of(row: Mapping[str, Any]) -> Any:
+    """The rollout's extracted answer: a letter, None (graded, no answer), or UNKNOWN (not recorded)."""
+    if "extracted_answer" not in row:
+        return UNKNOWN
+    a = row["extracted_answer"]
+    return a if isinstance(a, str) and a else None
+
+
+@dataclass
+class PassPool:
+    """The rollouts graded under one contract: (key, model) -> [rollouts, passes, reward sum, unanswered,
+    unanswered passes, unanswered reward sum, votes {(answer, passed): n} or None when an answer is unknown]."""
+
+    grader_version: str | None = None
+    rows: int = 0
+    unknown: int = 0
+    cells: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+
+    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN) -> None:
+        self.rows += 1
+        cell = self.cells.get((key, model))
+        if cell is None:
+            cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
+        ok = passed(reward)
+        cell[0] += 1
+        cell[1] += ok
+        cell[2] += reward
+        if answer is UNKNOWN:
+            self.unknown += 1
+            cell[6] = None
+        elif answer is None:
+            cell[3] += 1
+            cell[4] += ok
+            cell[5] += reward
+        elif cell[6] is not None:
+            vote = (answer, ok)
+            cell[6][vote] = cell[6].get(vote, 0) + 1
+
+    def counted(self, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
+        """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
+        out: dict[tuple[str, str], Counts] = {}
+        left = 0
+        for km, (n, p, rs, u, up, ur, votes) in self.cells.items():
+            if votes is None:  # answers unknown: only the `fail` rule can count (checked before)
+                out[km] = Counts(n, n, p, rs, None, None)
+                continue
+            v = (
+                tuple(sorted((c for (_, ok), c in votes.items() if ok), reverse=True)),
+                tuple(sorted((c for (_, ok), c in votes.items() if not ok), reverse=True)),
+            )
+            if rule == "fail":
+                out[km] = Counts(n, n, p - up, rs, u, v)
+            elif n - u:
+                out[km] = Counts(n, n - u, p - up, rs - ur, u, v)
+            else:
+                left += 1
+        return out, left
+
+
+def counted(pool: PassPool, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
+    """The pool's cells under the no_answer rule, refusing what the rule cannot count."""
+    if pool.unknown and rule == "exclude":
+        raise InputError(
+            f"{pool.unknown} rollout(s) do not record their extracted answer (extracted_answer): counting with "
+            "no_answer=exclude needs to know which rollouts answered; rescore them (or count with "
+            "no_answer=fail)",
+            reason="answers_unknown",
+            count=pool.unknown,
+        )
+    cells, left = pool.counted(rule)
+    if not cells:
+        raise InputError(
+            f"no question has an answered rollout: with no_answer={rule} there is nothing to count "
+            f"({left} question/model pair(s) left out)",
+            reason="no_answered_rollouts",
+        )
+    return cells, left
+
+
+def no_answer_shares(pool: PassPool) -> dict[str, float | None]:
+    """Per model, the share of its rollouts without an extracted answer (None when an answer is unknown)."""
+    acc: dict[str, list[Any]] = {}
+    for (_, model), cell in pool.cells.items():
+        a = acc.setdefault(model, [0, 0, True])
+        a[0] += cell[3]
+        a[1] += cell[0]
+        a[2] = a[2] and cell[6] is not None
+    return {m: round(u / n, 6) if known and n else None for m, (u, n, known) in acc.items()}
