@@ -11,6 +11,11 @@ size of a written page in `wrote FILE (N KB)` (the plots' SVG bytes depend on th
 Nothing else: counts, rewards, hashes and messages are compared as printed. A block whose last shown line of a command's
 output is `...` shows only the start of that output.
 
+A command ending in ` &` is a server: it runs in the background (its own process group) for the rest of the
+run, and its output is the lines it printed before it showed as many as the README does; every background
+command is stopped with SIGTERM at the end. The port `8000` in commands is replaced by a free port of this
+machine (and shown as 8000 in the output), so a run never depends on that port being free.
+
 A block that cannot run here is marked by an HTML comment on the line before its opening fence, with the
 reason, e.g. `<!-- console: not run (needs the network: pulls from the real hub) -->`; it is listed as not
 run, never silently skipped. A ```json block marked `<!-- console: line N of FILE -->` shows a row a command
@@ -29,9 +34,12 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,30 +142,91 @@ def _env(bin_dir: Path) -> dict[str, str]:
     return env
 
 
+PORT = "8000"
+
+
+def _free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def _background(text: str, want: int, workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """Start a server command; its output: the first `want` lines it prints (within TIMEOUT)."""
+    proc = subprocess.Popen(
+        ["bash", "-c", "exec " + text],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            if len(lines) < want:
+                lines.append(raw.decode("utf-8", errors="replace"))
+            if len(lines) >= want:
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    done.wait(TIMEOUT)
+    return proc, "".join(lines)
+
+
+def _stop(servers: list[subprocess.Popen]) -> None:
+    for proc in servers:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    for proc in servers:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
     """{block line: the output lines of each of its commands}, for every block that runs."""
     shutil.copytree(REPO / "data", workdir / "data")
     env = _env(Path(sys.executable).parent)
+    port = _free_port()
     got: dict[int, list[list[str]]] = {}
-    for block in blocks:
-        if block.not_run is not None:
-            continue
-        outs = []
-        for cmd in block.commands:
-            proc = subprocess.run(
-                ["bash", "-c", cmd.text],
-                cwd=workdir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=TIMEOUT,
-            )
-            text = proc.stdout.decode("utf-8", errors="replace")
-            for prefix in {str(workdir) + os.sep, str(workdir.resolve()) + os.sep}:
-                text = text.replace(prefix, "")
-            outs.append(text.splitlines())
-        got[block.line] = outs
+    servers: list[subprocess.Popen] = []
+    try:
+        for block in blocks:
+            if block.not_run is not None:
+                continue
+            outs = []
+            for cmd in block.commands:
+                text = cmd.text.replace(PORT, port)
+                if text.rstrip().endswith("&"):
+                    proc, out = _background(text.rstrip()[:-1], len(cmd.shown), workdir, env)
+                    servers.append(proc)
+                else:
+                    done = subprocess.run(
+                        ["bash", "-c", text],
+                        cwd=workdir,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        timeout=TIMEOUT,
+                    )
+                    out = done.stdout.decode("utf-8", errors="replace")
+                for prefix in {str(workdir) + os.sep, str(workdir.resolve()) + os.sep}:
+                    out = out.replace(prefix, "")
+                outs.append(out.replace(port, PORT).splitlines())
+            got[block.line] = outs
+    finally:
+        _stop(servers)
     return got
 
 
