@@ -41,7 +41,7 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.2.1"
+GRADER_VERSION = "1.3.0"
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per pattern per response; see custom_regex
 

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import Extraction
-from .extract import NO_TEXT, general_extract
-from .fastpath import fast_extract
+from .extract import NO_TEXT, general_extract, read_response, read_text
+from .fastpath import fast_region
 from .tokens import ASCII_LETTERS
 
 __all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part"]
@@ -39,10 +39,12 @@ def extract_robust(
         return NO_TEXT
     if type(letters) is not dict and not isinstance(letters, Mapping):
         letters = {}
-    fast = fast_extract(text, letters)
-    if fast is not None:
-        return fast
-    return general_extract(text, letters)
+    return read_response(text, letters, _fast_or_general)
+
+
+def _fast_or_general(text: str, letters: Mapping[str, Any]) -> Extraction:
+    fast = fast_region(text, letters)
+    return fast if fast is not None else read_text(text, letters)
 
 
 def custom_capture_is_word_part(text: str, span: tuple[int, int] | None) -> bool:

@@ -5,7 +5,7 @@ common closings without most of this work."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...records import (
@@ -18,13 +18,14 @@ from ...records import (
 )
 from ..base import Extraction
 from . import patterns as X
-from .candidates import Text, make_text, strong_candidates
+from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
 from .evidence import DECISIVE, LETTER, Evidence, Reading
 from .formats import format_candidates, last_line
 from .options import Options
+from .region import answer_region, blank_special_tokens
 from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
-from .text import fold_width, lower_same_length
+from .text import at_line_start, fold_width, lower_same_length
 
 STATUS_OF = {
     "several": STATUS_AMBIGUOUS,
@@ -35,22 +36,39 @@ STATUS_OF = {
 NO_TEXT = Extraction(None, STATUS_NO_ANSWER, "robust.none")
 
 
-def unfinished_reasoning(text: str) -> Extraction | None:
-    """The response opens a `<think>` block and never closes it: it stopped while reasoning, before
-    giving its final answer (what the reasoning says on the way is not a commitment)."""
-    i = text.find("<think>")
-    if i < 0 or text[:i].strip() or text.find("</think>", i) >= 0:
-        return None
-    why = "stops inside its <think> block: no final answer"
-    cand = Candidate("robust.scope", (i, len(text)), None, why)
-    return Extraction(None, STATUS_NO_ANSWER, "robust.scope", (i, len(text)), (cand,), message=why)
+def read_response(
+    text: str, letters: Mapping[str, Any], read: Callable[[str, Mapping[str, Any]], Extraction]
+) -> Extraction:
+    """`read` applied to the answer region of `text` (region.py), spans given in `text`; no answer when the
+    response has no answer region (it stops while reasoning, or nothing follows its reasoning)."""
+    reg = answer_region(text)
+    if reg is None:
+        return read(text, letters)
+    a = reg.start
+    if reg.why_none is not None:
+        span = (a, len(text))
+        cand = Candidate("robust.scope", span, None, reg.why_none)
+        return Extraction(None, STATUS_NO_ANSWER, "robust.scope", span, (cand,), message=reg.why_none)
+    ext = read(blank_special_tokens(text[a:]), letters)
+    skipped = Candidate(
+        "robust.region", (0, a), None, f"reasoning before the answer region ({reg.marker}): not read"
+    )
+    if a == 0:
+        return ext._replace(candidates=(skipped, *ext.candidates))
+    shifted = tuple(
+        Candidate(c.rule, (c.span[0] + a, c.span[1] + a), c.letter, c.verdict) for c in ext.candidates
+    )
+    span = None if ext.span is None else (ext.span[0] + a, ext.span[1] + a)
+    return ext._replace(span=span, candidates=(skipped, *shifted))
 
 
 def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
     """extract_robust without the fast path (the property tests compare the two)."""
-    unfinished = unfinished_reasoning(text)
-    if unfinished is not None:
-        return unfinished
+    return read_response(text, letters, read_text)
+
+
+def read_text(text: str, letters: Mapping[str, Any]) -> Extraction:
+    """The general path on a text that is all answer region."""
     t = fold_width(text)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters), structure)
@@ -123,6 +141,15 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         hi = lo
     if dec.chosen is not None:
         chosen, reading = dec.chosen, dec.reading
+        section = _unread_section(evidence, chosen, t)
+        if (
+            section is not None
+        ):  # ("... so C. ## Final Answer <nothing readable>"): the reasoning's C is no answer
+            why = "the final-answer section commits to nothing readable; earlier letters are reasoning"
+            out = explain(evidence, None) + [Candidate("robust.scope", section.reading.span, None, why)]
+            return Extraction(
+                None, STATUS_NO_ANSWER, "robust.scope", section.reading.span, tuple(out), message=why
+            )
         if chosen.draft or X.REVISION_RE.search(t, chosen.end):
             ll = last_line(x)  # "Answer: B ... let me check again ... \n\nC": a corrected bare answer
             if (
@@ -140,6 +167,16 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)
     return Extraction(None, STATUS_NO_ANSWER, "robust.none", None, tuple(out), message="no answer found")
+
+
+def _unread_section(evidence: list[Evidence], chosen: Evidence, t: str) -> Evidence | None:
+    """A final-answer anchor opening a line after the chosen evidence ("## Final Answer", "Final answer:")
+    whose payload reads as nothing: the response's answer section, which a letter of the reasoning above it
+    does not outrank."""
+    for e in evidence:
+        if e.pos > chosen.pos and e.rule == RULE_FINAL and not e.decisive and at_line_start(t, e.pos):
+            return e
+    return None
 
 
 _JOINERS = (",", ";", "/", "&", "+", " and", " or", "both", "either", "和", "或", "及")

@@ -29,9 +29,10 @@ from . import keywords as K
 from . import patterns as X
 from .candidates import anchor_at, anchor_payload, conditional_before, copula_before
 from .evidence import DECISIVE, LETTER, Reading, letter_reading
-from .extract import STATUS_OF, first_stage_start, may_join_earlier, unfinished_reasoning
+from .extract import STATUS_OF, first_stage_start, may_join_earlier
 from .options import Options
 from .payload import read_payload
+from .region import answer_region
 from .scope import listing_right_above, may_be_label, may_have_structure
 from .text import fold_width
 from .tokens import UPPER, letter_use
@@ -62,8 +63,16 @@ RULE_ANCHOR, RULE_FINAL, RULE_BOXED, RULE_COMMIT = (
 
 def fast_extract(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     """general_extract(text, letters) when the closing line is a known shape, else None."""
+    if answer_region(text) is not None:
+        return None
+    return fast_region(text, letters)
+
+
+def fast_region(text: str, letters: Mapping[str, Any]) -> Extraction | None:
+    """read_text(text, letters) when the closing line is a known shape, else None (`text` is all answer
+    region)."""
     n = len(text)
-    if n <= 300 or unfinished_reasoning(text) is not None:
+    if n <= 300:
         return None
     if not text.isascii():
         return _cjk(text, letters)

@@ -464,3 +464,24 @@ def trie_pattern(words: list[str]) -> str:
         return "(?:" + body + ")?" if end else body
 
     return emit(trie)
+
+
+# --------------------------------------------------------------------------------------------------
+# The answer region (region.py)
+# --------------------------------------------------------------------------------------------------
+
+
+_OPEN_MARKERS = tuple(o for o, _ in P.REASONING_MARKERS)
+_CLOSE_MARKERS = tuple(c for _, c in P.REASONING_MARKERS)
+# The first characters of the markers (in any case): a marker can start only where one stands, which
+# str.find (memchr) finds at C speed.
+REASONING_FIRST_CHARS = "".join(
+    sorted({c for m in _OPEN_MARKERS + _CLOSE_MARKERS for c in (m[0], m[0].upper())})
+)
+# Every opening and closing marker, in any case: group `c` holds a closing one.
+REASONING_MARKER_RE = re.compile(
+    "(?P<c>" + "|".join(map(re.escape, sorted(_CLOSE_MARKERS, key=len, reverse=True))) + ")|(?:"
+    + "|".join(map(re.escape, sorted(_OPEN_MARKERS, key=len, reverse=True))) + ")",
+    re.IGNORECASE,
+)  # fmt: skip
+SPECIAL_TOKEN_RE = re.compile("|".join(map(re.escape, P.SPECIAL_TOKENS)))

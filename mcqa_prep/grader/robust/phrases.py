@@ -12,6 +12,26 @@ from typing import NamedTuple
 from ..letters import LOCALISED
 
 # --------------------------------------------------------------------------------------------------
+# Structure: the reasoning and the answer region (region.py)
+# --------------------------------------------------------------------------------------------------
+
+# How models mark their reasoning, as (opening, closing) markers, matched in any case. The answer region
+# starts after the last closing marker; an opening marker after it (a reasoning block that never closes)
+# leaves the response without one. A closing marker may stand without its opening one (the opening marker
+# was part of the prompt).
+REASONING_MARKERS = (
+    ("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>"),
+    ("<thought>", "</thought>"), ("◁think▷", "◁/think▷"), ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("[think]", "[/think]"), ("<|start_thinking|>", "<|end_thinking|>"), ("<seed:think>", "</seed:think>"),
+    ("<|im_start|>think", "<|im_start|>answer"), ("<|channel|>analysis", "<|channel|>final"),
+)  # fmt: skip
+# Special tokens that carry no words: blanked (replaced by spaces) in the answer region.
+SPECIAL_TOKENS = (
+    "<|begin_of_solution|>", "<|end_of_solution|>", "<|message|>", "<|end|>", "<|return|>", "<|im_end|>",
+    "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>",
+)  # fmt: skip
+
+# --------------------------------------------------------------------------------------------------
 # Letters
 # --------------------------------------------------------------------------------------------------
 
@@ -96,11 +116,9 @@ NOUN_SUFFIX_CHOSEN = ("selected", "chosen")
 ANCHOR_ADVERBS = ("therefore", "thus", "then", "here", "clearly", "indeed", "now", "probably", "likely")
 # Verb phrases that link the noun and the payload ("is", "would be"); hedged ones are marked below.
 ANCHOR_LINK_VERBS = (
-    r"(?:is|are)\b(?!\s+not\b)",
-    r"(?:would|should|must|will|might|could|may)\s+be\b",
-    r"(?:seems|appears)\s+to\s+be\b",
-    r"lies\s+in\b",
-)
+    r"(?:is|are)\b(?!\s+not\b)", r"(?:would|should|must|will|might|could|may)\s+be\b",
+    r"(?:seems|appears)\s+to\s+be\b", r"lies\s+in\b",
+)  # fmt: skip
 # Link words that make the statement hedged ("the answer might be B").
 HEDGED_LINKS = ("might", "could", "may")
 
@@ -237,18 +255,8 @@ PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible",
 # "That's the second option.", "I'll go with the third choice": an option named by its position, after a
 # phrase that commits to it (regex fragments, each ending right before "the"), closing the sentence.
 ORDINALS = (
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "last",
-)
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last",
+)  # fmt: skip
 ORDINAL_NOUNS = ("option", "choice", "answer", "alternative", "one")
 ORDINAL_COMMITS = (
     r"it(?:'s|’s|\s+is)", r"that(?:'s|’s|\s+is)", r"this\s+is", r"(?:must|should|has\s+to)\s+be",
@@ -271,11 +279,8 @@ CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
 # Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
 ELIMINATION_BEFORE = (
-    r"leaving(?:\s+us\s+with)?",
-    r"leaves(?:\s+us\s+with)?",
-    r"left\s+with",
-    r"elimination,?",
-)
+    r"leaving(?:\s+us\s+with)?", r"leaves(?:\s+us\s+with)?", r"left\s+with", r"elimination,?",
+)  # fmt: skip
 ELIMINATION_AFTER = (
     r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
 )  # fmt: skip
@@ -319,16 +324,15 @@ HEDGE_BEFORE = (
     r"probably", r"or\s+maybe",
 )  # fmt: skip
 HEDGE_AFTER = (
-    r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)",
-    r"might",
-    r"could",
-)
+    r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)", r"might", r"could",
+)  # fmt: skip
 # "C is also valid": said after an answer, it keeps the earlier, different answer too.
 ALSO_VALID = (
+
     r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
     r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
     r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
-)
+)  # fmt: skip
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
 # One of several readings of the question: "read one way it's A, read the other way it's D" commits to
@@ -336,7 +340,7 @@ CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were
 READING_CONDITIONS = (
     r"(?:read|interpreted|taken|understood)\s+(?:one|the\s+other|another|this|that)\s+way",
     r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+(?:reading|interpretation)",
-)
+)  # fmt: skip
 CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
 # Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
 NEGATIONS_BEFORE = (
@@ -472,20 +476,8 @@ FOLLOW_UP_HINTS = (
     "another q", "another p", "follow",
 )  # fmt: skip
 SUB_ITEM_HINTS = (
-    r"\(",
-    r"b\)",
-    r"ii\)",
-    "part",
-    "Part",
-    "PART",
-    "step",
-    "Step",
-    "STEP",
-    "item",
-    "Item",
-    "sub",
-    "Sub",
-)
+    r"\(", r"b\)", r"ii\)", "part", "Part", "PART", "step", "Step", "STEP", "item", "Item", "sub", "Sub",
+)  # fmt: skip
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
@@ -498,18 +490,8 @@ INDEX_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "
 INDEX_WORDS = INDEX_NUMBER_WORDS + INDEX_ORDINAL_WORDS
 # Words that make a labelled line a verdict on its option ("B. is wrong"), not an echo of the option listing
 LISTING_VERDICT_WORDS = (
-    "wrong",
-    "right",
-    "correct",
-    "incorrect",
-    "true",
-    "false",
-    "no",
-    "yes",
-    "out",
-    "fails",
-    "holds",
-)
+    "wrong", "right", "correct", "incorrect", "true", "false", "no", "yes", "out", "fails", "holds",
+)  # fmt: skip
 LISTING_VERDICT_MARKS = ("✗", "✓", "✔", "❌")
 # Parts named by ordinals inside a paragraph ("In the first situation, ... In the second situation, ..."):
 # answers to different parts are several answers.
@@ -523,20 +505,9 @@ PART_NOUNS = ("case", "situation", "scenario", "part", "sub-question", "subquest
 # JSON keys whose value is the answer ({"answer": "C"}, {"selected_option": "b"}): a key ending in one of
 # these words (after "_" or a space), or equal to it.
 JSON_ANSWER_KEYS = (
-    "answer",
-    "choice",
-    "option",
-    "letter",
-    "selection",
-    "selected",
-    "chosen",
-    "prediction",
-    "label",
-    "pick",
-    "final",
-    "response",
-    "result",
-)
+    "answer", "choice", "option", "letter", "selection", "selected", "chosen", "prediction", "label", "pick",
+    "final", "response", "result",
+)  # fmt: skip
 
 # --------------------------------------------------------------------------------------------------
 # Option texts
