@@ -5,7 +5,6 @@ strength and reading. The formats that carry no words (a bare letter, a last lab
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -255,22 +254,14 @@ def conditional_before(low: str, a: int, b: int) -> bool:
     necessary test first: one of the condition words occurs after the last "." or newline."""
     e = b - 1 if b > a and low[b - 1] == "\n" else b
     c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
-    w = low[c:e]
-    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w or _reading_words(w):
+    if X.CONDITION_HINT_RE.search(low, c, e) is not None:
         return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
     return False
-
-
-def _reading_words(w: str) -> bool:
-    return "way" in w or "reading" in w or "interpretation" in w
 
 
 # --------------------------------------------------------------------------------------------------
 # Commitment phrases
 # --------------------------------------------------------------------------------------------------
-
-
-_CONDITION_WORDS = re.compile(r"if|when|unless|assum|provid")  # (a cheap test before CONDITIONAL_AFTER_RE)
 
 
 def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
@@ -288,7 +279,11 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
             reason = "conditional, not a commitment"
-    if reason is None and kind != "self_correction" and _CONDITION_WORDS.search(x.low, j + 1, j + 24):
+    if (
+        reason is None
+        and kind != "self_correction"
+        and X.CONDITION_AFTER_HINT_RE.search(x.low, j + 1, j + 24)
+    ):
         if X.CONDITIONAL_AFTER_RE.match(t, j + 1):
             reason = "conditional, not a commitment"
     if reason is not None:
@@ -396,11 +391,11 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
     if j in seen:
         return None
     more = [c for c in q.group("more") if c.isupper()]
-    if kw in ("answer", "one", "choice", "pick"):
+    if kw in X.VERDICT_NOUNS_ALONE:
         words = low[q.start() : k].split()
         if words and words[-1] in X.VERDICT_FINAL_WORDS:
             words.pop()
-        if not words or words[-1] not in ("the", "my", "our") or not X.NOUN_ALONE_RE.match(low, k):
+        if not words or words[-1] not in X.VERDICT_DETERMINERS or not X.NOUN_ALONE_RE.match(low, k):
             return None
         tier, kind = ANCHORED, "verdict_noun"
     elif X.VERDICT_WITH_NOUN_RE.match(low, k):
@@ -409,7 +404,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         tier, kind = PHRASE, "verdict_alone"
     else:
         return None
-    if not more and kw in ("plausible", "possible", "acceptable", "reasonable"):
+    if not more and kw in X.PLURAL_ONLY_VERDICTS:
         return None
     seen.add(j)
     if X.LIST_BEFORE_RE.search(low, max(0, j - 30), j):
@@ -418,7 +413,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         r = _letters_at(x, j, kind, q.start())
         if more and r.kind == LETTER and any(c != r.letter for c in more):
             r = Reading(SEVERAL, None, (j, q.end("more")), "several letters: " + "/".join([r.letter, *more]))
-    also = "also" in low[q.start() : k] or "equally" in low[q.start() : k]
+    also = any(w in X.ALSO_WORDS for w in low[q.start() : k].split())
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
     )
@@ -439,20 +434,15 @@ def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
     return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))
 
 
-_AFTER_COPULA = (
-    frozenset(("only", "the", "my", "our", "both", "all", "also", "equally")) | X.VERDICT_FINAL_WORDS
-)
-
-
 def copula_before(low: str, k: int) -> bool:
     """A cheap necessary test for VERDICT_BEFORE_RE ending at k: the words before k end with "is"/"are",
     maybe followed by "both"/"all", "the"/"my"/"our" and "only"."""
     if k == 0 or not low[k - 1].isspace():
         return False
     words = low[max(0, k - 24) : k].split()
-    while words and words[-1] in _AFTER_COPULA:
+    while words and words[-1] in X.VERDICT_AFTER_COPULA:
         words.pop()
-    return bool(words) and (words[-1] == "is" or words[-1] == "are")
+    return bool(words) and words[-1] in X.VERDICT_COPULAS
 
 
 def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
@@ -474,7 +464,7 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
         j = m.start("L")
         start = k
     else:
-        if kw not in ("remains", "survives", "left", "stands out"):
+        if kw not in X.ELIMINATION_AFTER_KEYWORDS:
             return None
         q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
         if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:

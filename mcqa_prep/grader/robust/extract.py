@@ -179,9 +179,6 @@ def _unread_section(evidence: list[Evidence], chosen: Evidence, t: str) -> Evide
     return None
 
 
-_JOINERS = (",", ";", "/", "&", "+", " and", " or", "both", "either", "和", "或", "及")
-
-
 def may_join_earlier(t: str, lo: int, pos: int) -> bool:
     """Could a candidate before `lo` be coordinated with the one at `pos` ("\\boxed{A} or\\n\\boxed{B}")?
     Only when the text from lo to pos could be a coordination gap and the text before lo ends with a
@@ -192,12 +189,13 @@ def may_join_earlier(t: str, lo: int, pos: int) -> bool:
     if gap.strip() and not X.COORDINATION_GAP_RE.fullmatch(gap):
         return False
     tail = t[max(0, lo - 40) : lo].rstrip(" \t\r\n*_$`([{").lower()
-    if tail.endswith(_JOINERS) or tail == "and" or tail == "or":
+    if tail.endswith(X.JOINER_ENDINGS) or tail in X.JOINER_WORDS:
         return True
     near = t[max(0, pos - 12) : pos].lower()
-    return ("both" in near or "either" in near) and X.COORDINATION_OPENER_RE.search(
-        t, max(0, pos - 12), pos
-    ) is not None
+    return (
+        any(w in near for w in X.COORDINATION_OPENERS)
+        and X.COORDINATION_OPENER_RE.search(t, max(0, pos - 12), pos) is not None
+    )
 
 
 def _verdict(r: Reading) -> str:

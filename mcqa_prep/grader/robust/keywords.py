@@ -43,7 +43,7 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(ANCHOR, tail, CHOSEN))
     for kw, tail, before in X.OTHER_ANCHORS:
         add(kw, Handler(ANCHOR, tail, OTHER, before))
-    for kw in ("option", "choice", "answer", "alternative", "letter", "statement"):
+    for kw in P.OPTION_NOUNS:
         add(kw, Handler(COMMIT, X.OPTION_IS_CORRECT_RE, "option_correct"))
     for kw in P.SELF_CORRECTION_WORDS:
         add(kw, Handler(COMMIT, X.SELF_CORRECTION_RE, "self_correction"))
@@ -53,7 +53,7 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(COMMIT, X.IT_IS_RE, "it_is"))
     for kw in P.MATCH_PHRASES:
         add(kw, Handler(COMMIT, X.MATCH_RE, "it_is"))
-    for kw in X.VERDICT_KEYWORDS + ("answer", "one", "choice", "pick"):
+    for kw in X.VERDICT_KEYWORDS + P.VERDICT_NOUNS_ALONE:
         if all(h.what != VERDICT for h in table.get(kw, ())):
             add(kw, Handler(VERDICT))
     for kw in X.ELIMINATION_KEYWORDS:

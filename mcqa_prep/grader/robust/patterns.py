@@ -119,9 +119,7 @@ MATCH_RE = re.compile(_alt(P.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s
 IT_IS_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
 # "Option B is correct", "Options B and D are both correct".
 OPTION_IS_CORRECT_RE = re.compile(
-    r"(?:option|choice|answer|alternative|letter|statement)s?\s+"
-    + SLOT
-    + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
+    _alt(P.OPTION_NOUNS) + r"s?\s+" + SLOT + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
     r"\(?[a-z]\)?(?![a-z]))*)\s+(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:both\s+|all\s+)?(?:the\s+)?"
     r"(?:(?:most\s+)?correct|right|best|true)\b(?!\s+(?:only\s+)?(?:if|when|for|in|under)\b)"
 )
@@ -130,16 +128,28 @@ OPTION_IS_CORRECT_RE = re.compile(
 VERDICT_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[*_]{0,2}[\(\[]?(?P<L>[A-Z])[\)\]]?[*_]{0,2}"
     r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
-    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?"
+    r"\s+"
+    + _alt(P.VERDICT_COPULAS)
+    + r"\s+(?:"
+    + _alt(P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS)
+    + r"\s+)?"
+    r"(?:" + _alt(P.VERDICT_DETERMINERS) + r"\s+)?(?:" + _alt(P.VERDICT_RESTRICTORS) + r"\s+)?"
     r"(?:" + _alt(P.VERDICT_FINAL_WORDS) + r"\s+)?$"
 )
+# The words that may stand between a verdict's copula and its adjective or noun ("is the only", "are both").
+VERDICT_AFTER_COPULA = frozenset(
+    P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS + P.VERDICT_DETERMINERS + P.VERDICT_RESTRICTORS
+    + P.VERDICT_FINAL_WORDS
+)  # fmt: skip
+VERDICT_COPULAS = frozenset(P.VERDICT_COPULAS)
+VERDICT_DETERMINERS = frozenset(P.VERDICT_DETERMINERS)
+VERDICT_NOUNS_ALONE = frozenset(P.VERDICT_NOUNS_ALONE)
+ALSO_WORDS = frozenset(P.VERDICT_ALSO_WORDS)
+# Verdicts that commit only when said of several letters ("A and C are both plausible" is several answers).
+PLURAL_ONLY_VERDICTS = frozenset(P.PLURAL_VERDICTS) - frozenset(P.VERDICT_ADJECTIVES)
 VERDICT_FINAL_WORDS = frozenset(P.VERDICT_FINAL_WORDS)
 DRAFT_QUALIFIERS = frozenset(P.DRAFT_QUALIFIERS)
-VERDICT_NOUNS = (
-    "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
-    "fit", "selection", "alternative", "pick", "candidate",
-)  # fmt: skip
-_NOUN = _alt(VERDICT_NOUNS)
+_NOUN = _alt(P.VERDICT_NOUNS)
 # "B fits best.": a letter, a verb of fitting and "best" closing the sentence (found from "best" backwards).
 FITS_BEST_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?:fits|works|matches|suits|applies)\s+(?:the\s+)?$"
@@ -153,7 +163,7 @@ VERDICT_WITH_NOUN_RE = re.compile(
 )
 VERDICT_ALONE_RE = re.compile(_alt(P.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))")
 PLURAL_VERDICT_RE = re.compile(_alt(P.PLURAL_VERDICTS) + r"\b")
-NOUN_ALONE_RE = re.compile(r"(?:answer|one|choice|pick)\b(?!\s+(?:to|of|for|that|which|who)\b)")
+NOUN_ALONE_RE = re.compile(_alt(P.VERDICT_NOUNS_ALONE) + r"\b(?!\s+(?:to|of|for|that|which|who)\b)")
 VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VERDICTS
 # "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
 # original text: the letter is a capital).
@@ -212,22 +222,21 @@ CLOSING_COPULA_RE = re.compile(
 CLOSING_PAREN_RE = re.compile(r"\s\((?P<L>[a-z])\)\s*[.!]?\s*$")
 # "leaving C", "only D remains"
 ELIMINATION_BEFORE_RE = re.compile(
-    r"(?:"
-    + "|".join(P.ELIMINATION_BEFORE)
-    + r")\s+(?:(?:only|just)\s+)?(?:(?:option|choice)\s+)?"
-    + SLOT
-    + _LETTER_END
+    _alt(P.ELIMINATION_BEFORE) + r",?\s+(?:(?:only|just)\s+)?(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END
 )
 ELIMINATION_AFTER_RE = re.compile(
     r"(?<![\w'’.-])(?:only\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
-    + r"\s+(?:"
-    + "|".join(P.ELIMINATION_AFTER)
-    + r")\b$"
+    + r"\s+(?:is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?)?"
+    + _alt(P.ELIMINATION_AFTER)
+    + r"\b$"
 )
 STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
 LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
-ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives", "stands out")
+ELIMINATION_KEYWORDS = tuple(
+    dict.fromkeys([w.split()[0] for w in P.ELIMINATION_BEFORE] + list(P.ELIMINATION_AFTER))
+)
+ELIMINATION_AFTER_KEYWORDS = frozenset(P.ELIMINATION_AFTER)
 # The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
 LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
 LINE_END_TRAIL = frozenset(" \t\r.!*)]")
@@ -246,9 +255,17 @@ HEDGE_BEFORE_RE = re.compile(
 )
 HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
-CONDITIONAL_BEFORE_RE = re.compile(
-    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(P.READING_CONDITIONS) + r")\b[^.\n]*$"
+_READING_CONDITIONS = (
+    _alt(P.READING_VERBS) + r"\s+(?:one|the\s+other|another|this|that)\s+way",
+    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+" + _alt(P.READING_NOUNS),
 )
+CONDITIONAL_BEFORE_RE = re.compile(
+    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(_READING_CONDITIONS) + r")\b[^.\n]*$"
+)
+# A cheap necessary test for CONDITIONAL_BEFORE_RE: a condition word, "way" or a reading noun occurs.
+CONDITION_HINT_RE = re.compile(_alt(P.CONDITIONAL_BEFORE + ("way",) + P.READING_NOUNS))
+# ... and for CONDITIONAL_AFTER_RE (lower-cased text).
+CONDITION_AFTER_HINT_RE = re.compile(_alt(P.CONDITIONAL_AFTER))
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
 # A clause (since the last ".", ";" or line break) that starts with a condition word.
 CONDITIONAL_CLAUSE_RE = re.compile(
@@ -279,17 +296,39 @@ CONCLUSION_BEFORE_RE = re.compile(
 PUNCT_BEFORE_RE = re.compile(r"[,:]\W*$")
 WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(P.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
 BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
+
+
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
+def _coordinators(words: tuple[str, ...], tail: bool) -> str:
+    """Coordinator marks as they are; words as whole words (`tail`: only their start is bounded)."""
+    out = []
+    for w in sorted(words, key=len, reverse=True):
+        if w[:1].isalpha() and w.isascii():
+            out.append(r"\b" + r"\s+".join(map(re.escape, w.split())) + ("" if tail else r"\b,?"))
+        else:
+            out.append(re.escape(w))
+    return "(?:" + "|".join(out) + ")"
+
+
 COORDINATION_GAP_RE = re.compile(
-    r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|\balternatively\b,?|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
+    r"[\s*_$`)\]}.]*" + _coordinators(P.COORDINATORS, False) + r"[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
     re.IGNORECASE,
 )
 ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(P.ALSO_VALID) + ")", re.IGNORECASE)
-COORDINATION_OPENER_RE = re.compile(r"\b(?:both|either)\s*[*_$`(\[]*$", re.IGNORECASE)
+COORDINATION_OPENER_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\s*[*_$`(\[]*$", re.IGNORECASE)
 # Text before a stage that might join its first answer to an earlier one ("\boxed{A} or\n\boxed{B}").
 COORDINATION_TAIL_RE = re.compile(
-    r"(?:,|;|/|&|\+|\band|\bor|\bboth|\beither|和|或|及)[\s*_$`(\[{]*$", re.IGNORECASE
+    _coordinators(P.COORDINATORS + P.COORDINATION_OPENERS, True) + r"[\s*_$`(\[{]*$", re.IGNORECASE
 )
+# How the text before a candidate ends when it may join that candidate to an earlier answer ("A or",
+# "both"): a cheap test on the lower-cased tail, marks as they are, words after a space (or alone).
+COORDINATION_OPENERS = P.COORDINATION_OPENERS
+_WORDY = tuple(w for w in P.COORDINATORS + P.COORDINATION_OPENERS if w[:1].isalpha() and w.isascii())
+JOINER_ENDINGS = tuple(
+    (" " + w if w in P.COORDINATORS else w) if w in _WORDY else w
+    for w in P.COORDINATORS + P.COORDINATION_OPENERS
+)
+JOINER_WORDS = frozenset(_WORDY)
 
 # The closing line (closing.py): words that stop its reading, and the shape of a lower-case label named
 # by its noun ("Locking in option (c).").

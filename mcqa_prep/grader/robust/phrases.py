@@ -238,7 +238,22 @@ SELF_CORRECTION_FILLERS = (
     r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)", r"the\s+answer\s+is",
     r"i\s+(?:mean|choose|pick)",
 )  # fmt: skip
-# "B is the correct answer", "C is the least accurate statement": adjectives of a verdict on a letter.
+# "Option B is correct", "Options B and D are both correct": nouns that name an option by its letter.
+OPTION_NOUNS = ("option", "choice", "answer", "alternative", "letter", "statement")
+# "B is the correct answer", "C is the least accurate statement": a verdict on a letter — the copulas, the
+# words that may follow them ("A and C are both right", "D is also correct"; the "also" ones keep other
+# answers), the determiners, the restrictor ("B is the only correct one"), then the adjective and the noun.
+VERDICT_COPULAS = ("is", "are")
+VERDICT_SCOPE_WORDS = ("both", "all")
+VERDICT_ALSO_WORDS = ("also", "equally")
+VERDICT_DETERMINERS = ("the", "my", "our")
+VERDICT_RESTRICTORS = ("only",)
+VERDICT_NOUNS = (
+    "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
+    "fit", "selection", "alternative", "pick", "candidate",
+)  # fmt: skip
+# Verdict nouns that need no adjective ("B is the answer", "C is my pick"), unless a complement follows.
+VERDICT_NOUNS_ALONE = ("answer", "one", "choice", "pick")
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
 # Words between "the"/"my" and the noun of a verdict that name it the final one ("C is my final answer").
 VERDICT_FINAL_WORDS = ("final", "ultimate")
@@ -278,12 +293,9 @@ CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
 CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
 # Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
-ELIMINATION_BEFORE = (
-    r"leaving(?:\s+us\s+with)?", r"leaves(?:\s+us\s+with)?", r"left\s+with", r"elimination,?",
-)  # fmt: skip
-ELIMINATION_AFTER = (
-    r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
-)  # fmt: skip
+# (the words before the survivor; the words after it, maybe after "is" or "is the only one/option/choice")
+ELIMINATION_BEFORE = ("leaving", "leaving us with", "leaves", "leaves us with", "left with", "elimination")
+ELIMINATION_AFTER = ("remains", "left", "survives", "stands out")
 # "So we get D as the answer.": a letter taken as the answer, closing its line — the words between the
 # letter and "answer", and what may open the clause before the letter (after an optional conclusion word:
 # "So, D as the answer."); any other subject ("Many pick C as the answer", "We rule out A as the answer")
@@ -335,12 +347,11 @@ ALSO_VALID = (
 )  # fmt: skip
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
-# One of several readings of the question: "read one way it's A, read the other way it's D" commits to
-# neither (regex fragments; each contains "way", "reading" or "interpretation", which a cheap test checks).
-READING_CONDITIONS = (
-    r"(?:read|interpreted|taken|understood)\s+(?:one|the\s+other|another|this|that)\s+way",
-    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+(?:reading|interpretation)",
-)  # fmt: skip
+# One of several readings of the question commits to neither: "read one way it's A, read the other way
+# it's D" (a verb before "one way" / "the other way"), "on one reading ..., under the other interpretation
+# ..." (a noun after "on/under/with one/the other/another/the first/the second").
+READING_VERBS = ("read", "interpreted", "taken", "understood")
+READING_NOUNS = ("reading", "interpretation")
 CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
 # Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
 NEGATIONS_BEFORE = (
@@ -409,6 +420,11 @@ CLOSING_REMARK_CONTRASTS = ("but", "however", "instead", "rather", "though", "al
 CLOSING_LINE_MAX_WORDS_AFTER = 4
 # "That narrows it to A.": before a letter that closes the line, at most this many words.
 CLOSING_LINE_MAX_WORDS_BEFORE = 8
+
+# Joining two answers: "\\boxed{A} and \\boxed{C}", "B or D", "D as well as A" (a mark, or a word).
+COORDINATORS = (",", ";", "/", "&", "+", "和", "或", "及", "and", "or", "as well as", "plus", "alternatively")
+# Words right before a first answer that announce a second: "both A and C", "either B or D".
+COORDINATION_OPENERS = ("both", "either")
 
 # --------------------------------------------------------------------------------------------------
 # Payload fillers, list separators, refusals
