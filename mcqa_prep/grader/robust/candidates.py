@@ -117,7 +117,10 @@ def _boxes(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
         if m.start() >= hi:
             break
         a, b = box_content(x.t, m.end())
-        yield Evidence(m.start(), ANCHORED, RULE_BOXED, read_payload(x.t, a, b, x.opts, anchored=True))
+        r = read_payload(x.t, a, b, x.opts, anchored=True)
+        if r.kind in DECISIVE and example_before(x.low, m.start()):
+            r = none_reading(r.span, "an example of the answer format, not an answer")
+        yield Evidence(m.start(), ANCHORED, RULE_BOXED, r)
 
 
 def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
@@ -145,8 +148,15 @@ def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     r = read_payload(x.t, a, b, x.opts, anchored=True)
     if r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
         r = none_reading(r.span, "conditional, not a commitment")
+    elif r.kind in DECISIVE and example_before(x.low, start):
+        r = none_reading(r.span, "an example of the answer format, not an answer")
     draft = not final and _draft_before(x.low, start)
     return Evidence(start, ANCHORED, RULE_FINAL if final else RULE_ANCHOR, r, hedged=hedged, draft=draft)
+
+
+def example_before(low: str, k: int) -> bool:
+    """An example marker ("e.g.", "例如") stands on the line within 16 characters before k."""
+    return X.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", 0, k) + 1, k - 16), k) is not None
 
 
 def _draft_before(low: str, k: int) -> bool:

@@ -22,6 +22,7 @@ from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
 from .evidence import DECISIVE, LETTER, Evidence, Reading
 from .formats import format_candidates, last_line
+from .labels import DEFAULT, Labels
 from .options import Options
 from .region import answer_region, blank_special_tokens
 from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
@@ -36,20 +37,23 @@ STATUS_OF = {
 NO_TEXT = Extraction(None, STATUS_NO_ANSWER, "robust.none")
 
 
+Reader = Callable[[str, Mapping[str, Any], Labels], Extraction]
+
+
 def read_response(
-    text: str, letters: Mapping[str, Any], read: Callable[[str, Mapping[str, Any]], Extraction]
+    text: str, letters: Mapping[str, Any], read: Reader, labels: Labels = DEFAULT
 ) -> Extraction:
     """`read` applied to the answer region of `text` (region.py), spans given in `text`; no answer when the
     response has no answer region (it stops while reasoning, or nothing follows its reasoning)."""
     reg = answer_region(text)
     if reg is None:
-        return read(text, letters)
+        return read(text, letters, labels)
     a = reg.start
     if reg.why_none is not None:
         span = (a, len(text))
         cand = Candidate("robust.scope", span, None, reg.why_none)
         return Extraction(None, STATUS_NO_ANSWER, "robust.scope", span, (cand,), message=reg.why_none)
-    ext = read(blank_special_tokens(text[a:]), letters)
+    ext = read(blank_special_tokens(text[a:]), letters, labels)
     skipped = Candidate(
         "robust.region", (0, a), None, f"reasoning before the answer region ({reg.marker}): not read"
     )
@@ -62,16 +66,16 @@ def read_response(
     return ext._replace(span=span, candidates=(skipped, *shifted))
 
 
-def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
+def general_extract(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
     """extract_robust without the fast path (the property tests compare the two)."""
-    return read_response(text, letters, read_text)
+    return read_response(text, letters, read_text, labels)
 
 
-def read_text(text: str, letters: Mapping[str, Any]) -> Extraction:
+def read_text(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
     """The general path on a text that is all answer region."""
     t = fold_width(text)
     structure = may_have_structure(t)
-    x = make_text(t, lower_same_length(t), Options(letters), structure)
+    x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False)
     before = ext.span[0] if ext.span is not None else len(t)
     markers = structure and X.STRUCTURE_NL_RE.search(x.low) is not None
@@ -136,7 +140,12 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         evidence = found + evidence if evidence else found
         if any(e.reading.kind in DECISIVE for e in found):  # (else the decision cannot have changed)
             dec = decide(evidence, t, parts)
-        if dec.final and dec.chosen is not None and not may_join_earlier(t, lo, dec.chosen.pos):
+        if (
+            dec.final
+            and dec.chosen is not None
+            and not may_join_earlier(t, lo, dec.chosen.pos)
+            and not _said_before(x, lo, dec.chosen.pos)
+        ):
             break
         hi = lo
     if dec.chosen is not None:
@@ -167,6 +176,13 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)
     return Extraction(None, STATUS_NO_ANSWER, "robust.none", None, tuple(out), message="no answer found")
+
+
+def _said_before(x: Text, lo: int, pos: int) -> bool:
+    """The deciding statement's opening words occur at least twice before `lo` (a response that repeats its
+    answer line, maybe with other letters: the decision must see them all to tell a loop)."""
+    key = x.low[pos : pos + 4]
+    return lo > 0 and len(key.strip()) >= 2 and x.low.count(key, 0, lo) >= 2
 
 
 def _unread_section(evidence: list[Evidence], chosen: Evidence, t: str) -> Evidence | None:

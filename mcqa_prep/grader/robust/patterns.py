@@ -70,7 +70,7 @@ DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
 
 def _other_anchor(a: P.Anchor) -> tuple[str, re.Pattern[str], re.Pattern[str] | None]:
     links = []
-    for link in a.links:
+    for link in sorted(a.links, key=len, reverse=True):  # (longest first: "হলো" before "হল")
         if link in "-—–":
             links.append(re.escape(link) + r"(?=\s)")
         elif _is_latin(link):
@@ -285,6 +285,7 @@ LIST_DISMISSED_AFTER_RE = re.compile(
     + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
     re.IGNORECASE,
 )
+EXAMPLE_BEFORE_RE = re.compile(_alt(P.EXAMPLE_MARKERS))
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
 CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
@@ -362,10 +363,18 @@ MARKUP_CMD_RE = re.compile(
 )
 MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
 MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
+# A number naming an option (when the question numbers them), alone in the payload but for brackets, a
+# counter word and a closing mark: "1", "(2).", "3번", "**4**"; or a list of them ("1, 3" is several).
+NUMBER_LABEL_RE = re.compile(
+    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)[)\]]?[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
+    + r"?" + _alt(P.CLOSING_COPULAS_AFTER) + r"?[\s.。!*_)\]]*$"
+)  # fmt: skip
 SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
-    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·=]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
+    r"(?:[\s\"'“”‘’«»「」『』\[\]\(<:：#>|.,–—→⇒➡👉✅✔☑️▶►•·=]|-(?![\d.])|\b"
+    + _alt(P.PAYLOAD_FILLER_WORDS)
+    + r"\b"
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )
@@ -402,6 +411,8 @@ LABEL_LINE_NL_RE = re.compile(r"\n" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
 # A line that opens with an option letter, maybe after a bullet or markup ("- C is ruled out", "**B** ...").
 LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
+# A label inside a line ("A:", "；B：", " C)"): two different ones make the line a listing of options.
+INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；]))([A-Z])[ \t]*[:：)]")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
@@ -476,7 +487,11 @@ STRUCTURE_NL_RE = re.compile(
     + r")\s*)?\(?(?:b|ii)\))"
 )
 JSON_ANSWER_RE = re.compile(
-    r"[\"'](?:[a-z_ ]{0,24}[_ ])?" + _alt(P.JSON_ANSWER_KEYS) + r"s?[\"']\s*:\s*"
+    r"[\"'](?:[a-z_ ]{0,24}[_ ])?"
+    + _alt(P.JSON_ANSWER_KEYS)
+    + r"s?(?:[_ ]"
+    + _alt(P.JSON_ANSWER_KEY_SUFFIXES)
+    + r")?[\"']\s*:\s*"
     r"(?P<v>\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|\[[^\]\n]{0,300}\]|[A-Za-z](?=\s*[,}]))",
     re.IGNORECASE,
 )

@@ -47,6 +47,28 @@ LOCAL_LETTERS: dict[str, str] = {
     "ก": "A", "ข": "B", "ค": "C", "ง": "D", "จ": "E",
 }  # fmt: skip
 
+# Labels of other scripts that name one option in one reading only (the first letters of an alphabet, in
+# order), read as that option where a Latin label would be read after an anchor (labels.py): Persian ا,
+# Bengali ক খ গ ঘ, Devanagari क ख ग घ, Japanese ア イ ウ エ, Korean 가 나 다 라, Cyrillic Б Г Д (А and В
+# are look-alikes above), circled ① ② ③ ④. A row whose prompt labels its options in a script says so
+# (template_metadata.option_labels), and its labels win over these and over the look-alikes.
+NATIVE_LABELS: dict[str, str] = {
+    "ا": "A",
+    "ক": "A", "খ": "B", "গ": "C", "ঘ": "D", "ঙ": "E",
+    "क": "A", "ख": "B", "ग": "C", "घ": "D", "ङ": "E",
+    "ア": "A", "イ": "B", "ウ": "C", "エ": "D", "オ": "E",
+    "가": "A", "나": "B", "다": "C", "라": "D", "마": "E",
+    "Б": "B", "Г": "D", "Д": "E",
+    "①": "A", "②": "B", "③": "C", "④": "D", "⑤": "E",
+}  # fmt: skip
+# The names of Latin letters written in another script (`উত্তর: "এ"`): a payload that is nothing else.
+LETTER_NAMES: dict[str, str] = {
+    "এ": "A", "বি": "B", "সি": "C", "ডি": "D", "ই": "E",
+    "ए": "A", "बी": "B", "सी": "C", "डी": "D", "ई": "E",
+}  # fmt: skip
+# A number naming an option ("최종 답변: 1", when the prompt numbers its options) may carry a counter word.
+NUMBER_LABEL_COUNTERS = ("번",)
+
 # Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
 FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^_→⇌∈⊂"
 
@@ -182,8 +204,8 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("选择", (), ("是", "为"), before_required=("最终", "我的", "正确")),
     Anchor("選擇", (), ("是", "為"), before_required=("最終", "我的", "正確")),
     Anchor("選項", (), ("是", "為")),
-    Anchor("选", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
-    Anchor("選", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
+    Anchor("选", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確", "本题")),
+    Anchor("選", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確", "本題")),
     Anchor("答え", (), ("は",), link_required=False),
     Anchor("解答", (), ("は",), link_required=False),
     Anchor("正解", (), ("は",), link_required=False),
@@ -372,6 +394,20 @@ DISMISSALS_AFTER = (
 NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非", "而不是")
 # Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
 CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です", "である", "だ")
+# An answer shown as an example of the format ("例如[正确答案]A<eoa>", "e.g. \\boxed{A}", "for example, Answer:
+# C"): an anchor, box or answer field right after one of these (on its line, within a few characters) is no
+# answer (models that echo their instructions repeat the example).
+EXAMPLE_MARKERS = (
+    "例如",
+    "比如",
+    "for example",
+    "e.g.",
+    "for instance",
+    "such as",
+    "例えば",
+    "예를 들어",
+    "z.b.",
+)
 # Negation right after an anchor ("The answer is not A").
 NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
 
@@ -524,6 +560,9 @@ JSON_ANSWER_KEYS = (
     "answer", "choice", "option", "letter", "selection", "selected", "chosen", "prediction", "label", "pick",
     "final", "response", "result",
 )  # fmt: skip
+
+# ... maybe followed by one of these ({"correct_answer_key": "c"}).
+JSON_ANSWER_KEY_SUFFIXES = ("key",)
 
 # --------------------------------------------------------------------------------------------------
 # Option texts

@@ -50,10 +50,20 @@ def blank_markup(raw: str) -> str:
     return raw.translate(MARKUP_CHAR_TABLE)
 
 
+# Decimal digits of other scripts (Arabic-Indic ٣, Persian ۳, Devanagari ३, Bengali ৩, Thai ๓, ...) -> ASCII:
+# an answer "3" meets an option "۳". (NFKC folds full-width and mathematical digits, not these.)
+_DIGITS = {
+    cp: 48 + unicodedata.decimal(chr(cp))
+    for cp in range(0x0660, 0x1C60)
+    if unicodedata.category(chr(cp)) == "Nd"
+}
+
+
 def norm(s: str) -> str:
-    """NFKC (non-ASCII only), lower case, whitespace collapsed: how payloads meet option texts."""
+    """NFKC (non-ASCII only), digits of every script as ASCII, lower case, whitespace collapsed: how
+    payloads meet option texts."""
     if not s.isascii():
-        s = unicodedata.normalize("NFKC", s)
+        s = unicodedata.normalize("NFKC", s).translate(_DIGITS)
     return normalize_option_text(s)
 
 
