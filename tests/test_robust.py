@@ -106,7 +106,12 @@ def _options_list(options: dict[str, str]) -> list[dict[str, str]]:
 @pytest.mark.parametrize("case", GOLDEN_CASES, ids=[c["id"] for c in GOLDEN_CASES])
 def test_golden(case: dict) -> None:
     result = grade_text(
-        case["text"], _options_list(case["options"]), case["want"] or "", None, case.get("template_metadata"), override="robust"
+        case["text"],
+        _options_list(case["options"]),
+        case["want"] or "",
+        None,
+        case.get("template_metadata"),
+        override="robust",
     )
     assert result.extracted_answer == case["want"], (case["note"], result.rule, result.candidates)
     if case["status"] is not None:

@@ -357,6 +357,9 @@ def _finish(
         return None
     if may_have_structure(t):
         return None
+    key = t[pos : pos + 4].lower()
+    if len(key.strip()) >= 2 and t[:lo1].lower().count(key) >= 2:
+        return None  # (the statement repeats: the general path reads them all, extract._said_before)
     if p.kind == LETTER:
         return Extraction(p.letter, STATUS_OK, rule, span, tuple(cands))
     return Extraction(None, STATUS_OF[p.kind], rule, span, tuple(cands), message=p.verdict)
