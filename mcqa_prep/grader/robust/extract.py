@@ -144,7 +144,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
             dec.final
             and dec.chosen is not None
             and not may_join_earlier(t, lo, dec.chosen.pos)
-            and not _said_before(x, lo, dec.chosen.pos)
+            and not said_before(t, lo, dec.chosen.rule, dec.chosen.pos, dec.chosen.reading.span[0])
         ):
             break
         hi = lo
@@ -178,11 +178,17 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     return Extraction(None, STATUS_NO_ANSWER, "robust.none", None, tuple(out), message="no answer found")
 
 
-def _said_before(x: Text, lo: int, pos: int) -> bool:
-    """The deciding statement's opening words occur at least twice before `lo` (a response that repeats its
-    answer line, maybe with other letters: the decision must see them all to tell a loop)."""
-    key = x.low[pos : pos + 4]
-    return lo > 0 and len(key.strip()) >= 2 and x.low.count(key, 0, lo) >= 2
+_REPEATABLE = frozenset(("robust.answer_anchor", "robust.final_answer", "robust.boxed", "robust.json"))
+
+
+def said_before(t: str, lo: int, rule: str, pos: int, end: int) -> bool:
+    """The deciding anchor, as written (its words from `pos` up to the letter at `end`), occurs at least
+    twice before `lo`: a response that repeats its answer line, maybe with other letters — the decision
+    must see them all to tell a loop (decide._cycle)."""
+    if lo == 0 or rule not in _REPEATABLE:
+        return False
+    key = t[pos:end].strip()
+    return len(key) >= 2 and t.count(key, 0, lo) >= 2
 
 
 def _unread_section(evidence: list[Evidence], chosen: Evidence, t: str) -> Evidence | None:

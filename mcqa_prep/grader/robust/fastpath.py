@@ -30,7 +30,7 @@ from . import patterns as X
 from . import phrases as P
 from .candidates import anchor_at, anchor_payload, conditional_before, copula_before
 from .evidence import DECISIVE, LETTER, Reading, letter_reading
-from .extract import STATUS_OF, first_stage_start, may_join_earlier
+from .extract import STATUS_OF, first_stage_start, may_join_earlier, said_before
 from .options import Options
 from .payload import read_payload
 from .region import answer_region
@@ -357,9 +357,8 @@ def _finish(
         return None
     if may_have_structure(t):
         return None
-    key = t[pos : pos + 4].lower()
-    if len(key.strip()) >= 2 and t[:lo1].lower().count(key) >= 2:
-        return None  # (the statement repeats: the general path reads them all, extract._said_before)
+    if said_before(t, lo1, rule, pos, p.span[0]):
+        return None  # (the anchor repeats: the general path reads every one)
     if p.kind == LETTER:
         return Extraction(p.letter, STATUS_OK, rule, span, tuple(cands))
     return Extraction(None, STATUS_OF[p.kind], rule, span, tuple(cands), message=p.verdict)
