@@ -460,6 +460,10 @@ def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
     if q is None or q.start("L") in seen:
         return None
+    if x.t[k - 1 : k] in X.CJK_VERDICT_NEGATIONS_BEFORE or X.CJK_VERDICT_NEGATED_AFTER_RE.match(
+        x.t, k + len(kw)
+    ):
+        return None  # ("B不正确", "5번은 정답이 아닙니다": a verdict against the letter)
     j = q.start("L")
     seen.add(j)
     return Evidence(

@@ -22,7 +22,7 @@ from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
 from .evidence import DECISIVE, LETTER, Evidence, Reading
 from .formats import format_candidates, last_line
-from .labels import DEFAULT, Labels
+from .labels import DEFAULT, Labels, numbers_as_letters
 from .options import Options
 from .region import answer_region, blank_special_tokens
 from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
@@ -73,7 +73,7 @@ def general_extract(text: str, letters: Mapping[str, Any], labels: Labels = DEFA
 
 def read_text(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
     """The general path on a text that is all answer region."""
-    t = fold_width(text)
+    t = numbers_as_letters(fold_width(text), labels)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False)

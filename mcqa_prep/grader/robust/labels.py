@@ -16,9 +16,11 @@ The scheme is one small record per row, cached per (labels, letters).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from . import patterns as X
 from . import phrases as P
 
 
@@ -54,6 +56,21 @@ def labels_for(letters: Mapping[str, Any], template_metadata: Mapping[str, Any] 
             _CACHE.clear()
         _CACHE[key] = hit
     return hit
+
+
+def numbers_as_letters(t: str, labels: Labels) -> str:
+    """When the question numbers its options, a one-digit number with a counter word ("3번", and each of
+    "3, 4, 5번") is that option's letter and the counter a space ("C ", "C, D, E "), one character for
+    one, so every rule reads it as a label."""
+    if not labels.numbers or not any(c in t for c in P.NUMBER_LABEL_COUNTERS):
+        return t
+    order = labels.order
+
+    def letters(m: re.Match[str]) -> str:
+        out = [order[int(c) - 1] if c.isdigit() and 1 <= int(c) <= len(order) else c for c in m.group(1)]
+        return "".join(out) + " " * (m.end() - m.end(1))
+
+    return X.NUMBER_COUNTER_RE.sub(letters, t)
 
 
 def _build(spec: Any, order: tuple[str, ...]) -> Labels:

@@ -27,7 +27,8 @@ def _is_latin(word: str) -> bool:
 
 # A letter slot of a commitment phrase: "(B)", "**b**", "[c]".
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
-NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’]*)")
+# (a word starting in lower case, in any Latin script: "A área" is the article too)
+NEXT_WORD_RE = re.compile(r"[ \t]+([a-zß-öø-ÿ][a-zß-öø-ÿ'’]*)")
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
 NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
@@ -172,6 +173,10 @@ CJK_VERDICT_BEFORE_RE = re.compile(
     + r")?\s*(?:" + _alt(P.CJK_PARTICLES) + r")?\s*$"
 )  # fmt: skip
 CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
+CJK_VERDICT_NEGATED_AFTER_RE = re.compile(
+    r"\s*" + _alt(P.CJK_PARTICLES) + r"?\s*" + _alt(P.CJK_VERDICT_NEGATIONS_AFTER)
+)
+CJK_VERDICT_NEGATIONS_BEFORE = P.CJK_VERDICT_NEGATIONS_BEFORE
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
     r"(?:\b"
@@ -369,6 +374,11 @@ NUMBER_LABEL_RE = re.compile(
     r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)[)\]]?[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
     + r"?" + _alt(P.CLOSING_COPULAS_AFTER) + r"?[\s.。!*_)\]]*$"
 )  # fmt: skip
+# A one-digit number right before a counter word ("3번"), not inside a longer number.
+# (a list of them too: "3, 4, 5번")
+NUMBER_COUNTER_RE = re.compile(
+    r"(?<![\d.,])(\d(?:[ \t]*[,/][ \t]*\d)*)[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
+)
 SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
@@ -418,7 +428,8 @@ TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
 # rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
 # The follow-up patterns run on the lower-cased text.
-_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
+_FOLLOW_UP = P.FOLLOW_UP_MARKERS + (_alt(P.FOLLOW_UP_WORDS) + r"\s*\d*\s*[:.)：]",)
+_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(_FOLLOW_UP) + ")"
 FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
@@ -471,7 +482,7 @@ LABELLED_ANSWER_RE = re.compile(
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
 _HINT_ALTS = [
     alt
-    for w in P.FOLLOW_UP_HINTS
+    for w in P.FOLLOW_UP_HINTS + tuple(w[:3] for w in P.FOLLOW_UP_WORDS)
     for alt in sorted({w, w.capitalize(), w.title(), w.upper()}, key=len, reverse=True)
 ]
 _HINT_ALTS += list(P.SUB_ITEM_HINTS)
@@ -481,7 +492,7 @@ STRUCTURE_HINT_RE = re.compile(
 )
 STRUCTURE_NL_RE = re.compile(
     r"\n[ \t>*#_=-]*(?:"
-    + "|".join(P.FOLLOW_UP_MARKERS)
+    + "|".join(_FOLLOW_UP)
     + r"|(?:(?:"
     + "|".join(P.SUB_ITEM_PREFIXES)
     + r")\s*)?\(?(?:b|ii)\))"

@@ -16,9 +16,9 @@ UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # without a call in the common (ASCII) case.
 WORD_ASCII = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _FORMULA_OPS = frozenset(P.FORMULA_OPERATORS)
-_APOSTROPHES = frozenset("'’")
+_APOSTROPHES = frozenset("'’‘")  # ("O‘zbekiston": Uzbek writes o‘ and g‘)
 # Neighbours of a letter that can make it part of a word, an abbreviation, a compound or a formula.
-_NEIGHBOUR_TRIGGERS = frozenset("'’.-\\^_")
+_NEIGHBOUR_TRIGGERS = frozenset("'’‘.-\\^_")
 _PRE_OK = frozenset(P.FUNCTION_WORDS_BEFORE_LETTER)
 _AFTER_LETTER_I = frozenset(P.WORDS_AFTER_OPTION_LETTER)
 _AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(P.WORDS_AFTER_OPTION_A)
