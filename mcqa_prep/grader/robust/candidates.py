@@ -173,6 +173,13 @@ def anchor_at(
     t: str, low: str, k: int, kw: str, h: K.Handler, latin: bool
 ) -> tuple[int, int, bool, bool] | None:
     """(start, payload start, is final, is hedged) when an anchor starts with the keyword at k."""
+    if (
+        latin
+        and k > 1
+        and low[k - 1] == " "
+        and low[az_run_start(low, k - 1) : k - 1] in X.ANCHOR_DEMONSTRATIVES
+    ):
+        return None  # ("This answer choice is less likely": a mention of an option)
     q = None
     heading = False  # "Choice: B" opening a line: the noun is a label of the answer, no qualifier needed
     if h.kind == K.QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)

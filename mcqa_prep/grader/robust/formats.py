@@ -326,7 +326,8 @@ def _closing_option_text(x: Text, listing: _Listing) -> Evidence:
     if len(mentioned) == 1:
         letter, ot = mentioned[0]
         k = ending.rfind(ot)
-        if k >= 0 and len(ending) - (k + len(ot)) <= 3:
+        c = max(ending.rfind(p, 0, k) for p in ".!?\n") + 1  # (the sentence that ends with it)
+        if k >= 0 and len(ending) - (k + len(ot)) <= 3 and not X.CLOSING_TEXT_VETO_RE.search(ending, c, k):
             return Evidence(
                 pstart,
                 FORMAT,

@@ -51,7 +51,7 @@ EN_CONN = (
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
 ANSWER_TAIL_RE = re.compile(
-    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter))?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter)(?!s?[ \t]*\())?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     + EN_CONN
     + ")"
 )
@@ -61,6 +61,8 @@ CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFF
 AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
 CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
 QUALIFIERS = frozenset(P.QUALIFIERS)
+ANCHOR_DEMONSTRATIVES = frozenset(P.ANCHOR_DEMONSTRATIVES)
+CLOSING_TEXT_VETO_RE = re.compile(r"\b" + _alt(P.CLOSING_TEXT_VETOES) + r"\b")
 HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
 DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
 
@@ -329,6 +331,8 @@ COORDINATION_TAIL_RE = re.compile(
 # How the text before a candidate ends when it may join that candidate to an earlier answer ("A or",
 # "both"): a cheap test on the lower-cased tail, marks as they are, words after a space (or alone).
 COORDINATION_OPENERS = P.COORDINATION_OPENERS
+# An opener among the filler words before a payload's letter ("either (A) sky or (D) countryside").
+COORDINATION_OPENER_IN_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\b", re.IGNORECASE)
 _WORDY = tuple(w for w in P.COORDINATORS + P.COORDINATION_OPENERS if w[:1].isalpha() and w.isascii())
 JOINER_ENDINGS = tuple(
     (" " + w if w in P.COORDINATORS else w) if w in _WORDY else w

@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from . import patterns as X
 from . import phrases as P
 from .evidence import LETTER, OUT_OF_RANGE, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
 from .labels import DEFAULT_LOCAL
 from .options import Options
 from .patterns import (
     ALL_OF_ABOVE_RE,
+    CLOSING_LINE_VETO_RE,
     CLOSING_RE,
     CONCLUSION_BEFORE_RE,
     CONDITIONAL_AFTER_RE,
@@ -111,9 +113,13 @@ def read_payload(
         return r
     # 7. exactly one option text inside an anchored payload ("Answer: The capital is Paris.")
     if anchored and core and opts.norms:
-        inside = opts.inside(norm(core))
+        nc = norm(core)
+        inside = opts.inside(nc)
         if len(inside) == 1:
-            return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
+            letter = inside.pop()
+            rest = nc.replace(dict(opts.norms)[letter], " ")
+            if CLOSING_LINE_VETO_RE.search(rest) is None:  # ("This ... is less likely, as pollution ...")
+                return Reading(LETTER, letter, (a + i, b), "option text in the payload")
     return none_reading((a + i, b), lead_reason or "no letter")
 
 
@@ -135,7 +141,23 @@ def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tupl
         if m_art:  # "é a B", "is a B": an article before the letter
             j = m_art.end() - 1
             letter = s[j]
-    return _leading(s, j, a, letter, opts, anchored), None
+    r = _leading(s, j, a, letter, opts, anchored)
+    if (
+        r.kind == LETTER
+        and X.COORDINATION_OPENER_IN_RE.search(s, 0, j)
+        and _another_letter(s, j, letter, opts)
+    ):
+        return Reading(SEVERAL, None, (a + j, b), "either one letter or another"), None
+    return r, None
+
+
+def _another_letter(s: str, j: int, letter: str, opts: Options) -> bool:
+    """Another option letter stands in s after j ("either (A) sky or (D) countryside")."""
+    for m in PROSE_LETTER_RE.finditer(s, j + 1):
+        c = s[m.start()]
+        if c != letter and c in opts.letters and letter_use(s, m.start()) is None:
+            return True
+    return False
 
 
 def _other_label(s: str, j: int, a: int, b: int, opts: Options) -> Reading | None:

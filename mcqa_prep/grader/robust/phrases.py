@@ -92,6 +92,24 @@ DRAFT_QUALIFIERS = (
 # "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
 # accurate statement"), as does "only correct".
 QUALIFIER_DEGREE_WORDS = ("most", "least")
+# Words that keep a closing sentence ending with an option's text from committing to it: a hedge, a step
+# of a sequence, another possibility ("People might also use it while singing.", "Then, we do an
+# endoscopy.").
+CLOSING_TEXT_VETOES = ("might", "may", "could", "possibly", "perhaps", "maybe", "then", "next", "also")
+# Words right before an answer noun that make it a mention, not an anchor ("This answer choice is less
+# likely", "each answer option is plausible", "which answer is correct?").
+ANCHOR_DEMONSTRATIVES = (
+    "this",
+    "that",
+    "these",
+    "those",
+    "each",
+    "every",
+    "another",
+    "other",
+    "which",
+    "any",
+)
 # Words after an answer noun that make it a choice ("Option Selected: B").
 NOUN_SUFFIX_CHOSEN = ("selected", "chosen")
 # Adverbs allowed between the noun and "is" ("The answer, therefore, is B").
