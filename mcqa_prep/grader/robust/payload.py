@@ -112,15 +112,23 @@ def read_payload(
     if r is not None:
         return r
     # 7. exactly one option text inside an anchored payload ("Answer: The capital is Paris.")
-    if anchored and core and opts.norms:
-        nc = norm(core)
-        inside = opts.inside(nc)
-        if len(inside) == 1:
-            letter = inside.pop()
-            rest = nc.replace(dict(opts.norms)[letter], " ")
-            if CLOSING_LINE_VETO_RE.search(rest) is None:  # ("This ... is less likely, as pollution ...")
-                return Reading(LETTER, letter, (a + i, b), "option text in the payload")
+    r = _text_inside(core, (a + i, b), opts) if anchored and core and opts.norms else None
+    if r is not None:
+        return r
     return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _text_inside(core: str, span: tuple[int, int], opts: Options) -> Reading | None:
+    """Exactly one option text inside the payload, and no hedge or negation around it ("Answer: The
+    capital is Paris.", but not "This ... is less likely, as pollution ...")."""
+    nc = norm(core)
+    inside = opts.inside(nc)
+    if len(inside) != 1:
+        return None
+    letter = inside.pop()
+    if CLOSING_LINE_VETO_RE.search(nc.replace(dict(opts.norms)[letter], " ")) is not None:
+        return None
+    return Reading(LETTER, letter, span, "option text in the payload")
 
 
 def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tuple[Reading | None, str | None]:
