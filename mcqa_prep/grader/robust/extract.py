@@ -20,12 +20,18 @@ from ..base import Extraction
 from . import patterns as X
 from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
-from .evidence import DECISIVE, LETTER, Evidence, Reading
+from .evidence import DECISIVE, LETTER, NONE, Evidence, Reading
 from .formats import format_candidates, last_line
 from .labels import DEFAULT, Labels, numbers_as_letters
 from .options import Options
 from .region import answer_region, blank_special_tokens
-from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
+from .scope import (
+    follow_up_boundaries,
+    foreign_listing_before,
+    inline_listing_above,
+    may_have_structure,
+    sub_items,
+)
 from .text import at_line_start, fold_width, lower_same_length
 
 STATUS_OF = {
@@ -136,7 +142,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     dec = Decision(None, None, False)
     hi = len(t)
     for lo in [0] if (single_stage or parts) else stages(t):
-        found = strong_candidates(x, lo, hi)
+        found = [_foreign_answer(x, e) if e.decisive else e for e in strong_candidates(x, lo, hi)]
         evidence = found + evidence if evidence else found
         if any(e.reading.kind in DECISIVE for e in found):  # (else the decision cannot have changed)
             dec = decide(evidence, t, parts)
@@ -172,6 +178,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
     out = explain(evidence, None)
     for ev in format_candidates(x, parts):
+        ev = _foreign_answer(x, ev) if ev.decisive else ev
         out.append(Candidate(ev.rule, ev.reading.span, ev.reading.letter, _verdict(ev.reading)))
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)
@@ -179,6 +186,13 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
 
 
 _REPEATABLE = frozenset(("robust.answer_anchor", "robust.final_answer", "robust.boxed", "robust.json"))
+
+
+def _foreign_answer(x: Text, e: Evidence) -> Evidence:
+    if inline_listing_above(x.t, e.pos, x.opts):
+        why = "answers the question listed inline above it, not the one asked"
+        return e._replace(reading=Reading(NONE, None, e.reading.span, why))
+    return e
 
 
 def said_before(t: str, lo: int, rule: str, pos: int, end: int) -> bool:

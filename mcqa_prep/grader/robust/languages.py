@@ -89,6 +89,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("cavabı", (), (), link_required=False),
     Anchor("javob", (), (), link_required=False),
     Anchor("javobi", (), (), link_required=False),
+    Anchor("javobingiz", (), (), link_required=False),
     Anchor("jawap", (), (), link_required=False),
     Anchor("jawab", (), (), link_required=False),
     Anchor("жауап", (), ("—", "–", "-"), link_required=False),

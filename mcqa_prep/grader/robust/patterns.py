@@ -46,7 +46,9 @@ EN_CONN = (
     + _alt(P.ANCHOR_ADVERBS)
     + r"\s*,?)?\s+(?:(?P<hedge>"
     + "|".join(P.HEDGED_LINKS)
-    + r")\s+be\b|"
+    + r")\s+(?:"
+    + _alt(P.VERDICT_ALSO_WORDS)
+    + r"\s+)?be\b|"
     + "|".join(P.ANCHOR_LINK_VERBS)
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
@@ -426,7 +428,7 @@ LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
 # A line that opens with an option letter, maybe after a bullet or markup ("- C is ruled out", "**B** ...").
 LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
 # A label inside a line ("A:", "；B：", " C)"): two different ones make the line a listing of options.
-INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；]))([A-Z])[ \t]*[:：)]")
+INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：]))([A-Z])[ \t]*[:：)]")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the

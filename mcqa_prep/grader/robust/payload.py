@@ -229,6 +229,8 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
         return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
     if CONDITIONAL_AFTER_RE.match(s, j + 1):
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
+    if _label_and_own_text(s, j, letter, opts):  # ("B) C,Na,Mg": the option's text, not a list B/C)
+        return letter_reading(letter, opts.letters, a + j, "leading letter")
     found, end = read_letter_list(s, j, letter, anchored and s[j].islower(), opts.labels.local)
     distinct = list(dict.fromkeys(found))
     if len(distinct) > 1 and LIST_DISMISSED_AFTER_RE.match(s, end):
@@ -246,6 +248,15 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
                     SEVERAL, None, (a + j, a + len(s)), f"label {letter} with the text of option {other}"
                 )
     return letter_reading(letter, opts.letters, a + j, "leading letter")
+
+
+def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:
+    """The letter is a label ("B)", "C:") followed by its own option's text."""
+    m = LABEL_DELIMITER_RE.match(s, j + 1)
+    if m is None or m.end() == j + 1 or letter not in opts.letters or not opts.norms:
+        return False
+    rest = norm(s[m.end() :]).strip(STRIP_CHARS)
+    return bool(rest) and (opts.equal(rest) == letter or opts.starts_with(rest) == letter)
 
 
 def _next_label_follows(s: str, j: int) -> bool:

@@ -54,6 +54,9 @@ represents corresponds option choice answer vs versus y o e et ou und oder are s
 """.split()
 # ... and after "A" only (the pronoun "I" is followed by these verbs all the time).
 WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
+# ... and the words of other languages for "option" that follow its letter, as stems ("A variantıdır", "A
+# seçeneği", "A şıkkı"): after any of them "A" is the letter.
+OPTION_WORD_STEMS_AFTER_LETTER = ("variant", "seçene", "şık", "opci", "opç", "alternativ")
 
 # Words that may follow "X. " when X is an option letter; any other lower-case word makes it an
 # abbreviated name ("E. coli", "S. aureus").

@@ -71,7 +71,12 @@ def letter_use(s: str, j: int) -> str | None:
         m = NEXT_WORD_RE.match(s, j + 1)
         if m:
             word = m.group(1)
-            if c in "Aa" and word not in _AFTER_LETTER_A and not _list_follows(s, j):
+            if (
+                c in "Aa"
+                and word not in _AFTER_LETTER_A
+                and not word.startswith(P.OPTION_WORD_STEMS_AFTER_LETTER)
+                and not _list_follows(s, j)
+            ):
                 return "article, not a letter"
             if c == "I" and word not in _AFTER_LETTER_I:
                 return "pronoun, not a letter"
