@@ -354,12 +354,18 @@ def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
 
 
 def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
-    """ "D) Trajan is the answer.": a label, its own option text, then "is the answer"."""
+    """ "D) Trajan is the answer.", "So (A) New York City is the best answer.": a label (opening the line,
+    or in brackets anywhere), its own option text, then "is the answer" / "is the best answer"."""
     ls = x.t.rfind("\n", 0, k) + 1
-    if k - ls > 140 or not may_be_label(x.t, ls, k):  # (cheap test first: the line opens with a label)
+    noun = X.NOUN_ALONE_RE.match(x.low, k) if kw == "answer" else X.VERDICT_WITH_NOUN_RE.match(x.low, k)
+    if noun is None:
         return None
-    q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
-    if q is None or q.start("L") in seen or not X.NOUN_ALONE_RE.match(x.low, k):
+    q = None
+    if k - ls <= 140 and may_be_label(x.t, ls, k):  # (cheap tests first: a label opens the line, or "(X) ")
+        q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
+    if q is None and x.t.find(") ", ls, k) >= 0:
+        q = X.PAREN_LABEL_SENTENCE_BEFORE_RE.search(x.t, max(ls, k - 140), k)
+    if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
     letter = x.t[j]
@@ -403,7 +409,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         return _as_the_answer(x, k, seen) if kw == "answer" else None
     q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
-        return _label_sentence(x, k, kw, seen) if kw == "answer" else None
+        return _label_sentence(x, k, kw, seen)
     j = q.start("L")
     if j in seen:
         return None

@@ -84,7 +84,7 @@ class _Table:
         for letter, text in letters.items():
             if isinstance(text, str):
                 if text.isascii() and MARKUP_PRESENT_RE.search(text) is None:
-                    t = " ".join(text.lower().split()).strip(STRIP_CHARS)
+                    t = norm(text).strip(STRIP_CHARS)
                 else:  # (folded like the response: full-width forms and 。 as ASCII)
                     t = norm(blank_markup(fold_width(text))).strip(STRIP_CHARS)
                 if t:

@@ -163,6 +163,9 @@ FITS_BEST_BEFORE_RE = re.compile(
 LABEL_SENTENCE_BEFORE_RE = re.compile(
     r"(?:^|\n)[ \t*_>#-]*[\(\[]?(?P<L>[A-Z])[\)\].:]\s+(?P<T>[^\n]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
 )
+PAREN_LABEL_SENTENCE_BEFORE_RE = re.compile(
+    r"(?<![\w(\[])\((?P<L>[A-Z])\)\s+(?P<T>[^\n()]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
+)
 VERDICT_WITH_NOUN_RE = re.compile(
     r"(?:" + _alt(P.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
 )
@@ -231,7 +234,12 @@ CLOSING_COPULA_RE = re.compile(
 CLOSING_PAREN_RE = re.compile(r"\s\((?P<L>[a-z])\)\s*[.!]?\s*$")
 # "leaving C", "only D remains"
 ELIMINATION_BEFORE_RE = re.compile(
-    _alt(P.ELIMINATION_BEFORE) + r",?\s+(?:(?:only|just)\s+)?(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END
+    _alt(P.ELIMINATION_BEFORE)
+    + r",?\s+(?:(?:only|just)\s+)?(?:"
+    + _alt(P.OPTION_NOUNS)
+    + r"\s+)?"
+    + SLOT
+    + _LETTER_END
 )
 ELIMINATION_AFTER_RE = re.compile(
     r"(?<![\w'’.-])(?:only\s+)?(?:(?:option|choice)\s+)?"

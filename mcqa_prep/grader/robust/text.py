@@ -59,12 +59,18 @@ _DIGITS = {
 }
 
 
+_SPACE_BEFORE_MARK_RE = re.compile(r" ([,.;])")
+
+
 def norm(s: str) -> str:
     """NFKC (non-ASCII only), digits of every script as ASCII, lower case, whitespace collapsed: how
     payloads meet option texts."""
     if not s.isascii():
         s = unicodedata.normalize("NFKC", s).translate(_DIGITS)
-    return normalize_option_text(s)
+    s = normalize_option_text(s)
+    if " ," in s or " ." in s or " ;" in s:  # ("I , II ve III" meets "I, II ve III")
+        s = _SPACE_BEFORE_MARK_RE.sub(r"\1", s)
+    return s
 
 
 def line_end(t: str, pos: int) -> int:
