@@ -190,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--by", default="", help="also group by these fields, comma-separated (lang,tags,...)")
     args = ap.parse_args(argv)
     by = tuple(f for f in args.by.split(",") if f)
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"not found: {', '.join(missing)}", file=sys.stderr)
+        return 1
     result = measure(load(args.paths), by)
     if result["pooled"].counted + result["pooled"].contested == 0:
         print("no cases found", file=sys.stderr)
