@@ -4,22 +4,13 @@ words into regexes). Patterns that run on the lower-cased text are written in lo
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from . import phrases as P
-
-
-def _alt(words: tuple[str, ...] | list[str], *, escape: bool = True) -> str:
-    """An alternation of words, longest first; multi-word entries match any whitespace between words."""
-    items = sorted(set(words), key=len, reverse=True)
-    if escape:
-        items = [r"\s+".join(re.escape(w) for w in item.split()) for item in items]
-    return "(?:" + "|".join(items) + ")"
-
-
-def _is_latin(word: str) -> bool:
-    return all(ch < "\u0250" for ch in word if ch.isalpha())
-
+from .derive import alt as _alt
+from .derive import case_variants as _case_variants
+from .derive import coordinators as _coordinators
+from .derive import is_latin as _is_latin
+from .derive import literal_prefixes, trie_pattern  # noqa: F401 (keywords.py uses trie_pattern)
 
 # --------------------------------------------------------------------------------------------------
 # Letters and their neighbours
@@ -317,17 +308,6 @@ BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
 
 
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
-def _coordinators(words: tuple[str, ...], tail: bool) -> str:
-    """Coordinator marks as they are; words as whole words (`tail`: only their start is bounded)."""
-    out = []
-    for w in sorted(words, key=len, reverse=True):
-        if w[:1].isalpha() and w.isascii():
-            out.append(r"\b" + r"\s+".join(map(re.escape, w.split())) + ("" if tail else r"\b,?"))
-        else:
-            out.append(re.escape(w))
-    return "(?:" + "|".join(out) + ")"
-
-
 COORDINATION_GAP_RE = re.compile(
     r"[\s*_$`)\]}.]*" + _coordinators(P.COORDINATORS, False) + r"[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
     re.IGNORECASE,
@@ -491,18 +471,21 @@ LABELLED_ANSWER_RE = re.compile(
     + r")\b|[a-h]|i{1,3}|iv|vi{0,3})"
     r"(?:[)\]][ \t]*[:.=\-–—→]?|[ \t]*[:.)=\-–—→])[ \t]*[*_(\[]*(?P<L>[A-Z])[*_)\]]*[ \t.]*"
 )
-# A cheap necessary test for either (one scan of the original text): a line that starts with the first
-# letters of a follow-up marker or of a sub-item label, in any of the usual cases.
+
+
+# A cheap necessary test for either (one scan of the original text): a line that starts with how a
+# follow-up marker begins (its literal prefix, derived from the marker's pattern) or a sub-item label
+# begins ("(", the second label "b)" / "ii)", a label word's first letters), in any of the usual cases.
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
-_HINT_ALTS = [
-    alt
-    for w in P.FOLLOW_UP_HINTS + tuple(w[:3] for w in P.FOLLOW_UP_WORDS)
-    for alt in sorted({w, w.capitalize(), w.title(), w.upper()}, key=len, reverse=True)
-]
-_HINT_ALTS += list(P.SUB_ITEM_HINTS)
-_HINT_FIRST = sorted({re.sub(r"^\\", "", alt)[0] for alt in _HINT_ALTS})
+_HINTS = sorted(
+    {v for m in _FOLLOW_UP for h in literal_prefixes(m) for v in _case_variants(h)}
+    | {v for w in P.SUB_ITEM_PREFIXES for v in _case_variants(re.escape(w))}
+    | {re.escape("("), re.escape("b)"), re.escape("ii)")},  # (sub-item labels, as written: "B)" is an option's)
+    key=len, reverse=True,
+)  # fmt: skip
+_HINT_FIRST = sorted({re.sub(r"^\\", "", h)[0] for h in _HINTS})
 STRUCTURE_HINT_RE = re.compile(
-    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
+    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINTS) + ")"
 )
 STRUCTURE_NL_RE = re.compile(
     r"\n[ \t>*#_=-]*(?:"
@@ -522,27 +505,6 @@ JSON_ANSWER_RE = re.compile(
 )
 NUMBER_RE = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|[-−+]?\.\d+")
 WORD_RE = re.compile(r"[^\W_]+")
-
-
-def trie_pattern(words: list[str]) -> str:
-    """A regex matching any of `words` (longest first), factored by common prefixes: a flat alternation
-    of ~80 literals costs the engine ~80 tests per position, a trie a few."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        end = "" in node
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if end else body
-
-    return emit(trie)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -426,15 +426,6 @@ FOLLOW_UP_MARKERS = (
 )  # fmt: skip
 # ... and the words for "question" in other languages that open such a line ("Soru:", "Savol:", "请你回答：").
 FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子")
-# How every follow-up marker begins (in any case) and how every sub-item label begins (as written):
-# regex fragments; a line starting otherwise cannot hold one, which the scan checks first.
-FOLLOW_UP_HINTS = (
-    "q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "next p", "next i", "next e",
-    "another q", "another p", "follow",
-)  # fmt: skip
-SUB_ITEM_HINTS = (
-    r"\(", r"b\)", r"ii\)", "part", "Part", "PART", "step", "Step", "STEP", "item", "Item", "sub", "Sub",
-)  # fmt: skip
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")

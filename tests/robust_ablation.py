@@ -1,0 +1,296 @@
+"""Ablation of the `robust` phrase tables: build the mode without one table entry and see what changes.
+
+Every entry of every table in `phrases.py` and `languages.py` (an element of a tuple, list or frozenset of
+strings, a word of a triple-quoted string split into words, a key of a dict, a row of `ANCHORS_OTHER_LANGUAGES`, a pair of
+`REASONING_MARKERS`, a character of a string of characters) is removed from the source, the package is built
+again from the patched source (as `mcqa_prep.grader._ablated`, next to the real one), and cases are graded
+with it. An entry whose removal changes no outcome of any case is dead weight: the tables should hold
+only what some response needs.
+
+    python tests/robust_ablation.py            # report entries and how many witnesses each has
+    python tests/robust_ablation.py --write    # (re)write data/golden/robust_phrase_witnesses.json
+
+`tests/test_robust_phrases.py` checks the recorded witnesses: every entry has one, and removing the entry
+changes its outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+PACKAGE = REPO / "mcqa_prep" / "grader" / "robust"
+TABLE_FILES = ("phrases.py", "languages.py")
+WITNESSES = REPO / "data" / "golden" / "robust_phrase_witnesses.json"
+POOL = (
+    [REPO / "data" / "golden" / "robust_cases.jsonl"]
+    + sorted((REPO / "tests" / "robust_corpus").glob("*.jsonl"))
+    + sorted((REPO / "tests" / "robust_real" / "tune").glob("*.jsonl"))
+)
+ABLATED = "mcqa_prep.grader._ablated"
+sys.path.insert(0, str(REPO / "tests" / "robust_real"))
+import measure  # noqa: E402
+
+from mcqa_prep.grader.letters import allowed_letters  # noqa: E402
+
+
+class Entry(NamedTuple):
+    file: str  # phrases.py or languages.py
+    table: str  # the table's name
+    index: int  # position in the table (in source order)
+    text: str  # the entry, as written (a word, a pattern, a key, an anchor's word, a marker pair)
+    span: tuple[int, int, int, int]  # (line, col, end line, end col) of its node, or of the word in a string
+
+    @property
+    def key(self) -> str:
+        return f"{self.table}[{self.text}]"
+
+
+# --------------------------------------------------------------------------------------------------
+# Entries
+# --------------------------------------------------------------------------------------------------
+
+
+def _elements(node: ast.expr) -> list[tuple[ast.AST, str]] | None:
+    """(node, text) of each entry of a table literal, or None when `node` is not a table."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset":
+        return _elements(node.args[0]) if node.args else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "split":
+        return None  # (handled by word: see entries())
+    if isinstance(node, ast.Dict):
+        return [(k, k.value) for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        out: list[tuple[ast.AST, str]] = []
+        for e in node.elts:
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                out.append((e, e.value))
+            elif isinstance(e, ast.Call) and getattr(e.func, "id", "") == "Anchor":
+                word = e.args[0].value if e.args and isinstance(e.args[0], ast.Constant) else "?"
+                out.append((e, f"Anchor({word}#{e.lineno})"))
+            elif isinstance(e, ast.Tuple) and all(isinstance(x, ast.Constant) for x in e.elts):
+                out.append((e, "/".join(str(x.value) for x in e.elts)))
+        return out
+    return None
+
+
+def entries() -> list[Entry]:
+    out: list[Entry] = []
+    for name in TABLE_FILES:
+        tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if not isinstance(target, ast.Name) or value is None or not target.id.isupper():
+                continue
+            table = target.id
+            if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "split":
+                words = value.func.value.value.split()  # type: ignore[union-attr]
+                out += [Entry(name, table, i, w, _pos(value)) for i, w in enumerate(words)]
+                continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and table.endswith("OPERATORS"):
+                out += [Entry(name, table, i, c, _pos(value)) for i, c in enumerate(value.value)]
+                continue
+            found = _elements(value)
+            if found:
+                out += [Entry(name, table, i, text, _pos(n)) for i, (n, text) in enumerate(found)]
+    return out
+
+
+def _pos(n: ast.AST) -> tuple[int, int, int, int]:
+    return (n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def ablated_source(entry: Entry) -> str:
+    """The source of entry.file without the entry."""
+    source = (PACKAGE / entry.file).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if not isinstance(target, ast.Name) or target.id != entry.table:
+            continue
+        value = node.value  # type: ignore[union-attr]
+        if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "split":
+            words = value.func.value.value.split()  # type: ignore[union-attr]
+            del words[entry.index]
+            value.func.value.value = " ".join(words)  # type: ignore[union-attr]
+        elif isinstance(value, ast.Constant):
+            value.value = value.value[: entry.index] + value.value[entry.index + 1 :]
+        else:
+            _remove(value, entry)
+        return ast.unparse(tree)
+    raise KeyError(entry.key)
+
+
+def _remove(value: ast.expr, entry: Entry) -> None:
+    if isinstance(value, ast.Call):  # frozenset(...)
+        value = value.args[0]
+    found = _elements(value)
+    assert found is not None
+    target = found[entry.index][0]
+    if isinstance(value, ast.Dict):
+        k = value.keys.index(target)  # type: ignore[arg-type]
+        del value.keys[k]
+        del value.values[k]
+    else:
+        value.elts.remove(target)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------------
+# Building the package from patched sources
+# --------------------------------------------------------------------------------------------------
+
+
+class _Loader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves `mcqa_prep.grader._ablated.*` from the robust package's files, with patched sources."""
+
+    def __init__(self) -> None:
+        self.patched: dict[str, str] = {}
+        self._code: dict[tuple[str, str], Any] = {}
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != ABLATED and not name.startswith(ABLATED + "."):
+            return None
+        mod = "__init__" if name == ABLATED else name.rsplit(".", 1)[1]
+        file = PACKAGE / f"{mod}.py"
+        if not file.exists():
+            return None
+        spec = importlib.util.spec_from_loader(name, self, origin=str(file), is_package=name == ABLATED)
+        if name == ABLATED:
+            spec.submodule_search_locations = [str(PACKAGE)]  # type: ignore[union-attr]
+        return spec
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        file = Path(module.__spec__.origin)
+        source = self.patched.get(file.name)
+        if source is None:
+            source = file.read_text(encoding="utf-8")
+        key = (file.name, source)
+        code = self._code.get(key)
+        if code is None:
+            code = compile(source, str(file), "exec")
+            if file.name not in TABLE_FILES:
+                self._code[key] = code
+        module.__file__ = str(file)
+        exec(code, module.__dict__)
+
+
+_LOADER = _Loader()
+sys.meta_path.insert(0, _LOADER)
+
+
+def build(patched: dict[str, str]) -> Any:
+    """The robust package built from the given patched sources (file name -> source); its extract_robust."""
+    for name in [m for m in sys.modules if m == ABLATED or m.startswith(ABLATED + ".")]:
+        del sys.modules[name]
+    _LOADER.patched = patched
+    return importlib.import_module(ABLATED).extract_robust
+
+
+# --------------------------------------------------------------------------------------------------
+# Cases and outcomes
+# --------------------------------------------------------------------------------------------------
+
+
+def pool() -> dict[str, dict[str, Any]]:
+    """Every case of the pool by "file:id"."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in POOL:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                c = json.loads(line)
+                c["_hay"] = (c["text"] + " " + " ".join(str(v) for v in c["options"].values())).lower()
+                out[f"{path.name}:{c['id']}"] = c
+    return out
+
+
+def outcome(extract: Any, case: dict[str, Any]) -> tuple[Any, str, Any]:
+    """What grading says: the letter, the status and the rule that decided."""
+    letters = allowed_letters([{k: v} for k, v in case["options"].items()])
+    tm = dict(case.get("template_metadata") or {})
+    labels = measure.option_labels(case.get("labels"))
+    if labels is not None:
+        tm.setdefault("option_labels", labels)
+    ext = extract(case["text"], letters, tm or None)
+    return ext.letter, ext.status, ext.rule
+
+
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+
+
+_REGEX_SYNTAX = re.compile(r"[\\()\[\]?*+|{}^$]")
+
+
+def needles(entry: Entry) -> list[str]:
+    """What must occur in a case (lower-cased) for the entry to matter there: the entry itself when it is
+    plain text (a word, a mark, a marker), the anchor's word of an anchor row, else the words of a regex."""
+    text = entry.text
+    if text.startswith("Anchor("):
+        return [text[7:].split("#")[0].lower()]
+    if "/" in text and entry.table == "REASONING_MARKERS":
+        return [m.lower() for m in text.split("/")]
+    if not _REGEX_SYNTAX.search(text):
+        return [text.lower()]
+    words = _WORD_RE.findall(_REGEX_SYNTAX.sub(" ", text.replace("\\s", " ").replace("\\w", " ")))
+    return [max(words, key=len).lower()] if words else [""]  # (a regex: its longest word, a cheap guess)
+
+
+def relevant(entry: Entry, case: dict[str, Any], hay: str) -> bool:
+    """A cheap filter: something the entry needs occurs in the case (text or options, lower-cased)."""
+    return any(n in hay for n in needles(entry))
+
+
+def witnesses(entry: Entry, cases: dict[str, dict[str, Any]], full: Any, limit: int = 3) -> Iterator[str]:
+    """Cases whose outcome changes without the entry (at most `limit`)."""
+    extract = build({entry.file: ablated_source(entry)})
+    n = 0
+    for cid, case in cases.items():
+        if not relevant(entry, case, case["_hay"]):
+            continue
+        if outcome(extract, case) != outcome(full, case):
+            yield cid
+            n += 1
+            if n >= limit:
+                return
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help=f"write {WITNESSES.relative_to(REPO)}")
+    ap.add_argument("--only", default="", help="only tables whose name contains this")
+    args = ap.parse_args(argv)
+    cases = pool()
+    full = build({})
+    found: dict[str, list[str]] = {}
+    dead = []
+    for entry in entries():
+        if args.only and args.only not in entry.table:
+            continue
+        w = list(witnesses(entry, cases, full))
+        found[entry.key] = w
+        if not w:
+            dead.append(entry)
+            print(f"DEAD {entry.file}:{entry.span[0]} {entry.key}")
+    print(f"{len(found)} entries, {len(dead)} without a witness")
+    if args.write:
+        WITNESSES.write_text(json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
