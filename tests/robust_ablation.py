@@ -81,7 +81,7 @@ def _elements(node: ast.expr) -> list[tuple[ast.AST, str]] | None:
                 word = e.args[0].value if e.args and isinstance(e.args[0], ast.Constant) else "?"
                 out.append((e, f"Anchor({word}#{e.lineno})"))
             elif isinstance(e, ast.Tuple) and all(isinstance(x, ast.Constant) for x in e.elts):
-                out.append((e, "/".join(str(x.value) for x in e.elts)))
+                out.append((e, " ~ ".join(str(x.value) for x in e.elts)))
         return out
     return None
 
@@ -242,8 +242,8 @@ def needles(entry: Entry) -> list[str]:
     text = entry.text
     if text.startswith("Anchor("):
         return [text[7:].split("#")[0].lower()]
-    if "/" in text and entry.table == "REASONING_MARKERS":
-        return [m.lower() for m in text.split("/")]
+    if entry.table == "REASONING_MARKERS":
+        return [m.lower() for m in text.split(" ~ ")]
     if not _REGEX_SYNTAX.search(text):
         return [text.lower()]
     words = _WORD_RE.findall(_REGEX_SYNTAX.sub(" ", text.replace("\\s", " ").replace("\\w", " ")))
@@ -269,24 +269,65 @@ def witnesses(entry: Entry, cases: dict[str, dict[str, Any]], full: Any, limit: 
                 return
 
 
+def from_templates(dead: list[Entry], all_entries: list[Entry], full: Any) -> dict[str, dict[str, Any]]:
+    """A witness case per dead entry where one of its table's templates changes outcome without it."""
+    import robust_witness_templates as W
+
+    out: dict[str, dict[str, Any]] = {}
+    for entry in dead:
+        candidates = W.witness_texts(entry, all_entries)
+        if not candidates:
+            continue
+        extract = build({entry.file: ablated_source(entry)})
+        for text, options, tm in candidates:
+            case = {"text": text, "options": options, "template_metadata": tm}
+            got = outcome(full, case)
+            if outcome(extract, case) != got:
+                cid = f"w-{entry.table.lower().replace('_', '-')}-{entry.index}"
+                out[entry.key] = {"id": cid, "text": text, "options": options, "want": got[0],
+                                  "status": got[1], "note": f"witness of {entry.key}"}  # fmt: skip
+                if tm:
+                    out[entry.key]["template_metadata"] = tm
+                break
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"write {WITNESSES.relative_to(REPO)}")
     ap.add_argument("--only", default="", help="only tables whose name contains this")
+    ap.add_argument("--reuse", action="store_true", help="keep the recorded witnesses; search only the rest")
+    ap.add_argument(
+        "--templates", action="store_true", help="write witness cases for entries without one (golden cases)"
+    )
     args = ap.parse_args(argv)
     cases = pool()
     full = build({})
+    known = json.loads(WITNESSES.read_text(encoding="utf-8")) if args.reuse and WITNESSES.exists() else {}
     found: dict[str, list[str]] = {}
     dead = []
     for entry in entries():
         if args.only and args.only not in entry.table:
             continue
-        w = list(witnesses(entry, cases, full))
+        w = known[entry.key] if known.get(entry.key) else list(witnesses(entry, cases, full))
         found[entry.key] = w
         if not w:
             dead.append(entry)
             print(f"DEAD {entry.file}:{entry.span[0]} {entry.key}")
     print(f"{len(found)} entries, {len(dead)} without a witness")
+    if args.write:
+        WITNESSES.write_text(json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    if args.templates and dead:
+        made = from_templates(dead, entries(), full)
+        golden = REPO / "data" / "golden" / "robust_cases.jsonl"
+        with golden.open("a", encoding="utf-8") as fh:
+            for key, case in made.items():
+                fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+                found[key] = [f"{golden.name}:{case['id']}"]
+        for entry in dead:
+            if entry.key not in made:
+                print(f"NO TEMPLATE WORKS {entry.file}:{entry.span[0]} {entry.key}")
+        print(f"{len(made)} witness cases written, {len(dead) - len(made)} entries still without one")
     if args.write:
         WITNESSES.write_text(json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     return 0

@@ -156,7 +156,8 @@ def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
 
 def example_before(low: str, k: int) -> bool:
     """An example marker ("e.g.", "例如") stands on the line within 16 characters before k."""
-    return X.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", 0, k) + 1, k - 16), k) is not None
+    a = max(0, k - 16)  # (bounded: a scan back to the line start would be quadratic on one long line)
+    return X.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", a, k) + 1, a), k) is not None
 
 
 def _draft_before(low: str, k: int) -> bool:
@@ -363,7 +364,7 @@ def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None
     q = None
     if k - ls <= 140 and may_be_label(x.t, ls, k):  # (cheap tests first: a label opens the line, or "(X) ")
         q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
-    if q is None and x.t.find(") ", ls, k) >= 0:
+    if q is None and x.t.find(") ", max(ls, k - 140), k) >= 0:
         q = X.PAREN_LABEL_SENTENCE_BEFORE_RE.search(x.t, max(ls, k - 140), k)
     if q is None or q.start("L") in seen:
         return None

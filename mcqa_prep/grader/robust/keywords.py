@@ -35,7 +35,8 @@ def _table() -> dict[str, list[Handler]]:
     def add(kw: str, h: Handler) -> None:
         table.setdefault(kw, []).append(h)
 
-    add("answer", Handler(ANCHOR, X.ANSWER_TAIL_RE, PLAIN))
+    for kw in P.ANSWER_NOUNS:
+        add(kw, Handler(ANCHOR, X.ANSWER_TAIL_RE, PLAIN))
     add("ans", Handler(ANCHOR, X.ANS_TAIL_RE, PLAIN))
     for kw, tail in X.QUALIFIED_TAIL_RES.items():
         add(kw, Handler(ANCHOR, tail, QUALIFIED))

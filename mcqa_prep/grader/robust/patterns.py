@@ -44,7 +44,9 @@ EN_CONN = (
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
 ANSWER_TAIL_RE = re.compile(
-    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter)(?!s?[ \t]*\())?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"(?<!/)"
+    + _alt(P.ANSWER_NOUNS)
+    + r"(?:>|(?:\s+(?:choice|option|letter)(?!s?[ \t]*\())?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     + EN_CONN
     + ")"
 )

@@ -149,12 +149,14 @@ def inline_listing_above(t: str, pos: int, opts: Options) -> bool:
     """The nearest non-blank line above the line of `pos` lists three or more items inline, labelled A, B,
     C, ... in order ("…?A:无过错责任;B:过错推定责任;C:公平责任;D:…"), most of which are not this row's option texts: the
     answer at `pos` answers that (echoed or invented) question, not the one asked."""
-    j = t.rfind("\n", 0, pos)
-    while j > 0 and t[j - 1] in " \t\r\n":
+    lo = max(0, pos - 2000)  # (bounded, so that many answers on one long line stay linear)
+    j = t.rfind("\n", lo, pos)
+    while j > lo and t[j - 1] in " \t\r\n":
         j -= 1
-    if j <= 0:
+    k = t.rfind("\n", lo, j)
+    if j <= lo or (k < 0 and lo > 0):  # (no line above, or it starts beyond the window)
         return False
-    line = t[t.rfind("\n", 0, j) + 1 : j]
+    line = t[k + 1 : j]
     if line.count(":") + line.count("：") + line.count(")") < 3:  # (a cheap necessary test)
         return False
     labels = list(X.INLINE_LABEL_RE.finditer(line))
