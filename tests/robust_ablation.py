@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO / "tests" / "robust_real"))
 import measure  # noqa: E402
 
 from mcqa_prep.grader.letters import allowed_letters  # noqa: E402
+from mcqa_prep.grader.robust.derive import literal_prefixes  # noqa: E402
 
 
 class Entry(NamedTuple):
@@ -99,13 +100,23 @@ def entries() -> list[Entry]:
             if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "split":
                 words = value.func.value.value.split()  # type: ignore[union-attr]
                 out += [Entry(name, table, i, w, _pos(value)) for i, w in enumerate(words)]
+                _SPLIT_TABLES.add(table)
                 continue
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) and table.endswith("OPERATORS"):
+            if (
+                isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and table.endswith("OPERATORS")
+            ):
                 out += [Entry(name, table, i, c, _pos(value)) for i, c in enumerate(value.value)]
                 continue
             found = _elements(value)
             if found:
-                out += [Entry(name, table, i, text, _pos(n)) for i, (n, text) in enumerate(found)]
+                ends = dict(zip(value.keys, value.values, strict=True)) if isinstance(value, ast.Dict) else {}
+                for i, (n, text) in enumerate(found):
+                    span = _pos(n)
+                    if n in ends:  # (a dict's key: the entry runs to the end of its value)
+                        span = (span[0], span[1], *_pos(ends[n])[2:])
+                    out.append(Entry(name, table, i, text, span))
     return out
 
 
@@ -244,15 +255,30 @@ def needles(entry: Entry) -> list[str]:
         return [text[7:].split("#")[0].lower()]
     if entry.table == "REASONING_MARKERS":
         return [m.lower() for m in text.split(" ~ ")]
-    if not _REGEX_SYNTAX.search(text):
+    from robust_witness_templates import REGEX_TABLES
+
+    if entry.table not in REGEX_TABLES:
         return [text.lower()]
-    words = _WORD_RE.findall(_REGEX_SYNTAX.sub(" ", text.replace("\\s", " ").replace("\\w", " ")))
-    return [max(words, key=len).lower()] if words else [""]  # (a regex: its longest word, a cheap guess)
+    try:
+        prefixes = literal_prefixes(text)
+    except re.error:  # (a mark such as "+" is no pattern)
+        return [text.lower()]
+    # a regex: the first word of each way a match can start (its literal prefixes), or everything
+    found = {_WORD_RE.match(re.sub(r"\\(.)", r"\1", p.replace(r"\s+", " "))) for p in prefixes}
+    return sorted({m.group().lower() for m in found if m is not None}) if all(found) else [""]
 
 
 def relevant(entry: Entry, case: dict[str, Any], hay: str) -> bool:
     """A cheap filter: something the entry needs occurs in the case (text or options, lower-cased)."""
     return any(n in hay for n in needles(entry))
+
+
+def still_witnesses(entry: Entry, cases: list[dict[str, Any]], full: Any) -> bool:
+    """Some of the recorded witness cases still change outcome without the entry."""
+    if not cases:
+        return False
+    extract = build({entry.file: ablated_source(entry)})
+    return any(outcome(extract, c) != outcome(full, c) for c in cases)
 
 
 def witnesses(entry: Entry, cases: dict[str, dict[str, Any]], full: Any, limit: int = 3) -> Iterator[str]:
@@ -309,14 +335,25 @@ def main(argv: list[str] | None = None) -> int:
     for entry in entries():
         if args.only and args.only not in entry.table:
             continue
-        w = known[entry.key] if known.get(entry.key) else list(witnesses(entry, cases, full))
+        w = known.get(entry.key) or []
+        if w and not still_witnesses(entry, [cases[i] for i in w if i in cases], full):
+            w = []
+        if not w:
+            w = list(witnesses(entry, cases, full))
         found[entry.key] = w
         if not w:
             dead.append(entry)
-            print(f"DEAD {entry.file}:{entry.span[0]} {entry.key}")
+            print(f"DEAD {entry.file}:{entry.span[0]} {entry.key}", flush=True)
+        if args.write and len(found) % 50 == 0:  # (progress kept: a long run may be resumed with --reuse)
+            WITNESSES.write_text(
+                json.dumps({**known, **found}, ensure_ascii=False, indent=0, sort_keys=True) + "\n",
+                encoding="utf-8",
+            )
     print(f"{len(found)} entries, {len(dead)} without a witness")
     if args.write:
-        WITNESSES.write_text(json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+        WITNESSES.write_text(
+            json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+        )
     if args.templates and dead:
         made = from_templates(dead, entries(), full)
         golden = REPO / "data" / "golden" / "robust_cases.jsonl"
@@ -329,8 +366,69 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"NO TEMPLATE WORKS {entry.file}:{entry.span[0]} {entry.key}")
         print(f"{len(made)} witness cases written, {len(dead) - len(made)} entries still without one")
     if args.write:
-        WITNESSES.write_text(json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+        WITNESSES.write_text(
+            json.dumps(found, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return 0
+
+
+def prune(victims: list[Entry]) -> None:
+    """Remove the given entries from the source files, keeping the formatting of the rest (a tuple's element
+    with the comma and space after it; a word of a split string)."""
+    for name in TABLE_FILES:
+        mine = sorted((e for e in victims if e.file == name), key=lambda e: (e.span, e.index), reverse=True)
+        if not mine:
+            continue
+        path = PACKAGE / name
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for e in mine:
+            (l0, c0, l1, c1) = e.span
+            if e.table in _SPLIT_TABLES:
+                _drop_word(lines, e)
+                continue
+            if e.table.endswith("OPERATORS"):  # (a string of characters: drop the character)
+                line = lines[l0 - 1]
+                q = line.index('"', _chars(line, c0)) + 1 + e.index
+                lines[l0 - 1] = line[:q] + line[q + 1 :]
+                continue
+            assert l0 == l1, e
+            line = lines[l0 - 1]
+            c0, c1 = _chars(line, c0), _chars(line, c1)  # (ast counts UTF-8 bytes)
+            end = c1
+            while end < len(line) and line[end] in ", ":
+                end += 1
+            lines[l0 - 1] = line[:c0] + line[end:]
+            if not lines[l0 - 1].strip():
+                del lines[l0 - 1]
+        path.write_text("\n".join(lines), encoding="utf-8")
+
+
+_SPLIT_TABLES: set[str] = set()
+
+
+def _chars(line: str, byte_col: int) -> int:
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8"))
+
+
+def _drop_word(lines: list[str], e: Entry) -> None:
+    """The e.index-th word of the split string that starts at e.span (counted over its lines)."""
+    (l0, _, l1, _) = e.span
+    k = 0
+    for li in range(l0 - 1, l1):
+        words = list(re.finditer(r"[^\s\"]+", lines[li].split('"""')[-1] if li == l0 - 1 else lines[li]))
+        offset = len(lines[li]) - len(lines[li].split('"""')[-1]) if li == l0 - 1 else 0
+        for m in words:
+            if m.group() in ('""".split()', ".split()"):
+                continue
+            if k == e.index:
+                line = lines[li]
+                a, b = m.start() + offset, m.end() + offset
+                while b < len(line) and line[b] == " ":
+                    b += 1
+                lines[li] = line[:a] + line[b:]
+                return
+            k += 1
+    raise KeyError(e.key)
 
 
 if __name__ == "__main__":

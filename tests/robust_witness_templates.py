@@ -20,6 +20,13 @@ try:
 except ImportError:  # Python 3.10
     import sre_parse as _sre  # type: ignore[no-redef]
 
+# The tables whose entries are regex fragments (the others hold plain text, marks included).
+REGEX_TABLES = frozenset(
+    """FIRST_PERSON_SUBJECTS SELF_CORRECTION_PATTERNS SELF_CORRECTION_FILLERS ORDINAL_COMMITS REVISION_MARKERS
+    RETRACTIONS_AFTER RETRACTIONS_BEFORE HEDGE_BEFORE HEDGE_AFTER ALSO_VALID DISMISSALS_AFTER CLOSING_LINE_NEGATIONS
+    CLOSING_LINE_DISMISSALS CLOSING_LINE_OTHERS CLOSING_LINE_VETOES REFUSALS_LATIN REFUSALS_OTHER FOLLOW_UP_MARKERS
+    WALK_ANNOUNCEMENTS ANCHOR_LINK_VERBS AS_THE_ANSWER AS_THE_ANSWER_LEADS""".split()
+)
 OPTIONS = {"A": "Mercury", "B": "Venus", "C": "Mars", "D": "Jupiter"}
 TEN = {c: f"planet {c.lower()}" for c in "ABCDEFGHIJ"}
 R = "Venus has the thickest atmosphere of the four planets; Mars is thin and Mercury has almost none."
@@ -37,8 +44,15 @@ TEMPLATES: dict[str, list[Any]] = {
     "CLOSING_LINE_NEGATIONS": [R + "\n\n{W} B.", R + "\n\nB {w}.", R + "\n\nThat leaves {w} B."],
     "CLOSING_LINE_DISMISSALS": [R + "\n\n{W} B.", R + "\n\nB {w}.", R + "\n\nThat leaves {w} B."],
     "CLOSING_LINE_OTHERS": [R + "\n\n{W} B.", R + "\n\nB {w}.", R + "\n\nThat leaves {w} B."],
-    "CLOSING_TEXT_VETOES": [R + "\n\nPeople {w} call it Venus.", R + "\n\n{W}, it is Venus."],
-    "CLOSING_REMARK_CONTRASTS": [R + "\n\nThat leaves B.\n(C {w} fails.)", R + "\n\nThat leaves B.\n(Not C, {w} D.)"],
+    "CLOSING_TEXT_VETOES": [
+        "It has the thickest atmosphere.\n\nPeople {w} call it Venus.",
+        "Dense air.\n\n{W}, it is Venus.",
+    ],
+    "CLOSING_REMARK_CONTRASTS": [
+        R + "\n\nLeft standing: B.\nC fails, {w} D works.",
+        R + "\n\nThat leaves B.\nC fails, {w} D works.",
+        R + "\n\nThat leaves B.\n(C {w} fails.)",
+    ],
     "CONCLUSION_WORDS": [R + "\n\n{W}, B.", R + "\n\n{W} B."],
     "CONCLUSION_LINKS": [R + "\n\nSo {w} B.", R + "\n\nThus {w} B."],
     "CONCLUSION_ARROWS": [R + "\n\nthickest {w} B"],
@@ -50,21 +64,42 @@ TEMPLATES: dict[str, list[Any]] = {
     "NEGATED_PAYLOAD": ["The answer is {w} B.", "Answer: {w} B."],
     "DISMISSALS_AFTER": ["Answer: B {w}, C.", "Answer: C. B {w}.", "Answer: B {w}"],
     "HEDGE_BEFORE": ["Answer: {w} B, or {w} C.", "Answer: {w} B or C"],
-    "HEDGE_AFTER": ["Answer: B {w}, C {w}.", "Answer: B {w} or C"],
-    "ALSO_VALID": ["Answer: B. C {w}.", "\\boxed{{B}}\n\nC {w}."],
-    "CONDITIONAL_BEFORE": ["{W} the pressure were lower, the answer would be B.", "Answer: {w} it is dense, B"],
+    "HEDGE_AFTER": [
+        "Answer: in short, B {w} work and C {w} work.",
+        "Answer: B {w}, C {w}.",
+        "Answer: B {w} be, C {w} be.",
+        "Answer: maybe B, or C {w}.",
+        "Answer: B {w}, C {w}.",
+        "Answer: B {w} or C",
+    ],
+    "ALSO_VALID": ["The answer is C. The answer is B {w}.", "Answer: B. C {w}.", "\\boxed{{B}}\n\nC {w}."],
+    "CONDITIONAL_BEFORE": [
+        "{W} the pressure were lower, the answer would be B.",
+        "Answer: {w} it is dense, B",
+    ],
     "CONDITIONAL_AFTER": ["The answer is B {w} the pressure is high.", "I choose B {w} it is dense."],
     "READING_VERBS": ["{W} one way, the answer is B; read the other way, it is C."],
     "READING_NOUNS": ["On one {w}, the answer is B."],
     "LOCAL_LETTERS": ["Answer: {w}", "Ответ: {w}"],
     "NATIVE_LABELS": ["Answer: {w}", "答案：{w}", "Answer: ({w})"],
     "LETTER_NAMES": ['উত্তর: "{w}"', "उत्तर: {w}"],
-    "NUMBER_LABEL_COUNTERS": [("정답: 2{w}", OPTIONS, {"option_labels": "numbers"}), ("2{w}", OPTIONS, {"option_labels": "numbers"})],
+    "NUMBER_LABEL_COUNTERS": [
+        ("정답: 2{w}", OPTIONS, {"option_labels": "numbers"}),
+        ("2{w}", OPTIONS, {"option_labels": "numbers"}),
+    ],
     "FORMULA_OPERATORS": ["Answer: B {w} 2", "Answer: 2 {w} B", "B{w}C"],
-    "SPECIAL_TOKENS": ["</think>\n\n{w}B{w}", "Answer: {w}B", "The answer is C.</think>{w}\n\nB"],
+    "SPECIAL_TOKENS": [
+        "</think>{w}\nB\n{w}",
+        "</think>\n\n{w}B{w}",
+        "Answer: {w}B",
+        "The answer is C.</think>{w}\n\nB",
+    ],
     "REASONING_MARKERS": ["{o}\nThe answer is C.\n{c}\n\nB", "{o}\nThe answer is C."],
     "FOLLOW_UP_MARKERS": ["Answer: B\n\n{w} What is the largest planet?\nAnswer: D"],
-    "FOLLOW_UP_WORDS": ["Answer: B\n\n{W}: What is the largest planet?\nAnswer: D", "Answer: B\n\n{w}：What?\nAnswer: D"],
+    "FOLLOW_UP_WORDS": [
+        "Answer: B\n\n{W}: What is the largest planet?\nAnswer: D",
+        "Answer: B\n\n{w}：What?\nAnswer: D",
+    ],
     "SUB_ITEM_PREFIXES": ["{W} (a): the answer is B.\n{W} (b): the answer is C."],
     "NUMBERED_ITEM_PREFIXES": ["{W}1: B\n{W}2: C", "{W} 1: B\n{W} 2: C"],
     "INDEX_NUMBER_WORDS": ["Part {w}: C\nPart {n}: A", "Part {p}: C\nPart {w}: A"],
@@ -74,14 +109,28 @@ TEMPLATES: dict[str, list[Any]] = {
         "In the {p} case, the answer is (A). In the {w} case, the answer is (C).",
     ],
     "PART_NOUNS": ["In the first {w}, the answer is (A). In the second {w}, the answer is (C)."],
-    "LISTING_VERDICT_WORDS": ["Checking each.\nA. {w}\nB. {w}\nC."],
-    "LISTING_VERDICT_MARKS": ["Checking each.\nA. {w}\nB. {w}\nC."],
+    "LISTING_VERDICT_WORDS": [
+        "Checks: A: {w}; B: {w}; C: {w}.\nAnswer: B",
+        R + "\n\nB. {w}\nC.",
+        "Checking each.\nA. {w}\nB. {w}\nC.",
+    ],
+    "LISTING_VERDICT_MARKS": [
+        "Checks: A: {w}; B: {w}; C: {w}.\nAnswer: B",
+        R + "\n\nB. {w}\nC.",
+        "Checking each.\nA. {w}\nB. {w}\nC.",
+    ],
     "JSON_ANSWER_KEYS": ['Reasoning done.\n{{"{w}": "b"}}', '{{"{w}": "B", "note": "x"}}'],
     "JSON_ANSWER_KEY_SUFFIXES": ['Reasoning done.\n{{"answer_{w}": "b"}}'],
     "WALK_ANNOUNCEMENTS": ["Let's {w}.\n\nA) Mercury", "We {w}.\n\nA) Mercury"],
     "DISCUSSION_WORDS": ["A: This {w} that the planet is small.", "A: it {w} it"],
     "DANGLING_WORDS": ["B is the one {w}", "B. It fits {w}"],
-    "STOPWORDS": [("Answer: hottest {w} the planets", {"A": "the coldest of the planets", "B": "the hottest of the planets"}, None)],
+    "STOPWORDS": [
+        (
+            "Answer: hottest {w} the planets",
+            {"A": "the coldest of the planets", "B": "the hottest of the planets"},
+            None,
+        )
+    ],
     "LIST_SEPARATOR_WORDS": ["Answer: B {w} C", "B {w} C"],
     "LIST_SEPARATOR_SYMBOLS": ["Answer: B{w}C", "Answer: B {w} C", "B{w}C"],
     "LIST_JOINER_ADVERBS": ["Answer: B and {w} C", "Answer: B, or {w} C"],
@@ -100,7 +149,7 @@ TEMPLATES: dict[str, list[Any]] = {
     "DRAFT_QUALIFIERS": ["{W} answer: B. Therefore C.", "{W} answer: B\n\nThat leaves C."],
     "ANCHOR_ADVERBS": ["The answer, {w}, is B.", "The answer {w} is B"],
     "ANCHOR_LINK_VERBS": ["The answer {w} B.", "The answer {w} B"],
-    "HEDGED_LINKS": ["The answer {w} be B, or it {w} be C."],
+    "HEDGED_LINKS": ["The answer {w} be B. The answer {w} be C.", "The answer {w} be B, or it {w} be C."],
     "CHOOSE_VERBS": ["I {w} B.", "We {w} (b)."],
     "FIRST_PERSON_SUBJECTS": ["{W} choose B.", "{W} pick (b)."],
     "IT_IS_PHRASES": ["Hmm, {w} B.", R + " {W} B."],
@@ -109,7 +158,7 @@ TEMPLATES: dict[str, list[Any]] = {
     "SELF_CORRECTION_WORDS": ["Answer: B. {W}, C.", "Answer: B. {w} C"],
     "SELF_CORRECTION_PATTERNS": ["Answer: B. {W}, C.", "Answer: B. {w} C"],
     "SELF_CORRECTION_FILLERS": ["Answer: B. Wait, {w} C."],
-    "OPTION_NOUNS": ["{W} B is correct.", "{W}s B and C are correct."],
+    "OPTION_NOUNS": ["{W} b is correct.", "{W} B is correct.", "{W}s B and C are correct."],
     "VERDICT_COPULAS": ["B {w} the correct answer."],
     "VERDICT_SCOPE_WORDS": ["A and C are {w} correct.", "B is {w} the correct answer."],
     "VERDICT_ALSO_WORDS": ["Answer: B. C is {w} the correct answer.", "B is {w} correct."],
@@ -138,7 +187,13 @@ TEMPLATES: dict[str, list[Any]] = {
     "FINAL_BEFORE_CJK": ["{w}答案：B"],
 }
 # Regex fragments whose sample() reads oddly: a plain example instead.
-SAMPLES = {r"\w+n['’]t": "don't", r"kein\w*": "keine", r"(?:では|じゃ)な": "ではな", r"\w+ly": "really"}
+SAMPLES = {
+    r"let\s+me\s+(?:re-?check|check|double[\s-]?check|verify|reconsider|re-?read|re-?examine|re-?evaluate|think\s+again)": "let me verify",
+    r"\w+n['’]t": "don't",
+    r"kein\w*": "keine",
+    r"(?:では|じゃ)な": "ではな",
+    r"\w+ly": "really",
+}
 
 
 def sample(fragment: str) -> str:
@@ -178,20 +233,35 @@ def _class_char(av: Any) -> str:
     return "x"
 
 
+def _anchor_texts(entry: Any) -> list[str]:
+    """Texts for a row of ANCHORS_OTHER_LANGUAGES: its word with what it needs before and after."""
+    import importlib
+
+    P = importlib.import_module("mcqa_prep.grader.robust.phrases")
+    a = P.ANCHORS_OTHER_LANGUAGES[entry.index]
+    before = a.before_required[0] if a.before_required else ""
+    latin = all(ch < "\u0250" for ch in a.word if ch.isalpha())
+    after = (" " if latin else "") + a.after[0] if a.after else ""
+    out = [f"{before}{a.word}{after}: B", f"{before}{a.word}{after}B"]
+    out += [f"{before}{a.word}{after} {link} B" for link in a.links]
+    out += [f"{before}{a.word}{after}{link}B" for link in a.links]
+    return out
+
+
 def witness_texts(entry: Any, table_entries: list[Any]) -> list[tuple[str, dict[str, str], dict | None]]:
     """Candidate witnesses (text, options, template_metadata) for an entry, from its table's templates."""
     text = entry.text
     if text.startswith("Anchor("):
-        word = text[7:].split("#")[0]
-        return [(f"{word}: B", OPTIONS, None), (f"{word} B", OPTIONS, None), (f"{word} adalah B", OPTIONS, None)]
+        return [(t, OPTIONS, None) for t in _anchor_texts(entry)]
+    if entry.table in ("INDEX_NUMBER_WORDS", "INDEX_ORDINAL_WORDS"):
+        words = [e.text for e in table_entries if e.table == entry.table]
+        run = words[: max(entry.index + 1, 2)]
+        return [("\n".join(f"Part {w}: {'CA'[i % 2]}" for i, w in enumerate(run)), OPTIONS, None)]
     templates = TEMPLATES.get(entry.table, [])
     if entry.table == "REASONING_MARKERS":
         o, c = text.split(" ~ ")
         return [(t.format(o=o, c=c), OPTIONS, None) for t in templates]
-    try:
-        w = sample(text) if re.search(r"[\\()\[\]?*+|]", text) else text
-    except re.error:  # (a mark such as "+" is no pattern)
-        w = text
+    w = sample(text) if entry.table in REGEX_TABLES else text
     same = [e.text for e in table_entries if e.table == entry.table]
     nxt = same[entry.index + 1] if entry.index + 1 < len(same) else "{n}"
     prev = same[entry.index - 1] if entry.index > 0 else "{p}"

@@ -204,7 +204,7 @@ def anchor_at(
                 return None
         elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):
             return None
-        if kw in ("答案", "答え", "解答") and low[max(0, k - 2) : k] in ("最终", "最終"):
+        if low[max(0, k - 2) : k] in X.FINAL_BEFORE_CJK:  # ("最终答案")
             start, final = k - 2, True
     elif h.kind == K.CHOSEN:
         q = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
@@ -297,6 +297,8 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
             reason = "conditional, not a commitment"
+        elif kind == "it_is" and X.RETRACTED_BEFORE_RE.search(t, max(0, start - 40), start):
+            reason = "doubted, not a commitment"  # ("I'm no longer sure it's B")
     if (
         reason is None
         and kind != "self_correction"
@@ -474,10 +476,8 @@ def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
     if q is None or q.start("L") in seen:
         return None
-    if x.t[k - 1 : k] in X.CJK_VERDICT_NEGATIONS_BEFORE or X.CJK_VERDICT_NEGATED_AFTER_RE.match(
-        x.t, k + len(kw)
-    ):
-        return None  # ("B不正确", "5번은 정답이 아닙니다": a verdict against the letter)
+    if X.CJK_VERDICT_NEGATED_AFTER_RE.match(x.t, k + len(kw)):
+        return None  # ("5번은 정답이 아닙니다", "Cは正解ではない": a verdict against the letter)
     j = q.start("L")
     seen.add(j)
     return Evidence(

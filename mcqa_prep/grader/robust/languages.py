@@ -41,7 +41,7 @@ NATIVE_LABELS: dict[str, str] = {
 }  # fmt: skip
 # The names of Latin letters written in another script (`উত্তর: "এ"`): a payload that is nothing else.
 LETTER_NAMES: dict[str, str] = {
-    "এ": "A", "বি": "B", "সি": "C", "ডি": "D", "ই": "E",
+    "এ": "A", "সি": "C", "ডি": "D", "ই": "E",
     "ए": "A", "बी": "B", "सी": "C", "डी": "D", "ई": "E",
 }  # fmt: skip
 # A number naming an option ("최종 답변: 1", when the prompt numbers its options) may carry a counter word.

@@ -56,6 +56,7 @@ CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFF
 AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
 CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
 QUALIFIERS = frozenset(P.QUALIFIERS)
+FINAL_BEFORE_CJK = frozenset(P.FINAL_BEFORE_CJK)
 ANCHOR_DEMONSTRATIVES = frozenset(P.ANCHOR_DEMONSTRATIVES)
 CLOSING_TEXT_VETO_RE = re.compile(r"\b" + _alt(P.CLOSING_TEXT_VETOES) + r"\b")
 HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
@@ -176,7 +177,6 @@ CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
 CJK_VERDICT_NEGATED_AFTER_RE = re.compile(
     r"\s*" + _alt(P.CJK_PARTICLES) + r"?\s*" + _alt(P.CJK_VERDICT_NEGATIONS_AFTER)
 )
-CJK_VERDICT_NEGATIONS_BEFORE = P.CJK_VERDICT_NEGATIONS_BEFORE
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
     r"(?:\b"
@@ -385,7 +385,7 @@ FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 LIST_SEP_RE = re.compile(
-    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
+    r"[\s)\]}'\"”’]*(?:,\s*(?:" + _alt([w for w in P.LIST_SEPARATOR_WORDS if w in P.COORDINATORS]) + r"\b|&)?|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
     + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(P.LIST_JOINER_ADVERBS)
     + r"|(?!(?:" + "|".join(P.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"

@@ -270,7 +270,11 @@ def _next_label_follows(s: str, j: int) -> bool:
 _QUESTION_AFTER_RE = re.compile(r"[^.!?\n]*\?")
 
 # The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
-_LIST_START = frozenset(",/|&;+和或及및또とوأaouey и([" + "abcdefghijklmnopqrstuvwxyz")
+_LIST_START = frozenset(
+    {s[0] for s in P.LIST_SEPARATOR_SYMBOLS} | {w[0] for w in P.LIST_SEPARATOR_WORDS}
+    | set(", ([")  # (the comma rule of LIST_SEP_RE, a space before a letter, an opening bracket)
+    | set("abcdefghijklmnopqrstuvwxyz")  # (a next letter, or a separator word)
+)  # fmt: skip
 
 
 def read_letter_list(

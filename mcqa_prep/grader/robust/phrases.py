@@ -30,25 +30,25 @@ SPECIAL_TOKENS = (
 )  # fmt: skip
 
 # Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
-FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^_→⇌∈⊂"
+FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^→⇌∈⊂"
 
 # Words after which a capital letter may still be an option letter in running prose. After any other
 # word the letter is part of a name: "Vitamin C", "Hepatitis B", "Type A", "Plan B".
 FUNCTION_WORDS_BEFORE_LETTER = """
 option options choice choices answer answers letter alternative item statement response selection
-is be was are were so thus therefore hence then and or nor but pick choose select picked chose chosen
-selected with say it's its as than between of to from like except either both only also namely
-vs versus correct incorrect right wrong eliminate eliminates exclude rule out favor favour prefer
-prefers means mean i.e e.g is: go went say says said choosing picking selecting then donc alors entonces
-quindi also daher portanto então jadi est es ist é è la le el die not definitely leaving leaves
+is be was are were so thus therefore hence then and or but pick choose select picked chose chosen
+selected with say it's its as between of to from like either both only also namely
+vs versus correct incorrect right wrong rule out favor favour prefer
+prefers means mean i.e e.g go went says said choosing picking selecting donc alors entonces
+quindi daher portanto jadi est es ist la le el die definitely leaving leaves
 possibly perhaps maybe probably likely remains though although while whereas yet because since if unless
-whether neither nor even just instead certainly surely obviously clearly actually that where when it
+whether even just certainly surely obviously clearly that where when it
 """.split()
 
 # Words that may follow a standalone "A"/"I" when it is an option letter rather than the article or the
 # pronoun ("A is correct" but "A polygenic score", "I think").
 WORDS_AFTER_OPTION_LETTER = """
-is because since as and or but so which seems appears fits matches best correct right wrong incorrect
+is because since as and or but so which seems appears fits matches best correct right
 only alone here then therefore thus hence due given per remains stands describes explains provides gives
 represents corresponds option choice answer vs versus y o e et ou und oder are survives
 """.split()
@@ -56,14 +56,14 @@ represents corresponds option choice answer vs versus y o e et ou und oder are s
 WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
 # ... and the words of other languages for "option" that follow its letter, as stems ("A variantıdır", "A
 # seçeneği", "A şıkkı"): after any of them "A" is the letter.
-OPTION_WORD_STEMS_AFTER_LETTER = ("variant", "seçene", "şık", "opci", "opç", "alternativ")
+OPTION_WORD_STEMS_AFTER_LETTER = ("variant", "seçene", "opci", "opç", "alternativ")
 
 # Words that may follow "X. " when X is an option letter; any other lower-case word makes it an
 # abbreviated name ("E. coli", "S. aureus").
 WORDS_AFTER_LETTER_PERIOD = """
 it it's this that the these those all other others none no not both each only however also here there
 because since as so thus therefore hence we i you they option options choice answer which while although
-but and or a an in on at for to with by from is this one its
+but and or a an in on at for to with by from is one its
 """.split()
 
 # --------------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ FIRST_PERSON_SUBJECTS = (
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
 # "D it is.": the same phrases after a letter that opens its line, closing the sentence.
-IT_IS_AFTER_LETTER = ("it is", "it's", "it’s", "it shall be", "it will be")
+IT_IS_AFTER_LETTER = ("it is", "it's", "it’s")
 # "..., which corresponds to option B.", "this matches (C)": phrases that tie a result to the letter
 # closing the clause after them.
 MATCH_PHRASES = ("corresponds to", "matches", "closest to", "nearest to", "equivalent to", "consistent with")
@@ -157,7 +157,7 @@ SELF_CORRECTION_PATTERNS = (
 )  # fmt: skip
 # Words between a self-correction word and the letter ("wait, it's D", "actually the answer is D").
 SELF_CORRECTION_FILLERS = (
-    r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)", r"the\s+answer\s+is",
+    r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)",
     r"i\s+(?:mean|choose|pick)",
 )  # fmt: skip
 # "Option B is correct", "Options B and D are both correct": nouns that name an option by its letter.
@@ -179,19 +179,16 @@ VERDICT_NOUNS_ALONE = ("answer", "one", "choice", "pick")
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
 # Words between "the"/"my" and the noun of a verdict that name it the final one ("C is my final answer").
 VERDICT_FINAL_WORDS = ("final", "ultimate")
-# "A is the wrong answer": a verdict that dismisses the letter.
-DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
 # Verdicts on a letter in Chinese, Japanese and Korean, where the letter comes first ("选项B正确",
 # "B是正确的", "Cが正解です", "C가 정답입니다"): the verdict words, the words for "option" around the
 # letter, and the particles between the letter and the verdict.
 CJK_VERDICTS = ("正确", "正確", "正解", "정답")
 CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢", "번")
 CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
-# ... negated: "不" right before the verdict word ("B不正确"), or after it ("5번은 정답이 아닙니다", "Cは正解ではない").
-CJK_VERDICT_NEGATIONS_BEFORE = ("不", "非")
+# ... negated after it ("5번은 정답이 아닙니다", "Cは正解ではない"; "B不正确" is no verdict on B: 不 stands between).
 CJK_VERDICT_NEGATIONS_AFTER = ("아니", "아닙", "ではな", "じゃな")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
-PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
+PLURAL_VERDICTS = ("valid", "plausible", "possible", "acceptable", "reasonable")
 # "That's the second option.", "I'll go with the third choice": an option named by its position, after a
 # phrase that commits to it (regex fragments, each ending right before "the"), closing the sentence.
 ORDINALS = (
@@ -212,11 +209,11 @@ CONCLUSION_WORDS = (
     "which points to", "that points to", "this points to", "it all points to", "everything points to",
 )  # fmt: skip
 # Words between a conclusion word and its letter ("So that's D.", "Thus we get B.").
-CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get", "we're left with")
+CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get")
 # ... and arrows that conclude the same way ("=> B").
 CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
-CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
+CLOSING_COPULAS = ("is", "are", "was", "would be", "=")
 # Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
 # (the words before the survivor; the words after it, maybe after "is" or "is the only one/option/choice")
 ELIMINATION_BEFORE = ("leaving", "leaving us with", "leaves", "leaves us with", "left with", "elimination")
@@ -258,7 +255,7 @@ RETRACTIONS_BEFORE = (r"no\s+longer\s+(?:so\s+)?(?:sure|certain|convinced)", r"n
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
     r"might\s+be", r"may\s+be", r"could\s+be", r"could\s+also\s+be", r"possibly", r"perhaps", r"maybe",
-    r"probably", r"or\s+maybe",
+    r"probably",
 )  # fmt: skip
 HEDGE_AFTER = (
     r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)", r"might", r"could",
@@ -294,9 +291,9 @@ DISMISSALS_AFTER = (
     r"(?:가|이|는|은)?\s*아(?:니|닙)", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
 # Negations before a letter in languages without spaces ("不是A而是B").
-NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非", "而不是")
+NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非")
 # Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
-CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です", "である", "だ")
+CLOSING_COPULAS_AFTER = ("입니다", "です")
 # An answer shown as an example of the format ("例如[正确答案]A<eoa>", "e.g. \\boxed{A}", "for example, Answer:
 # C"): an anchor, box or answer field right after one of these (on its line, within a few characters) is no
 # answer (models that echo their instructions repeat the example).
@@ -312,7 +309,7 @@ EXAMPLE_MARKERS = (
     "z.b.",
 )
 # Negation right after an anchor ("The answer is not A").
-NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
+NEGATED_PAYLOAD = ("not", "cannot be")
 
 # The closing line (closing.py): a short last sentence that names one option letter and says nothing
 # against it commits to it weakly ("E wins out.", "That narrows it to A.", "Je choisis donc D."), when no
@@ -343,10 +340,10 @@ CLOSING_LINE_VETOES = (
     r"when", r"whether", r"or", r"either", r"both", r"also", r"instead", r"rather", r"than", r"vs", r"versus",
     # hedges
     r"might", r"may", r"maybe", r"could", r"possibly", r"perhaps", r"probably", r"likely", r"unlikely",
-    r"plausible", r"possible", r"tempting", r"unsure", r"uncertain", r"doubt\w*", r"leaning",
+    r"plausible", r"possible", r"tempting", r"uncertain", r"doubt\w*", r"leaning",
     # announcing a check of the option rather than choosing it
     r"consider\w*", r"check\w*", r"examin\w*", r"evaluat\w*", r"analy[sz]\w*", r"look(?:s|ing)?",
-    r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"first", r"let['’]?s", r"let\s+us",
+    r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"let['’]?s", r"let\s+us",
     r"about", r"regarding", r"then", r"finally", r"moving", r"move", r"stop\w*", r"now",
     # what others choose ("Many students pick C.")
     *CLOSING_LINE_OTHERS,
@@ -389,7 +386,7 @@ LIST_SEPARATOR_WORDS = (
 # any adverb in -ly but these (which restrict or correct: "A, or actually C").
 LIST_JOINER_ADVERBS = ("also", "too", "even", "maybe", "perhaps")
 LIST_JOINER_NOT_ADVERBS = ("only", "actually", "really", "finally", "hardly", "barely")
-LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
+LIST_SEPARATOR_SYMBOLS = ("/", "|", "&", ";", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
     r"i\s+(?:do\s+not|don'?t|don’t|cannot|can'?t|can’t)\s+(?:know|tell|determine|answer|decide|help|be\s+(?:sure|certain))",
@@ -400,7 +397,7 @@ REFUSALS_LATIN = (
     r"(?:unable|not\s+able)\s+to\s+(?:determine|answer|decide|choose|say|tell)",
     r"none\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|these|them|given)",
     r"no\s+(?:correct|valid|right)\s+(?:answer|option|choice)", r"not\s+enough\s+information",
-    r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"n/a", r"decline",
+    r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"decline",
     r"impossible\s+to\s+(?:say|determine|tell)", r"no\s+lo\s+s[ée]", r"je\s+ne\s+sais\s+pas", r"aucune",
     r"weiß\s+(?:es\s+)?nicht", r"não\s+sei", r"nenhuma", r"tidak\s+tahu",
 )  # fmt: skip
@@ -438,12 +435,12 @@ INDEX_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "
 INDEX_WORDS = INDEX_NUMBER_WORDS + INDEX_ORDINAL_WORDS
 # Words that make a labelled line a verdict on its option ("B. is wrong"), not an echo of the option listing
 LISTING_VERDICT_WORDS = (
-    "wrong", "right", "correct", "incorrect", "true", "false", "no", "yes", "out", "fails", "holds",
+    "wrong", "right", "correct", "true", "no", "yes", "out", "holds",
 )  # fmt: skip
 LISTING_VERDICT_MARKS = ("✗", "✓", "✔", "❌")
 # Parts named by ordinals inside a paragraph ("In the first situation, ... In the second situation, ..."):
 # answers to different parts are several answers.
-PART_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+PART_ORDINALS = ("first", "second")
 PART_NOUNS = ("case", "situation", "scenario", "part", "sub-question", "subquestion", "setting")
 
 # --------------------------------------------------------------------------------------------------
