@@ -1,10 +1,13 @@
 """The real-output corpus of `robust` (tests/robust_real/README.md): its tune part, graded as the lead's
 measurement grades the sealed part (tests/robust_real/measure.py).
 
-The tune part was studied while the mode was changed (it is what the mode was tuned on), so its figures are
-not a measurement of the mode on unseen text; the sealed part, kept outside the repository, is. The bounds
-below sit just under the figures reached at the end of that tuning (README, "Figures"): they catch a
-regression, per source and pooled, not a generalisation claim.
+The tune part of the first twenty sources (sources-i25a.md, sources-i25b.md) was studied while the mode was
+changed (it is what the mode was tuned on), so its figures are not a measurement of the mode on unseen text;
+the sealed part, kept outside the repository, is. Their bounds sit just under the figures reached at the end
+of that tuning (README, "Figures"). The five sources of the third part (sources-i25c.md) arrived after that
+tuning and the mode has not been changed for them: their bounds are the figures of their first sight, which
+the merged code still reads exactly, and they are pooled apart. Either way the bounds catch a regression,
+per source and pooled; they are not a generalisation claim.
 """
 
 from __future__ import annotations
@@ -59,9 +62,18 @@ BOUNDS = {
     "tumlu-nocot": (35, 0),
     "zno-uk-cot": (67, 0),
     "zno-uk-nocot": (41, 0),
+    # the third part (sources-i25c.md), never tuned on: its first-sight figures (README, "Figures")
+    "ct-ar": (13, 0),
+    "fse-dscoder": (94, 0),
+    "fse-phi3": (31, 0),
+    "mir-mt5": (18, 0),
+    "ps-aqua": (37, 0),
 }
-POOLED_RATE = 0.96  # pooled right / counted at least
-POOLED_FALSE_POSITIVES = 2  # at most
+UNTUNED = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
+POOLED_RATE = 0.96  # pooled right / counted at least, over the sources tuned on
+POOLED_FALSE_POSITIVES = 2  # at most, over the sources tuned on
+UNTUNED_RIGHT = 193  # pooled right at least, over the untuned sources (193/234 at first sight)
+UNTUNED_FALSE_POSITIVES = 0  # at most, over the untuned sources
 
 
 def _cases() -> list[dict]:
@@ -98,16 +110,36 @@ def test_tune_part_per_source(result):
     print("\n" + "\n".join(lines))
 
 
+def _pool(result, untuned: bool) -> tuple[int, int, int, int]:
+    """(right, counted, false positives, contested) over the sources tuned on, or over the untuned ones."""
+    tallies = [t for source, t in result["sources"].items() if (source in UNTUNED) == untuned]
+    return (
+        sum(t.right for t in tallies),
+        sum(t.counted for t in tallies),
+        sum(t.false_pos for t in tallies),
+        sum(t.contested for t in tallies),
+    )
+
+
 def test_tune_part_pooled(result):
-    p = result["pooled"]
+    right, counted, fps, contested = _pool(result, untuned=False)
     report(
-        f"robust real corpus, tune part (tuned on): {p.right}/{p.counted} right, {p.false_pos} false "
-        f"positive(s), {p.contested} contested not counted"
+        f"robust real corpus, tune part (tuned on): {right}/{counted} right, {fps} false "
+        f"positive(s), {contested} contested not counted"
+    )
+    u_right, u_counted, u_fps, u_contested = _pool(result, untuned=True)
+    report(
+        f"robust real corpus, tune part (not tuned on, sources-i25c.md): {u_right}/{u_counted} right, {u_fps} "
+        f"false positive(s), {u_contested} contested not counted"
     )
     for w in result["wrong"]:
         print("  WRONG", json.dumps(w, ensure_ascii=False))
-    assert p.right >= POOLED_RATE * p.counted, p.as_dict()
-    assert p.false_pos <= POOLED_FALSE_POSITIVES, p.as_dict()
+    assert right >= POOLED_RATE * counted, (right, counted)
+    assert fps <= POOLED_FALSE_POSITIVES, fps
+    assert u_right >= UNTUNED_RIGHT, (u_right, u_counted)
+    assert u_fps <= UNTUNED_FALSE_POSITIVES, u_fps
+    p = result["pooled"]
+    assert (p.right, p.counted, p.false_pos) == (right + u_right, counted + u_counted, fps + u_fps)
 
 
 def test_measure_script_reports_a_directory(tmp_path, capsys):
