@@ -50,9 +50,15 @@ HAND_HELDOUT_SHA256 = {
     "hand_heldout10.jsonl": "8f4a4480f0e9e9dab87a9723579681c30a00b895c3fb2dcb083c1ed3d6f8d758",
     "hand_heldout11.jsonl": "2ad5fc3f22c91858a132f581820efe48a6e89ae9cc9f4c20fbb8de0cba6644f0",
 }
-# The held-out parts' collapse bound, far below each part's first-sight rate (README); held-out v8 was
-# 86.1% at first sight, v9 78.4%, v10 88.7% and v11 (see the README), below the 0.9 of the others.
-COLLAPSE_BOUND = {"held-out v8": 0.8, "held-out v9": 0.7, "held-out v10": 0.7, "held-out v11": 0.7}
+# Every held-out part has been studied since its first sight (README: its first-sight figure and commit),
+# so none of them is held out any more: each is bounded just under what the mode reads now — (right at
+# least, false positives at most) — to catch a regression, not to claim generalisation. The measure of the
+# mode on unseen text is the sealed part of tests/robust_real (README there).
+BOUNDS = {
+    "held-out": (671, 0), "held-out v2": (457, 1), "held-out v3": (448, 0), "held-out v4": (447, 0),
+    "held-out v5": (449, 0), "held-out v6": (445, 0), "held-out v7": (444, 0), "held-out v8": (446, 0),
+    "held-out v9": (456, 1), "held-out v10": (458, 0), "held-out v11": (444, 0),
+}  # fmt: skip
 
 
 def _load(name: str) -> list[dict]:
@@ -134,7 +140,7 @@ def test_tuned_part_passes():
     ],
 )
 def test_heldout_part_report(part):
-    """Reported, never tuned on. The bound only catches a collapse (it is far below the measured rate)."""
+    """Reported per part; studied after its first sight, so bounded near today's figures (BOUNDS)."""
     cases = [c for name in PARTS[part] for c in _load(name)]
     right, total, fp, misses, by_kind = _score(cases)
     kinds = ", ".join(f"{k} {n}" for k, n in by_kind.most_common())
@@ -143,7 +149,9 @@ def test_heldout_part_report(part):
     )
     for m in misses:
         print("  MISS", m)
-    assert right >= COLLAPSE_BOUND.get(part, 0.9) * total
+    least, most = BOUNDS[part]
+    assert right >= least, misses
+    assert fp <= most, misses
 
 
 def test_dev_corpus_pass_set_is_pinned():

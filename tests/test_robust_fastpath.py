@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcqa_prep.grader.robust import extract_robust, general_extract
+from mcqa_prep.grader.robust import fastpath as F
+from mcqa_prep.grader.robust import phrases as P
 from mcqa_prep.grader.robust.fastpath import fast_extract
 
 OPTION_TEXTS = [
@@ -60,6 +62,10 @@ LINES = [
     "- Option C: Jupiter is large.",
     "The following are multiple choice questions (with answers).",
     "(ii) and so on",
+    "## Final Answer",
+    "</think>",
+    "<think>",
+    "◁/think▷",
 ]
 CLOSINGS = [
     "Answer: {L}",
@@ -91,6 +97,19 @@ CLOSINGS = [
 
 
 @st.composite
+def table_closing(draw):
+    """A closing written with any words of the fast path's tables (all from phrases.py)."""
+    lead = draw(st.sampled_from(["", *(w.capitalize() + ", " for w in F._LEADS)]))
+    q = draw(st.sampled_from(["", *(q + " " for q in P.QUALIFIERS)]))
+    kw = draw(st.sampled_from(F._NOUNS + F._FOREIGN))
+    conn = draw(st.sampled_from([": ", " is ", "**: ", ":** "]))
+    head = f"{lead}{'the ' if lead or q else ''}{q}{kw}{conn}"
+    if draw(st.booleans()):
+        return head + "{L}"
+    return draw(st.sampled_from(P.OPTION_NOUNS)).capitalize() + " {L} is correct."
+
+
+@st.composite
 def texts(draw):
     n_letters = draw(st.sampled_from([2, 4, 5, 10]))
     letters = {c: draw(st.sampled_from(OPTION_TEXTS)) for c in "ABCDEFGHIJ"[:n_letters]}
@@ -105,7 +124,8 @@ def texts(draw):
     other = draw(st.sampled_from("ABCD"))
     text_of = draw(st.sampled_from(OPTION_TEXTS))
     closings = CLOSINGS[:20] if clean else CLOSINGS  # (the first twenty are shapes the fast path knows)
-    closing = draw(st.sampled_from(closings)).format(L=letter, l=letter.lower(), M=other, T=text_of)
+    shape = draw(table_closing()) if draw(st.integers(0, 3)) == 0 else draw(st.sampled_from(closings))
+    closing = shape.format(L=letter, l=letter.lower(), M=other, T=text_of)
     end_sep = draw(st.sampled_from(["\n\n", "\n", "\n\n\n"]))
     return body + end_sep + closing + draw(st.sampled_from(["", "\n", " "])), letters
 

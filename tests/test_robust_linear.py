@@ -19,7 +19,7 @@ from mcqa_prep.grader.robust import phrases as P
 PIECES = [
     " ", "  ", "\t", "\n", "\r\n", "*", "**", "_", "#", ",", ", ", ":", "：", "=", "==", "-", "--", "—",
     "→", "(", "(a)", "a)", "b", " is", "is", " are not", " not", "might", " be", "be", " to be", "seems",
-    "therefore", " then", "thus,", "would", "lies in", "x", "?", ".", "!", "then", "it is",
+    "therefore", " then", "thus,", "would", "lies in", "x", "?", ".", "!", "then", "it is", " also", " equally",
 ]  # fmt: skip
 
 strings = st.lists(st.sampled_from(PIECES), max_size=10).map("".join)
@@ -44,6 +44,7 @@ def _result(m: re.Match[str] | None):
 @example("\t*\t might be")
 @example("   \n")
 @example("** :")
+@example(" might also be")
 def test_the_anchor_link_matches_as_before(s):
     assert _result(CONN.match(s)) == _result(CONN_REFERENCE.match(s))
     for noun in ("answer", "selected"):

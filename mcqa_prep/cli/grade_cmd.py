@@ -84,10 +84,17 @@ def _check_text(what: str, value: str) -> None:
     "--answer-prefix", default=None, help="template_metadata.answer_prefix (lenient_answer_colon_md)."
 )
 @click.option(
+    "--option-labels",
+    default=None,
+    metavar="LABELS",
+    help="template_metadata.option_labels (robust): how the question labels its options — 'numbers', "
+    "'lower', or the labels in order, e.g. 'АБВГ'.",
+)
+@click.option(
     "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
 )
 @FORMAT_OPTION
-def grade_command(response, options, expected, mode, regexes, answer_prefix, explain, fmt):
+def grade_command(response, options, expected, mode, regexes, answer_prefix, option_labels, explain, fmt):
     """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
 
     \b
@@ -95,6 +102,7 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
       mcqa-prep grade 'The answer is \\boxed{B}' -o A=DNA -o B=RNA --expected B
       echo 'Answer: B' | mcqa-prep grade -o A=DNA -o B=RNA -m lenient_answer_colon --explain
       mcqa-prep grade 'Final: b' -o A=x -o B=y --regex 'final:\\s*([a-d])' --format json
+      mcqa-prep grade '<think>C?</think> 정답: 2번' -m robust -o A=x -o B=y -o C=z --option-labels numbers
     """
     if response is None or response == "-":
         if sys.stdin.isatty():
@@ -104,6 +112,7 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
         ("RESPONSE", response),
         ("--expected", expected),
         ("--answer-prefix", answer_prefix or ""),
+        ("--option-labels", option_labels or ""),
         *(("--regex", r) for r in regexes),
         *(("--option", t) for o in options for t in (*o, *o.values())),
     ]:
@@ -113,6 +122,8 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, exp
         tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)
     if answer_prefix is not None:
         tm["answer_prefix"] = answer_prefix
+    if option_labels:
+        tm["option_labels"] = option_labels
     text = response.strip()
     result = grade_text(text, options, expected, None, tm or None, override=mode)
     # A pattern given here that cannot be used is the caller's error, not the response's: exit 1, with the

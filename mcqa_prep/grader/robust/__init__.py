@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import Extraction
-from .extract import NO_TEXT, general_extract
-from .fastpath import fast_extract
+from .extract import NO_TEXT, general_extract, read_response, read_text
+from .fastpath import fast_region
+from .labels import DEFAULT, Labels, labels_for
 from .tokens import ASCII_LETTERS
 
 __all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part"]
@@ -39,10 +40,13 @@ def extract_robust(
         return NO_TEXT
     if type(letters) is not dict and not isinstance(letters, Mapping):
         letters = {}
-    fast = fast_extract(text, letters)
-    if fast is not None:
-        return fast
-    return general_extract(text, letters)
+    labels = labels_for(letters, template_metadata) if template_metadata else DEFAULT
+    return read_response(text, letters, _fast_or_general, labels)
+
+
+def _fast_or_general(text: str, letters: Mapping[str, Any], labels: Labels) -> Extraction:
+    fast = fast_region(text, letters) if labels is DEFAULT else None  # (the fast shapes are Latin labels)
+    return fast if fast is not None else read_text(text, letters, labels)
 
 
 def custom_capture_is_word_part(text: str, span: tuple[int, int] | None) -> bool:

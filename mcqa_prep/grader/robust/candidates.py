@@ -5,7 +5,6 @@ strength and reading. The formats that carry no words (a bare letter, a last lab
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -26,7 +25,7 @@ from .options import Options
 from .ordinals import ordinal_commitment
 from .payload import read_letter_list, read_payload
 from .scope import may_be_label
-from .text import at_line_start, az_run_start, line_end
+from .text import at_line_start, az_run_start, box_content, line_end
 from .tokens import UPPER, letter_use, word_char_before
 
 
@@ -93,41 +92,15 @@ def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
 # --------------------------------------------------------------------------------------------------
 
 
-# A box's content is looked for within this many characters of its "{" (an anchor's payload has the same
-# bound): a response that opens box after box without closing them (`\boxed{\boxed{...`) then costs linear
-# time instead of one read to the end of the line per box. Real box contents are short (57 characters at
-# most in every corpus this repository holds).
-BOX_MAX = 400
-
-
-def box_content(t: str, open_end: int) -> tuple[int, int]:
-    """The content of a box whose "{" ends at open_end, braces counted within BOX_MAX characters; a box not
-    closed there is read to the end of its line (at most BOX_MAX characters)."""
-    limit = min(len(t), open_end + BOX_MAX)
-    depth = 1
-    k = open_end
-    while True:
-        close = t.find("}", k, limit)
-        if close < 0:
-            e = t.find("\n", open_end, limit)
-            return open_end, limit if e < 0 else e
-        opening = t.find("{", k, close)
-        if opening >= 0:
-            depth += 1
-            k = opening + 1
-            continue
-        depth -= 1
-        if depth == 0:
-            return open_end, close
-        k = close + 1
-
-
 def _boxes(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
     for m in X.BOX_RE.finditer(x.t, lo, min(len(x.t), hi + 20)):
         if m.start() >= hi:
             break
         a, b = box_content(x.t, m.end())
-        yield Evidence(m.start(), ANCHORED, RULE_BOXED, read_payload(x.t, a, b, x.opts, anchored=True))
+        r = read_payload(x.t, a, b, x.opts, anchored=True)
+        if r.kind in DECISIVE and example_before(x.low, m.start()):
+            r = none_reading(r.span, "an example of the answer format, not an answer")
+        yield Evidence(m.start(), ANCHORED, RULE_BOXED, r)
 
 
 def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
@@ -155,8 +128,16 @@ def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     r = read_payload(x.t, a, b, x.opts, anchored=True)
     if r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
         r = none_reading(r.span, "conditional, not a commitment")
+    elif r.kind in DECISIVE and example_before(x.low, start):
+        r = none_reading(r.span, "an example of the answer format, not an answer")
     draft = not final and _draft_before(x.low, start)
     return Evidence(start, ANCHORED, RULE_FINAL if final else RULE_ANCHOR, r, hedged=hedged, draft=draft)
+
+
+def example_before(low: str, k: int) -> bool:
+    """An example marker ("e.g.", "例如") stands on the line within 16 characters before k."""
+    a = max(0, k - 16)  # (bounded: a scan back to the line start would be quadratic on one long line)
+    return X.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", a, k) + 1, a), k) is not None
 
 
 def _draft_before(low: str, k: int) -> bool:
@@ -173,6 +154,13 @@ def anchor_at(
     t: str, low: str, k: int, kw: str, h: K.Handler, latin: bool
 ) -> tuple[int, int, bool, bool] | None:
     """(start, payload start, is final, is hedged) when an anchor starts with the keyword at k."""
+    if (
+        latin
+        and k > 1
+        and low[k - 1] == " "
+        and low[az_run_start(low, k - 1) : k - 1] in X.ANCHOR_DEMONSTRATIVES
+    ):
+        return None  # ("This answer choice is less likely": a mention of an option)
     q = None
     heading = False  # "Choice: B" opening a line: the noun is a label of the answer, no qualifier needed
     if h.kind == K.QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)
@@ -196,7 +184,7 @@ def anchor_at(
                 return None
         elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):
             return None
-        if kw in ("答案", "答え", "解答") and low[max(0, k - 2) : k] in ("最终", "最終"):
+        if low[max(0, k - 2) : k] in X.FINAL_BEFORE_CJK:  # ("最终答案")
             start, final = k - 2, True
     elif h.kind == K.CHOSEN:
         c = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
@@ -264,22 +252,14 @@ def conditional_before(low: str, a: int, b: int) -> bool:
     necessary test first: one of the condition words occurs after the last "." or newline."""
     e = b - 1 if b > a and low[b - 1] == "\n" else b
     c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
-    w = low[c:e]
-    if "if" in w or "were" in w or "unless" in w or "otherwise" in w or "suppos" in w or _reading_words(w):
+    if X.CONDITION_HINT_RE.search(low, c, e) is not None:
         return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
     return False
-
-
-def _reading_words(w: str) -> bool:
-    return "way" in w or "reading" in w or "interpretation" in w
 
 
 # --------------------------------------------------------------------------------------------------
 # Commitment phrases
 # --------------------------------------------------------------------------------------------------
-
-
-_CONDITION_WORDS = re.compile(r"if|when|unless|assum|provid")  # (a cheap test before CONDITIONAL_AFTER_RE)
 
 
 def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
@@ -297,7 +277,13 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
             reason = "conditional, not a commitment"
-    if reason is None and kind != "self_correction" and _CONDITION_WORDS.search(x.low, j + 1, j + 24):
+        elif kind == "it_is" and X.RETRACTED_BEFORE_RE.search(t, max(0, start - 40), start):
+            reason = "doubted, not a commitment"  # ("I'm no longer sure it's B")
+    if (
+        reason is None
+        and kind != "self_correction"
+        and X.CONDITION_AFTER_HINT_RE.search(x.low, j + 1, j + 24)
+    ):
         if X.CONDITIONAL_AFTER_RE.match(t, j + 1):
             reason = "conditional, not a commitment"
     if reason is not None:
@@ -356,12 +342,18 @@ def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
 
 
 def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None:
-    """ "D) Trajan is the answer.": a label, its own option text, then "is the answer"."""
+    """ "D) Trajan is the answer.", "So (A) New York City is the best answer.": a label (opening the line,
+    or in brackets anywhere), its own option text, then "is the answer" / "is the best answer"."""
     ls = x.t.rfind("\n", 0, k) + 1
-    if k - ls > 140 or not may_be_label(x.t, ls, k):  # (cheap test first: the line opens with a label)
+    noun = X.NOUN_ALONE_RE.match(x.low, k) if kw == "answer" else X.VERDICT_WITH_NOUN_RE.match(x.low, k)
+    if noun is None:
         return None
-    q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
-    if q is None or q.start("L") in seen or not X.NOUN_ALONE_RE.match(x.low, k):
+    q = None
+    if k - ls <= 140 and may_be_label(x.t, ls, k):  # (cheap tests first: a label opens the line, or "(X) ")
+        q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
+    if q is None and x.t.find(") ", max(ls, k - 140), k) >= 0:
+        q = X.PAREN_LABEL_SENTENCE_BEFORE_RE.search(x.t, max(ls, k - 140), k)
+    if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
     letter = x.t[j]
@@ -407,16 +399,16 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         return _as_the_answer(x, k, seen) if kw == "answer" else None
     q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
-        return _label_sentence(x, k, kw, seen) if kw == "answer" else None
+        return _label_sentence(x, k, kw, seen)
     j = q.start("L")
     if j in seen:
         return None
     more = [c for c in q.group("more") if c.isupper()]
-    if kw in ("answer", "one", "choice", "pick"):
+    if kw in X.VERDICT_NOUNS_ALONE:
         words = low[q.start() : k].split()
         if words and words[-1] in X.VERDICT_FINAL_WORDS:
             words.pop()
-        if not words or words[-1] not in ("the", "my", "our") or not X.NOUN_ALONE_RE.match(low, k):
+        if not words or words[-1] not in X.VERDICT_DETERMINERS or not X.NOUN_ALONE_RE.match(low, k):
             return None
         tier, kind = ANCHORED, "verdict_noun"
     elif X.VERDICT_WITH_NOUN_RE.match(low, k):
@@ -425,7 +417,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
         tier, kind = PHRASE, "verdict_alone"
     else:
         return None
-    if not more and kw in ("plausible", "possible", "acceptable", "reasonable"):
+    if not more and kw in X.PLURAL_ONLY_VERDICTS:
         return None
     seen.add(j)
     if X.LIST_BEFORE_RE.search(low, max(0, j - 30), j):
@@ -439,7 +431,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
                 (j, q.end("more")),
                 "several letters: " + "/".join([r.letter, *more]),  # type: ignore[list-item]  # a LETTER reading
             )
-    also = "also" in low[q.start() : k] or "equally" in low[q.start() : k]
+    also = any(w in X.ALSO_WORDS for w in low[q.start() : k].split())
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
     )
@@ -460,20 +452,15 @@ def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
     return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))
 
 
-_AFTER_COPULA = (
-    frozenset(("only", "the", "my", "our", "both", "all", "also", "equally")) | X.VERDICT_FINAL_WORDS
-)
-
-
 def copula_before(low: str, k: int) -> bool:
     """A cheap necessary test for VERDICT_BEFORE_RE ending at k: the words before k end with "is"/"are",
     maybe followed by "both"/"all", "the"/"my"/"our" and "only"."""
     if k == 0 or not low[k - 1].isspace():
         return False
     words = low[max(0, k - 24) : k].split()
-    while words and words[-1] in _AFTER_COPULA:
+    while words and words[-1] in X.VERDICT_AFTER_COPULA:
         words.pop()
-    return bool(words) and (words[-1] == "is" or words[-1] == "are")
+    return bool(words) and words[-1] in X.VERDICT_COPULAS
 
 
 def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
@@ -481,6 +468,8 @@ def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
     if q is None or q.start("L") in seen:
         return None
+    if X.CJK_VERDICT_NEGATED_AFTER_RE.match(x.t, k + len(kw)):
+        return None  # ("5번은 정답이 아닙니다", "Cは正解ではない": a verdict against the letter)
     j = q.start("L")
     seen.add(j)
     return Evidence(
@@ -495,7 +484,7 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
         j = m.start("L")
         start = k
     else:
-        if kw not in ("remains", "survives", "left", "stands out"):
+        if kw not in X.ELIMINATION_AFTER_KEYWORDS:
             return None
         q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
         if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:

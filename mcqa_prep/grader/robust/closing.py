@@ -32,8 +32,11 @@ _OPEN = " \t*_`$\"'“‘([>#"
 _ITEM_LABEL_RE = re.compile(r"[\s(\[]*(?:[a-z]|[ivx]+|\d+)[.):\]]\s")
 # "C is a mineral.": a letter opening a description of what the option is, not a choice.
 _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
-# An Arabic or Bengali option label standing alone after a colon at the end of the line.
-_LOCAL_LABEL_RE = re.compile(r"[:：][ \t]*[*_(\[]*([" + "".join(sorted(LOCALISED)) + r"])[*_)\]]*[ \t.。]*$")
+# A label of another script (not a look-alike of a Latin one) standing alone after a colon at the end of
+# the line ("الاختيار الصحيح: ج").
+_LOCAL_LABEL_RE = re.compile(
+    r"[:：][ \t]*[*_(\[]*([" + "".join(sorted({**LOCALISED, **P.NATIVE_LABELS})) + r"])[*_)\]]*[ \t.。]*$"
+)
 # One restricting adverb may stand before a letter that opens the line ("Only C holds up.").
 _ONLY_RE = re.compile(r"(?:only|just|\w+ly)\s*")
 # Words before a letter that do not make a name of it ("settle on A"); other ASCII words do ("grade A",
@@ -66,11 +69,11 @@ def closing_line(x: Text) -> Evidence:
         if remarked is not None and e2 > 0:
             s2 = t.rfind("\n", 0, e2) + 1
             j2, _ = _line_letter(x, s2, e2)
-            if j2 >= 0 and _letter(t, j2) not in remarked:
+            if j2 >= 0 and _letter(t, j2, x) not in remarked:
                 j = j2
     if j < 0:
         return Evidence(s0, FORMAT, RULE_CLOSING_LINE, none_reading((s0, e), why))
-    letter = _letter(t, j)
+    letter = _letter(t, j, x)
     if _next_listing_label(t, s0, e, letter):
         return Evidence(s0, FORMAT, RULE_CLOSING_LINE, none_reading((s0, e), "the next label of a listing"))
     return Evidence(j, FORMAT, RULE_CLOSING_LINE, Reading(LETTER, letter, (j, j + 1), "closing line"))
@@ -114,8 +117,8 @@ def _remark(x: Text, s0: int, e: int) -> set[str] | None:
     return letters
 
 
-def _letter(t: str, j: int) -> str:
-    return P.LOCAL_LETTERS.get(t[j]) or t[j].upper()
+def _letter(t: str, j: int, x: Text) -> str:
+    return x.opts.labels.local.get(t[j]) or t[j].upper()
 
 
 def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
@@ -191,7 +194,7 @@ def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
             out.append((j, s[j].upper()))
     lm = _LOCAL_LABEL_RE.search(s) if not s.isascii() else None
     if lm is not None:  # ("الاختيار الصحيح: ج": an Arabic or Bengali label after a colon, closing the line)
-        out.append((lm.start(1), P.LOCAL_LETTERS[lm.group(1)]))
+        out.append((lm.start(1), x.opts.labels.local.get(lm.group(1), "")))
     out.sort()
     return out
 

@@ -57,12 +57,28 @@ def decide(evidence: list[Evidence], t: str, parts: list[int]) -> Decision:
         base = phrases[-1]
     final = base.tier == ANCHORED or base.revision
     reading = base.reading
-    why = _conflict(base, decisive, t, parts)
+    why = _conflict(base, decisive, t, parts) or (_cycle(anchored, base, t) if anchored else None)
     if why is not None:
         reading = Reading(SEVERAL, None, base.reading.span, why)
     if base.hedged or base.verdict_of_letter or parts:
         final = False
     return Decision(base, reading, final)
+
+
+def _cycle(anchored: list[Evidence], base: Evidence, t: str) -> str | None:
+    """The anchored answers come back to the winning letter after another one, with no revision between
+    ("[答案]A ... [答案]B ... [答案]C ... [答案]A": a loop, not a decision)."""
+    letter = base.reading.letter
+    if base.reading.kind != LETTER or len(anchored) < 3:
+        return None
+    first = next((e for e in anchored if e.reading.kind == LETTER and e.reading.letter == letter), base)
+    if first is base:
+        return None
+    others = {e.reading.letter for e in anchored if first.pos < e.pos < base.pos and e.decisive}
+    others.discard(letter)
+    if others and X.REVISION_RE.search(t, first.pos, base.pos) is None:
+        return "the answers cycle between several letters"
+    return None
 
 
 def _withdrawn(t: str, lo: int, letter: str | None) -> bool:

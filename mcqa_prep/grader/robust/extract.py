@@ -5,7 +5,7 @@ common closings without most of this work."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...records import (
@@ -18,13 +18,21 @@ from ...records import (
 )
 from ..base import Extraction
 from . import patterns as X
-from .candidates import Text, make_text, strong_candidates
+from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
-from .evidence import DECISIVE, LETTER, Evidence, Reading
+from .evidence import DECISIVE, LETTER, NONE, Evidence, Reading
 from .formats import format_candidates, last_line
+from .labels import DEFAULT, Labels, numbers_as_letters
 from .options import Options
-from .scope import follow_up_boundaries, foreign_listing_before, may_have_structure, sub_items
-from .text import fold_width, lower_same_length
+from .region import answer_region, blank_special_tokens
+from .scope import (
+    follow_up_boundaries,
+    foreign_listing_before,
+    inline_listing_above,
+    may_have_structure,
+    sub_items,
+)
+from .text import at_line_start, fold_width, lower_same_length
 
 STATUS_OF = {
     "several": STATUS_AMBIGUOUS,
@@ -35,25 +43,45 @@ STATUS_OF = {
 NO_TEXT = Extraction(None, STATUS_NO_ANSWER, "robust.none")
 
 
-def unfinished_reasoning(text: str) -> Extraction | None:
-    """The response opens a `<think>` block and never closes it: it stopped while reasoning, before
-    giving its final answer (what the reasoning says on the way is not a commitment)."""
-    i = text.find("<think>")
-    if i < 0 or text[:i].strip() or text.find("</think>", i) >= 0:
-        return None
-    why = "stops inside its <think> block: no final answer"
-    cand = Candidate("robust.scope", (i, len(text)), None, why)
-    return Extraction(None, STATUS_NO_ANSWER, "robust.scope", (i, len(text)), (cand,), message=why)
+Reader = Callable[[str, Mapping[str, Any], Labels], Extraction]
 
 
-def general_extract(text: str, letters: Mapping[str, Any]) -> Extraction:
+def read_response(
+    text: str, letters: Mapping[str, Any], read: Reader, labels: Labels = DEFAULT
+) -> Extraction:
+    """`read` applied to the answer region of `text` (region.py), spans given in `text`; no answer when the
+    response has no answer region (it stops while reasoning, or nothing follows its reasoning)."""
+    reg = answer_region(text)
+    if reg is None:
+        return read(text, letters, labels)
+    a = reg.start
+    if reg.why_none is not None:
+        span = (a, len(text))
+        cand = Candidate("robust.scope", span, None, reg.why_none)
+        return Extraction(None, STATUS_NO_ANSWER, "robust.scope", span, (cand,), message=reg.why_none)
+    ext = read(blank_special_tokens(text[a:]), letters, labels)
+    skipped = Candidate(
+        "robust.region", (0, a), None, f"reasoning before the answer region ({reg.marker}): not read"
+    )
+    if a == 0:
+        return ext._replace(candidates=(skipped, *ext.candidates))
+    shifted = tuple(
+        Candidate(c.rule, (c.span[0] + a, c.span[1] + a), c.letter, c.verdict) for c in ext.candidates
+    )
+    moved = None if ext.span is None else (ext.span[0] + a, ext.span[1] + a)
+    return ext._replace(span=moved, candidates=(skipped, *shifted))
+
+
+def general_extract(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
     """extract_robust without the fast path (the property tests compare the two)."""
-    unfinished = unfinished_reasoning(text)
-    if unfinished is not None:
-        return unfinished
-    t = fold_width(text)
+    return read_response(text, letters, read_text, labels)
+
+
+def read_text(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
+    """The general path on a text that is all answer region."""
+    t = numbers_as_letters(fold_width(text), labels)
     structure = may_have_structure(t)
-    x = make_text(t, lower_same_length(t), Options(letters), structure)
+    x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False)
     before = ext.span[0] if ext.span is not None else len(t)
     markers = structure and X.STRUCTURE_NL_RE.search(x.low) is not None
@@ -114,15 +142,29 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     dec = Decision(None, None, False)
     hi = len(t)
     for lo in [0] if (single_stage or parts) else stages(t):
-        found = strong_candidates(x, lo, hi)
+        found = [_foreign_answer(x, e) if e.decisive else e for e in strong_candidates(x, lo, hi)]
         evidence = found + evidence if evidence else found
         if any(e.reading.kind in DECISIVE for e in found):  # (else the decision cannot have changed)
             dec = decide(evidence, t, parts)
-        if dec.final and dec.chosen is not None and not may_join_earlier(t, lo, dec.chosen.pos):
+        if (
+            dec.final
+            and dec.chosen is not None
+            and not may_join_earlier(t, lo, dec.chosen.pos)
+            and not said_before(t, lo, dec.chosen.rule, dec.chosen.pos, dec.chosen.reading.span[0])
+        ):
             break
         hi = lo
     if dec.chosen is not None:
         chosen, reading = dec.chosen, dec.reading
+        section = _unread_section(evidence, chosen, t)
+        if (
+            section is not None
+        ):  # ("... so C. ## Final Answer <nothing readable>"): the reasoning's C is no answer
+            why = "the final-answer section commits to nothing readable; earlier letters are reasoning"
+            out = explain(evidence, None) + [Candidate("robust.scope", section.reading.span, None, why)]
+            return Extraction(
+                None, STATUS_NO_ANSWER, "robust.scope", section.reading.span, tuple(out), message=why
+            )
         if chosen.draft or X.REVISION_RE.search(t, chosen.end):
             ll = last_line(x)  # "Answer: B ... let me check again ... \n\nC": a corrected bare answer
             if (
@@ -136,13 +178,41 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
         return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
     out = explain(evidence, None)
     for ev in format_candidates(x, parts):
+        ev = _foreign_answer(x, ev) if ev.decisive else ev
         out.append(Candidate(ev.rule, ev.reading.span, ev.reading.letter, _verdict(ev.reading)))
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)
     return Extraction(None, STATUS_NO_ANSWER, "robust.none", None, tuple(out), message="no answer found")
 
 
-_JOINERS = (",", ";", "/", "&", "+", " and", " or", "both", "either", "和", "或", "及")
+_REPEATABLE = frozenset(("robust.answer_anchor", "robust.final_answer", "robust.boxed", "robust.json"))
+
+
+def _foreign_answer(x: Text, e: Evidence) -> Evidence:
+    if inline_listing_above(x.t, e.pos, x.opts):
+        why = "answers the question listed inline above it, not the one asked"
+        return e._replace(reading=Reading(NONE, None, e.reading.span, why))
+    return e
+
+
+def said_before(t: str, lo: int, rule: str, pos: int, end: int) -> bool:
+    """The deciding anchor, as written (its words from `pos` up to the letter at `end`), occurs at least
+    twice before `lo`: a response that repeats its answer line, maybe with other letters — the decision
+    must see them all to tell a loop (decide._cycle)."""
+    if lo == 0 or rule not in _REPEATABLE:
+        return False
+    key = t[pos:end].strip()
+    return len(key) >= 2 and t.count(key, 0, lo) >= 2
+
+
+def _unread_section(evidence: list[Evidence], chosen: Evidence, t: str) -> Evidence | None:
+    """A final-answer anchor opening a line after the chosen evidence ("## Final Answer", "Final answer:")
+    whose payload reads as nothing: the response's answer section, which a letter of the reasoning above it
+    does not outrank."""
+    for e in evidence:
+        if e.pos > chosen.pos and e.rule == RULE_FINAL and not e.decisive and at_line_start(t, e.pos):
+            return e
+    return None
 
 
 def may_join_earlier(t: str, lo: int, pos: int) -> bool:
@@ -155,12 +225,13 @@ def may_join_earlier(t: str, lo: int, pos: int) -> bool:
     if gap.strip() and not X.COORDINATION_GAP_RE.fullmatch(gap):
         return False
     tail = t[max(0, lo - 40) : lo].rstrip(" \t\r\n*_$`([{").lower()
-    if tail.endswith(_JOINERS) or tail == "and" or tail == "or":
+    if tail.endswith(X.JOINER_ENDINGS) or tail in X.JOINER_WORDS:
         return True
     near = t[max(0, pos - 12) : pos].lower()
-    return ("both" in near or "either" in near) and X.COORDINATION_OPENER_RE.search(
-        t, max(0, pos - 12), pos
-    ) is not None
+    return (
+        any(w in near for w in X.COORDINATION_OPENERS)
+        and X.COORDINATION_OPENER_RE.search(t, max(0, pos - 12), pos) is not None
+    )
 
 
 def _verdict(r: Reading) -> str:

@@ -27,30 +27,56 @@ from ...records import STATUS_OK, Candidate
 from ..base import Extraction
 from . import keywords as K
 from . import patterns as X
+from . import phrases as P
 from .candidates import anchor_at, anchor_payload, conditional_before, copula_before
 from .evidence import DECISIVE, LETTER, Reading, letter_reading
-from .extract import STATUS_OF, first_stage_start, may_join_earlier, unfinished_reasoning
+from .extract import STATUS_OF, first_stage_start, may_join_earlier, said_before
 from .options import Options
 from .payload import read_payload
+from .region import answer_region
 from .scope import listing_right_above, may_be_label, may_have_structure
 from .text import fold_width
 from .tokens import UPPER, letter_use
 
+# The shapes' words, all from phrases.py: a conclusion word that may open the line, a qualifier, an answer
+# noun (a qualified noun only with its qualifier), an answer word of another language written like
+# "Answer:" (only with a colon, opening the line), the nouns of "Option B is correct".
+_LEADS = tuple(w for w in P.CONCLUSION_WORDS if w.isalpha())
+_NOUNS = P.ANSWER_NOUNS + tuple(n for n in P.HEADING_NOUNS if n not in P.QUALIFIERS)
+_FOREIGN = tuple(
+    dict.fromkeys(
+        a.word
+        for a in P.ANCHORS_OTHER_LANGUAGES
+        if a.word.isascii()
+        and a.word.isalpha()
+        and a.link_required
+        and not (a.after_required or a.before_required)
+    )
+)
+_FOREIGN_SET = frozenset(_FOREIGN)
 _LETTER = r"[(*]*(?P<L>[a-z])[)*.]*"
 _BOX = r"\$?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}\$?\.?"
 _HEAD = (
-    r"(?:\*\*)?(?:(?:therefore|so|thus|hence),? )?(?:the )?(?:(?P<q>final|correct|best) )?"
-    r"(?P<kw>answer|choice|option|antwort)(?P<conn>(?:\*\*)?:(?:\*\*)?| is) "
+    r"(?:\*\*)?(?:(?:" + "|".join(_LEADS) + r"),? )?(?:the )?(?:(?P<q>" + "|".join(P.QUALIFIERS) + ") )?"
+    r"(?P<kw>" + "|".join(_NOUNS + _FOREIGN) + r")(?P<conn>(?:\*\*)?:(?:\*\*)?| is) "
 )
 ANCHOR_RE = re.compile(_HEAD + "(?:" + _LETTER + "|" + _BOX + ")")
 HEAD_RE = re.compile(_HEAD)
-COMMIT_RE = re.compile(r"(?:\*\*)?(?P<kw>option|choice|answer) (?P<L>[a-z]) is correct\.?(?:\*\*)?")
+COMMIT_RE = re.compile(
+    r"(?:\*\*)?(?P<kw>" + "|".join(P.OPTION_NOUNS) + r") (?P<L>[a-z]) is correct\.?(?:\*\*)?"
+)
 BOX_LINE_RE = re.compile(
     r"(?:\\\[ ?|\$\$? ?)?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}(?: ?\\\]| ?\$\$?)?\.?"
     r"(?:\n(?:\\\]|\$\$))?"
 )
 CJK_RE = re.compile(r"(?:\*\*)?(?P<kw>答案)(?:\*\*)?:(?:\*\*)? ?" + _LETTER)
-_FIRST = frozenset("*tshfcbaoTSHFCBAO\\$")  # first characters of the shapes above
+# The first characters of the shapes above (the closing line must start with one).
+_FIRST = frozenset(
+    "*\\$"
+    + "".join(
+        w[0] + w[0].upper() for w in (*_LEADS, "the", *P.QUALIFIERS, *_NOUNS, *_FOREIGN, *P.OPTION_NOUNS)
+    )
+)
 
 RULE_ANCHOR, RULE_FINAL, RULE_BOXED, RULE_COMMIT = (
     "robust.answer_anchor",
@@ -62,8 +88,16 @@ RULE_ANCHOR, RULE_FINAL, RULE_BOXED, RULE_COMMIT = (
 
 def fast_extract(text: str, letters: Mapping[str, Any]) -> Extraction | None:
     """general_extract(text, letters) when the closing line is a known shape, else None."""
+    if answer_region(text) is not None:
+        return None
+    return fast_region(text, letters)
+
+
+def fast_region(text: str, letters: Mapping[str, Any]) -> Extraction | None:
+    """read_text(text, letters) when the closing line is a known shape, else None (`text` is all answer
+    region)."""
     n = len(text)
-    if n <= 300 or unfinished_reasoning(text) is not None:
+    if n <= 300:
         return None
     if not text.isascii():
         return _cjk(text, letters)
@@ -105,14 +139,14 @@ def _anchor_shape(
     k = m.start("kw")
     r = m.start()
     if q is None:
-        if kw in ("choice", "option"):  # (no qualifier: not an anchor)
+        if kw not in P.ANSWER_NOUNS and kw not in _FOREIGN_SET:  # (a qualified noun without one)
             return None
-        if kw == "antwort" and (k - r > 2 or m.group("conn") == " is"):
+        if kw in _FOREIGN_SET and (k - r > 2 or m.group("conn") == " is"):
             return None
         start = k
         rule = RULE_ANCHOR
     else:
-        if kw == "antwort":
+        if kw in _FOREIGN_SET:
             return None
         start = m.start("q")
         rule = RULE_FINAL if q == "final" else RULE_ANCHOR
@@ -123,10 +157,9 @@ def _anchor_shape(
         or (q is not None and q != "final" and _verdict_before(text, w0 + m.start("q")))
     ):
         return None
-    seg = low[start - 80 if start > 80 else 0 : start]  # (the cheap test of conditional_before, inline)
-    conditional = (
-        "if" in seg or "were" in seg or "unless" in seg or "otherwise" in seg or "suppos" in seg
-    ) and conditional_before(low, start - 80, start)
+    conditional = X.CONDITION_HINT_RE.search(
+        low, max(0, start - 80), start
+    ) is not None and conditional_before(low, start - 80, start)
     start += w0
     j = m.start("L")
     if j >= 0:
@@ -285,10 +318,10 @@ def _accepted(p: Reading) -> str:
     return "accepted" if p.kind == LETTER else p.verdict
 
 
-_ABOVE_ENDINGS = (
-    ",", ";", "/", "&", "+", " and", " or", "both", "either", "和", "或", "及",  # joiners
-    " is", " are", " the", " my", " our", " only", " all", " also", " equally",  # before a verdict word
-)  # fmt: skip
+# How a line ends when it may join the closing line's answer to another, or start a verdict on it.
+_VERDICT_LEAD_WORDS = tuple(X.VERDICT_COPULAS | X.VERDICT_AFTER_COPULA)
+_ABOVE_ENDINGS = X.JOINER_ENDINGS + tuple(" " + w for w in _VERDICT_LEAD_WORDS)
+_ABOVE_WORDS = X.JOINER_WORDS | frozenset(_VERDICT_LEAD_WORDS)
 
 
 def _plain_above(t: str, lo1: int) -> bool:
@@ -301,7 +334,7 @@ def _plain_above(t: str, lo1: int) -> bool:
     if j <= 0:
         return True
     tail = t[j - 16 if j > 16 else 0 : j].rstrip(" \t*_$`([{#>").lower()
-    if not tail or tail.endswith(_ABOVE_ENDINGS) or tail in ("and", "or", "is", "are", "the", "all"):
+    if not tail or tail.endswith(_ABOVE_ENDINGS) or tail in _ABOVE_WORDS:
         return False
     return not may_be_label(t, t.rfind("\n", 0, j) + 1, j)
 
@@ -324,6 +357,8 @@ def _finish(
         return None
     if may_have_structure(t):
         return None
+    if said_before(t, lo1, rule, pos, p.span[0]):
+        return None  # (the anchor repeats: the general path reads every one)
     if p.kind == LETTER:
         return Extraction(p.letter, STATUS_OK, rule, span, tuple(cands))
     return Extraction(None, STATUS_OF[p.kind], rule, span, tuple(cands), message=p.verdict)

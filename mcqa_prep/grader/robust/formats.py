@@ -103,7 +103,9 @@ def _bare(x: Text, stripped: str) -> Evidence:
     r = _lower_label(x, a, len(t))
     if r is None:
         r = read_payload(t, a, len(t), x.opts, anchored=False, restatement=True)
-        if r.kind == LETTER and r.verdict == "leading letter" and (dangling(t) or _discusses(t, r.span[1])):
+        if r.kind == LETTER and listing_in(t):
+            r = none_reading(r.span, "the options echoed, not an answer")
+        elif r.kind == LETTER and r.verdict == "leading letter" and (dangling(t) or _discusses(t, r.span[1])):
             r = none_reading(r.span, "a label opening a discussion of the option, not an answer")
         elif r.kind == LETTER and dangling(t):
             r = none_reading(r.span, "cut off mid-sentence")
@@ -113,6 +115,17 @@ def _bare(x: Text, stripped: str) -> Evidence:
             if len(set(letters)) > 1:
                 r = Reading(SEVERAL, None, (r.span[0], end), "several letters: " + "/".join(letters))
     return Evidence(r.span[0], FORMAT, RULE_BARE, r)
+
+
+def listing_in(s: str) -> bool:
+    """Two or more different labels ("A:", "B：", "C)") stand in `s`: a listing of options (echoed or
+    invented: "A:紧急避险…;B:意外事件…", "…F:… G:…"), not an answer."""
+    found = set()
+    for m in X.INLINE_LABEL_RE.finditer(s):
+        found.add(m.group(1))
+        if len(found) >= 2:
+            return True
+    return False
 
 
 def _lower_label(x: Text, a: int, b: int) -> Reading | None:
@@ -161,6 +174,8 @@ def last_line(x: Text) -> Evidence:
         r = read_payload(t, s0, e, x.opts, anchored=False, prose=False, prefix=False, restatement=False)
     if r.kind != LETTER:
         return Evidence(s0, FORMAT, rule, r if r.kind != NONE else none_reading(r.span, "not a label line"))
+    if listing_in(line):
+        return Evidence(s0, FORMAT, rule, none_reading(r.span, "a listing of options, not an answer"))
     after = t[r.span[1] : e]
     m = X.LABEL_DELIMITER_RE.match(after)
     rest = after[m.end() :] if m else after
@@ -273,6 +288,10 @@ def _leading_letter(x: Text) -> Evidence:
         t, 0, min(s1, 200), x.opts, anchored=False, prose=False, equality=False, restatement=False
     )
     if r.kind == LETTER and r.span[0] <= 6:
+        if listing_in(t[:s1]):
+            return Evidence(
+                0, FORMAT, RULE_LEADING, none_reading(r.span, "a listing of options, not an answer")
+            )
         if _article_before_name(x, r.span[0]):
             return Evidence(0, FORMAT, RULE_LEADING, none_reading(r.span, "article, not a letter"))
         if dangling(t) or _discusses(t, r.span[1]):
@@ -311,7 +330,8 @@ def _closing_option_text(x: Text, listing: _Listing) -> Evidence:
     if len(mentioned) == 1:
         letter, ot = mentioned[0]
         k = ending.rfind(ot)
-        if k >= 0 and len(ending) - (k + len(ot)) <= 3:
+        c = max(ending.rfind(p, 0, k) for p in ".!?\n") + 1  # (the sentence that ends with it)
+        if k >= 0 and len(ending) - (k + len(ot)) <= 3 and not X.CLOSING_TEXT_VETO_RE.search(ending, c, k):
             return Evidence(
                 pstart,
                 FORMAT,

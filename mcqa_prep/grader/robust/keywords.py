@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from . import patterns as X
 from . import phrases as P
+from .derive import trie_pattern
 
 # What a keyword can start.
 ANCHOR = "anchor"  # an answer anchor with a payload
@@ -35,7 +36,8 @@ def _table() -> dict[str, list[Handler]]:
     def add(kw: str, h: Handler) -> None:
         table.setdefault(kw, []).append(h)
 
-    add("answer", Handler(ANCHOR, X.ANSWER_TAIL_RE, PLAIN))
+    for kw in P.ANSWER_NOUNS:
+        add(kw, Handler(ANCHOR, X.ANSWER_TAIL_RE, PLAIN))
     add("ans", Handler(ANCHOR, X.ANS_TAIL_RE, PLAIN))
     for kw, tail in X.QUALIFIED_TAIL_RES.items():
         add(kw, Handler(ANCHOR, tail, QUALIFIED))
@@ -43,7 +45,7 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(ANCHOR, tail, CHOSEN))
     for kw, tail, before in X.OTHER_ANCHORS:
         add(kw, Handler(ANCHOR, tail, OTHER, before))
-    for kw in ("option", "choice", "answer", "alternative", "letter", "statement"):
+    for kw in P.OPTION_NOUNS:
         add(kw, Handler(COMMIT, X.OPTION_IS_CORRECT_RE, "option_correct"))
     for kw in P.SELF_CORRECTION_WORDS:
         add(kw, Handler(COMMIT, X.SELF_CORRECTION_RE, "self_correction"))
@@ -53,7 +55,7 @@ def _table() -> dict[str, list[Handler]]:
         add(kw, Handler(COMMIT, X.IT_IS_RE, "it_is"))
     for kw in P.MATCH_PHRASES:
         add(kw, Handler(COMMIT, X.MATCH_RE, "it_is"))
-    for kw in X.VERDICT_KEYWORDS + ("answer", "one", "choice", "pick"):
+    for kw in X.VERDICT_KEYWORDS + P.VERDICT_NOUNS_ALONE:
         if all(h.what != VERDICT for h in table.get(kw, ())):
             add(kw, Handler(VERDICT))
     for kw in X.ELIMINATION_KEYWORDS:
@@ -68,8 +70,8 @@ def _table() -> dict[str, list[Handler]]:
 TABLE = _table()
 KW_MAX = max(map(len, TABLE)) + 2  # longer than any keyword
 _ASCII_KWS = [kw for kw in TABLE if kw.isascii()]
-KW_RE_ASCII = re.compile(X.trie_pattern(_ASCII_KWS))
-KW_RE_ALL = re.compile(X.trie_pattern(list(TABLE)))
+KW_RE_ASCII = re.compile(trie_pattern(_ASCII_KWS))
+KW_RE_ALL = re.compile(trie_pattern(list(TABLE)))
 
 # ASCII text: every character but letters, digits and the apostrophe becomes a space before splitting
 # (bytes.translate on the ASCII-encoded text: a plain 256-byte table, several times faster than str's).

@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import phrases as P
+from .labels import DEFAULT, Labels
 from .patterns import MARKUP_PRESENT_RE, STRIP_CHARS, WORD_RE
-from .text import blank_markup, norm
+from .text import blank_markup, fold_width, norm
 
 _NUMERIC_RE = re.compile(
     r"(?:about|approximately|approx\.?|roughly|~|≈)?\s*(?P<num>[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -83,9 +84,9 @@ class _Table:
         for letter, text in letters.items():
             if isinstance(text, str):
                 if text.isascii() and MARKUP_PRESENT_RE.search(text) is None:
-                    t = " ".join(text.lower().split()).strip(STRIP_CHARS)
-                else:
-                    t = norm(blank_markup(text)).strip(STRIP_CHARS)
+                    t = norm(text).strip(STRIP_CHARS)
+                else:  # (folded like the response: full-width forms and 。 as ASCII)
+                    t = norm(blank_markup(fold_width(text))).strip(STRIP_CHARS)
                 if t:
                     self.norms.append((letter, t))
         self._numbers: list[tuple[str, tuple[float, str]]] | None = None
@@ -112,10 +113,11 @@ _TABLES: dict[tuple[Any, ...], _Table] = {}
 class Options:
     """The options of one row; the tables are built on first use and shared by equal option sets."""
 
-    __slots__ = ("letters", "_table")
+    __slots__ = ("letters", "labels", "_table")
 
-    def __init__(self, letters: Mapping[str, Any]):
+    def __init__(self, letters: Mapping[str, Any], labels: Labels = DEFAULT):
         self.letters = letters
+        self.labels = labels  # how the question labels its options (labels.py)
         self._table: _Table | None = None
 
     @property

@@ -4,22 +4,13 @@ words into regexes). Patterns that run on the lower-cased text are written in lo
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from . import phrases as P
-
-
-def _alt(words: tuple[str, ...] | list[str], *, escape: bool = True) -> str:
-    """An alternation of words, longest first; multi-word entries match any whitespace between words."""
-    items = sorted(set(words), key=len, reverse=True)
-    if escape:
-        items = [r"\s+".join(re.escape(w) for w in item.split()) for item in items]
-    return "(?:" + "|".join(items) + ")"
-
-
-def _is_latin(word: str) -> bool:
-    return all(ch < "\u0250" for ch in word if ch.isalpha())
-
+from .derive import alt as _alt
+from .derive import case_variants as _case_variants
+from .derive import coordinators as _coordinators
+from .derive import is_latin as _is_latin
+from .derive import literal_prefixes
 
 # --------------------------------------------------------------------------------------------------
 # Letters and their neighbours
@@ -27,7 +18,8 @@ def _is_latin(word: str) -> bool:
 
 # A letter slot of a commitment phrase: "(B)", "**b**", "[c]".
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
-NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’]*)")
+# (a word starting in lower case, in any Latin script: "A área" is the article too)
+NEXT_WORD_RE = re.compile(r"[ \t]+([a-zß-öø-ÿ][a-zß-öø-ÿ'’]*)")
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
 NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
@@ -50,7 +42,9 @@ EN_CONN = (
     + _alt(P.ANCHOR_ADVERBS)
     + r"(?:\s*,)?)?\s+(?:(?P<hedge>"
     + "|".join(P.HEDGED_LINKS)
-    + r")\s+be\b|"
+    + r")\s+(?:"
+    + _alt(P.VERDICT_ALSO_WORDS)
+    + r"\s+)?be\b|"
     + "|".join(P.ANCHOR_LINK_VERBS)
     + r")|(?P<eol>(?=[ \t]*(?:[*_#]{1,3}[ \t]*)?(?:\r?\n|$))))"
 )
@@ -60,12 +54,16 @@ EN_CONN_REFERENCE = (
     + _alt(P.ANCHOR_ADVERBS)
     + r"\s*,?)?\s+(?:(?P<hedge>"
     + "|".join(P.HEDGED_LINKS)
-    + r")\s+be\b|"
+    + r")\s+(?:"
+    + _alt(P.VERDICT_ALSO_WORDS)
+    + r"\s+)?be\b|"
     + "|".join(P.ANCHOR_LINK_VERBS)
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
 ANSWER_TAIL_RE = re.compile(
-    r"(?<!/)answer(?:>|(?:\s+(?:choice|option|letter))?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"(?<!/)"
+    + _alt(P.ANSWER_NOUNS)
+    + r"(?:>|(?:\s+(?:choice|option|letter)(?!s?[ \t]*\())?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     + EN_CONN
     + ")"
 )
@@ -75,6 +73,9 @@ CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFF
 AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
 CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
 QUALIFIERS = frozenset(P.QUALIFIERS)
+FINAL_BEFORE_CJK = frozenset(P.FINAL_BEFORE_CJK)
+ANCHOR_DEMONSTRATIVES = frozenset(P.ANCHOR_DEMONSTRATIVES)
+CLOSING_TEXT_VETO_RE = re.compile(r"\b" + _alt(P.CLOSING_TEXT_VETOES) + r"\b")
 HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
 DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
 
@@ -87,7 +88,7 @@ def _other_anchor(
     a: P.Anchor, *, reference: bool = False
 ) -> tuple[str, re.Pattern[str], re.Pattern[str] | None]:
     links = []
-    for link in a.links:
+    for link in sorted(a.links, key=len, reverse=True):  # (longest first: "হলো" before "হল")
         if link in "-—–":
             links.append(re.escape(link) + r"(?=\s)")
         elif _is_latin(link):
@@ -148,9 +149,7 @@ MATCH_RE = re.compile(_alt(P.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s
 IT_IS_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
 # "Option B is correct", "Options B and D are both correct".
 OPTION_IS_CORRECT_RE = re.compile(
-    r"(?:option|choice|answer|alternative|letter|statement)s?\s+"
-    + SLOT
-    + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
+    _alt(P.OPTION_NOUNS) + r"s?\s+" + SLOT + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
     r"\(?[a-z]\)?(?![a-z]))*)\s+(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:both\s+|all\s+)?(?:the\s+)?"
     r"(?:(?:most\s+)?correct|right|best|true)\b(?!\s+(?:only\s+)?(?:if|when|for|in|under)\b)"
 )
@@ -159,16 +158,28 @@ OPTION_IS_CORRECT_RE = re.compile(
 VERDICT_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[*_]{0,2}[\(\[]?(?P<L>[A-Z])[\)\]]?[*_]{0,2}"
     r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
-    r"\s+(?:is|are)\s+(?:(?:both|all|also|equally)\s+)?(?:(?:the|my|our)\s+)?(?:only\s+)?"
+    r"\s+"
+    + _alt(P.VERDICT_COPULAS)
+    + r"\s+(?:"
+    + _alt(P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS)
+    + r"\s+)?"
+    r"(?:" + _alt(P.VERDICT_DETERMINERS) + r"\s+)?(?:" + _alt(P.VERDICT_RESTRICTORS) + r"\s+)?"
     r"(?:" + _alt(P.VERDICT_FINAL_WORDS) + r"\s+)?$"
 )
+# The words that may stand between a verdict's copula and its adjective or noun ("is the only", "are both").
+VERDICT_AFTER_COPULA = frozenset(
+    P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS + P.VERDICT_DETERMINERS + P.VERDICT_RESTRICTORS
+    + P.VERDICT_FINAL_WORDS
+)  # fmt: skip
+VERDICT_COPULAS = frozenset(P.VERDICT_COPULAS)
+VERDICT_DETERMINERS = frozenset(P.VERDICT_DETERMINERS)
+VERDICT_NOUNS_ALONE = frozenset(P.VERDICT_NOUNS_ALONE)
+ALSO_WORDS = frozenset(P.VERDICT_ALSO_WORDS)
+# Verdicts that commit only when said of several letters ("A and C are both plausible" is several answers).
+PLURAL_ONLY_VERDICTS = frozenset(P.PLURAL_VERDICTS) - frozenset(P.VERDICT_ADJECTIVES)
 VERDICT_FINAL_WORDS = frozenset(P.VERDICT_FINAL_WORDS)
 DRAFT_QUALIFIERS = frozenset(P.DRAFT_QUALIFIERS)
-VERDICT_NOUNS = (
-    "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
-    "fit", "selection", "alternative", "pick", "candidate",
-)  # fmt: skip
-_NOUN = _alt(VERDICT_NOUNS)
+_NOUN = _alt(P.VERDICT_NOUNS)
 # "B fits best.": a letter, a verb of fitting and "best" closing the sentence (found from "best" backwards).
 FITS_BEST_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?:fits|works|matches|suits|applies)\s+(?:the\s+)?$"
@@ -177,12 +188,15 @@ FITS_BEST_BEFORE_RE = re.compile(
 LABEL_SENTENCE_BEFORE_RE = re.compile(
     r"(?:^|\n)[ \t*_>#-]*[\(\[]?(?P<L>[A-Z])[\)\].:]\s+(?P<T>[^\n]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
 )
+PAREN_LABEL_SENTENCE_BEFORE_RE = re.compile(
+    r"(?<![\w(\[])\((?P<L>[A-Z])\)\s+(?P<T>[^\n()]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
+)
 VERDICT_WITH_NOUN_RE = re.compile(
     r"(?:" + _alt(P.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
 )
 VERDICT_ALONE_RE = re.compile(_alt(P.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))")
 PLURAL_VERDICT_RE = re.compile(_alt(P.PLURAL_VERDICTS) + r"\b")
-NOUN_ALONE_RE = re.compile(r"(?:answer|one|choice|pick)\b(?!\s+(?:to|of|for|that|which|who)\b)")
+NOUN_ALONE_RE = re.compile(_alt(P.VERDICT_NOUNS_ALONE) + r"\b(?!\s+(?:to|of|for|that|which|who)\b)")
 VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VERDICTS
 # "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
 # original text: the letter is a capital).
@@ -191,6 +205,9 @@ CJK_VERDICT_BEFORE_RE = re.compile(
     + r")?\s*(?:" + _alt(P.CJK_PARTICLES) + r")?\s*$"
 )  # fmt: skip
 CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
+CJK_VERDICT_NEGATED_AFTER_RE = re.compile(
+    r"\s*" + _alt(P.CJK_PARTICLES) + r"?\s*" + _alt(P.CJK_VERDICT_NEGATIONS_AFTER)
+)
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
     r"(?:\b"
@@ -242,22 +259,26 @@ CLOSING_COPULA_RE = re.compile(
 CLOSING_PAREN_RE = re.compile(r"\s\((?P<L>[a-z])\)\s*[.!]?\s*$")
 # "leaving C", "only D remains"
 ELIMINATION_BEFORE_RE = re.compile(
-    r"(?:"
-    + "|".join(P.ELIMINATION_BEFORE)
-    + r")\s+(?:(?:only|just)\s+)?(?:(?:option|choice)\s+)?"
+    _alt(P.ELIMINATION_BEFORE)
+    + r",?\s+(?:(?:only|just)\s+)?(?:"
+    + _alt(P.OPTION_NOUNS)
+    + r"\s+)?"
     + SLOT
     + _LETTER_END
 )
 ELIMINATION_AFTER_RE = re.compile(
     r"(?<![\w'’.-])(?:only\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
-    + r"\s+(?:"
-    + "|".join(P.ELIMINATION_AFTER)
-    + r")\b$"
+    + r"\s+(?:is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?)?"
+    + _alt(P.ELIMINATION_AFTER)
+    + r"\b$"
 )
 STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
 LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
-ELIMINATION_KEYWORDS = ("leaving", "leaves", "left", "elimination", "remains", "survives", "stands out")
+ELIMINATION_KEYWORDS = tuple(
+    dict.fromkeys([w.split()[0] for w in P.ELIMINATION_BEFORE] + list(P.ELIMINATION_AFTER))
+)
+ELIMINATION_AFTER_KEYWORDS = frozenset(P.ELIMINATION_AFTER)
 # The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
 LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
 LINE_END_TRAIL = frozenset(" \t\r.!*)]")
@@ -276,9 +297,17 @@ HEDGE_BEFORE_RE = re.compile(
 )
 HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
-CONDITIONAL_BEFORE_RE = re.compile(
-    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(P.READING_CONDITIONS) + r")\b[^.\n]*$"
+_READING_CONDITIONS = (
+    _alt(P.READING_VERBS) + r"\s+(?:one|the\s+other|another|this|that)\s+way",
+    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+" + _alt(P.READING_NOUNS),
 )
+CONDITIONAL_BEFORE_RE = re.compile(
+    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(_READING_CONDITIONS) + r")\b[^.\n]*$"
+)
+# A cheap necessary test for CONDITIONAL_BEFORE_RE: a condition word, "way" or a reading noun occurs.
+CONDITION_HINT_RE = re.compile(_alt(P.CONDITIONAL_BEFORE + ("way",) + P.READING_NOUNS))
+# ... and for CONDITIONAL_AFTER_RE (lower-cased text).
+CONDITION_AFTER_HINT_RE = re.compile(_alt(P.CONDITIONAL_AFTER))
 CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
 # A clause (since the last ".", ";" or line break) that starts with a condition word.
 CONDITIONAL_CLAUSE_RE = re.compile(
@@ -298,6 +327,7 @@ LIST_DISMISSED_AFTER_RE = re.compile(
     + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
     re.IGNORECASE,
 )
+EXAMPLE_BEFORE_RE = re.compile(_alt(P.EXAMPLE_MARKERS))
 NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
 CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
@@ -309,17 +339,30 @@ CONCLUSION_BEFORE_RE = re.compile(
 PUNCT_BEFORE_RE = re.compile(r"[,:]\W*$")
 WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(P.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
 BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
+
+
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
 COORDINATION_GAP_RE = re.compile(
-    r"[\s*_$`)\]}.]*(?:,|;|/|&|\+|\band\b|\bor\b|\bas\s+well\s+as\b|\bplus\b|\balternatively\b,?|和|或|及)[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
+    r"[\s*_$`)\]}.]*" + _coordinators(P.COORDINATORS, False) + r"[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
     re.IGNORECASE,
 )
 ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(P.ALSO_VALID) + ")", re.IGNORECASE)
-COORDINATION_OPENER_RE = re.compile(r"\b(?:both|either)\s*[*_$`(\[]*$", re.IGNORECASE)
+COORDINATION_OPENER_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\s*[*_$`(\[]*$", re.IGNORECASE)
 # Text before a stage that might join its first answer to an earlier one ("\boxed{A} or\n\boxed{B}").
 COORDINATION_TAIL_RE = re.compile(
-    r"(?:,|;|/|&|\+|\band|\bor|\bboth|\beither|和|或|及)[\s*_$`(\[{]*$", re.IGNORECASE
+    _coordinators(P.COORDINATORS + P.COORDINATION_OPENERS, True) + r"[\s*_$`(\[{]*$", re.IGNORECASE
 )
+# How the text before a candidate ends when it may join that candidate to an earlier answer ("A or",
+# "both"): a cheap test on the lower-cased tail, marks as they are, words after a space (or alone).
+COORDINATION_OPENERS = P.COORDINATION_OPENERS
+# An opener among the filler words before a payload's letter ("either (A) sky or (D) countryside").
+COORDINATION_OPENER_IN_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\b", re.IGNORECASE)
+_WORDY = tuple(w for w in P.COORDINATORS + P.COORDINATION_OPENERS if w[:1].isalpha() and w.isascii())
+JOINER_ENDINGS = tuple(
+    (" " + w if w in P.COORDINATORS else w) if w in _WORDY else w
+    for w in P.COORDINATORS + P.COORDINATION_OPENERS
+)
+JOINER_WORDS = frozenset(_WORDY)
 
 # The closing line (closing.py): words that stop its reading, and the shape of a lower-case label named
 # by its noun ("Locking in option (c).").
@@ -353,15 +396,28 @@ MARKUP_CMD_RE = re.compile(
 )
 MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
 MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
+# A number naming an option (when the question numbers them), alone in the payload but for brackets, a
+# counter word and a closing mark: "1", "(2).", "3번", "**4**"; or a list of them ("1, 3" is several).
+NUMBER_LABEL_RE = re.compile(
+    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)[)\]]?[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
+    + r"?" + _alt(P.CLOSING_COPULAS_AFTER) + r"?[\s.。!*_)\]]*$"
+)  # fmt: skip
+# A one-digit number right before a counter word ("3번"), not inside a longer number.
+# (a list of them too: "3, 4, 5번")
+NUMBER_COUNTER_RE = re.compile(
+    r"(?<![\d.,])(\d(?:[ \t]*[,/][ \t]*\d)*)[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
+)
 SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
-    r"(?:[\s\"'“”‘’«»「」『』\[\(<:：#>|.,\-–—→⇒➡👉✅✔☑️▶►•·=]|\b" + _alt(P.PAYLOAD_FILLER_WORDS) + r"\b"
+    r"(?:[\s\"'“”‘’«»「」『』\[\]\(<:：#>|.,–—→⇒➡👉✅✔☑️▶►•·=]|-(?![\d.])|\b"
+    + _alt(P.PAYLOAD_FILLER_WORDS)
+    + r"\b"
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )
 LIST_SEP_RE = re.compile(
-    r"[\s)\]}'\"”’]*(?:,\s*(?:and|or|&)?|/|\||&|;|\+|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
+    r"[\s)\]}'\"”’]*(?:,\s*(?:" + _alt([w for w in P.LIST_SEPARATOR_WORDS if w in P.COORDINATORS]) + r"\b|&)?|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
     + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(P.LIST_JOINER_ADVERBS)
     + r"|(?!(?:" + "|".join(P.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"
@@ -393,12 +449,15 @@ LABEL_LINE_NL_RE = re.compile(r"\n" + LABEL_LINE_BODY, re.IGNORECASE)
 LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
 # A line that opens with an option letter, maybe after a bullet or markup ("- C is ruled out", "**B** ...").
 LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
+# A label inside a line ("A:", "；B：", " C)"): two different ones make the line a listing of options.
+INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：]))([A-Z])[ \t]*[:：)]")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
 # rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
 # The follow-up patterns run on the lower-cased text.
-_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(P.FOLLOW_UP_MARKERS) + ")"
+_FOLLOW_UP = P.FOLLOW_UP_MARKERS + (_alt(P.FOLLOW_UP_WORDS) + r"\s*\d*\s*[:.)：]",)
+_FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(_FOLLOW_UP) + ")"
 FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
@@ -446,28 +505,35 @@ LABELLED_ANSWER_RE = re.compile(
     + r")\b|[a-h]|i{1,3}|iv|vi{0,3})"
     r"(?:[)\]][ \t]*[:.=\-–—→]?|[ \t]*[:.)=\-–—→])[ \t]*[*_(\[]*(?P<L>[A-Z])[*_)\]]*[ \t.]*"
 )
-# A cheap necessary test for either (one scan of the original text): a line that starts with the first
-# letters of a follow-up marker or of a sub-item label, in any of the usual cases.
+
+
+# A cheap necessary test for either (one scan of the original text): a line that starts with how a
+# follow-up marker begins (its literal prefix, derived from the marker's pattern) or a sub-item label
+# begins ("(", the second label "b)" / "ii)", a label word's first letters), in any of the usual cases.
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
-_HINT_ALTS = [
-    alt
-    for w in P.FOLLOW_UP_HINTS
-    for alt in sorted({w, w.capitalize(), w.title(), w.upper()}, key=len, reverse=True)
-]
-_HINT_ALTS += list(P.SUB_ITEM_HINTS)
-_HINT_FIRST = sorted({re.sub(r"^\\", "", alt)[0] for alt in _HINT_ALTS})
+_HINTS = sorted(
+    {v for m in _FOLLOW_UP for h in literal_prefixes(m) for v in _case_variants(h)}
+    | {v for w in P.SUB_ITEM_PREFIXES for v in _case_variants(re.escape(w))}
+    | {re.escape("("), re.escape("b)"), re.escape("ii)")},  # (sub-item labels, as written: "B)" is an option's)
+    key=len, reverse=True,
+)  # fmt: skip
+_HINT_FIRST = sorted({re.sub(r"^\\", "", h)[0] for h in _HINTS})
 STRUCTURE_HINT_RE = re.compile(
-    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINT_ALTS) + ")"
+    r"\n[ \t>*#_=-]*(?=[" + "".join(re.escape(c) for c in _HINT_FIRST) + "])(?:" + "|".join(_HINTS) + ")"
 )
 STRUCTURE_NL_RE = re.compile(
     r"\n[ \t>*#_=-]*(?:"
-    + "|".join(P.FOLLOW_UP_MARKERS)
+    + "|".join(_FOLLOW_UP)
     + r"|(?:(?:"
     + "|".join(P.SUB_ITEM_PREFIXES)
     + r")\s*)?\(?(?:b|ii)\))"
 )
 JSON_ANSWER_RE = re.compile(
-    r"[\"'](?:[a-z_ ]{0,24}[_ ])?" + _alt(P.JSON_ANSWER_KEYS) + r"s?[\"']\s*:\s*"
+    r"[\"'](?:[a-z_ ]{0,24}[_ ])?"
+    + _alt(P.JSON_ANSWER_KEYS)
+    + r"s?(?:[_ ]"
+    + _alt(P.JSON_ANSWER_KEY_SUFFIXES)
+    + r")?[\"']\s*:\s*"
     r"(?P<v>\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|\[[^\]\n]{0,300}\]|[A-Za-z](?=\s*[,}]))",
     re.IGNORECASE,
 )
@@ -475,22 +541,22 @@ NUMBER_RE = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\
 WORD_RE = re.compile(r"[^\W_]+")
 
 
-def trie_pattern(words: list[str]) -> str:
-    """A regex matching any of `words` (longest first), factored by common prefixes: a flat alternation
-    of ~80 literals costs the engine ~80 tests per position, a trie a few."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
+# --------------------------------------------------------------------------------------------------
+# The answer region (region.py)
+# --------------------------------------------------------------------------------------------------
 
-    def emit(node: dict[str, Any]) -> str:
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        end = "" in node
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if end else body
 
-    return emit(trie)
+_OPEN_MARKERS = tuple(o for o, _ in P.REASONING_MARKERS)
+_CLOSE_MARKERS = tuple(c for _, c in P.REASONING_MARKERS)
+# The first characters of the markers (in any case): a marker can start only where one stands, which
+# str.find (memchr) finds at C speed.
+REASONING_FIRST_CHARS = "".join(
+    sorted({c for m in _OPEN_MARKERS + _CLOSE_MARKERS for c in (m[0], m[0].upper())})
+)
+# Every opening and closing marker, in any case: group `c` holds a closing one.
+REASONING_MARKER_RE = re.compile(
+    "(?P<c>" + "|".join(map(re.escape, sorted(_CLOSE_MARKERS, key=len, reverse=True))) + ")|(?:"
+    + "|".join(map(re.escape, sorted(_OPEN_MARKERS, key=len, reverse=True))) + ")",
+    re.IGNORECASE,
+)  # fmt: skip
+SPECIAL_TOKEN_RE = re.compile("|".join(map(re.escape, P.SPECIAL_TOKENS)))

@@ -5,11 +5,16 @@ option text, a letter, a list of letters, a refusal, or letters in prose. Order:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from .evidence import LETTER, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
+from . import patterns as X
+from . import phrases as P
+from .evidence import LETTER, OUT_OF_RANGE, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
+from .labels import DEFAULT_LOCAL
 from .options import Options
 from .patterns import (
     ALL_OF_ABOVE_RE,
+    CLOSING_LINE_VETO_RE,
     CLOSING_RE,
     CONCLUSION_BEFORE_RE,
     CONDITIONAL_AFTER_RE,
@@ -24,6 +29,7 @@ from .patterns import (
     NEGATED_BEFORE_RE,
     NEGATED_PAYLOAD_RE,
     NEXT_UPPER_TOKEN_RE,
+    NUMBER_LABEL_RE,
     PROSE_LETTER_RE,
     PUNCT_BEFORE_RE,
     REFUSAL_RE,
@@ -55,7 +61,13 @@ def read_payload(
     if m0 is not None:  # the common "B", "(c).", "**D**": one letter and punctuation
         j = m0.start(1)
         c = s[j]
-        if anchored or c.isupper():
+        if (
+            anchored
+            or c.isupper()
+            or opts.labels.lower
+            or (s[j - 1 : j] in "([" and s[j + 1 : j + 2] in ")]")
+        ):
+            # (a lower-case letter in brackets is a label too: "(b)")
             return letter_reading(c.upper(), opts.letters, a + j, "leading letter")
     n = len(s)
     i = 0
@@ -78,19 +90,10 @@ def read_payload(
         letter = opts.equal(rest)
         if letter is not None:
             return Reading(LETTER, letter, (a + j, b), "option text")
-    # 2. a leading letter, or a list of letters
-    lead_reason = None
-    if j < n:
-        letter = token_letter(s, j, anchored)
-        if letter is not None:
-            lead_reason = letter_use(s, j)
-            if lead_reason is None and s[j] == "a":
-                m_art = NEXT_UPPER_TOKEN_RE.match(s, j + 1)
-                if m_art:  # "é a B", "is a B": an article before the letter
-                    j = m_art.end() - 1
-                    letter = s[j]
-            if lead_reason is None:
-                return _leading(s, j, a, letter, opts, anchored)
+    # 2. a leading letter, or a list of letters (a number or a letter's name, where the question uses them)
+    r, lead_reason = _lead(s, j, a, b, opts, anchored) if j < n else (None, None)
+    if r is not None:
+        return r
     # 3.-5. an option text at the start, "all of the above", a refusal, a restatement
     r = _text_answer(
         core,
@@ -109,11 +112,82 @@ def read_payload(
     if r is not None:
         return r
     # 7. exactly one option text inside an anchored payload ("Answer: The capital is Paris.")
-    if anchored and core and opts.norms:
-        inside = opts.inside(norm(core))
-        if len(inside) == 1:
-            return Reading(LETTER, inside.pop(), (a + i, b), "option text in the payload")
+    r = _text_inside(core, (a + i, b), opts) if anchored and core and opts.norms else None
+    if r is not None:
+        return r
     return none_reading((a + i, b), lead_reason or "no letter")
+
+
+def _text_inside(core: str, span: tuple[int, int], opts: Options) -> Reading | None:
+    """Exactly one option text inside the payload, and no hedge or negation around it ("Answer: The
+    capital is Paris.", but not "This ... is less likely, as pollution ...")."""
+    nc = norm(core)
+    inside = opts.inside(nc)
+    if len(inside) != 1:
+        return None
+    letter = inside.pop()
+    if CLOSING_LINE_VETO_RE.search(nc.replace(dict(opts.norms)[letter], " ")) is not None:
+        return None
+    return Reading(LETTER, letter, span, "option text in the payload")
+
+
+def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tuple[Reading | None, str | None]:
+    """Step 2 of read_payload: the reading of the token at s[j] when it is a label, or why it is not."""
+    labels = opts.labels
+    if anchored and (labels.numbers or not s.isascii()):
+        r = _other_label(s, j, a, b, opts)
+        if r is not None:
+            return r, None
+    letter = token_letter(s, j, anchored or labels.lower, labels.local)
+    if letter is None:
+        return None, None
+    reason = letter_use(s, j)
+    if reason is not None:
+        return None, reason
+    if s[j] == "a":
+        m_art = NEXT_UPPER_TOKEN_RE.match(s, j + 1)
+        if m_art:  # "é a B", "is a B": an article before the letter
+            j = m_art.end() - 1
+            letter = s[j]
+    r = _leading(s, j, a, letter, opts, anchored)
+    if (
+        r.kind == LETTER
+        and X.COORDINATION_OPENER_IN_RE.search(s, 0, j)
+        and _another_letter(s, j, letter, opts)
+    ):
+        return Reading(SEVERAL, None, (a + j, b), "either one letter or another"), None
+    return r, None
+
+
+def _another_letter(s: str, j: int, letter: str, opts: Options) -> bool:
+    """Another option letter stands in s after j ("either (A) sky or (D) countryside")."""
+    for m in PROSE_LETTER_RE.finditer(s, j + 1):
+        c = s[m.start()]
+        if c != letter and c in opts.letters and letter_use(s, m.start()) is None:
+            return True
+    return False
+
+
+def _other_label(s: str, j: int, a: int, b: int, opts: Options) -> Reading | None:
+    """After an anchor: the name of a Latin letter in another script (`"এ"`, the whole payload), or a number
+    naming an option when the question numbers them (`1`, `(2)`, `3번`; a list of numbers is several)."""
+    core = s[j:].strip(STRIP_CHARS + "*_`$ ")
+    letter = P.LETTER_NAMES.get(core)
+    if letter is not None:
+        return letter_reading(letter, opts.letters, a + j, "the name of a letter")
+    if not opts.labels.numbers:
+        return None
+    m = NUMBER_LABEL_RE.match(s, j)
+    if m is None:
+        return None
+    order = opts.labels.order
+    found = [int(d) for d in m.group("n").replace(",", " ").replace("/", " ").split() if d.isdigit()]
+    if len(set(found)) > 1:
+        return Reading(SEVERAL, None, (a + j, a + m.end()), "several numbers: " + "/".join(map(str, found)))
+    k = found[0]
+    if not 1 <= k <= len(order):
+        return Reading(OUT_OF_RANGE, None, (a + j, a + m.end()), f"{k} is not an option number")
+    return Reading(LETTER, order[k - 1], (a + m.start("n"), a + m.end("n")), "option number")
 
 
 def _names_other_letters(s: str, i: int, opts: Options) -> bool:
@@ -155,7 +229,9 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
         return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
     if CONDITIONAL_AFTER_RE.match(s, j + 1):
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
-    found, end = read_letter_list(s, j, letter, anchored and s[j].islower())
+    if _label_and_own_text(s, j, letter, opts):  # ("B) C,Na,Mg": the option's text, not a list B/C)
+        return letter_reading(letter, opts.letters, a + j, "leading letter")
+    found, end = read_letter_list(s, j, letter, anchored and s[j].islower(), opts.labels.local)
     distinct = list(dict.fromkeys(found))
     if len(distinct) > 1 and LIST_DISMISSED_AFTER_RE.match(s, end):
         return none_reading((a + j, a + end), "letters dismissed, not chosen")
@@ -174,6 +250,15 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
     return letter_reading(letter, opts.letters, a + j, "leading letter")
 
 
+def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:
+    """The letter is a label ("B)", "C:") followed by its own option's text."""
+    m = LABEL_DELIMITER_RE.match(s, j + 1)
+    if m is None or m.end() == j + 1 or letter not in opts.letters or not opts.norms:
+        return False
+    rest = norm(s[m.end() :]).strip(STRIP_CHARS)
+    return bool(rest) and (opts.equal(rest) == letter or opts.starts_with(rest) == letter)
+
+
 def _next_label_follows(s: str, j: int) -> bool:
     """ "(a) 2 m/s (b) 4 m/s": the parenthesised label is followed by the next one."""
     c = s[j]
@@ -185,10 +270,16 @@ def _next_label_follows(s: str, j: int) -> bool:
 _QUESTION_AFTER_RE = re.compile(r"[^.!?\n]*\?")
 
 # The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
-_LIST_START = frozenset(",/|&;+和或及및또とوأaouey и([" + "abcdefghijklmnopqrstuvwxyz")
+_LIST_START = frozenset(
+    {s[0] for s in P.LIST_SEPARATOR_SYMBOLS} | {w[0] for w in P.LIST_SEPARATOR_WORDS}
+    | set(", ([")  # (the comma rule of LIST_SEP_RE, a space before a letter, an opening bracket)
+    | set("abcdefghijklmnopqrstuvwxyz")  # (a next letter, or a separator word)
+)  # fmt: skip
 
 
-def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[list[str], int]:
+def read_letter_list(
+    s: str, j: int, first: str, allow_lower: bool, local: Mapping[str, str] = DEFAULT_LOCAL
+) -> tuple[list[str], int]:
     """The letters of a list starting at s[j] ("A/B", "A or B", "A, B, and C", "A B C D"), and the end
     of the last one."""
     found = [first]
@@ -202,7 +293,7 @@ def read_letter_list(s: str, j: int, first: str, allow_lower: bool) -> tuple[lis
         if not m or m.end() >= n or m.end() == k:
             break
         k2 = m.end()
-        nxt = token_letter(s, k2, allow_lower)
+        nxt = token_letter(s, k2, allow_lower, local)
         use = letter_use(s, k2) if nxt is not None else "no letter"
         # right after a letter and a joiner word or mark, "A" is a letter, not the article ("E and A both
         # work here."); after mere spacing it stays the article ("D) A fall in interest rates")

@@ -7,58 +7,63 @@ multi-word entry. Regex fragments are allowed where a table says so (they are jo
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from ..letters import LOCALISED
+from .languages import *  # noqa: F403 (the tables of other languages and scripts, as phrases.X)
 
 # --------------------------------------------------------------------------------------------------
-# Letters
+# Structure: the reasoning and the answer region (region.py)
 # --------------------------------------------------------------------------------------------------
 
-# Letters written in another script that stand for a Latin option letter, read only as standalone tokens
-# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED), the Thai labels ก ข ค ง จ, and the
-# Cyrillic and Greek capitals that look like Latin ones.
-LOCAL_LETTERS: dict[str, str] = {
-    **LOCALISED,
-    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
-    "Т": "T", "Х": "X",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-    "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X",
-    "ก": "A", "ข": "B", "ค": "C", "ง": "D", "จ": "E",
-}  # fmt: skip
+# How models mark their reasoning, as (opening, closing) markers, matched in any case. The answer region
+# starts after the last closing marker; an opening marker after it (a reasoning block that never closes)
+# leaves the response without one. A closing marker may stand without its opening one (the opening marker
+# was part of the prompt).
+REASONING_MARKERS = (
+    ("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>"),
+    ("<thought>", "</thought>"), ("◁think▷", "◁/think▷"), ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("[think]", "[/think]"), ("<|start_thinking|>", "<|end_thinking|>"), ("<seed:think>", "</seed:think>"),
+    ("<|im_start|>think", "<|im_start|>answer"), ("<|channel|>analysis", "<|channel|>final"),
+)  # fmt: skip
+# Special tokens that carry no words: blanked (replaced by spaces) in the answer region.
+SPECIAL_TOKENS = (
+    "<|begin_of_solution|>", "<|end_of_solution|>", "<|message|>", "<|end|>", "<|return|>", "<|im_end|>",
+    "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>",
+)  # fmt: skip
 
 # Characters next to a letter that put it inside a formula ("A = πr²", "A + B").
-FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^_→⇌∈⊂"
+FORMULA_OPERATORS = "=<>≈≤≥≠∝+×÷·^→⇌∈⊂"
 
 # Words after which a capital letter may still be an option letter in running prose. After any other
 # word the letter is part of a name: "Vitamin C", "Hepatitis B", "Type A", "Plan B".
 FUNCTION_WORDS_BEFORE_LETTER = """
 option options choice choices answer answers letter alternative item statement response selection
-is be was are were so thus therefore hence then and or nor but pick choose select picked chose chosen
-selected with say it's its as than between of to from like except either both only also namely
-vs versus correct incorrect right wrong eliminate eliminates exclude rule out favor favour prefer
-prefers means mean i.e e.g is: go went say says said choosing picking selecting then donc alors entonces
-quindi also daher portanto então jadi est es ist é è la le el die not definitely leaving leaves
+is be was are were so thus therefore hence then and or but pick choose select picked chose chosen
+selected with say it's its as between of to from like either both only also namely
+vs versus correct incorrect right wrong rule out favor favour prefer
+prefers means mean i.e e.g go went says said choosing picking selecting donc alors entonces
+quindi daher portanto jadi est es ist la le el die definitely leaving leaves
 possibly perhaps maybe probably likely remains though although while whereas yet because since if unless
-whether neither nor even just instead certainly surely obviously clearly actually that where when it
+whether even just certainly surely obviously clearly that where when it
 """.split()
 
 # Words that may follow a standalone "A"/"I" when it is an option letter rather than the article or the
 # pronoun ("A is correct" but "A polygenic score", "I think").
 WORDS_AFTER_OPTION_LETTER = """
-is because since as and or but so which seems appears fits matches best correct right wrong incorrect
+is because since as and or but so which seems appears fits matches best correct right
 only alone here then therefore thus hence due given per remains stands describes explains provides gives
 represents corresponds option choice answer vs versus y o e et ou und oder are survives
 """.split()
 # ... and after "A" only (the pronoun "I" is followed by these verbs all the time).
 WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
+# ... and the words of other languages for "option" that follow its letter, as stems ("A variantıdır", "A
+# seçeneği", "A şıkkı"): after any of them "A" is the letter.
+OPTION_WORD_STEMS_AFTER_LETTER = ("variant", "seçene", "opci", "opç", "alternativ")
 
 # Words that may follow "X. " when X is an option letter; any other lower-case word makes it an
 # abbreviated name ("E. coli", "S. aureus").
 WORDS_AFTER_LETTER_PERIOD = """
 it it's this that the these those all other others none no not both each only however also here there
 because since as so thus therefore hence we i you they option options choice answer which while although
-but and or a an in on at for to with by from is this one its
+but and or a an in on at for to with by from is one its
 """.split()
 
 # --------------------------------------------------------------------------------------------------
@@ -90,100 +95,35 @@ DRAFT_QUALIFIERS = (
 # "most"/"least" followed by any adjective also qualify ("the most consistent option", "the least
 # accurate statement"), as does "only correct".
 QUALIFIER_DEGREE_WORDS = ("most", "least")
+# Words that keep a closing sentence ending with an option's text from committing to it: a hedge, a step
+# of a sequence, another possibility ("People might also use it while singing.", "Then, we do an
+# endoscopy.").
+CLOSING_TEXT_VETOES = ("might", "may", "could", "possibly", "perhaps", "maybe", "then", "next", "also")
+# Words right before an answer noun that make it a mention, not an anchor ("This answer choice is less
+# likely", "each answer option is plausible", "which answer is correct?").
+ANCHOR_DEMONSTRATIVES = (
+    "this",
+    "that",
+    "these",
+    "those",
+    "each",
+    "every",
+    "another",
+    "other",
+    "which",
+    "any",
+)
 # Words after an answer noun that make it a choice ("Option Selected: B").
 NOUN_SUFFIX_CHOSEN = ("selected", "chosen")
 # Adverbs allowed between the noun and "is" ("The answer, therefore, is B").
 ANCHOR_ADVERBS = ("therefore", "thus", "then", "here", "clearly", "indeed", "now", "probably", "likely")
 # Verb phrases that link the noun and the payload ("is", "would be"); hedged ones are marked below.
 ANCHOR_LINK_VERBS = (
-    r"(?:is|are)\b(?!\s+not\b)",
-    r"(?:would|should|must|will|might|could|may)\s+be\b",
-    r"(?:seems|appears)\s+to\s+be\b",
-    r"lies\s+in\b",
-)
+    r"(?:is|are)\b(?!\s+not\b)", r"(?:would|should|must|will|might|could|may)\s+be\b",
+    r"(?:seems|appears)\s+to\s+be\b", r"lies\s+in\b",
+)  # fmt: skip
 # Link words that make the statement hedged ("the answer might be B").
 HEDGED_LINKS = ("might", "could", "may")
-
-# --------------------------------------------------------------------------------------------------
-# Answer anchors in other languages
-# --------------------------------------------------------------------------------------------------
-
-
-class Anchor(NamedTuple):
-    """One answer word of a language: the word, the qualifiers that may follow it, and what may link it
-    to the letter (a colon is always allowed; `link_required` False lets the letter follow directly)."""
-
-    word: str
-    after: tuple[str, ...] = ()
-    links: tuple[str, ...] = ()
-    link_required: bool = True
-    before_required: tuple[str, ...] = ()  # the word anchors only after one of these ("故选B")
-    after_required: bool = False  # the word anchors only with one of `after` ("opción correcta")
-
-
-ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
-    Anchor("respuesta", ("correcta", "final"), ("es", "sería")),
-    Anchor("resposta", ("correta", "certa", "final"), ("é", "seria")),
-    Anchor("alternativa", ("correta", "certa", "correcta", "corretta"), ("é", "es", "è")),
-    Anchor("opción", ("correcta", "final"), ("es", "sería"), after_required=True),
-    Anchor("opcion", ("correcta", "final"), ("es", "seria"), after_required=True),
-    Anchor("opção", ("correta", "certa", "final"), ("é", "seria"), after_required=True),
-    Anchor("opzione", ("corretta", "giusta", "esatta"), ("è", "sarebbe"), after_required=True),
-    Anchor("risposta", ("corretta", "esatta", "giusta", "finale"), ("è", "sarebbe")),
-    Anchor("réponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
-    Anchor("reponse", ("correcte", "finale", "exacte", "juste"), ("est", "serait")),
-    Anchor("antwort", (), ("ist", "lautet", "wäre")),
-    Anchor("antwort", (), (), link_required=False, before_required=("ist die ",)),
-    Anchor("antwoord", (), ("is",)),
-    Anchor("lösung", (), ("ist", "lautet")),
-    Anchor("jawaban", ("yang benar", "yang tepat", "benar", "tepat", "akhir", "betul"), ("adalah", "ialah")),
-    Anchor("jawabannya", ("yang benar", "yang tepat", "benar", "tepat"), ("adalah", "ialah"), link_required=False),
-    Anchor("jawapannya", ("yang betul", "betul"), ("adalah", "ialah")),
-    Anchor("jawapan", ("yang betul", "betul", "akhir"), ("adalah", "ialah")),
-    Anchor("cevap", (), ("budur",), link_required=False),
-    Anchor("jibu", ("sahihi",), ("ni",)),
-    Anchor("idahun", (), ()),
-    Anchor("ìdáhùn", (), ()),
-    Anchor("odpowiedź", (), ("to",)),
-    Anchor("odpowiedz", (), ()),
-    Anchor("odpověď", (), ()),
-    Anchor("svar", (), ("är", "er")),
-    Anchor("απάντηση", (), ("είναι",)),
-    Anchor("ответ", (), ("это", "—", "–", "-")),
-    Anchor("вариант", (), ("—", "–", "-")),
-    Anchor("الخيار", ("الصحيح",), ("هو",), after_required=True),
-    Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
-    Anchor("відповідь", (), ("—", "–", "-")),
-    Anchor("yanıt", (), (), link_required=False),
-    Anchor("option", (), ("est", "serait"), before_required=("bonne ",)),
-    Anchor("đáp án", ("đúng",), ("là",)),
-    Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),
-    Anchor("คำตอบ", ("ที่ถูกต้อง",), ("คือ",)),
-    Anchor("答案", (), ("是", "为", "為", "应该是", "應該是", "应为", "應為"), link_required=False),
-    Anchor("选项", (), ("是", "为")),
-    Anchor("选择", (), ("是", "为"), before_required=("最终", "我的", "正确")),
-    Anchor("選擇", (), ("是", "為"), before_required=("最終", "我的", "正確")),
-    Anchor("選項", (), ("是", "為")),
-    Anchor("选", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
-    Anchor("選", (), (), link_required=False, before_required=("故", "应", "應", "所以", "因此", "我", "正确的", "正確的", "正确", "正確")),
-    Anchor("答え", (), ("は",), link_required=False),
-    Anchor("解答", (), ("は",), link_required=False),
-    Anchor("正解", (), ("は",), link_required=False),
-    Anchor("回答", (), ("は",)),
-    Anchor("答", (), ()),
-    Anchor("정답", (), ("은", "는"), link_required=False),
-    Anchor("답변", (), ("은", "는")),
-    Anchor("답", (), ("은",)),
-    Anchor("إجابة", ("الصحيحة", "صحيحة", "النهائية", "نهائية"), ("هي",), link_required=False),
-    Anchor("اجابة", ("الصحيحة", "صحيحة", "النهائية", "نهائية"), ("هي",), link_required=False),
-    Anchor("جواب", ("الصحيح", "صحيح", "النهائي", "نهائي"), ("هو",), link_required=False),
-    Anchor("پاسخ", ("صحیح", "درست"), ("است",)),
-    Anchor("תשובה", (), ()),
-    Anchor("उत्तर", (), ("है", "-"), link_required=False),
-    Anchor("উত্তর", (), ("হল", "হলো", "হচ্ছে", "ঃ"), link_required=False),
-)  # fmt: skip
-# Words before a CJK answer word that make it a final answer ("最终答案").
-FINAL_BEFORE_CJK = ("最终", "最終")
 
 # --------------------------------------------------------------------------------------------------
 # Commitments without an answer noun
@@ -201,7 +141,7 @@ FIRST_PERSON_SUBJECTS = (
 # "it's B", "must be B": phrases that commit to the letter right after them (weakly).
 IT_IS_PHRASES = ("it's", "it’s", "it is", "must be", "has to be", "should be", "definitely", "clearly")
 # "D it is.": the same phrases after a letter that opens its line, closing the sentence.
-IT_IS_AFTER_LETTER = ("it is", "it's", "it’s", "it shall be", "it will be")
+IT_IS_AFTER_LETTER = ("it is", "it's", "it’s")
 # "..., which corresponds to option B.", "this matches (C)": phrases that tie a result to the letter
 # closing the clause after them.
 MATCH_PHRASES = ("corresponds to", "matches", "closest to", "nearest to", "equivalent to", "consistent with")
@@ -217,38 +157,43 @@ SELF_CORRECTION_PATTERNS = (
 )  # fmt: skip
 # Words between a self-correction word and the letter ("wait, it's D", "actually the answer is D").
 SELF_CORRECTION_FILLERS = (
-    r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)", r"the\s+answer\s+is",
+    r"it'?s", "it’s", r"it\s+is", r"it\s+should\s+be", r"make\s+(?:it|that)",
     r"i\s+(?:mean|choose|pick)",
 )  # fmt: skip
-# "B is the correct answer", "C is the least accurate statement": adjectives of a verdict on a letter.
+# "Option B is correct", "Options B and D are both correct": nouns that name an option by its letter.
+OPTION_NOUNS = ("option", "choice", "answer", "alternative", "letter", "statement")
+# "B is the correct answer", "C is the least accurate statement": a verdict on a letter — the copulas, the
+# words that may follow them ("A and C are both right", "D is also correct"; the "also" ones keep other
+# answers), the determiners, the restrictor ("B is the only correct one"), then the adjective and the noun.
+VERDICT_COPULAS = ("is", "are")
+VERDICT_SCOPE_WORDS = ("both", "all")
+VERDICT_ALSO_WORDS = ("also", "equally")
+VERDICT_DETERMINERS = ("the", "my", "our")
+VERDICT_RESTRICTORS = ("only",)
+VERDICT_NOUNS = (
+    "answer", "option", "choice", "statement", "one", "response", "explanation", "description", "match",
+    "fit", "selection", "alternative", "pick", "candidate",
+)  # fmt: skip
+# Verdict nouns that need no adjective ("B is the answer", "C is my pick"), unless a complement follows.
+VERDICT_NOUNS_ALONE = ("answer", "one", "choice", "pick")
 VERDICT_ADJECTIVES = ("correct", "right", "best", "closest", "true", "valid", "accurate", "appropriate")
 # Words between "the"/"my" and the noun of a verdict that name it the final one ("C is my final answer").
 VERDICT_FINAL_WORDS = ("final", "ultimate")
-# "A is the wrong answer": a verdict that dismisses the letter.
-DISMISSING_ADJECTIVES = ("wrong", "incorrect", "false", "invalid", "inaccurate", "implausible")
 # Verdicts on a letter in Chinese, Japanese and Korean, where the letter comes first ("选项B正确",
 # "B是正确的", "Cが正解です", "C가 정답입니다"): the verdict words, the words for "option" around the
 # letter, and the particles between the letter and the verdict.
 CJK_VERDICTS = ("正确", "正確", "正解", "정답")
-CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢")
+CJK_OPTION_WORDS = ("选项", "選項", "答案", "選択肢", "번")
 CJK_PARTICLES = ("是", "为", "為", "が", "は", "가", "이", "는", "은")
+# ... negated after it ("5번은 정답이 아닙니다", "Cは正解ではない"; "B不正确" is no verdict on B: 不 stands between).
+CJK_VERDICT_NEGATIONS_AFTER = ("아니", "아닙", "ではな", "じゃな")
 # "A and C are all plausible": verdicts that, said of several letters, give several answers.
-PLURAL_VERDICTS = ("correct", "right", "true", "valid", "plausible", "possible", "acceptable", "reasonable")
+PLURAL_VERDICTS = ("valid", "plausible", "possible", "acceptable", "reasonable")
 # "That's the second option.", "I'll go with the third choice": an option named by its position, after a
 # phrase that commits to it (regex fragments, each ending right before "the"), closing the sentence.
 ORDINALS = (
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "last",
-)
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last",
+)  # fmt: skip
 ORDINAL_NOUNS = ("option", "choice", "answer", "alternative", "one")
 ORDINAL_COMMITS = (
     r"it(?:'s|’s|\s+is)", r"that(?:'s|’s|\s+is)", r"this\s+is", r"(?:must|should|has\s+to)\s+be",
@@ -264,21 +209,15 @@ CONCLUSION_WORDS = (
     "which points to", "that points to", "this points to", "it all points to", "everything points to",
 )  # fmt: skip
 # Words between a conclusion word and its letter ("So that's D.", "Thus we get B.").
-CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get", "we're left with")
+CONCLUSION_LINKS = ("that's", "that’s", "that is", "this is", "we get", "we have", "i get")
 # ... and arrows that conclude the same way ("=> B").
 CONCLUSION_ARROWS = ("=>", "⇒", "→", "->")
 # Copulas that commit to a label closing the last line ("The vitamin in question is (D).").
-CLOSING_COPULAS = ("is", "are", "was", "would be", "must be", "should be", "=")
+CLOSING_COPULAS = ("is", "are", "was", "would be", "=")
 # Eliminations that end on the survivor ("rules out A and B, leaving C"; "only D remains").
-ELIMINATION_BEFORE = (
-    r"leaving(?:\s+us\s+with)?",
-    r"leaves(?:\s+us\s+with)?",
-    r"left\s+with",
-    r"elimination,?",
-)
-ELIMINATION_AFTER = (
-    r"remains", r"is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?left", r"survives", r"stands\s+out",
-)  # fmt: skip
+# (the words before the survivor; the words after it, maybe after "is" or "is the only one/option/choice")
+ELIMINATION_BEFORE = ("leaving", "leaving us with", "leaves", "leaves us with", "left with", "elimination")
+ELIMINATION_AFTER = ("remains", "left", "survives", "stands out")
 # "So we get D as the answer.": a letter taken as the answer, closing its line — the words between the
 # letter and "answer", and what may open the clause before the letter (after an optional conclusion word:
 # "So, D as the answer."); any other subject ("Many pick C as the answer", "We rule out A as the answer")
@@ -316,27 +255,25 @@ RETRACTIONS_BEFORE = (r"no\s+longer\s+(?:so\s+)?(?:sure|certain|convinced)", r"n
 # Words that make a statement about a letter tentative ("it might be B", "possibly C").
 HEDGE_BEFORE = (
     r"might\s+be", r"may\s+be", r"could\s+be", r"could\s+also\s+be", r"possibly", r"perhaps", r"maybe",
-    r"probably", r"or\s+maybe",
+    r"probably",
 )  # fmt: skip
 HEDGE_AFTER = (
-    r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)",
-    r"might",
-    r"could",
-)
+    r"(?:is|seems|looks)\s+(?:also\s+)?(?:possible|plausible|tempting|defensible)", r"might", r"could",
+)  # fmt: skip
 # "C is also valid": said after an answer, it keeps the earlier, different answer too.
 ALSO_VALID = (
+
     r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
     r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
     r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
-)
+)  # fmt: skip
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
-# One of several readings of the question: "read one way it's A, read the other way it's D" commits to
-# neither (regex fragments; each contains "way", "reading" or "interpretation", which a cheap test checks).
-READING_CONDITIONS = (
-    r"(?:read|interpreted|taken|understood)\s+(?:one|the\s+other|another|this|that)\s+way",
-    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+(?:reading|interpretation)",
-)
+# One of several readings of the question commits to neither: "read one way it's A, read the other way
+# it's D" (a verb before "one way" / "the other way"), "on one reading ..., under the other interpretation
+# ..." (a noun after "on/under/with one/the other/another/the first/the second").
+READING_VERBS = ("read", "interpreted", "taken", "understood")
+READING_NOUNS = ("reading", "interpretation")
 CONDITIONAL_AFTER = ("if", "only if", "when", "unless", "assuming", "provided")
 # Negations before a letter ("not A", "except C") and verdicts after it ("A is wrong") that dismiss it.
 NEGATIONS_BEFORE = (
@@ -351,14 +288,28 @@ DISMISSALS_AFTER = (
     r"(?:can|could|should|must)\s+be\s+(?:ruled\s+out|eliminated|excluded|discarded|rejected|dismissed)",
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:common\s+|usual\s+)?(?:distractors?|traps?|mistakes?)\b",
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:most\s+)?(?:common\s+|usual\s+|tempting\s+|popular\s+)?(?:wrong|incorrect)\s+(?:answers?|choices?|options?|picks?)\b",
-    r"(?:가|이|는|은)?\s*아니", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
+    r"(?:가|이|는|은)?\s*아(?:니|닙)", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
 # Negations before a letter in languages without spaces ("不是A而是B").
-NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非", "而不是")
+NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非")
 # Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
-CLOSING_COPULAS_AFTER = ("입니다", "이다", "이에요", "예요", "です", "である", "だ")
+CLOSING_COPULAS_AFTER = ("입니다", "です")
+# An answer shown as an example of the format ("例如[正确答案]A<eoa>", "e.g. \\boxed{A}", "for example, Answer:
+# C"): an anchor, box or answer field right after one of these (on its line, within a few characters) is no
+# answer (models that echo their instructions repeat the example).
+EXAMPLE_MARKERS = (
+    "例如",
+    "比如",
+    "for example",
+    "e.g.",
+    "for instance",
+    "such as",
+    "例えば",
+    "예를 들어",
+    "z.b.",
+)
 # Negation right after an anchor ("The answer is not A").
-NEGATED_PAYLOAD = ("not", "never", "isn't", "isn’t", "cannot be", "can't be", "can’t be")
+NEGATED_PAYLOAD = ("not", "cannot be")
 
 # The closing line (closing.py): a short last sentence that names one option letter and says nothing
 # against it commits to it weakly ("E wins out.", "That narrows it to A.", "Je choisis donc D."), when no
@@ -389,10 +340,10 @@ CLOSING_LINE_VETOES = (
     r"when", r"whether", r"or", r"either", r"both", r"also", r"instead", r"rather", r"than", r"vs", r"versus",
     # hedges
     r"might", r"may", r"maybe", r"could", r"possibly", r"perhaps", r"probably", r"likely", r"unlikely",
-    r"plausible", r"possible", r"tempting", r"unsure", r"uncertain", r"doubt\w*", r"leaning",
+    r"plausible", r"possible", r"tempting", r"uncertain", r"doubt\w*", r"leaning",
     # announcing a check of the option rather than choosing it
     r"consider\w*", r"check\w*", r"examin\w*", r"evaluat\w*", r"analy[sz]\w*", r"look(?:s|ing)?",
-    r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"first", r"let['’]?s", r"let\s+us",
+    r"review\w*", r"discuss\w*", r"start\w*", r"begin\w*", r"next", r"let['’]?s", r"let\s+us",
     r"about", r"regarding", r"then", r"finally", r"moving", r"move", r"stop\w*", r"now",
     # what others choose ("Many students pick C.")
     *CLOSING_LINE_OTHERS,
@@ -405,6 +356,11 @@ CLOSING_REMARK_CONTRASTS = ("but", "however", "instead", "rather", "though", "al
 CLOSING_LINE_MAX_WORDS_AFTER = 4
 # "That narrows it to A.": before a letter that closes the line, at most this many words.
 CLOSING_LINE_MAX_WORDS_BEFORE = 8
+
+# Joining two answers: "\\boxed{A} and \\boxed{C}", "B or D", "D as well as A" (a mark, or a word).
+COORDINATORS = (",", ";", "/", "&", "+", "和", "或", "及", "and", "or", "as well as", "plus", "alternatively")
+# Words right before a first answer that announce a second: "both A and C", "either B or D".
+COORDINATION_OPENERS = ("both", "either")
 
 # --------------------------------------------------------------------------------------------------
 # Payload fillers, list separators, refusals
@@ -430,7 +386,7 @@ LIST_SEPARATOR_WORDS = (
 # any adverb in -ly but these (which restrict or correct: "A, or actually C").
 LIST_JOINER_ADVERBS = ("also", "too", "even", "maybe", "perhaps")
 LIST_JOINER_NOT_ADVERBS = ("only", "actually", "really", "finally", "hardly", "barely")
-LIST_SEPARATOR_SYMBOLS = (",", "/", "|", "&", ";", "+", "和", "或", "及", "및", "또는", "と", "و", "أو")
+LIST_SEPARATOR_SYMBOLS = ("/", "|", "&", ";", "和", "或", "及", "및", "또는", "と", "و", "أو")
 # Refusals (each a regex fragment; Latin-script ones are matched as whole words).
 REFUSALS_LATIN = (
     r"i\s+(?:do\s+not|don'?t|don’t|cannot|can'?t|can’t)\s+(?:know|tell|determine|answer|decide|help|be\s+(?:sure|certain))",
@@ -441,13 +397,13 @@ REFUSALS_LATIN = (
     r"(?:unable|not\s+able)\s+to\s+(?:determine|answer|decide|choose|say|tell)",
     r"none\s+of\s+(?:the\s+|these\s+)?(?:above|options|choices|answers|these|them|given)",
     r"no\s+(?:correct|valid|right)\s+(?:answer|option|choice)", r"not\s+enough\s+information",
-    r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"n/a", r"decline",
+    r"insufficient\s+information", r"unknown", r"no\s+answer", r"don['’]?t\s+know", r"decline",
     r"impossible\s+to\s+(?:say|determine|tell)", r"no\s+lo\s+s[ée]", r"je\s+ne\s+sais\s+pas", r"aucune",
     r"weiß\s+(?:es\s+)?nicht", r"não\s+sei", r"nenhuma", r"tidak\s+tahu",
 )  # fmt: skip
 REFUSALS_OTHER = (
     "不知道", "无法确定", "無法確定", "以上都不是", "以上皆非", "都不对", "わかりません", "分かりません", "모르겠",
-    r"알\s*수\s*없", r"не\s+знаю", r"لا\s+أعرف",
+    r"알\s*수\s*없", r"не\s+знаю", r"لا\s+أعرف", "없음",
 )  # fmt: skip
 # "All of the above": every option at once.
 ALL_OF_THE_ABOVE = r"all\s+of\s+(?:the\s+)?(?:above|options|choices|them|these)"
@@ -465,27 +421,8 @@ FOLLOW_UP_MARKERS = (
     r"next\s+(?:question|problem|item|exercise)", r"(?:here\s+is\s+)?another\s+(?:question|problem)",
     r"follow[\s-]*up\s+(?:question|problem)",
 )  # fmt: skip
-# How every follow-up marker begins (in any case) and how every sub-item label begins (as written):
-# regex fragments; a line starting otherwise cannot hold one, which the scan checks first.
-FOLLOW_UP_HINTS = (
-    "q", "pro", "exa", "hum", "use", r"<\|", r"\[", "the fol", "next q", "next p", "next i", "next e",
-    "another q", "another p", "follow",
-)  # fmt: skip
-SUB_ITEM_HINTS = (
-    r"\(",
-    r"b\)",
-    r"ii\)",
-    "part",
-    "Part",
-    "PART",
-    "step",
-    "Step",
-    "STEP",
-    "item",
-    "Item",
-    "sub",
-    "Sub",
-)
+# ... and the words for "question" in other languages that open such a line ("Soru:", "Savol:", "请你回答：").
+FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子")
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
@@ -498,22 +435,12 @@ INDEX_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "
 INDEX_WORDS = INDEX_NUMBER_WORDS + INDEX_ORDINAL_WORDS
 # Words that make a labelled line a verdict on its option ("B. is wrong"), not an echo of the option listing
 LISTING_VERDICT_WORDS = (
-    "wrong",
-    "right",
-    "correct",
-    "incorrect",
-    "true",
-    "false",
-    "no",
-    "yes",
-    "out",
-    "fails",
-    "holds",
-)
+    "wrong", "right", "correct", "true", "no", "yes", "out", "holds",
+)  # fmt: skip
 LISTING_VERDICT_MARKS = ("✗", "✓", "✔", "❌")
 # Parts named by ordinals inside a paragraph ("In the first situation, ... In the second situation, ..."):
 # answers to different parts are several answers.
-PART_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+PART_ORDINALS = ("first", "second")
 PART_NOUNS = ("case", "situation", "scenario", "part", "sub-question", "subquestion", "setting")
 
 # --------------------------------------------------------------------------------------------------
@@ -523,20 +450,12 @@ PART_NOUNS = ("case", "situation", "scenario", "part", "sub-question", "subquest
 # JSON keys whose value is the answer ({"answer": "C"}, {"selected_option": "b"}): a key ending in one of
 # these words (after "_" or a space), or equal to it.
 JSON_ANSWER_KEYS = (
-    "answer",
-    "choice",
-    "option",
-    "letter",
-    "selection",
-    "selected",
-    "chosen",
-    "prediction",
-    "label",
-    "pick",
-    "final",
-    "response",
-    "result",
-)
+    "answer", "choice", "option", "letter", "selection", "selected", "chosen", "prediction", "label", "pick",
+    "final", "response", "result",
+)  # fmt: skip
+
+# ... maybe followed by one of these ({"correct_answer_key": "c"}).
+JSON_ANSWER_KEY_SUFFIXES = ("key",)
 
 # --------------------------------------------------------------------------------------------------
 # Option texts

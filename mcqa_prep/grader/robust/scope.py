@@ -145,6 +145,34 @@ def _items_are_foreign(t: str, run: list[tuple[int, str]], opts: Options) -> boo
     return 2 * own < len(run)
 
 
+def inline_listing_above(t: str, pos: int, opts: Options) -> bool:
+    """The nearest non-blank line above the line of `pos` lists three or more items inline, labelled A, B,
+    C, ... in order ("…?A:无过错责任;B:过错推定责任;C:公平责任;D:…"), most of which are not this row's option texts: the
+    answer at `pos` answers that (echoed or invented) question, not the one asked."""
+    lo = max(0, pos - 2000)  # (bounded, so that many answers on one long line stay linear)
+    j = t.rfind("\n", lo, pos)
+    while j > lo and t[j - 1] in " \t\r\n":
+        j -= 1
+    k = t.rfind("\n", lo, j)
+    if j <= lo or (k < 0 and lo > 0):  # (no line above, or it starts beyond the window)
+        return False
+    line = t[k + 1 : j]
+    if line.count(":") + line.count("：") + line.count(")") < 3:  # (a cheap necessary test)
+        return False
+    labels = list(X.INLINE_LABEL_RE.finditer(line))
+    if len(labels) < 3 or "".join(m.group(1) for m in labels) != "ABCDEFGHIJKLMNOP"[: len(labels)]:
+        return False  # (a listing counts A, B, C, ... in order)
+    low = line.lower()
+    if X.LISTING_VERDICT_RE.search(low) or X.CLOSING_DISMISSAL_RE.search(low):
+        return False  # ("I can drop A: this is correct. I can drop B: ...": a walk through the options)
+    own = 0
+    for m, nxt in zip(labels, labels[1:] + [None], strict=True):
+        item = norm(line[m.end() : nxt.start() if nxt is not None else len(line)]).strip(" .;,。；")
+        if item and any(item == ot or contains_words(item, ot) for _, ot in opts.norms):
+            own += 1
+    return 2 * own < len(labels)
+
+
 def numbered_items(t: str) -> list[int]:
     """Start offsets of numbered answer lines ("Q1: D" / "Q2: A"): the label and a short answer (at most
     60 characters, not a question), numbered 1, 2, ... in order, one after the other (blank lines

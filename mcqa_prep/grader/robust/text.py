@@ -50,16 +50,61 @@ def blank_markup(raw: str) -> str:
     return raw.translate(MARKUP_CHAR_TABLE)
 
 
+# Decimal digits of other scripts (Arabic-Indic ٣, Persian ۳, Devanagari ३, Bengali ৩, Thai ๓, ...) -> ASCII:
+# an answer "3" meets an option "۳". (NFKC folds full-width and mathematical digits, not these.)
+_DIGITS = {
+    cp: 48 + unicodedata.decimal(chr(cp))
+    for cp in range(0x0660, 0x1C60)
+    if unicodedata.category(chr(cp)) == "Nd"
+}
+
+
+_SPACE_BEFORE_MARK_RE = re.compile(r" ([,.;])")
+
+
 def norm(s: str) -> str:
-    """NFKC (non-ASCII only), lower case, whitespace collapsed: how payloads meet option texts."""
+    """NFKC (non-ASCII only), digits of every script as ASCII, lower case, whitespace collapsed: how
+    payloads meet option texts."""
     if not s.isascii():
-        s = unicodedata.normalize("NFKC", s)
-    return normalize_option_text(s)
+        s = unicodedata.normalize("NFKC", s).translate(_DIGITS)
+    s = normalize_option_text(s)
+    if " ," in s or " ." in s or " ;" in s:  # ("I , II ve III" meets "I, II ve III")
+        s = _SPACE_BEFORE_MARK_RE.sub(r"\1", s)
+    return s
 
 
 def line_end(t: str, pos: int) -> int:
     e = t.find("\n", pos)
     return len(t) if e < 0 else e
+
+
+# A box's content is looked for within this many characters of its "{" (an anchor's payload has the same
+# bound): a response that opens box after box without closing them (`\boxed{\boxed{...`) then costs linear
+# time instead of one read to the end of the line per box. Real box contents are short (57 characters at
+# most in every corpus this repository holds).
+BOX_MAX = 400
+
+
+def box_content(t: str, open_end: int) -> tuple[int, int]:
+    """The content of a box whose "{" ends at open_end, braces counted within BOX_MAX characters; a box not
+    closed there is read to the end of its line (at most BOX_MAX characters)."""
+    limit = min(len(t), open_end + BOX_MAX)
+    depth = 1
+    k = open_end
+    while True:
+        close = t.find("}", k, limit)
+        if close < 0:
+            e = t.find("\n", open_end, limit)
+            return open_end, limit if e < 0 else e
+        opening = t.find("{", k, close)
+        if opening >= 0:
+            depth += 1
+            k = opening + 1
+            continue
+        depth -= 1
+        if depth == 0:
+            return open_end, close
+        k = close + 1
 
 
 def line_start(t: str, pos: int) -> int:

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import phrases as P
+from .labels import DEFAULT_LOCAL
 from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE
 
 ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -13,9 +16,9 @@ UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # without a call in the common (ASCII) case.
 WORD_ASCII = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _FORMULA_OPS = frozenset(P.FORMULA_OPERATORS)
-_APOSTROPHES = frozenset("'’")
+_APOSTROPHES = frozenset("'’‘")  # ("O‘zbekiston": Uzbek writes o‘ and g‘)
 # Neighbours of a letter that can make it part of a word, an abbreviation, a compound or a formula.
-_NEIGHBOUR_TRIGGERS = frozenset("'’.-\\^_")
+_NEIGHBOUR_TRIGGERS = frozenset("'’‘.-\\^_")
 _PRE_OK = frozenset(P.FUNCTION_WORDS_BEFORE_LETTER)
 _AFTER_LETTER_I = frozenset(P.WORDS_AFTER_OPTION_LETTER)
 _AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(P.WORDS_AFTER_OPTION_A)
@@ -42,8 +45,8 @@ def letter_use(s: str, j: int) -> str | None:
     c = s[j]
     prev = s[j - 1] if j > 0 else " "
     nxt = s[j + 1] if j + 1 < n else " "
-    if c not in ASCII_LETTERS:  # localised letter: its neighbours must not be letters at all
-        if prev.isalpha() or nxt.isalpha():
+    if c not in ASCII_LETTERS:  # a label of another script: no letter of its own script next to it
+        if _glued(prev, c) or _glued(nxt, c):
             return "inside a word"
         return None
     if (
@@ -68,7 +71,12 @@ def letter_use(s: str, j: int) -> str | None:
         m = NEXT_WORD_RE.match(s, j + 1)
         if m:
             word = m.group(1)
-            if c in "Aa" and word not in _AFTER_LETTER_A and not _list_follows(s, j):
+            if (
+                c in "Aa"
+                and word not in _AFTER_LETTER_A
+                and not word.startswith(P.OPTION_WORD_STEMS_AFTER_LETTER)
+                and not _list_follows(s, j)
+            ):
                 return "article, not a letter"
             if c == "I" and word not in _AFTER_LETTER_I:
                 return "pronoun, not a letter"
@@ -77,6 +85,16 @@ def letter_use(s: str, j: int) -> str | None:
         if m and m.group(1) not in _AFTER_PERIOD_OK and not m.group(1).startswith("'"):
             return "abbreviation"
     return None
+
+
+def _glued(ch: str, label: str) -> bool:
+    """`ch` next to a label of another script makes it part of a word: any letter, except that a katakana
+    label stands alone between hiragana or kanji ("答えはイです")."""
+    if not ch.isalpha():
+        return False
+    if "\u30a0" <= label <= "\u30ff":
+        return "\u30a0" <= ch <= "\u30ff"
+    return True
 
 
 def _list_follows(s: str, j: int) -> bool:
@@ -115,14 +133,15 @@ def after_name(s: str, j: int) -> bool:
     return m.group(1).lower().rstrip(".") not in _PRE_OK
 
 
-def token_letter(s: str, j: int, allow_lower: bool) -> str | None:
-    """The option letter the character s[j] stands for (upper case), or None."""
+def token_letter(s: str, j: int, allow_lower: bool, local: Mapping[str, str] = DEFAULT_LOCAL) -> str | None:
+    """The option letter the character s[j] stands for (upper case), or None; `local` maps the labels of
+    other scripts (labels.py)."""
     c = s[j]
     if c in ASCII_LETTERS:
         if c.islower() and not allow_lower:
             return None
         return c.upper()
-    return P.LOCAL_LETTERS.get(c)
+    return local.get(c)
 
 
 def dangling(text: str) -> bool:

@@ -1,0 +1,89 @@
+"""Labels as the question labels them: which tokens of a response name which option (docs/robust.md,
+"Labels").
+
+Latin capitals always (lower-case ones after an anchor, in a box or in brackets); besides them, by default,
+the labels of other scripts that name an option in one reading only (phrases.NATIVE_LABELS) and the
+Cyrillic and Greek capitals that look like Latin ones (phrases.LOCAL_LETTERS: В read as B). A row whose
+prompt labels its options otherwise says so in `template_metadata.option_labels`:
+
+- "lower": a b c d — lower-case letters are labels wherever capitals are;
+- "numbers": 1 2 3 4 — a number after an anchor names that option ("최종 답변: 1", "Answer: (2)");
+- the labels themselves, in option order: a string of one-character labels ("АБВГ", "アイウエ") or a list of
+  strings — each names its option, over any default (with "АБВГ", В is the third option, not B).
+
+The scheme is one small record per row, cached per (labels, letters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from . import patterns as X
+from . import phrases as P
+
+
+class Labels(NamedTuple):
+    local: Mapping[str, str]  # a label of another script -> its option letter
+    lower: bool = False  # lower-case letters are labels everywhere
+    numbers: bool = False  # numbers 1..N are labels after an anchor
+    order: tuple[str, ...] = ()  # the option letters in order (for numbers)
+
+
+DEFAULT_LOCAL: dict[str, str] = {**P.LOCAL_LETTERS, **P.NATIVE_LABELS}
+DEFAULT = Labels(DEFAULT_LOCAL)
+_CACHE: dict[tuple[Any, ...], Labels] = {}
+
+
+def labels_for(letters: Mapping[str, Any], template_metadata: Mapping[str, Any] | None) -> Labels:
+    """The row's label scheme (DEFAULT unless template_metadata.option_labels says otherwise)."""
+    if not template_metadata:
+        return DEFAULT
+    spec = template_metadata.get("option_labels")
+    if not spec:
+        return DEFAULT
+    if isinstance(spec, list):
+        spec = tuple(spec)
+    try:
+        key = (spec, tuple(letters))
+        hit = _CACHE.get(key)
+    except TypeError:  # (an unhashable spec: the default)
+        return DEFAULT
+    if hit is None:
+        hit = _build(spec, tuple(letters))
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit
+
+
+def numbers_as_letters(t: str, labels: Labels) -> str:
+    """When the question numbers its options, a one-digit number with a counter word ("3번", and each of
+    "3, 4, 5번") is that option's letter and the counter a space ("C ", "C, D, E "), one character for
+    one, so every rule reads it as a label."""
+    if not labels.numbers or not any(c in t for c in P.NUMBER_LABEL_COUNTERS):
+        return t
+    order = labels.order
+
+    def letters(m: re.Match[str]) -> str:
+        out = [order[int(c) - 1] if c.isdigit() and 1 <= int(c) <= len(order) else c for c in m.group(1)]
+        return "".join(out) + " " * (m.end() - m.end(1))
+
+    return X.NUMBER_COUNTER_RE.sub(letters, t)
+
+
+def _build(spec: Any, order: tuple[str, ...]) -> Labels:
+    if spec == "lower":
+        return Labels(DEFAULT_LOCAL, lower=True, order=order)
+    if spec == "numbers":
+        return Labels(DEFAULT_LOCAL, numbers=True, order=order)
+    if isinstance(spec, str):
+        spec = tuple(spec)
+    if not isinstance(spec, tuple) or not all(isinstance(s, str) and s for s in spec):
+        return DEFAULT
+    local = dict(DEFAULT_LOCAL)
+    for label, letter in zip(spec, order, strict=False):
+        if len(label) == 1 and not label.isascii():
+            local[label] = letter
+    return Labels(local, order=order)

@@ -1,0 +1,164 @@
+"""The real-output corpus of `robust` (tests/robust_real/README.md): its tune part, graded as the lead's
+measurement grades the sealed part (tests/robust_real/measure.py).
+
+The tune part of the first twenty sources (sources-i25a.md, sources-i25b.md) was studied while the mode was
+changed (it is what the mode was tuned on), so its figures are not a measurement of the mode on unseen text;
+the sealed part, kept outside the repository, is. Their bounds sit just under the figures reached at the end
+of that tuning (README, "Figures"). The five sources of the third part (sources-i25c.md) arrived after that
+tuning and the mode has not been changed for them: their bounds are the figures of their first sight, which
+the merged code still reads exactly, and they are pooled apart. Either way the bounds catch a regression,
+per source and pooled; they are not a generalisation claim.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import report
+
+HERE = Path(__file__).resolve().parent / "robust_real"
+TUNE = HERE / "tune"
+_spec = importlib.util.spec_from_file_location("robust_real_measure", HERE / "measure.py")
+measure = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(measure)  # type: ignore[union-attr]
+
+FIELDS = {
+    "id",
+    "source",
+    "origin",
+    "lang",
+    "reasoning",
+    "committed",
+    "options",
+    "labels",
+    "text",
+    "want",
+    "why",
+    "tags",
+}
+# Per source: (right at least, false positives at most) over its counted (non-contested) cases, just under
+# the figures the tuning reached (README, "Figures": right/counted, false positives).
+BOUNDS = {
+    "enem-gpt": (70, 0),
+    "kice_gpt": (60, 0),
+    "kice_hcx": (59, 0),
+    "kmmlu_rag": (28, 0),
+    "kojima-zscot": (54, 1),
+    "lawbench": (96, 0),
+    "lawbench_1shot": (44, 0),
+    "medreason-codex": (30, 1),
+    "mmmlu-sw-qwen3": (65, 0),
+    "mmmlu_bn": (43, 0),
+    "mmmlu_ja": (36, 0),
+    "persian_chatgpt": (67, 0),
+    "simple-evals-ru": (73, 0),
+    "thaiexam": (72, 0),
+    "thaiexam_qwq": (53, 0),
+    "thought-anchors-r1": (64, 0),
+    "tumlu-cot": (78, 0),
+    "tumlu-nocot": (35, 0),
+    "zno-uk-cot": (67, 0),
+    "zno-uk-nocot": (41, 0),
+    # the third part (sources-i25c.md), never tuned on: its first-sight figures (README, "Figures")
+    "ct-ar": (13, 0),
+    "fse-dscoder": (94, 0),
+    "fse-phi3": (31, 0),
+    "mir-mt5": (18, 0),
+    "ps-aqua": (37, 0),
+}
+UNTUNED = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
+POOLED_RATE = 0.96  # pooled right / counted at least, over the sources tuned on
+POOLED_FALSE_POSITIVES = 2  # at most, over the sources tuned on
+UNTUNED_RIGHT = 193  # pooled right at least, over the untuned sources (193/234 at first sight)
+UNTUNED_FALSE_POSITIVES = 0  # at most, over the untuned sources
+
+
+def _cases() -> list[dict]:
+    return list(measure.load([TUNE]))
+
+
+def test_tune_files_are_well_formed():
+    cases = _cases()
+    assert len(cases) >= 1000
+    ids = [c["id"] for c in cases]
+    assert len(ids) == len(set(ids))
+    for c in cases:
+        assert FIELDS <= set(c), (c["id"], FIELDS - set(c))
+        assert c["want"] is None or c["want"] in c["options"], c["id"]
+        assert Path(c["_file"].split(":")[0]).stem == c["source"], c["id"]
+        assert measure.option_labels(c["labels"]) is not None or c["labels"] in ("latin", "unlabelled"), c[
+            "id"
+        ]
+    assert {c["source"] for c in cases} == set(BOUNDS)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return measure.measure(_cases(), by=("lang", "reasoning", "committed"))
+
+
+def test_tune_part_per_source(result):
+    lines = []
+    for source, tally in result["sources"].items():
+        lines.append(tally.line(source))
+        right, fps = BOUNDS[source]
+        assert tally.right >= right, (source, tally.as_dict())
+        assert tally.false_pos <= fps, (source, tally.as_dict())
+    print("\n" + "\n".join(lines))
+
+
+def _pool(result, untuned: bool) -> tuple[int, int, int, int]:
+    """(right, counted, false positives, contested) over the sources tuned on, or over the untuned ones."""
+    tallies = [t for source, t in result["sources"].items() if (source in UNTUNED) == untuned]
+    return (
+        sum(t.right for t in tallies),
+        sum(t.counted for t in tallies),
+        sum(t.false_pos for t in tallies),
+        sum(t.contested for t in tallies),
+    )
+
+
+def test_tune_part_pooled(result):
+    right, counted, fps, contested = _pool(result, untuned=False)
+    report(
+        f"robust real corpus, tune part (tuned on): {right}/{counted} right, {fps} false "
+        f"positive(s), {contested} contested not counted"
+    )
+    u_right, u_counted, u_fps, u_contested = _pool(result, untuned=True)
+    report(
+        f"robust real corpus, tune part (not tuned on, sources-i25c.md): {u_right}/{u_counted} right, {u_fps} "
+        f"false positive(s), {u_contested} contested not counted"
+    )
+    for w in result["wrong"]:
+        print("  WRONG", json.dumps(w, ensure_ascii=False))
+    assert right >= POOLED_RATE * counted, (right, counted)
+    assert fps <= POOLED_FALSE_POSITIVES, fps
+    assert u_right >= UNTUNED_RIGHT, (u_right, u_counted)
+    assert u_fps <= UNTUNED_FALSE_POSITIVES, u_fps
+    p = result["pooled"]
+    assert (p.right, p.counted, p.false_pos) == (right + u_right, counted + u_counted, fps + u_fps)
+
+
+def test_measure_script_reports_a_directory(tmp_path, capsys):
+    """measure.py is what the lead runs on the sealed part: per source and pooled, contested apart."""
+    rows = [
+        {"id": "s-1", "source": "s", "text": "<think>B?</think>\n\nAnswer: C", "options": {"A": "x", "B": "y", "C": "z"},
+         "want": "C", "tags": ["think_block"], "labels": "latin"},
+        {"id": "s-2", "source": "s", "text": "Answer: A", "options": {"A": "x", "B": "y"}, "want": None,
+         "tags": ["hedge"], "labels": "latin"},
+        {"id": "t-1", "source": "t", "text": "정답: 2번", "options": {"A": "x", "B": "y"}, "want": "B",
+         "tags": [], "labels": "numbers"},
+        {"id": "t-2", "source": "t", "text": "A", "options": {"A": "x", "B": "y"}, "want": "B", "tags": [],
+         "labels": "latin", "contested": True},
+    ]  # fmt: skip
+    (tmp_path / "part.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert measure.main([str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pooled"]["counted"] == 3 and doc["pooled"]["right"] == 2
+    assert doc["pooled"]["false_positives"] == 1 and doc["pooled"]["contested"] == 1
+    assert doc["sources"]["s"]["false_positives_by_tag"] == {"hedge": 1}
+    assert doc["sources"]["t"]["right"] == 1
+    assert measure.main([str(tmp_path / "missing")]) == 1
