@@ -69,6 +69,7 @@ def column_value(row: Mapping[str, Any], name: str) -> str | None:
     if name == SOURCE:
         return source_of(row)
     parts = name.split(".")
+    candidates: tuple[list[str], ...]
     if name == SUBJECT:
         candidates = (["metadata", SUBJECT], [SUBJECT], ["metadata", "source_fields", SUBJECT])
     elif parts[0] in row:

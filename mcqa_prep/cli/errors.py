@@ -284,7 +284,8 @@ def to_click(exc: BaseException) -> click.ClickException:
         return OneLineUsage(exc.format_message() + where, exc.ctx)
     if isinstance(exc, click.ClickException):
         failure = Failure(exc.format_message())
-        failure.exit_code = exc.exit_code
+        # click declares exit_code a ClassVar; an instance attribute keeps this exception's own code
+        failure.exit_code = exc.exit_code  # type: ignore[misc]
         return failure
     doc = describe(exc)
     message = doc["message"] + (f"; {doc['hint']}" if doc.get("hint") else "")

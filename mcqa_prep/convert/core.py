@@ -74,7 +74,7 @@ def default_rejects(out: Path) -> Path:
 
 
 def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequence[Stream]) -> None:
-    inputs = [*args, *(src.path for src in sources if src.path is not None)]
+    inputs: list[str | Path] = [*args, *(src.path for src in sources if src.path is not None)]
     check_output(out, inputs)
     check_output(rejects, inputs, "the rejects file")
     for src in sources:

@@ -119,7 +119,7 @@ class Template:
         fast = self._fast
         if fast is not None:
             return fast(variables)
-        return self._sandbox.render(variables)  # type: ignore[union-attr]
+        return self._sandbox.render(variables)
 
     def row_renderer(self):
         """f(question, texts, context, subject, row) -> prompt: the compiled plan when there is one, else
@@ -226,8 +226,8 @@ def _make_plan(body: list[Any]) -> list[Any] | None:
                     plan.append(x.data)
                 elif isinstance(x, nodes.Name) and x.ctx == "load" and x.name in VARIABLES:
                     plan.append(_Var(x.name))
-                elif _literal_replace(x):  # {{ subject | replace('_', ' ') }}: Jinja's str(v).replace(a, b)
-                    plan.append(_Replace(x.node.name, x.args[0].value, x.args[1].value))
+                elif (step := _literal_replace(x)) is not None:  # {{ subject | replace('_', ' ') }}
+                    plan.append(step)
                 else:
                     return None
         elif isinstance(node, nodes.If):
@@ -251,21 +251,31 @@ class _Replace(NamedTuple):
     new: str
 
 
-def _literal_replace(x: Any) -> bool:
+def _literal_replace(x: Any) -> _Replace | None:
+    """The plan step of `{{ v | replace('a', 'b') }}` (Jinja's str(v).replace(a, b)) on a known variable with
+    two literal strings; None for any other expression."""
     from jinja2 import nodes
 
-    return (
+    if not (
         isinstance(x, nodes.Filter)
         and x.name == "replace"
-        and isinstance(x.node, nodes.Name)
-        and x.node.ctx == "load"
-        and x.node.name in VARIABLES
-        and len(x.args) == 2
-        and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in x.args)
         and not x.kwargs
         and x.dyn_args is None
         and x.dyn_kwargs is None
-    )
+    ):
+        return None
+    var, args = x.node, x.args
+    if not (isinstance(var, nodes.Name) and var.ctx == "load" and var.name in VARIABLES and len(args) == 2):
+        return None
+    old, new = args
+    if not (
+        isinstance(old, nodes.Const)
+        and isinstance(old.value, str)
+        and isinstance(new, nodes.Const)
+        and isinstance(new.value, str)
+    ):
+        return None
+    return _Replace(var.name, old.value, new.value)
 
 
 def _str(x: Any) -> str:

@@ -195,7 +195,7 @@ def _stamp_contract(data: Mapping[str, Any]) -> str | None:
 def _ratios(req: CurriculumRequest, rows: Counter) -> tuple[dict[str, float], str]:
     """Each domain's share of every range: as given (WILDCARD for the domains not named), else by row count."""
     if not req.ratios:
-        total = sum(rows.values())
+        total: float = sum(rows.values())
         return {d: n / total for d, n in sorted(rows.items())}, "rows"
     named = {d: w for d, w in req.ratios.items() if d != WILDCARD}
     unknown = sorted(set(named) - set(rows))
@@ -358,6 +358,8 @@ def _write_rows(
             i += 1
             if p is None:
                 continue
+            # placed by the first read, so readable then (check_unchanged: the same rows now)
+            assert rec.data is not None
             data = dict(rec.data)
             data[req.column] = {
                 "posterior_mean": p.mean,

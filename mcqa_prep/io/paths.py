@@ -258,7 +258,7 @@ def check_output(
             )
 
 
-def is_special(path: str | os.PathLike) -> bool:
+def is_special(path: str | os.PathLike[str]) -> bool:
     """An existing path that is neither a regular file nor a directory (a device, a pipe, a socket): an output
     written in place (io/writers.AtomicFile), never replaced."""
     try:
@@ -268,7 +268,7 @@ def is_special(path: str | os.PathLike) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def require_regular(path: str | os.PathLike, why: str) -> None:
+def require_regular(path: str | os.PathLike[str], why: str) -> None:
     """Refuse a pipe or a device where a command must read its input twice (hash it, then read its rows):
     the second read of a pipe would find nothing, and an empty result would be reported instead."""
     try:

@@ -265,7 +265,7 @@ class Difficulty:
     def settings(self) -> dict[str, Any]:
         """What makes this part of a preparation (recorded in the manifest; compared by manifest.decide)."""
         f = self.filter
-        flt = None
+        flt: dict[str, Any] | None = None
         if f is not None:
             upstream = f.evidence == EVIDENCE_UPSTREAM
             flt = {

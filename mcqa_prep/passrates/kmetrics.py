@@ -143,6 +143,7 @@ def model_metrics(entries: Iterable[Any], rule: str | None, ks: list[int] | None
             "questions": len(eligible),
         }
         if maj_k is not None:
+            assert rule is not None  # maj_k is only built when a rule is given
             maj_k[str(k)] = {
                 "value": sum(majority_at_k(e.votes, e.unanswered or 0, k, rule) for e in eligible)
                 / len(eligible),

@@ -26,7 +26,7 @@ def profile_rollouts(row: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, 
         return None, [], f"$.{ROLLOUTS}: a profile row lists its rollouts (with their reward)"
     rewards = []
     for i, info in enumerate(infos):
-        reward = info.get("reward") if isinstance(info, Mapping) else None
+        reward: Any = info.get("reward") if isinstance(info, Mapping) else None
         problem = reward_problem(reward)
         if problem is not None:
             return None, [], problem.replace("$.reward", f"$.{ROLLOUTS}[{i}].reward")

@@ -245,7 +245,8 @@ class _Reader:
         self.v2 = header["table_schema"] == TABLE_SCHEMA
         self.schema = _SCHEMA_NAME[header["table_schema"]]
         self.fields = V2_FIELDS if self.v2 else V1_FIELDS
-        self.rule = header["counting"]["no_answer"] if self.v2 else None
+        # the no_answer rule, read by v2 entries only (a v1 table has none)
+        self.rule: str = header["counting"]["no_answer"] if self.v2 else ""
         self.buckets = header["posterior"]["buckets"]["count"] if self.v2 else DEFAULT_BUCKETS
         self.entries: dict[str, dict[str, Entry]] = {}
         self.models: dict[str, int] = {}
@@ -356,7 +357,11 @@ def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
             on_block: Callable[[bytes], Any] = h.update
             if progress is not None:
                 bar = progress(total=os.fstat(fh.fileno()).st_size, desc="read pass-rate table", unit="B")
-                on_block = lambda b: (h.update(b), bar.update(len(b)))  # noqa: E731
+
+                def on_block(b: bytes) -> None:
+                    h.update(b)
+                    bar.update(len(b))
+
             reader = _Reader(header)
             for i, raw in enumerate(block_lines(fh, on_block), start=2):
                 reader.add(i, raw)

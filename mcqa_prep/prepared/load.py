@@ -180,6 +180,8 @@ def _uniform_row(row: dict[str, Any]) -> dict[str, Any]:
         # the original of a repaired output_regex (prepare repair_regexes), as the grader took it: a list
         old = fixed["output_regex"]
         old = [old] if isinstance(old, str) else list(old)
+        # a repaired record is only found in a dict stamp, in a dict metadata
+        assert isinstance(md, dict) and isinstance(stamp, dict)
         row["metadata"] = {**md, "mcqa_prep": {**stamp, "repaired": {**fixed, "output_regex": old}}}
     return row
 

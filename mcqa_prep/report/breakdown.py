@@ -79,6 +79,7 @@ class Breakdown:
         for key, per in self.table.entries.items():
             h = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
             for model, e in per.items():
+                assert e.bucket is not None  # read_table and pool_tables give every entry its posterior
                 pools.setdefault((model, e.bucket), []).append((h, key))
         return {mb: [k for _, k in sorted(v)[:n]] for mb, v in sorted(pools.items())}
 

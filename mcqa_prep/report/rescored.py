@@ -100,7 +100,7 @@ class RescoredTally:
         gv = grading.get("grader_version")
         if isinstance(gv, str) and (gv in self.grader_versions or len(self.grader_versions) < 16):
             self.grader_versions[gv] += 1
-        reward = d.get("reward")
+        reward: Any = d.get("reward")
         # invalid rows were not graded: counted in the statuses, never in a mean reward nor as a change
         graded = is_graded(status) and _finite(reward)
         r = float(reward) if graded else None

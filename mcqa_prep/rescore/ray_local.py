@@ -40,7 +40,7 @@ class Session:
     address: str | None
     log_dir: str | None
     temp_dir: str | None = None
-    watchdog: subprocess.Popen | None = None
+    watchdog: subprocess.Popen[bytes] | None = None
 
 
 def _logs_dir(ray: Any) -> str | None:
@@ -51,7 +51,7 @@ def _logs_dir(ray: Any) -> str | None:
     return None
 
 
-def _start_watchdog(token: str, temp: str) -> subprocess.Popen | None:
+def _start_watchdog(token: str, temp: str) -> subprocess.Popen[bytes] | None:
     env = {k: v for k, v in os.environ.items() if k != MARK}
     try:
         return subprocess.Popen(
@@ -73,10 +73,12 @@ def _stop_watchdog(s: Session, keep_logs: bool) -> None:
         if s.temp_dir is not None and not keep_logs:
             shutil.rmtree(s.temp_dir, ignore_errors=True)
         return
+    stdin = w.stdin
+    assert stdin is not None  # the watchdog is started with stdin=PIPE
     with contextlib.suppress(OSError, ValueError):
         if keep_logs:
-            w.stdin.write(b"keep-logs")
-        w.stdin.close()
+            stdin.write(b"keep-logs")
+        stdin.close()
     try:
         w.wait(timeout=30)
     except subprocess.TimeoutExpired:
@@ -226,8 +228,8 @@ def _stop_in_parallel(ray: Any) -> None:
         return
 
     def kill_all(*_: Any, **__: Any) -> None:
-        procs = [getattr(i, "process", None) for infos in procs_of.values() for i in infos]
-        procs = [p for p in procs if p is not None and hasattr(p, "kill")]
+        found = [getattr(i, "process", None) for infos in procs_of.values() for i in infos]
+        procs: list[Any] = [p for p in found if p is not None and hasattr(p, "kill")]
         for p in procs:
             with contextlib.suppress(OSError):
                 p.kill()
@@ -254,7 +256,8 @@ def quiet(ray: Any, log_dir: str | None) -> Iterator[None]:
         saved.append((lg, lg.handlers[:], lg.propagate))
         lg.handlers = [handler]
         lg.propagate = False
-    worker_mod = getattr(getattr(ray, "_private", None), "worker", None)
+    # Ray's worker module, or None (and then printer is None too)
+    worker_mod: Any = getattr(getattr(ray, "_private", None), "worker", None)
     printer = getattr(worker_mod, "print_to_stdstream", None)
 
     def to_log(data: Any, ignore_prefix: bool = False) -> None:

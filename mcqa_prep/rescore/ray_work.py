@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def work_path(out: Path) -> Path:
     return out.parent / f".{out.name}.ray-partial"
 
 
-def path_identities(paths: list[str | os.PathLike]) -> list[dict[str, Any]]:
+def path_identities(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]]:
     """Size, modification time and inode of every file under `paths` (files, or directories walked in name
     order): what tells another input from the same one without reading it."""
     out: list[dict[str, Any]] = []

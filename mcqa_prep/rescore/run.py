@@ -157,6 +157,7 @@ class RowIndex:
                 key = idx._key(rec)
                 if key is None:
                     continue
+                assert rec.data is not None  # _key leaves out a malformed row
                 fields = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
                 if key in slots:
                     idx.duplicates += 1
@@ -380,7 +381,10 @@ class RescoreReport:
             if kind == "bucket":
                 v = _bucket(v)
             elif kind == "tally":
-                v = Tally(**{k: (float(n) if k == "reward_sum" else int(n)) for k, n in v.items()})
+                counts: dict[str, Any] = {
+                    k: (float(n) if k == "reward_sum" else int(n)) for k, n in v.items()
+                }
+                v = Tally(**counts)
             elif kind == "counter":
                 v = Counter({k: int(n) for k, n in v})
             elif f.name in _BUCKET_MAPS:

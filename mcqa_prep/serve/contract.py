@@ -182,7 +182,7 @@ class ServedContract:
 def derivable_contracts() -> dict[str, GradingPolicy]:
     """contract id -> policy of every valid grading policy under this installation's versions (~10k, about a
     second): what lets a mismatch name the fields of a row prepared by this mcqa-prep under another policy."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, GradingPolicy] = {}
     grid = itertools.product(
         ROW_MODES,
         (None, *OVERRIDE_MODES),

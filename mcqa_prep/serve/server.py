@@ -29,7 +29,7 @@ from .contract import ServedContract
 from .metrics import Counters
 from .verifier import Verifier
 
-GRACE_SECONDS = 10.0  # how long a worker waits for its in-flight requests once told to stop
+GRACE_SECONDS = 10  # how long a worker waits for its in-flight requests once told to stop
 BACKLOG = 2048
 
 

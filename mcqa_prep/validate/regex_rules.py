@@ -393,14 +393,17 @@ def regex_negative_control(f: RowFacts) -> Iterator[Hit]:
 def _first_match(f: RowFacts) -> str:
     """' (match 'Answer: A' at character 123)': the last match of the first pattern matching the prompt
     (under the time bound every user pattern runs under)."""
+    prompt = f.prompt
+    # only called on a letter prompt_extraction found, which needs G_REGEX_PROMPT, set only with a prompt
+    assert prompt is not None
     for source, info in zip(f.plan.key.patterns, f.plan.infos, strict=False):
         if info.compiled is None:
             continue
         try:
-            last = last_match(source, f.prompt, f.cfg.regex_timeout)
+            last = last_match(source, prompt, f.cfg.regex_timeout)
         except Exception:  # noqa: BLE001 - only decorates a message
             continue
         if last is not None:
             a, b = last[1]
-            return f" (match {quote(f.prompt[a:b], 40)} at character {a})"
+            return f" (match {quote(prompt[a:b], 40)} at character {a})"
     return ""
