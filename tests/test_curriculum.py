@@ -293,3 +293,30 @@ def test_convert_then_prepare_keeps_source_and_subject_for_the_breakdowns(cli, t
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["header"]["domains"]["rows"] == dict.fromkeys(subjects, 10)
+
+
+@pytest.mark.parametrize("change", ["truncate", "append"])
+def test_rows_changed_between_the_two_reads_are_one_clean_error(cli, inputs, tmp_path, monkeypatch, change):
+    """The rows are read twice (placed, then written): a file edited in between was an internal error (a row
+    placed by the first read missing from the second); it is the input_changed error, and nothing is written."""
+    import shutil
+
+    from mcqa_prep.curriculum import run as run_mod
+
+    _, table, rows = inputs
+    src = shutil.copyfile(rows, tmp_path / "rows.jsonl")
+    real, reads = run_mod.iter_file, []
+
+    def edited_before_the_second_read(path, *a, **kw):
+        reads.append(path)
+        if len(reads) == 2:  # the writer's read: the file changes under the command
+            data = Path(path).read_bytes()
+            Path(path).write_bytes(data[: len(data) // 2] if change == "truncate" else data + data)
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(run_mod, "iter_file", edited_before_the_second_read)
+    out, rows_out = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    res = cli("curriculum", table, "--rows", src, "-o", out, "--rows-out", rows_out, "--model", "m2")
+    assert res.exit_code == 1, res.output
+    assert len(reads) == 2 and "changed while it was read" in res.output, res.output
+    assert "internal error" not in res.output and not out.exists() and not rows_out.exists()

@@ -342,8 +342,22 @@ def _write(req, table, model, buckets, files, placed, ranges, weights, header, s
             sched.write(canonical_json(r.to_dict()) + b"\n")
         if rows_fh is None and ordered is None:
             return
-        _write_rows(req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile)
+        try:
+            _write_rows(
+                req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile
+            )
+        except _Reread:
+            check_unchanged(stamps)  # the file changed between the two reads: its one-line error
+            raise InputError(
+                "the rows changed between the two reads (a row placed by the first read is not there now); "
+                "nothing was written",
+                reason="input_changed",
+            ) from None
         check_unchanged(stamps)  # before anything is committed: rows read twice must be the same rows
+
+
+class _Reread(Exception):
+    """The second read of the rows does not line up with the first (the file changed in between)."""
 
 
 def _write_rows(
@@ -354,12 +368,14 @@ def _write_rows(
     i = 0
     for f in files:
         for rec in iter_file(f.path, split=f.split):
+            if i >= len(placed.placed):
+                raise _Reread
             p = placed.placed[i]
             i += 1
             if p is None:
                 continue
-            # placed by the first read, so readable then (check_unchanged: the same rows now)
-            assert rec.data is not None
+            if rec.data is None:  # placed by the first read, so readable then: the file changed since
+                raise _Reread
             data = dict(rec.data)
             data[req.column] = {
                 "posterior_mean": p.mean,
