@@ -1,0 +1,427 @@
+"""Write the measured figures into README.md and docs/*.md from the committed results (bench/results/*.json).
+
+Every figure the documentation states sits in a marked region that this script owns:
+
+    <!-- bench:fig rescore/w1_vs_nemo_gym.cpu_x -->2.31–2.52x<!-- /bench -->     one figure, min–max
+    <!-- bench:fig.median grader/multi.robust.x -->...<!-- /bench -->           its median (also .min, .max)
+    <!-- bench:input rescore/requests_mb -->357<!-- /bench -->                  a value of the inputs
+    <!-- bench:check rescore/same_reward_as_nemo_gym -->...<!-- /bench -->      a value of the checks
+    <!-- bench:meta rescore -->...<!-- /bench -->                               how and when it was measured
+    <!-- bench:table targets -->                                                a whole table (TABLES below)
+    ...
+    <!-- /bench -->
+
+    python bench/render.py            # rewrite the regions in place
+    python bench/render.py --check    # exit 1 and name the regions that differ (what tests/test_bench_docs.py runs)
+
+A region names its figure by `bench/key` (the result file bench/results/<bench>.json, its figures' key). A name
+that is not in the results is an error, so a figure cannot be stated that was not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RESULTS = HERE / "results"
+REGION = re.compile(r"<!-- bench:(?P<spec>[^>]*?) -->(?P<body>.*?)<!-- /bench -->", re.S)
+DASH = "–"
+
+Results = dict[str, dict[str, Any]]
+
+
+class Missing(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def doc_files(repo: Path = REPO) -> list[Path]:
+    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+
+
+def load(directory: Path = RESULTS) -> Results:
+    out: Results = {}
+    for path in sorted(directory.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out[doc["bench"]] = doc
+    return out
+
+
+# ---- values -----------------------------------------------------------------------------------------------
+
+
+def num(v: float, unit: str) -> str:
+    if unit == "x":
+        return f"{v:.2f}"
+    if unit == "s":
+        return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+    if unit == "ms":
+        return f"{v:.1f}"
+    return f"{v:,.0f}"
+
+
+def with_unit(text: str, unit: str) -> str:
+    return f"{text}x" if unit == "x" else f"{text} {unit}"
+
+
+def span(f: dict[str, Any], unit: bool = True) -> str:
+    """min–max of a figure (one value when they are equal), with its unit."""
+    lo, hi = num(f["min"], f["unit"]), num(f["max"], f["unit"])
+    text = lo if lo == hi else f"{lo}{DASH}{hi}"
+    return with_unit(text, f["unit"]) if unit else text
+
+
+def figure(results: Results, name: str) -> dict[str, Any]:
+    bench, _, key = name.partition("/")
+    if bench not in results:
+        raise Missing(f"no results for bench {bench!r} (bench/results/{bench}.json)")
+    figures = results[bench]["figures"]
+    if key not in figures:
+        raise Missing(f"no figure {key!r} in bench/results/{bench}.json")
+    return figures[key]
+
+
+def value(results: Results, name: str, part: str) -> Any:
+    bench, _, key = name.partition("/")
+    if bench not in results or key not in results[bench].get(part, {}):
+        raise Missing(f"no {part} value {key!r} in bench/results/{bench}.json")
+    return results[bench][part][key]
+
+
+def plain(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)):
+        return f"{v:,}"
+    return str(v)
+
+
+def status(f: dict[str, Any]) -> str:
+    t = f.get("target")
+    if not t:
+        return ""
+    ok = [(x >= t["value"]) if t["op"] == ">=" else (x <= t["value"]) for x in f["samples"]]
+    if all(ok):
+        return "met"
+    if not any(ok):
+        return "**not met**"
+    return f"met in {sum(ok)} of {len(ok)} rounds"
+
+
+def provisional(m: dict[str, Any]) -> list[str]:
+    why = []
+    if m.get("scale", 1) != 1:
+        why.append(f"scale {m['scale']:g}")
+    busy = max((m.get("load_before") or [0])[0], (m.get("load_after") or [0])[0])
+    if busy > 0.5 * (m.get("cores") or 1):
+        why.append(f"load average up to {busy:.1f} on {m.get('cores')} cores")
+    if m.get("rounds", 3) < 3:
+        why.append(f"{m['rounds']} rounds")
+    if m.get("commit_dirty"):
+        why.append("uncommitted changes")
+    return why
+
+
+def meta_line(results: Results, *benches: str) -> str:
+    """How and when: commit, date, machine, load, rounds; **provisional** with the reasons when it is."""
+    ms = [results[b]["meta"] for b in benches if b in results and "meta" in results[b]]
+    if not ms:
+        raise Missing(f"no results for {', '.join(benches)}")
+    m = ms[0]
+    commits = sorted({x["commit"] for x in ms})
+    loads = [x["load_before"][0] for x in ms] + [x["load_after"][0] for x in ms]
+    why = sorted({w for x in ms for w in provisional(x)})
+    text = (
+        f"`make bench` ({', '.join('bench_' + b for b in benches)}) at {', '.join(commits)}, {m['date'][:10]}; "
+        f"{m['cpu']}, {m['cores']} cores, load average {min(loads):.1f}{DASH}{max(loads):.1f}; "
+        f"min{DASH}max of {m['rounds']} interleaved rounds"
+    )
+    return text + (f". **Provisional** ({'; '.join(why)})." if why else ".")
+
+
+# ---- tables ---------------------------------------------------------------------------------------------
+
+
+def table(head: list[str], rows: list[list[str]], align: str) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+MODES = ("strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon", "lenient_answer_colon_md",
+         "lenient_answer_colon_md+answer_prefix", "custom_regex")  # fmt: skip
+
+
+def t_grader(r: Results) -> list[str]:
+    g = r["grader"]["figures"]
+    rows = []
+    for lang, label in (("multi", "multilingual"), ("en", "English")):
+        for mode in MODES:
+            k = f"{lang}.{mode}"
+            if f"{k}.extract" not in g:
+                continue
+            ng = lambda s, k=k: span(g[f"{k}.{s}"], False) if f"{k}.{s}" in g else "n/a"  # noqa: E731
+            rows.append([f"`{mode}`, {label}", span(g[f"{k}.extract"], False), ng("ng_extract"),
+                         ng("extract_x") + ("x" if f"{k}.extract_x" in g else ""), span(g[f"{k}.grade"], False),
+                         ng("ng_grade"), ng("grade_x") + ("x" if f"{k}.grade_x" in g else "")])  # fmt: skip
+    head = [
+        "mode, responses",
+        "extraction: ours",
+        "NeMo Gym",
+        "ratio",
+        "grading decision: ours",
+        "NeMo Gym",
+        "ratio",
+    ]
+    return table(head, rows, "lrrrrrr") + ["", meta_line(r, "grader")]
+
+
+def t_readme_modes(r: Results) -> list[str]:
+    g = r["grader"]["figures"]
+    rows = []
+    for mode in MODES:
+        cells = [f"`{mode}`"]
+        for k in (f"en.{mode}.extract_x", f"multi.{mode}.extract_x", f"multi.{mode}.grade_x"):
+            cells.append(span(g[k]) if k in g else "n/a")
+        rows.append(cells)
+    head = ["mode", "English, extraction", "multilingual, extraction", "multilingual, whole grading decision"]
+    return table(head, rows, "lrrr")
+
+
+# (bench, leg, label, baseline leg, baseline label, ratio figure, what the ratio is)
+COMMANDS = (
+    ("rescore", "w1", "`rescore --workers 1`", "nemo_gym", "NeMo Gym's verify path", "w1_vs_nemo_gym.wall_x",
+     "NeMo Gym's time / ours"),
+    ("rescore", "w1", "`rescore --workers 1`", "floor", "floor (orjson in and out)", "w1_vs_floor.wall_x", "ours / floor"),
+    ("rescore", "w2", "`rescore --workers 2`", "w1", "`--workers 1`", "w2_vs_w1.x", "gain"),
+    ("rescore", "ray2", "`rescore --engine ray --workers 2`", "w2", "`--workers 2`", "ray2_vs_w2.x", "Ray / local"),
+    ("rescore", "join_w1", "`rescore --rows` (join), `--workers 1`", None, "", None, ""),
+    ("rescore", "join_w2", "`rescore --rows` (join), `--workers 2`", None, "", None, ""),
+    ("prepare", "w1", "`prepare --workers 1`", "floor", "floor (one core)", "w1_vs_floor.x", "ours / floor"),
+    ("prepare", "w2", "`prepare --workers 2`", "floor", "floor (one core)", "w2_vs_floor.x", "ours / floor"),
+    ("validate", "w1", "`validate --workers 1`", "read", "bare read", "w1_vs_read.x", "ours / read"),
+    ("validate", "w2", "`validate --workers 2`", "floor", "floor (one core)", "w2_vs_floor.x", "ours / floor"),
+    ("report", "report", "`report`", "validate_w1", "`validate --workers 1`", "report_vs_validate_w1.x",
+     "report / validate"),
+    ("convert", "mmlu_pro.convert", "`convert` (MMLU-Pro layout)", "mmlu_pro.floor", "floor (one core)",
+     "mmlu_pro.convert_vs_floor.x", "ours / floor"),
+)  # fmt: skip
+
+
+def t_commands(r: Results) -> list[str]:
+    """The commands, each a process tree: wall time, peak RSS, the baseline of the same rounds, the ratio."""
+    rows: list[list[str]] = []
+    for bench, leg, label, base, base_label, ratio, note in COMMANDS:
+        f = r.get(bench, {}).get("figures", {})
+        if f"{leg}.wall_s" not in f:
+            continue
+        n = r[bench]["inputs"]["rows"]
+        rows.append([
+            f"{label}, {n:,} rows", span(f[f"{leg}.wall_s"]), span(f[f"{leg}.rss_mb"]),
+            f"{base_label}: {span(f[f'{base}.wall_s'])}" if base else "",
+            f"{span(f[ratio])} ({note})" if ratio else "",
+        ])  # fmt: skip
+    head = ["command", "wall", "peak RSS (tree)", "baseline, same rounds", "ratio per round"]
+    benches = [b for b in ("rescore", "prepare", "validate", "report", "convert") if b in r]
+    return table(head, rows, "lrrrr") + ["", meta_line(r, *benches)]
+
+
+def t_targets(r: Results) -> list[str]:
+    rows = []
+    for bench, doc in r.items():
+        for key, f in doc["figures"].items():
+            t = f.get("target")
+            if t:
+                rows.append([f["what"], f"{t['op'].replace('>=', '≥').replace('<=', '≤')} "
+                             f"{with_unit(num(t['value'], f['unit']), f['unit'])}", span(f), status(f),
+                             f"`{bench}/{key}`"])  # fmt: skip
+    return table(["figure", "target", "measured", "", "result"], rows, "lrrll")
+
+
+def t_memory(r: Results) -> list[str]:
+    rows = []
+    for bench in ("rescore", "prepare", "validate", "report", "convert"):
+        if bench not in r:
+            continue
+        for key, f in r[bench]["figures"].items():
+            if key.endswith(".rss_mb"):
+                rows.append([f["what"].removesuffix(": peak RSS of the process tree"), span(f), str(f.get("processes", "")),
+                             f"{f.get('hwm_sum_mb', 0):,.0f} MB"])  # fmt: skip
+    head = ["command", "peak RSS of the process tree", "processes", "sum of each process's own peak"]
+    benches = [b for b in ("rescore", "prepare", "validate", "report", "convert") if b in r]
+    return table(head, rows, "lrrr") + ["", meta_line(r, *benches)]
+
+
+def t_serve(r: Results) -> list[str]:
+    s = r["serve"]["figures"]
+    rows = []
+    for c in (1, 16, 64):
+        if f"c{c}.mcqa_prep.rps" not in s:
+            continue
+        cell = {}
+        for name in ("mcqa_prep", "nemo_gym"):
+            k = f"c{c}.{name}"
+            cell[name] = (
+                f"{span(s[k + '.rps'], False)} req/s; {span(s[k + '.p50_ms'], False)} / {span(s[k + '.p99_ms'])}; "
+                f"{span(s[k + '.per_cpu_s'], False)}"
+                if k + ".rps" in s else "n/a"
+            )  # fmt: skip
+        ratio = span(s[f"c{c}.per_cpu_x"]) if f"c{c}.per_cpu_x" in s else "n/a"
+        rows.append([str(c), cell["mcqa_prep"], cell["nemo_gym"], ratio])
+    head = ["clients", "mcqa-prep serve: req/s; p50 / p99; req per CPU s", "NeMo Gym 0.7.0 app: the same",
+            "per core"]  # fmt: skip
+    return table(head, rows, "rrrr") + ["", meta_line(r, "serve")]
+
+
+def t_ray(r: Results) -> list[str]:
+    f = r["rescore"]["figures"]
+    n = r["rescore"]["inputs"]["rows"]
+    rows = [
+        ["`rescore --workers 1` (one process)", span(f["w1.wall_s"]), span(f["w1.rows_per_s"], False), span(f["w1.rss_mb"])],
+        ["`rescore --workers 2`", span(f["w2.wall_s"]), span(f["w2.rows_per_s"], False), span(f["w2.rss_mb"])],
+    ]  # fmt: skip
+    if "ray2.wall_s" in f:
+        rows += [
+            ["`rescore --engine ray --workers 2`, start-up included", span(f["ray2.wall_s"]),
+             span(f["ray2.rows_per_s"], False), span(f["ray2.rss_mb"])],
+            ["the same on 200 rows: Ray's fixed cost per run", span(f["ray2_small.wall_s"]), "", span(f["ray2_small.rss_mb"])],
+        ]  # fmt: skip
+        if "ray2.beyond_fixed.rows_per_s" in f:
+            rows.append(
+                [
+                    "Ray, beyond its fixed cost (the two rows above)",
+                    "",
+                    span(f["ray2.beyond_fixed.rows_per_s"], False),
+                    "",
+                ]
+            )
+    head = [f"command ({n:,} verify requests)", "wall", "rows per second", "peak RSS (tree)"]
+    return table(head, rows, "lrrr") + ["", meta_line(r, "rescore")]
+
+
+def t_report(r: Results) -> list[str]:
+    f = r["report"]["figures"]
+    rows = []
+    for suffix in ("", "@full"):
+        if f"report{suffix}.wall_s" not in f:
+            continue
+        n = r["report"]["inputs"][f"rows{suffix}"]
+        for leg, label in (("validate_w1", "`validate --workers 1`"), ("validate", "`validate` (every core)"),
+                           ("report", "`report` (one process)")):  # fmt: skip
+            rows.append([f"{label}, {n:,} rows", span(f[f"{leg}{suffix}.wall_s"]), span(f[f"{leg}{suffix}.cpu_s"]),
+                         span(f[f"{leg}{suffix}.rss_mb"])])  # fmt: skip
+        rows.append([f"report / `validate --workers 1`, {n:,} rows", span(f[f"report_vs_validate_w1.x{suffix}"]),
+                     span(f[f"report_vs_validate_w1.cpu_x{suffix}"]), ""])  # fmt: skip
+    return table(["command", "wall", "CPU (tree)", "peak RSS (tree)"], rows, "lrrr") + [
+        "",
+        meta_line(r, "report"),
+    ]
+
+
+def t_convert(r: Results) -> list[str]:
+    f = r["convert"]["figures"]
+    rows = []
+    for key, label in (("mmlu_pro", "MMLU-Pro layout, 4-10 options, 70% `boxed` + 30% `final_choice`"),
+                       ("mmlu_4", "MMLU layout, 4 options, `boxed`")):  # fmt: skip
+        rows.append([label, span(f[f"{key}.convert.rows_per_s"], False), span(f[f"{key}.floor.rows_per_s"], False),
+                     span(f[f"{key}.convert_vs_floor.x"]), span(f[f"{key}.convert.rss_mb"])])  # fmt: skip
+    head = [
+        "source",
+        "convert, rows/s (wall, the whole command)",
+        "floor, rows/s",
+        "time vs floor",
+        "peak RSS",
+    ]
+    return table(head, rows, "lrrrr") + ["", meta_line(r, "convert")]
+
+
+TABLES: dict[str, Callable[[Results], list[str]]] = {
+    "grader": t_grader,
+    "readme-modes": t_readme_modes,
+    "commands": t_commands,
+    "targets": t_targets,
+    "memory": t_memory,
+    "serve": t_serve,
+    "ray": t_ray,
+    "report": t_report,
+    "convert": t_convert,
+}
+
+
+# ---- regions --------------------------------------------------------------------------------------------
+
+
+def render(spec: str, results: Results) -> str:
+    kind, _, arg = spec.strip().partition(" ")
+    arg = arg.strip()
+    if kind == "fig":
+        return span(figure(results, arg))
+    if kind in ("fig.min", "fig.max", "fig.median"):
+        f = figure(results, arg)
+        return with_unit(num(f[kind[4:]], f["unit"]), f["unit"])
+    if kind == "input":
+        return plain(value(results, arg, "inputs"))
+    if kind == "check":
+        return plain(value(results, arg, "checks"))
+    if kind == "meta":
+        return meta_line(results, *arg.split())
+    if kind == "table":
+        if arg not in TABLES:
+            raise Missing(f"no table {arg!r} (have: {', '.join(TABLES)})")
+        try:
+            return "\n" + "\n".join(TABLES[arg](results)) + "\n"
+        except KeyError as exc:
+            raise Missing(f"table {arg!r}: a figure it shows is missing from bench/results ({exc})") from exc
+    raise Missing(f"unknown region kind {kind!r} in <!-- bench:{spec} -->")
+
+
+def rewrite(text: str, results: Results) -> tuple[str, list[str]]:
+    """(text with every region re-rendered, the problems: names missing from the results)."""
+    problems: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        try:
+            body = render(m.group("spec"), results)
+        except Missing as exc:
+            problems.append(f"<!-- bench:{m.group('spec')} -->: {exc}")
+            return m.group(0)
+        return f"<!-- bench:{m.group('spec')} -->{body}<!-- /bench -->"
+
+    return REGION.sub(sub, text), problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 when a region is not up to date"
+    )
+    ap.add_argument("--results", default=str(RESULTS), help="directory of result files [bench/results]")
+    args = ap.parse_args(argv)
+    results = load(Path(args.results))
+    stale, problems = [], []
+    for path in doc_files():
+        text = path.read_text(encoding="utf-8")
+        new, probs = rewrite(text, results)
+        problems += [f"{path.relative_to(REPO)}: {p}" for p in probs]
+        if new != text:
+            stale.append(str(path.relative_to(REPO)))
+            if not args.check:
+                path.write_text(new, encoding="utf-8")
+    for p in problems:
+        print(p, file=sys.stderr)
+    if args.check and stale:
+        print(f"figures not as rendered from bench/results: {', '.join(stale)} (run: python bench/render.py)",
+              file=sys.stderr)  # fmt: skip
+    elif stale:
+        print(f"rewrote {', '.join(stale)}")
+    return 1 if problems or (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
