@@ -20,6 +20,7 @@ from .base import Extraction
 from .boxed import extract_strict, strip_text_wrappers
 from .custom_regex import LOCALISED_SPACED
 from .letters import letter_for_text
+from .nfkc import nfkc
 
 RULE_COLON = "answer_colon"
 RULE_MD = "answer_colon_md"
@@ -167,6 +168,23 @@ FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
 def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """Non-overlapping matches of `pat` (the prefix, IGNORECASE, then `\\s*`) in order, as pat.finditer(nt)."""
+    anchor = _prefix_anchor(nprefix)
+    if anchor is not None:
+        # An ASCII character that is no letter matches only itself under IGNORECASE, and every match holds
+        # it `k` characters after its start: str.find walks its occurrences, each confirmed by `pat`.
+        k, ch = anchor
+        find, match = nt.find, pat.match
+        at = find(ch, k)
+        while at >= 0:
+            m = match(nt, at - k)
+            if m is None:
+                at = find(ch, at + 1)
+                continue
+            yield m
+            end = m.end()
+            at = find(ch, max(end + k, at + 1))
+        return
     # An ASCII prefix: where lower() keeps the length and no character folds onto an ASCII letter, IGNORECASE
     # equals lower() equality, so str.find on the lower-cased text gives the candidates.
     low = nt.lower() if nprefix.isascii() else ""
@@ -182,6 +200,20 @@ def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterato
             continue
         yield m
         pos = low.find(lp, m.end() if m.end() > pos else pos + 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefix_anchor(nprefix: str) -> tuple[int, str] | None:
+    """(offset, character) of the prefix's rarest-looking ASCII non-letter (punctuation first, then a digit,
+    then a space or other whitespace), or None when it has none."""
+    best: tuple[int, int, str] | None = None
+    for k, ch in enumerate(nprefix):
+        if not ch.isascii() or ch.isalpha():
+            continue
+        rank = 2 if ch.isspace() else 1 if ch.isdigit() else 0
+        if best is None or rank < best[0]:
+            best = (rank, k, ch)
+    return None if best is None else (best[1], best[2])
 
 
 def _is_ambiguous(candidate: str, letters: Mapping[str, Any]) -> bool:
@@ -231,10 +263,16 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     normalised, the others kept as they are: the same matches and payloads as on NFKC(text), at other
     offsets (no spans then, as for any text NFKC changes). With an answer_prefix the whole text is
     normalised (the same scheme for a prefix measured no faster: its characters, the space and the colon
-    among them, have sources common in CJK and Turkish text)."""
-    if not lazy or prefix or text.isascii() or unicodedata.is_normalized("NFKC", text):
+    among them, have sources common in CJK and Turkish text), word by word where a word can change
+    (`nfkc.nfkc`: exactly NFKC(text)). `lazy=False`: the plain whole-text NFKC (the tests' reference)."""
+    if not lazy:
         nt = unicodedata.normalize("NFKC", text)
-        return nt, nt is text or nt == text
+        return nt, nt == text
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text, True
+    if prefix:
+        nt = nfkc(text)
+        return nt, nt == text
     bmp, astral_blocks, astral = _answer_letter_sources()
     lines = text.split("\n")
     low = text.lower()
