@@ -150,7 +150,7 @@ def measure_at(rows: int, rounds: int, suffix: str = "") -> tuple[dict[str, Any]
         runs = H.interleave(legs_for(src, work), rounds)
         fig: dict[str, Any] = {}
         for name, rs in runs.items():
-            fig.update(H.runs_figures(name + suffix, WHAT[name], rs, rows))
+            fig.update(H.runs_figures(name, WHAT[name], rs, rows, suffix))
         wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
         fig["w1_vs_floor.x" + suffix] = H.ratio_figure(
             "prepare --workers 1 wall time / the floor's", wall["w1"], wall["floor"],

@@ -69,7 +69,7 @@ def measure_at(rows: int, rounds: int, suffix: str) -> tuple[dict[str, Any], dic
                 )
         fig: dict[str, Any] = {}
         for name, rs in runs.items():
-            fig.update(H.runs_figures(name + suffix, WHAT[name], rs, rows))
+            fig.update(H.runs_figures(name, WHAT[name], rs, rows, suffix))
         wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
         cpu = {k: [r.cpu_s for r in v] for k, v in runs.items()}
         fig["report_vs_validate_w1.x" + suffix] = H.ratio_figure(

@@ -295,7 +295,7 @@ def figures_from(runs: dict[str, list[H.Run]], rows: int, suffix: str = "") -> d
     fig: dict[str, dict[str, Any]] = {}
     for name, rs in runs.items():
         n = SMALL if name.endswith("small") else rows
-        fig.update(H.runs_figures(name + suffix, WHAT[name], rs, n))
+        fig.update(H.runs_figures(name, WHAT[name], rs, n, suffix))
     wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
     cpu = {k: [r.cpu_s for r in v] for k, v in runs.items()}
 
@@ -367,6 +367,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev
         shutil.rmtree(work, ignore_errors=True)
     if full:
         res["figures"].update(full_size(rounds, seed))
+        res["inputs"]["rows@full"] = FULL_ROWS
     return res
 
 

@@ -245,12 +245,17 @@ def rate_figure(what: str, rows: int, seconds: Sequence[float], unit: str = "row
     return figure(what, unit, [rows / s for s in seconds], digits=0, **extra)
 
 
-def runs_figures(prefix: str, what: str, runs: Sequence[Run], rows: int | None = None) -> dict[str, dict]:
-    """The standard figures of a measured command: wall, CPU, peak RSS of the tree (and rates when rows)."""
+def runs_figures(
+    prefix: str, what: str, runs: Sequence[Run], rows: int | None = None, suffix: str = ""
+) -> dict:
+    """The standard figures of a measured command: wall, CPU, peak RSS of the tree (and rates when rows), keyed
+    `prefix.name` + suffix (`@full` for the full-size runs)."""
     out = {
-        f"{prefix}.wall_s": figure(f"{what}: wall seconds", "s", [r.wall_s for r in runs]),
-        f"{prefix}.cpu_s": figure(f"{what}: CPU seconds of the process tree", "s", [r.cpu_s for r in runs]),
-        f"{prefix}.rss_mb": figure(
+        f"{prefix}.wall_s{suffix}": figure(f"{what}: wall seconds", "s", [r.wall_s for r in runs]),
+        f"{prefix}.cpu_s{suffix}": figure(
+            f"{what}: CPU seconds of the process tree", "s", [r.cpu_s for r in runs]
+        ),
+        f"{prefix}.rss_mb{suffix}": figure(
             f"{what}: peak RSS of the process tree",
             "MB",
             [r.peak_rss_mb for r in runs],
@@ -259,11 +264,18 @@ def runs_figures(prefix: str, what: str, runs: Sequence[Run], rows: int | None =
             hwm_sum_mb=max(r.hwm_sum_mb for r in runs),
         ),  # fmt: skip
     }
+    if any(r.extra.get("children_cpu_s") for r in runs):  # a parent and its workers: where the CPU went
+        out[f"{prefix}.parent_cpu_s{suffix}"] = figure(
+            f"{what}: CPU seconds of the command's own process", "s", [r.extra["root_cpu_s"] for r in runs]
+        )
+        out[f"{prefix}.children_cpu_s{suffix}"] = figure(
+            f"{what}: CPU seconds of its child processes", "s", [r.extra["children_cpu_s"] for r in runs]
+        )
     if rows:
-        out[f"{prefix}.rows_per_s"] = rate_figure(
+        out[f"{prefix}.rows_per_s{suffix}"] = rate_figure(
             f"{what}: rows per wall second", rows, [r.wall_s for r in runs]
         )
-        out[f"{prefix}.rows_per_cpu_s"] = rate_figure(
+        out[f"{prefix}.rows_per_cpu_s{suffix}"] = rate_figure(
             f"{what}: rows per CPU second", rows, [r.cpu_s for r in runs], unit="rows/CPU-s"
         )
     return out

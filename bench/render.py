@@ -115,16 +115,20 @@ def status(f: dict[str, Any]) -> str:
     return f"met in {sum(ok)} of {len(ok)} rounds"
 
 
-def provisional(m: dict[str, Any]) -> list[str]:
+def provisional(ms: list[dict[str, Any]]) -> list[str]:
+    """Why figures measured under these metas are provisional (empty when they are not)."""
     why = []
-    if m.get("scale", 1) != 1:
-        why.append(f"scale {m['scale']:g}")
-    busy = max((m.get("load_before") or [0])[0], (m.get("load_after") or [0])[0])
-    if busy > 0.5 * (m.get("cores") or 1):
-        why.append(f"load average up to {busy:.1f} on {m.get('cores')} cores")
-    if m.get("rounds", 3) < 3:
-        why.append(f"{m['rounds']} rounds")
-    if m.get("commit_dirty"):
+    scales = sorted({m.get("scale", 1) for m in ms})
+    if scales != [1]:
+        why.append("scale " + ", ".join(f"{x:g}" for x in scales))
+    busy = max(max((m.get("load_before") or [0])[0], (m.get("load_after") or [0])[0]) for m in ms)
+    cores = min(m.get("cores") or 1 for m in ms)
+    if busy > 0.5 * cores:
+        why.append(f"load average up to {busy:.1f} on {cores} cores")
+    rounds = min(m.get("rounds", 3) for m in ms)
+    if rounds < 3:
+        why.append(f"{rounds} round(s)")
+    if any(m.get("commit_dirty") for m in ms):
         why.append("uncommitted changes")
     return why
 
@@ -136,11 +140,12 @@ def meta_line(results: Results, *benches: str) -> str:
         raise Missing(f"no results for {', '.join(benches)}")
     m = ms[0]
     commits = sorted({x["commit"] for x in ms})
+    dates = sorted({x["date"][:10] for x in ms})
     loads = [x["load_before"][0] for x in ms] + [x["load_after"][0] for x in ms]
-    why = sorted({w for x in ms for w in provisional(x)})
+    why = provisional(ms)
     text = (
-        f"`make bench` ({', '.join('bench_' + b for b in benches)}) at {', '.join(commits)}, {m['date'][:10]}; "
-        f"{m['cpu']}, {m['cores']} cores, load average {min(loads):.1f}{DASH}{max(loads):.1f}; "
+        f"Measured by `make bench` ({', '.join('bench_' + b for b in benches)}) at {', '.join(commits)} on "
+        f"{', '.join(dates)}; {m['cpu']}, {m['cores']} cores, load average {min(loads):.1f}{DASH}{max(loads):.1f}; "
         f"min{DASH}max of {m['rounds']} interleaved rounds"
     )
     return text + (f". **Provisional** ({'; '.join(why)})." if why else ".")
@@ -215,33 +220,56 @@ COMMANDS = (
 
 
 def t_commands(r: Results) -> list[str]:
-    """The commands, each a process tree: wall time, peak RSS, the baseline of the same rounds, the ratio."""
+    """The commands, each a process tree: wall time, peak RSS, the baseline of the same rounds, the ratio; the
+    full-size runs (`@full`) after the scaled ones where they were measured."""
     rows: list[list[str]] = []
-    for bench, leg, label, base, base_label, ratio, note in COMMANDS:
-        f = r.get(bench, {}).get("figures", {})
-        if f"{leg}.wall_s" not in f:
-            continue
-        n = r[bench]["inputs"]["rows"]
-        rows.append([
-            f"{label}, {n:,} rows", span(f[f"{leg}.wall_s"]), span(f[f"{leg}.rss_mb"]),
-            f"{base_label}: {span(f[f'{base}.wall_s'])}" if base else "",
-            f"{span(f[ratio])} ({note})" if ratio else "",
-        ])  # fmt: skip
+    for suffix in ("", "@full"):
+        for bench, leg, label, base, base_label, ratio, note in COMMANDS:
+            f = r.get(bench, {}).get("figures", {})
+            if f"{leg}.wall_s{suffix}" not in f:
+                continue
+            n = r[bench]["inputs"].get(f"rows{suffix}") or r[bench]["inputs"]["rows"]
+            b = f"{base}.wall_s{suffix}" if base else None
+            x = f"{ratio}{suffix}" if ratio else None
+            rows.append([
+                f"{label}, {n:,} rows", span(f[f"{leg}.wall_s{suffix}"]), span(f[f"{leg}.rss_mb{suffix}"]),
+                f"{base_label}: {span(f[b])}" if b in f else "",
+                f"{span(f[x])} ({note})" if x in f else "",
+            ])  # fmt: skip
     head = ["command", "wall", "peak RSS (tree)", "baseline, same rounds", "ratio per round"]
     benches = [b for b in ("rescore", "prepare", "validate", "report", "convert") if b in r]
     return table(head, rows, "lrrrr") + ["", meta_line(r, *benches)]
 
 
+ORDER = (
+    "grader",
+    "robust",
+    "rescore",
+    "prepare",
+    "validate",
+    "report",
+    "convert",
+    "serve",
+    "soak",
+    "serve_stacks",
+)
+
+
 def t_targets(r: Results) -> list[str]:
     rows = []
-    for bench, doc in r.items():
-        for key, f in doc["figures"].items():
+    benches = sorted(r, key=lambda b: (ORDER.index(b) if b in ORDER else len(ORDER), b))
+    for bench in benches:
+        for key, f in r[bench]["figures"].items():
             t = f.get("target")
             if t:
-                rows.append([f["what"], f"{t['op'].replace('>=', '≥').replace('<=', '≤')} "
-                             f"{with_unit(num(t['value'], f['unit']), f['unit'])}", span(f), status(f),
-                             f"`{bench}/{key}`"])  # fmt: skip
-    return table(["figure", "target", "measured", "", "result"], rows, "lrrll")
+                op = t["op"].replace(">=", "≥").replace("<=", "≤")
+                rows.append([f["what"], f"{op} {with_unit(num(t['value'], f['unit']), f['unit'])}", span(f),
+                             status(f), f"`{bench}/{key}`"])  # fmt: skip
+    with_targets = [b for b in benches if any(f.get("target") for f in r[b]["figures"].values())]
+    return table(["figure", "target", "measured", "result", "figure's name"], rows, "lrrll") + [
+        "",
+        meta_line(r, *with_targets),
+    ]
 
 
 def t_memory(r: Results) -> list[str]:
@@ -250,9 +278,13 @@ def t_memory(r: Results) -> list[str]:
         if bench not in r:
             continue
         for key, f in r[bench]["figures"].items():
-            if key.endswith(".rss_mb"):
-                rows.append([f["what"].removesuffix(": peak RSS of the process tree"), span(f), str(f.get("processes", "")),
-                             f"{f.get('hwm_sum_mb', 0):,.0f} MB"])  # fmt: skip
+            name, _, suffix = key.partition("@")
+            if not name.endswith(".rss_mb"):
+                continue
+            n = r[bench]["inputs"].get(f"rows@{suffix}" if suffix else "rows")
+            what = f["what"].removesuffix(": peak RSS of the process tree")
+            rows.append([f"{what}, {n:,} rows" if n else what, span(f), str(f.get("processes", "")),
+                         f"{f.get('hwm_sum_mb', 0):,.0f} MB"])  # fmt: skip
     head = ["command", "peak RSS of the process tree", "processes", "sum of each process's own peak"]
     benches = [b for b in ("rescore", "prepare", "validate", "report", "convert") if b in r]
     return table(head, rows, "lrrr") + ["", meta_line(r, *benches)]
@@ -341,6 +373,55 @@ def t_convert(r: Results) -> list[str]:
     return table(head, rows, "lrrrr") + ["", meta_line(r, "convert")]
 
 
+def t_serve_stacks(r: Results) -> list[str]:
+    s = r["serve_stacks"]["figures"]
+    labels = {"asgi": "plain ASGI (chosen)", "asgi-inline": "plain ASGI, all grading inline", "starlette": "Starlette",
+              "fastapi": "FastAPI"}  # fmt: skip
+    rows = []
+    for stack, label in labels.items():
+        cells = [label]
+        for c in (16, 64):
+            k = f"c{c}.{stack}"
+            cells += [
+                span(s[k + ".rps"], False),
+                span(s[k + ".p99_ms"], False),
+                span(s[k + ".per_cpu_s"], False),
+            ]
+        rows.append(cells)
+    head = [
+        "stack",
+        "req/s, 16 clients",
+        "p99 ms",
+        "req per CPU s",
+        "req/s, 64 clients",
+        "p99 ms",
+        "req per CPU s",
+    ]
+    return table(head, rows, "lrrrrrr") + ["", meta_line(r, "serve_stacks")]
+
+
+def t_parents(r: Results) -> list[str]:
+    """Where a multi-process command's CPU goes: its own process against its workers."""
+    rows = []
+    for bench, leg, suffix, label in (
+        ("prepare", "w2", "", "`prepare --workers 2`"),
+        ("prepare", "w2", "@full", "`prepare --workers 2`"),
+        ("validate", "w2", "", "`validate --workers 2`"),
+        ("rescore", "w2", "", "`rescore --workers 2`"),
+        ("rescore", "join_w2", "", "`rescore --rows --workers 2`"),
+    ):
+        f = r.get(bench, {}).get("figures", {})
+        if f"{leg}.parent_cpu_s{suffix}" not in f:
+            continue
+        n = r[bench]["inputs"].get(f"rows{suffix}", r[bench]["inputs"].get("rows"))
+        rows.append(
+            [f"{label}, {n:,} rows"]
+            + [span(f[f"{leg}.{k}{suffix}"]) for k in ("wall_s", "cpu_s", "parent_cpu_s", "children_cpu_s")]
+        )
+    head = ["command", "wall", "CPU, whole tree", "CPU, its own process", "CPU, its workers"]
+    return table(head, rows, "lrrrr")
+
+
 TABLES: dict[str, Callable[[Results], list[str]]] = {
     "grader": t_grader,
     "readme-modes": t_readme_modes,
@@ -351,6 +432,8 @@ TABLES: dict[str, Callable[[Results], list[str]]] = {
     "ray": t_ray,
     "report": t_report,
     "convert": t_convert,
+    "serve-stacks": t_serve_stacks,
+    "parents": t_parents,
 }
 
 

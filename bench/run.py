@@ -24,8 +24,10 @@ import datetime
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -61,13 +63,27 @@ def stem(name: str) -> str:
 
 
 def run_module(name: str, scale: float, rounds: int, full: bool, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The module's document, from a fresh interpreter in its own session. Its output goes to files, not pipes,
+    and whatever it leaves running in its session (a server it failed to stop) is ended with it."""
     code = CHILD.format(here=str(HERE), module=stem(name), scale=scale, rounds=rounds, full=full,
                         kwargs=json.dumps(kwargs))  # fmt: skip
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, env=env, cwd=REPO,
+                                start_new_session=True)  # fmt: skip
+        try:
+            proc.wait()
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
     if proc.returncode != 0 or line is None:
-        tail = proc.stderr.strip().splitlines()[-12:] or ["no result"]
+        tail = stderr.strip().splitlines()[-12:] or ["no result"]
         raise RuntimeError("\n".join(tail))
     return json.loads(line[len("@@RESULT@@") :])
 

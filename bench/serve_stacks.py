@@ -85,6 +85,10 @@ def app_for(stack: str):
 def child(stack: str, port_file: str) -> None:
     import uvicorn
 
+    site = HERE / ".cache" / "site"  # Starlette and FastAPI: installed for the bench only (make bench-deps)
+    if str(site) not in sys.path:
+        sys.path.append(str(site))
+
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)
@@ -104,7 +108,11 @@ def start(stack: str, work: Path) -> tuple[subprocess.Popen, str]:
 
     pf = work / f"{stack}.port"
     pf.unlink(missing_ok=True)
-    proc = subprocess.Popen([sys.executable, __file__, "--child", stack, str(pf)], stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", stack, str(pf)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     while not pf.exists() or not pf.read_text():
         if proc.poll() is not None:
             raise RuntimeError(
@@ -127,9 +135,11 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, clients: tup
     work = Path(tempfile.mkdtemp(prefix="stacks-"))
     bodies = work / "bodies.jsonl"
     bodies.write_bytes(b"\n".join(bench_serve.request_bodies(requests)) + b"\n")
-    servers = {stack: start(stack, work) for stack in STACKS}
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
     samples: dict[str, list[dict]] = {}
     try:
+        for stack in STACKS:
+            servers[stack] = start(stack, work)
         for c in clients:
             legs = {
                 stack: (
