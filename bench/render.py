@@ -196,7 +196,7 @@ def t_readme_modes(r: Results) -> list[str]:
             cells.append(span(g[k]) if k in g else "n/a")
         rows.append(cells)
     head = ["mode", "English, extraction", "multilingual, extraction", "multilingual, whole grading decision"]
-    return table(head, rows, "lrrr")
+    return table(head, rows, "lrrr") + ["", meta_line(r, "grader")]
 
 
 # (bench, leg, label, baseline leg, baseline label, ratio figure, what the ratio is)
@@ -263,7 +263,9 @@ def t_targets(r: Results) -> list[str]:
             t = f.get("target")
             if t:
                 op = t["op"].replace(">=", "≥").replace("<=", "≤")
-                rows.append([f["what"], f"{op} {with_unit(num(t['value'], f['unit']), f['unit'])}", span(f),
+                full = r[bench]["inputs"].get("rows@full") if key.endswith("@full") else None
+                what = f"{f['what']} ({full:,} rows)" if full else f["what"]
+                rows.append([what, f"{op} {with_unit(num(t['value'], f['unit']), f['unit'])}", span(f),
                              status(f), f"`{bench}/{key}`"])  # fmt: skip
     with_targets = [b for b in benches if any(f.get("target") for f in r[b]["figures"].values())]
     return table(["figure", "target", "measured", "result", "figure's name"], rows, "lrrll") + [
