@@ -28,6 +28,7 @@ full=True adds the same rescore legs (w2, join_w2) on 685,573 rows: peak memory 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import importlib.util
 import json
 import random
@@ -281,9 +282,9 @@ WHAT = {
     "nemo_gym": "NeMo Gym 0.7.0 verify path: request model, verify(), response JSON (bench/nemo_gym_verify.py)",
     "w1": "mcqa-prep rescore --workers 1",
     "w2": "mcqa-prep rescore --workers 2",
-    "small": f"mcqa-prep rescore --workers 1 of {SMALL} rows (start-up)",
+    "small": "mcqa-prep rescore --workers 1 of the first rows (its fixed cost: start-up)",
     "ray2": "mcqa-prep rescore --engine ray --workers 2 (Ray start-up included)",
-    "ray2_small": f"mcqa-prep rescore --engine ray --workers 2 of {SMALL} rows (Ray's fixed cost per run)",
+    "ray2_small": "mcqa-prep rescore --engine ray --workers 2 of the first rows (Ray's fixed cost per run)",
     "join_w1": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 1",
     "join_w2": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 2",
     "baseline": "mcqa-prep rescore --workers 1 at the baseline revision",
@@ -356,9 +357,9 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev
         res["checks"]["same_reward_as_nemo_gym"] = (
             f"{sum(a == b for a, b in zip(mine, theirs, strict=True))}/{rows}"
         )
-        res["checks"]["w2_output_equals_w1"] = (work / "out" / "w2").read_bytes() == (
-            work / "out" / "w1"
-        ).read_bytes()
+        res["checks"]["w2_output_equals_w1"] = filecmp.cmp(
+            work / "out" / "w2", work / "out" / "w1", shallow=False
+        )
         if ray:
             res["checks"]["ray2_rewards_equal_w1"] = rewards(work / "out" / "ray2") == mine
         if baseline_rev:

@@ -262,6 +262,7 @@ def runs_figures(
             digits=1,
             processes=max(r.processes for r in runs),
             hwm_sum_mb=max(r.hwm_sum_mb for r in runs),
+            rows=rows,
         ),  # fmt: skip
     }
     if any(r.extra.get("children_cpu_s") for r in runs):  # a parent and its workers: where the CPU went

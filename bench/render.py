@@ -283,7 +283,7 @@ def t_memory(r: Results) -> list[str]:
             name, _, suffix = key.partition("@")
             if not name.endswith(".rss_mb"):
                 continue
-            n = r[bench]["inputs"].get(f"rows@{suffix}" if suffix else "rows")
+            n = f.get("rows") or r[bench]["inputs"].get(f"rows@{suffix}" if suffix else "rows")
             what = f["what"].removesuffix(": peak RSS of the process tree")
             rows.append([f"{what}, {n:,} rows" if n else what, span(f), str(f.get("processes", "")),
                          f"{f.get('hwm_sum_mb', 0):,.0f} MB"])  # fmt: skip

@@ -128,7 +128,10 @@ def machine() -> dict[str, Any]:
 
 
 def meta(args: argparse.Namespace, load_before: tuple[float, ...], wall: float) -> dict[str, Any]:
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "mcqa_prep", "bench"))
+    # the code measured: the package and the bench, not the result files this run is writing
+    dirty = bool(
+        git("status", "--porcelain", "--untracked-files=no", "--", "mcqa_prep", "bench", ":!bench/results")
+    )
     return {
         "commit": git("rev-parse", "--short=12", "HEAD"),
         "commit_dirty": dirty,

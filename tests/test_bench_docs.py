@@ -37,7 +37,10 @@ TARGET = re.compile(
 ALLOWED = {
     ("docs/performance.md", "20 ms"): "the harness's sampling interval, a setting",
     ("docs/performance.md", "50 ms"): "the harness's sampling interval after the first second, a setting",
-    ("docs/performance.md", "2–8 kB"): "the size of the generated long passages, a property of the bench's input",
+    (
+        "docs/performance.md",
+        "2–8 kB",
+    ): "the size of the generated long passages, a property of the bench's input",
     ("docs/serve.md", "2 kB"): "the size of the generated responses, a property of the bench's input",
     ("docs/README.md", "0.5 s"): "the default --regex-timeout, a setting",
     ("docs/validate.md", "0.5 s"): "the default --regex-timeout, a setting",
