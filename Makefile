@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps soak-serve clean
+.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps bench-docs soak-serve clean
 
 install: $(STAMP)
 
@@ -65,33 +65,43 @@ format: install
 
 # The bench measures every figure next to NeMo Gym 0.7.0's own grading code, installed for the bench only:
 # its wheel with --no-deps (it pins a server stack the grading never uses) plus the openai and pydantic its
-# request model needs, into bench/.cache/site (git-ignored), never into the package's dependencies.
-# `make bench FULL=1`: peak memory at full size too (685,573 rows; minutes). BASELINE=REV: before/after.
+# request model needs and the FastAPI its app is served with (bench_serve's baseline), into bench/.cache/site
+# (git-ignored), never into the package's dependencies. The stamp's suffix changes when the set does (an older
+# site is completed).
 NEMO_GYM_WHEEL := bench/.cache/nemo_gym-0.7.0-py3-none-any.whl
 NEMO_GYM_SITE  := bench/.cache/site
 
-bench-deps: $(NEMO_GYM_SITE)/.installed $(VENV)/.bench-extra
+bench-deps: $(NEMO_GYM_SITE)/.installed-v2 $(VENV)/.bench-extra
 
 # the audit row's baseline (datasketch) goes into the venv: it is a package extra, not a foreign wheel
 $(VENV)/.bench-extra: pyproject.toml | install
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	touch $@
 
-$(NEMO_GYM_SITE)/.installed: | install
+$(NEMO_GYM_SITE)/.installed-v2: | install
 	mkdir -p bench/.cache
 	test -f $(NEMO_GYM_WHEEL) || $(BIN)/python -m pip download --quiet --no-deps 'nemo-gym==0.7.0' \
 		--python-version 3.13.14 --only-binary=:all: -d bench/.cache
-	$(BIN)/python -m pip install --quiet --target $(NEMO_GYM_SITE) 'openai==2.44.0' 'pydantic==2.14.4'
+	$(BIN)/python -m pip install --quiet --target $(NEMO_GYM_SITE) 'openai==2.44.0' 'pydantic==2.14.4' \
+		'fastapi==0.165.0'
 	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python --upgrade \
 		--target $(NEMO_GYM_SITE) $(NEMO_GYM_WHEEL)
 	touch $@
 
+# `make bench`: every bench module (bench/bench_*.py), each in its own process; raw results to bench/results/,
+# then `make bench-docs` writes them into README.md and docs/ (tests/test_bench_docs.py checks they agree).
+# FULL=1: also the 685,573-row figures. BASELINE=REV: rescore on REV's package too. BENCH_ARGS: e.g.
+# `--scale 0.05 --only rescore --out /tmp/r` for a quick check that leaves bench/results alone.
 bench: install bench-deps
 	$(BIN)/python bench/run.py $(if $(FULL),--full) $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
 
-# `mcqa-prep serve` soak (>= 100k requests, 5% hostile, memory growth) and 20k-row parity with NeMo Gym's verify
+bench-docs: install
+	$(BIN)/python bench/render.py
+
+# `mcqa-prep serve` soak (>= 100k requests, 5% hostile, memory growth) and 20k-row parity with NeMo Gym's verify;
+# its figures to bench/results/soak.json
 soak-serve: install bench-deps
-	$(BIN)/python bench/soak_serve.py $(SOAK_ARGS)
+	$(BIN)/python bench/run.py --only soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) $(FLOORS_VENV) build *.egg-info .pytest_cache bench/.cache

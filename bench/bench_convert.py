@@ -1,27 +1,33 @@
-"""Benchmark `convert` (Parquet in, JSONL out) against the bare read-and-serialise pass over the same file.
+"""`mcqa-prep convert` (Parquet in, JSONL out) as a command next to the one-core read-serialise floor.
 
-Two synthetic sources, each converted with --shuffle through every stage of a real run (decode, uuid,
-template pick, controls, balanced order, render, self-check, serialise, write):
-- the main figure: the MMLU-Pro layout (question, options: 4-10 texts with some N/A padding, answer_index,
-  category), the mmlu_pro preset, a 70/30 mix of the `boxed` and `final_choice` templates;
-- `mmlu_4`: the MMLU layout (question, 4 choices, answer index), the mmlu preset, the default template. The baseline, measured in the same process on the same file, is what any
-converter must do at least: pyarrow batches -> Python rows -> orjson (the JSON library convert uses) ->
-write. The issue's floor is 20,000 rows/s on one core; both passes are single-threaded.
+Two synthetic sources, each converted with --shuffle through every stage of a real run (decode, uuid, template
+pick, controls, balanced order, render, self-check, serialise, write):
+- mmlu_pro: the MMLU-Pro layout (question, options: 4-10 texts with some N/A padding, answer_index, category),
+  the mmlu_pro preset, a 70/30 mix of the `boxed` and `final_choice` templates;
+- mmlu_4: the MMLU layout (question, 4 choices, answer index), the mmlu preset, the default template.
 
-    python bench/bench_convert.py --rows 100000
+Legs (bench/harness.py), `rounds` times per source, the order rotated each round: floor (bench/floors.py parquet:
+pyarrow -> to_pylist -> orjson -> write, one core) and `mcqa-prep convert SRC -o OUT ...`. Target: 20,000 rows
+per second on one core (convert runs on one).
+
+    python bench/bench_convert.py [--scale 0.1] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
-import statistics
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as H  # noqa: E402
+
+ROWS = 100_000
 FLOOR = 20_000
 WORDS = (
     "cell",
@@ -106,92 +112,64 @@ def make_mmlu_parquet(path: Path, n: int, seed: int = 1) -> Path:
     return path
 
 
-def baseline_pass(src: Path, dst: Path) -> tuple[float, float]:
-    """(wall, cpu) seconds to read every row into Python and write it as a JSON line with orjson."""
-    import orjson
-    import pyarrow.parquet as pq
-
-    t0, c0 = time.perf_counter(), time.process_time()
-    dumps = orjson.dumps
-    opt = orjson.OPT_APPEND_NEWLINE
-    with open(dst, "wb") as fh:
-        for batch in pq.ParquetFile(src).iter_batches(batch_size=4096):
-            fh.write(b"".join(dumps(r, option=opt) for r in batch.to_pylist()))
-    return time.perf_counter() - t0, time.process_time() - c0
+SOURCES = {
+    "mmlu_pro": ("MMLU-Pro layout, 4-10 options, 70% boxed + 30% final_choice", make_parquet,
+                 ["--preset", "mmlu_pro", "--template", "boxed:0.7", "--template", "final_choice:0.3"]),
+    "mmlu_4": ("MMLU layout, 4 options, boxed", make_mmlu_parquet, ["--preset", "mmlu", "--template", "boxed"]),
+}  # fmt: skip
 
 
-def convert_pass(
-    src: Path,
-    dst: Path,
-    preset: str = "mmlu_pro",
-    templates: tuple[str, ...] = ("boxed:0.7", "final_choice:0.3"),
-) -> tuple[float, float, dict[str, Any]]:
-    from mcqa_prep.convert import convert
-
-    t0, c0 = time.perf_counter(), time.process_time()
-    report = convert([str(src)], dst, preset=preset, shuffle=True, seed=0, templates=list(templates))
-    return time.perf_counter() - t0, time.process_time() - c0, report.to_dict()
-
-
-def _measure(src: Path, tmp: Path, repeat: int, preset: str, templates: tuple[str, ...]) -> dict[str, Any]:
-    base_w, base_c, conv_w, conv_c = [], [], [], []
-    doc: dict[str, Any] = {}
-    for _ in range(max(1, repeat)):  # alternate, so both passes see the same machine load
-        w, c = baseline_pass(src, tmp / "baseline.jsonl")
-        base_w.append(w)
-        base_c.append(c)
-        w, c, doc = convert_pass(src, tmp / "out.jsonl", preset, templates)
-        conv_w.append(w)
-        conv_c.append(c)
-    rows = doc["counts"]["read"]
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format")."""
+    rows = max(1000, int(ROWS * scale))
+    fig: dict[str, Any] = {}
+    inputs: dict[str, Any] = {"rows": rows}
+    cli = H.cli()
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-convert-"))
+    try:
+        for key, (what, make, args) in SOURCES.items():
+            src = make(work / f"{key}-test.parquet", rows)
+            out = work / f"{key}.jsonl"
+            argv = [*cli, "convert", str(src), "-o", str(out), "--shuffle", "--seed", "0", *args, "-q"]
+            legs = {
+                "floor": lambda src=src: H.measure(
+                    H.py("floors.py", "parquet", str(src), str(work / "f.jsonl"))
+                ),
+                "convert": lambda argv=argv: H.measure(argv, cwd=work),
+            }
+            runs = H.interleave(legs, rounds)
+            fig.update(
+                H.runs_figures(
+                    f"{key}.floor", f"{what}: floor (bench/floors.py parquet)", runs["floor"], rows
+                )
+            )
+            fig.update(H.runs_figures(f"{key}.convert", f"{what}: mcqa-prep convert", runs["convert"], rows))
+            fig[f"{key}.convert.rows_per_s"]["target"] = {"op": ">=", "value": FLOOR}
+            fig[f"{key}.convert_vs_floor.x"] = H.ratio_figure(
+                f"{what}: convert wall time / the floor's",
+                [r.wall_s for r in runs["convert"]], [r.wall_s for r in runs["floor"]],
+            )  # fmt: skip
+            with open(out, "rb") as fh:
+                inputs[f"{key}.written"] = sum(1 for _ in fh)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return {
-        "rows": rows,
-        "convert_rows_per_s": round(rows / min(conv_w)),
-        "convert_rows_per_cpu_s": round(rows / min(conv_c)),
-        "convert_rows_per_s_median": round(rows / statistics.median(conv_w)),
-        "baseline_rows_per_s": round(rows / min(base_w)),
-        "baseline_rows_per_cpu_s": round(rows / min(base_c)),
-        "time_ratio_vs_baseline": round(min(conv_c) / min(base_c), 2),
-        "written": doc["counts"]["written"],
-        "rejected": doc["counts"]["rejected"],
-        "gold_spread": doc["gold_spread"],
-        "templates": {t["id"]: t["rows"] for t in doc["templates"]},
+        "bench": "convert",
+        "title": "mcqa-prep convert against the read-serialise floor",
+        "figures": fig,
+        "checks": {},
+        "inputs": inputs,
     }
-
-
-def run(rows: int = 100_000, repeat: int = 3) -> dict[str, Any]:
-    """Best of `repeat` alternating runs of the baseline and convert on each generated file (CPU seconds and
-    wall seconds; on a shared machine the CPU figure is the one that does not count other jobs)."""
-    import mcqa_prep.convert  # noqa: F401 - import cost outside the timed passes
-
-    with tempfile.TemporaryDirectory(prefix="bench-convert-") as tmp:
-        t = Path(tmp)
-        main = _measure(
-            make_parquet(t / "test-00000-of-00001.parquet", rows),
-            t,
-            repeat,
-            "mmlu_pro",
-            ("boxed:0.7", "final_choice:0.3"),
-        )
-        mmlu = _measure(make_mmlu_parquet(t / "mmlu-test.parquet", rows), t, repeat, "mmlu", ("boxed",))
-    return {**main, "repeat": repeat, "floor_rows_per_s": FLOOR, "mmlu_4": mmlu}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    r = run(args.rows, args.repeat)
-    for name, x in (("mmlu_pro mix", r), ("mmlu_4", r["mmlu_4"])):
-        print(
-            f"convert {name}: {x['rows']} rows, best of {r['repeat']}: {x['convert_rows_per_cpu_s']:,} rows per CPU "
-            f"second ({x['convert_rows_per_s']:,} rows/s wall); baseline read+orjson "
-            f"{x['baseline_rows_per_cpu_s']:,} per CPU second; floor {FLOOR:,}"
-        )
+    print(json.dumps(run(args.scale, rounds=args.rounds), indent=1))
     return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     sys.exit(main())

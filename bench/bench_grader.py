@@ -1,17 +1,26 @@
-"""The NeMo Gym compatible grading modes next to NeMo Gym 0.7.0's own functions, same rows, same process.
+"""Every NeMo Gym compatible grading mode next to NeMo Gym 0.7.0's own code for it: same rows, same process, the
+same work on both sides.
 
-Rows are synthetic science-style reasoning (~1,500 characters, 10 options, the options discussed by letter, some
-drafts that commit to another answer first) ending with the answer in the mode's own format; once in English and
-once multilingual (bench/texts.py: Chinese, Arabic, Russian, Hindi, ... mixed with English). Generation is
-deterministic and not timed; rows are generated and graded in chunks so memory stays small.
+Rows are synthetic science-style reasoning (~1,500 characters; 4-10 options, most rows 10; the options discussed
+by letter; a fifth with a draft that commits to another answer first; 8% that end without an answer in the
+mode's format, as truncated or off-format responses do) ending with the answer in the mode's format; once in
+English and once multilingual (bench/texts.py: Chinese, Arabic, Russian, Hindi, ... mixed with English).
+Generation is deterministic and not timed; rows are generated and measured in chunks so memory stays small.
 
-Per mode: our extraction function vs NeMo Gym's function for the mode (bench/nemo_gym_ref.py loads it from the
-installed wheel; `make bench-deps`), and our whole `grade_text` call vs NeMo Gym's whole grading decision
-(verify() with its pydantic models replaced by plain objects). Rates are rows per CPU second of this process,
-the best of --repeat passes over each chunk, measured the same way for both; the share of rows where both
-extract the same letter is a parity check on the generated texts.
+Two levels per mode and language, each A against B:
+- extraction: NeMo Gym's own statements for the mode, taken from its verify() at run time (`ng.branch`),
+  against ours through the public mode call (`mode_function(mode)`; `extract_custom` for a template's regex,
+  as `grade_text` calls it); each side gets the allowed letters in its own form, derived from the options
+  before timing (`_get_allowed_letters_from_options`, `allowed_letters`): the mode's own work on both sides;
+- grading decision: NeMo Gym's whole verify() with its pydantic request and response models replaced by plain
+  objects, against our `grade_text` (the public grading call): options, gold and text in, reward out.
 
-    python bench/bench_grader.py [--rows N] [--json]
+Timing: CPU time of this process with the cyclic GC off (both sides alike), after an untimed warm-up of 200 rows
+per leg (tables built once per process, such as the md rule's, are not per-row costs), over `rounds` rounds; in each round
+every chunk is timed on both sides, the order alternating from chunk to chunk and from round to round. A
+figure's samples are the per-round rates; ratios are paired per round (NeMo Gym's time / ours).
+
+    python bench/bench_grader.py [--scale 0.1] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -34,12 +43,15 @@ from mcqa_prep.grader.custom_regex import extract_custom  # noqa: E402
 from mcqa_prep.grader.letters import allowed_letters  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as H  # noqa: E402
 from texts import multilingual_prose  # noqa: E402
 
 SEED = 20240607
 CHUNK = 5000
 TARGET_CHARS = 1500
 LETTERS = "ABCDEFGHIJ"
+MISS = 0.08
+ROWS = 20_000  # per mode and language at scale 1
 
 # Every mode is measured next to NeMo Gym 0.7.0's own function for it, in the same run (target: 1.5x).
 MODES = (
@@ -93,9 +105,11 @@ _OPTION_LINES = [
 
 
 def _options(rng: random.Random) -> list[dict[str, str]]:
+    """4-10 options (six rows in ten have all 10, as most rows of the real dataset)."""
     topic, terms = rng.choice(_TOPICS)
     out = []
-    for L in LETTERS:
+    k = 10 if rng.random() < 0.6 else rng.randint(4, 9)
+    for L in LETTERS[:k]:
         a, b = rng.sample(terms, 2)
         verb = rng.choice(["increases", "decreases", "is unaffected by"])
         out.append({L: f"The {a} {verb} the {b} ({L.lower()}{rng.randint(1, 99)})"})
@@ -146,106 +160,156 @@ def rows_for(
     rng = random.Random(f"{seed}:{mode}:{lang}")
     for _ in range(n):
         options = _options(rng)
-        gold = rng.choice(LETTERS)
-        final = gold if rng.random() < 0.7 else rng.choice(LETTERS)
+        letters = LETTERS[: len(options)]
+        gold = rng.choice(letters)
+        final = gold if rng.random() < 0.7 else rng.choice(letters)
         if lang == "multi":
             body = multilingual_prose(rng, options, TARGET_CHARS - 40)
         else:
             body = _prose(rng, options, TARGET_CHARS - 40)
         if rng.random() < 0.2:
-            draft = _answer(mode, rng, rng.choice(LETTERS), options)
+            draft = _answer(mode, rng, rng.choice(letters), options)
             cut = len(body) // 2
             body = f"{body[:cut]}\nDraft: {draft}. Wait, let me re-check that.\n{body[cut:]}"
+        if rng.random() < MISS:  # truncated or off-format: no answer in the mode's format at the end
+            yield (
+                f"{body}\n\nSo the best option is probably the {rng.choice(('second', 'last'))} one",
+                options,
+                gold,
+            )
+            continue
         yield f"{body}\n\n{_answer(mode, rng, final, options)}", options, gold
 
 
-def _spec(name: str) -> tuple[str, dict[str, Any] | None, Callable[..., Any]]:
+def _ours(name: str) -> tuple[dict[str, Any] | None, Callable[..., Any]]:
+    """(template_metadata, extraction(text, letters, tm)) for one measured mode: our public mode call."""
     if name == "custom_regex":
         pattern = REGEX_TM["output_regex"]
-        return "custom_regex", REGEX_TM, lambda text, letters, tm: extract_custom(text, pattern, letters)
-    if name == "lenient_answer_colon_md+answer_prefix":
-        return "lenient_answer_colon_md", PREFIX_TM, mode_function("lenient_answer_colon_md")
-    return name, None, mode_function(name)
+        return REGEX_TM, lambda text, letters, tm: extract_custom(text, pattern, letters)
+    mode = _gen_mode(name)
+    return (PREFIX_TM if mode != name else None), mode_function(mode)
 
 
-def _ng_spec(ng: Any, name: str) -> tuple[str, Callable[..., Any]]:
-    """(what is measured, NeMo Gym's function for the mode): fn(text, allowed, options, gold, tm) -> letter."""
-    if name == "strict_single_letter_boxed":
-        return "_parse_answer_letter_strict_boxed", lambda t, a, o, g, tm: ng.strict(t, a)
-    if name == "lenient_boxed":
-        return "strict, then _match_option_text", lambda t, a, o, g, tm: ng.lenient_boxed(t, a, o)
-    if name == "lenient_answer_colon":  # inline in verify(): its grading core is the function
-        return "verify() core (inline code)", lambda t, a, o, g, tm: ng.grade(t, o, g, name)[
-            "extracted_answer"
-        ]
-    if name == "custom_regex":
-        return "_parse_answer_with_custom_regexes", lambda t, a, o, g, tm: ng.custom_regex(t, a, o, tm)
-    return "_extract_from_answer_payloads", lambda t, a, o, g, tm: ng.answer_colon_md(t, a, o, tm)
+def _gen_mode(name: str) -> str:
+    return "lenient_answer_colon_md" if name.endswith("+answer_prefix") else name
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    """The least CPU time of `repeat` runs (CPU time of this process: other load on the machine barely moves it),
-    with the cyclic garbage collector off while timing, as timeit does (both sides alike)."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.process_time()
-            fn()
-            best = min(best, time.process_time() - t0)
-        finally:
-            gc.enable()
-    return best
+def _timed(fn: Callable[[], Any]) -> float:
+    """CPU seconds of fn() with the cyclic garbage collector off (as timeit does; both sides alike)."""
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.process_time()
+        fn()
+        return time.process_time() - t0
+    finally:
+        gc.enable()
 
 
-def bench_mode(name: str, rows: int, seed: int = SEED, lang: str = "en", repeat: int = 3) -> dict[str, Any]:
-    """Our extraction and whole grade_text call next to NeMo Gym's, on the same rows, in the same process."""
-    gen_mode, tm, fn = _spec(name)
-    override = None if name == "custom_regex" else gen_mode
-    ng = _nemo_gym()
-    ng_what, ng_fn = _ng_spec(ng, name) if ng is not None else (None, None)
-    ng_mode = gen_mode if name != "custom_regex" else "strict_single_letter_boxed"
+def bench_mode(name: str, rows: int, lang: str, rounds: int, ng: Any, seed: int = SEED) -> dict[str, Any]:
+    """The four legs of one mode and language (module docstring), per-round CPU seconds, plus parity counts."""
+    tm, ours = _ours(name)
+    gen_mode = _gen_mode(name)
+    grade_mode = None if name == "custom_regex" else gen_mode  # a custom template row: its regex, then strict
+    ng_mode = grade_mode or "strict_single_letter_boxed"
+    branch = ng.branch("custom_regex" if name == "custom_regex" else gen_mode) if ng else None
+    body = ng.body(tm) if ng else None
+    t = {k: [0.0] * rounds for k in ("extract", "grade", "ng_extract", "ng_grade")}
     it = rows_for(gen_mode, rows, seed, lang)
-    t = {"extract": 0.0, "grade": 0.0, "ng_extract": 0.0, "ng_grade": 0.0}
-    done = chars = hits = agree = 0
+    done = chars = hits = same_letter = same_reward = 0
+    k = 0
     while done < rows:
         chunk = [next(it) for _ in range(min(CHUNK, rows - done))]
-        mine = [(text, allowed_letters(options)) for text, options, _gold in chunk]
-        t["extract"] += _best(lambda mine=mine: [fn(text, letters, tm) for text, letters in mine], repeat)
-        t["grade"] += _best(
-            lambda chunk=chunk: [grade_text(x, o, g, None, tm, override=override) for x, o, g in chunk],
-            repeat,
-        )
-        letters = [grade_text(x, o, g, None, tm, override=override).extracted_answer for x, o, g in chunk]
-        hits += sum(v is not None for v in letters)
+        mine_in = [(x, allowed_letters(o)) for x, o, _g in chunk]
+        theirs_in = [(x, ng.allowed(o), o) for x, o, _g in chunk] if ng else []
+        legs: dict[str, Callable[[], Any]] = {
+            "extract": lambda c=mine_in: [ours(x, a, tm) for x, a in c],
+            "grade": lambda c=chunk: [grade_text(x, o, g, None, tm, override=grade_mode) for x, o, g in c],
+        }
         if ng is not None:
-            theirs = [(x, ng.allowed(o), o, g) for x, o, g in chunk]
-            t["ng_extract"] += _best(lambda th=theirs: [ng_fn(x, a, o, g, tm) for x, a, o, g in th], repeat)
-            t["ng_grade"] += _best(lambda c=chunk: [ng.grade(x, o, g, ng_mode, tm) for x, o, g in c], repeat)
-            ng_letters = [ng.grade(x, o, g, ng_mode, tm)["extracted_answer"] for x, o, g in chunk]
-            agree += sum(a == b for a, b in zip(letters, ng_letters, strict=True))
+            legs["ng_extract"] = lambda c=theirs_in: [branch(x, a, o, body) for x, a, o in c]
+            legs["ng_grade"] = lambda c=chunk: [ng.grade(x, o, g, ng_mode, tm) for x, o, g in c]
+        if k == 0:  # warm-up, not timed: lazily built tables (ours) and first-call costs (both sides)
+            for x, o, g in chunk[:200]:
+                grade_text(x, o, g, None, tm, override=grade_mode)
+                ours(x, allowed_letters(o), tm)
+                if ng is not None:
+                    ng.grade(x, o, g, ng_mode, tm)
+                    branch(x, ng.allowed(o), o, body)
+        for r in range(rounds):
+            order = list(legs)
+            if (r + k) % 2:
+                order.reverse()
+            for leg in order:
+                t[leg][r] += _timed(legs[leg])
+        k += 1
+        mine = [grade_text(x, o, g, None, tm, override=grade_mode) for x, o, g in chunk]
+        hits += sum(m.extracted_answer is not None for m in mine)
+        if ng is not None:
+            theirs = [ng.grade(x, o, g, ng_mode, tm) for x, o, g in chunk]
+            same_reward += sum(a.reward == b["reward"] for a, b in zip(mine, theirs, strict=True))
+            same_letter += sum(
+                ours(x, a, tm).letter == branch(x, b, o, body)
+                for (x, a), (_x, b, o) in zip(mine_in, theirs_in, strict=True)
+            )
         done += len(chunk)
         chars += sum(len(x) for x, _o, _g in chunk)
-    rate = lambda k: round(rows / t[k]) if t[k] else None  # noqa: E731
-    out: dict[str, Any] = {
-        "rows": rows,
-        "lang": lang,
-        "mean_chars": round(chars / rows),
-        "extracted_share": round(hits / rows, 4),
-        "rows_per_cpu_s": rate("extract"),
-        "grade_text_rows_per_cpu_s": rate("grade"),
+    return {"rows": rows, "mean_chars": round(chars / rows), "extracted_share": round(hits / rows, 4),
+            "same_letter": same_letter, "same_reward": same_reward, "seconds": t}  # fmt: skip
+
+
+def figures_for(name: str, lang: str, m: dict[str, Any], has_ng: bool) -> dict[str, dict[str, Any]]:
+    rows, t = m["rows"], m["seconds"]
+    label = f"{name}, {'multilingual' if lang == 'multi' else 'English'}"
+    key = f"{lang}.{name}"
+    out = {
+        f"{key}.extract": H.rate_figure(f"extraction {label}: ours", rows, t["extract"], unit="rows/CPU-s"),
+        f"{key}.grade": H.rate_figure(f"grading decision {label}: ours", rows, t["grade"], unit="rows/CPU-s"),
     }
-    if ng is not None:
-        out.update(
-            nemo_gym_function=ng_what,
-            nemo_gym_rows_per_cpu_s=rate("ng_extract"),
-            nemo_gym_grade_rows_per_cpu_s=rate("ng_grade"),
-            ratio=round(t["ng_extract"] / t["extract"], 2),
-            grade_ratio=round(t["ng_grade"] / t["grade"], 2),
-            same_letter_as_nemo_gym=round(agree / rows, 4),
+    if has_ng:
+        out[f"{key}.ng_extract"] = H.rate_figure(
+            f"extraction {label}: NeMo Gym's verify() branch", rows, t["ng_extract"], unit="rows/CPU-s"
+        )
+        out[f"{key}.ng_grade"] = H.rate_figure(
+            f"grading decision {label}: NeMo Gym's verify(), models stubbed", rows, t["ng_grade"],
+            unit="rows/CPU-s",
+        )  # fmt: skip
+        target = {"op": ">=", "value": TARGET_RATIO} if lang == "multi" else None
+        out[f"{key}.extract_x"] = H.ratio_figure(
+            f"extraction {label}: NeMo Gym's time / ours", t["ng_extract"], t["extract"], target=target
+        )
+        out[f"{key}.grade_x"] = H.ratio_figure(
+            f"grading decision {label}: NeMo Gym's time / ours", t["ng_grade"], t["grade"], target=target
         )
     return out
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, seed: int = SEED) -> dict[str, Any]:
+    """Every mode on English and multilingual responses next to NeMo Gym 0.7.0 (the result format of
+    docs/performance.md)."""
+    rows = max(1000, int(ROWS * scale))
+    ng = _nemo_gym()
+    figures: dict[str, dict[str, Any]] = {}
+    checks: dict[str, Any] = {}
+    inputs: dict[str, Any] = {"rows_per_mode_and_language": rows}
+    for lang in LANGS:
+        for name in MODES:
+            m = bench_mode(name, rows, lang, rounds, ng, seed)
+            figures.update(figures_for(name, lang, m, ng is not None))
+            key = f"{lang}.{name}"
+            inputs[f"{key}.mean_chars"] = m["mean_chars"]
+            inputs[f"{key}.extracted_share"] = m["extracted_share"]
+            if ng is not None:
+                checks[f"{key}.same_letter_as_nemo_gym"] = f"{m['same_letter']}/{rows}"
+                checks[f"{key}.same_reward_as_nemo_gym"] = f"{m['same_reward']}/{rows}"
+    return {
+        "bench": "grader",
+        "title": "grading modes against NeMo Gym 0.7.0's own code, English and multilingual responses",
+        "figures": figures,
+        "checks": checks,
+        "inputs": inputs,
+        "peers": {"nemo_gym": _nemo_gym_version()},
+    }
 
 
 def _nemo_gym() -> Any:
@@ -253,68 +317,8 @@ def _nemo_gym() -> Any:
         import nemo_gym_ref
 
         return nemo_gym_ref.load()
-    except Exception:  # not installed (make bench-deps): our rates alone, marked as such
+    except Exception:  # not installed (make bench-deps): our rates alone, the peer figures absent
         return None
-
-
-def run(
-    rows: int = 100_000, seed: int = SEED, repeat: int = 3, baseline_rev: str | None = None
-) -> dict[str, Any]:
-    """Every mode on `rows` English and `rows` multilingual responses, next to NeMo Gym 0.7.0's functions (and,
-    with baseline_rev, strict extraction on that revision's package: before/after in the same run)."""
-    out: dict[str, Any] = {
-        f"{lang}:{name}": bench_mode(name, rows, seed, lang, repeat) for lang in LANGS for name in MODES
-    }
-    out["_nemo_gym"] = _nemo_gym_version()
-    if baseline_rev:
-        out["_baseline"] = {"rev": baseline_rev, **baseline_rates(baseline_rev, rows, seed, repeat)}
-    return out
-
-
-BASELINE_MODES = ("strict_single_letter_boxed",)
-BASELINE_CHILD = """
-import json, sys
-sys.path.insert(0, {tree!r})
-sys.path.insert(1, {here!r})
-import mcqa_prep  # the revision's package, imported first: bench_grader's own path setup must not shadow it
-assert mcqa_prep.__file__.startswith({tree!r}), mcqa_prep.__file__
-import bench_grader as bg
-from mcqa_prep.grader.letters import allowed_letters
-out = {{}}
-for lang in bg.LANGS:
-    for name in {modes!r}:
-        _, tm, fn = bg._spec(name)
-        it = bg.rows_for(name, {rows}, {seed}, lang)
-        t = done = 0
-        while done < {rows}:
-            chunk = [next(it) for _ in range(min(bg.CHUNK, {rows} - done))]
-            mine = [(x, allowed_letters(o)) for x, o, _g in chunk]
-            t += bg._best(lambda mine=mine: [fn(x, a, tm) for x, a in mine], {repeat})
-            done += len(chunk)
-        out[f"{{lang}}:{{name}}"] = round({rows} / t)
-print(json.dumps(out))
-"""
-
-
-def baseline_rates(rev: str, rows: int, seed: int, repeat: int) -> dict[str, Any]:
-    """Extraction rates of BASELINE_MODES on `rev`'s package (git archive, child process), same rows."""
-    import subprocess
-    import tempfile
-
-    repo = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="bench-grader-rev-") as tree:
-        archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "mcqa_prep"], capture_output=True)
-        if archive.returncode != 0:
-            return {"error": archive.stderr.decode(errors="replace").strip()[:200]}
-        subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
-        code = BASELINE_CHILD.format(
-            tree=tree, here=str(Path(__file__).resolve().parent), modes=BASELINE_MODES, rows=rows, seed=seed,
-            repeat=repeat,
-        )  # fmt: skip
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tree)
-    if p.returncode != 0:
-        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def _nemo_gym_version() -> str | None:
@@ -328,23 +332,16 @@ def _nemo_gym_version() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    results = run(args.rows, args.seed, args.repeat)
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return 0
-    print(f"{'mode':48} {'ours/s':>9} {'NeMo Gym/s':>10} {'ratio':>6} {'grade ratio':>11} {'same':>6}")
-    for name, r in results.items():
-        if name.startswith("_"):
-            continue
-        print(
-            f"{name:48} {r['rows_per_cpu_s']:>9,} {r.get('nemo_gym_rows_per_cpu_s') or 0:>10,} "
-            f"{r.get('ratio') or 0:>5.2f}x {r.get('grade_ratio') or 0:>10.2f}x {r.get('same_letter_as_nemo_gym', 0):>6.1%}"
-        )
+    res = run(args.scale, rounds=args.rounds)
+    print(f"{'mode':52} {'extract x':>14} {'grade x':>14}")
+    for key, f in res["figures"].items():
+        if key.endswith(".extract_x"):
+            g = res["figures"][key.replace(".extract_x", ".grade_x")]
+            print(f"{key[:-10]:52} {f['min']:>6.2f}-{f['max']:<6.2f}x {g['min']:>6.2f}-{g['max']:<6.2f}x")
+    print(json.dumps(res["checks"], indent=1))
     return 0
 
 

@@ -1,14 +1,19 @@
-"""Benchmark pass-rate tables since passrates.v2 (posterior, counting rule): measuring and reading, each next to a
-baseline measured in the same run.
+"""Pass-rate tables since passrates.v2 (posterior, counting rule): measuring them as a command, and reading them,
+each next to a baseline measured in the same rounds.
 
-- measure: `passrates` on synthetic rescored rollouts (2 models, 8 rollouts per question) vs the floor of
-  parsing every rollout line with the same JSON library (orjson);
-- read: `read_table` of the v2 table vs the same entries written as passrates.v1 (the format before issue 27:
-  read today, its posterior computed on reading; and read without the posterior, as before issue 27) vs the
-  floor of parsing every entry line;
-- the prior fit alone (marginal maximum likelihood over the distinct (n, c) pairs).
+Synthetic rescored rollouts: 2 models, 8 rollouts per question (pass probabilities drawn from a Beta per model;
+a failed rollout answers another letter or nothing), each carrying its grading contract as `rescore` writes it.
 
-    python bench/bench_passrates.py --questions 20000     # prints one JSON document
+- measure (a command, bench/harness.py: wall, CPU, process-tree peak RSS): `mcqa-prep passrates ROLLOUTS -o
+  TABLE -q` against the floor `bench/floors.py parse ROLLOUTS` (every line orjson.loads, nothing else, one core,
+  the JSON library the command uses), interleaved;
+- read (a library call, `passrates.table.read_table`; CPU seconds of this process, interleaved, after one
+  untimed call of each): the v2 table, the same entries written as a passrates.v1 table (the format before
+  issue 27; read today, its posterior computed on reading), that v1 table read without the posterior (the
+  reader before issue 27), and the floor of parsing every entry line with orjson;
+- the prior fit alone (`passrates.posterior.fit_prior` over the distinct (n, c) pairs).
+
+    python bench/bench_passrates.py [--scale 0.05] [--rounds 3]      # prints one JSON document
 """
 
 from __future__ import annotations
@@ -17,28 +22,38 @@ import argparse
 import hashlib
 import json
 import random
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import harness as H  # noqa: E402
+
+QUESTIONS = 20_000  # at scale 1
+MODELS = {"m-a": (2.0, 3.0), "m-b": (4.0, 1.5)}  # Beta(a, b) of each model's pass probability
+ROLLOUTS_PER_QUESTION = 8
 
 
-def _rows(questions: int, seed: int = 0):
+def _rows(questions: int, seed: int = 0) -> Iterator[dict[str, Any]]:
     from mcqa_prep.policy import GradingPolicy
 
     rng = random.Random(seed)
-    c = GradingPolicy().contract()
+    contract = GradingPolicy().contract()
     cid = GradingPolicy().contract_id()
-    for model, (a, b) in {"m-a": (2.0, 3.0), "m-b": (4.0, 1.5)}.items():
+    grading = {"status": "ok", "contract": cid, "grader_version": contract["grader_version"]}
+    for model, (a, b) in MODELS.items():
         for q in range(questions):
             p = rng.betavariate(a, b)
-            for _ in range(8):
+            for _ in range(ROLLOUTS_PER_QUESTION):
                 ok = rng.random() < p
-                ans = "A" if ok else rng.choice(("B", "C", None))
                 yield {
                     "responses_create_params": {
                         "input": [{"role": "user", "content": f"Question {q}?"}],
@@ -46,14 +61,12 @@ def _rows(questions: int, seed: int = 0):
                     },
                     "uuid": f"q{q:07d}",
                     "reward": 1.0 if ok else 0.0,
-                    "extracted_answer": ans,
-                    "metadata": {
-                        "grading": {"status": "ok", "contract": cid, "grader_version": c["grader_version"]}
-                    },
+                    "extracted_answer": "A" if ok else rng.choice(("B", "C", None)),
+                    "metadata": {"grading": grading},
                 }
 
 
-def _v1(table: Path, out: Path) -> Path:
+def as_v1(table: Path, out: Path) -> Path:
     """The same table as passrates.v1 wrote it (the documented hash recipe)."""
     from mcqa_prep.policy import canonical_json
 
@@ -78,76 +91,123 @@ def _v1(table: Path, out: Path) -> Path:
     return out
 
 
-def _best(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
+def _cpu(fn: Callable[[], Any]) -> Callable[[], float]:
+    def timed() -> float:
         t0 = time.process_time()
         fn()
-        best = min(best, time.process_time() - t0)
-    return best
+        return time.process_time() - t0
+
+    return timed
 
 
-def run(questions: int = 20_000) -> dict:
+def read_legs(v2: Path, v1: Path) -> dict[str, Callable[[], float]]:
     import orjson
 
-    from mcqa_prep.passrates.measure import measure
+    import mcqa_prep.passrates.estimate as est
     from mcqa_prep.passrates.posterior import fit_prior
     from mcqa_prep.passrates.table import read_table
 
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        src = tmp / "rescored.jsonl"
-        with open(src, "wb") as fh:
-            for r in _rows(questions):
-                fh.write(orjson.dumps(r) + b"\n")
-        rollouts = 2 * 8 * questions
-        floor_measure = _best(lambda: [orjson.loads(ln) for ln in src.read_bytes().splitlines()], 1)
-        t0 = time.process_time()
-        measure([src], tmp / "t.jsonl")
-        measure_s = time.process_time() - t0
-        v1 = _v1(tmp / "t.jsonl", tmp / "v1.jsonl")
-        entries = 2 * questions
-        read_v2 = _best(lambda: read_table(tmp / "t.jsonl"))
-        read_v1 = _best(lambda: read_table(v1))  # today: the posterior computed on reading
-        import mcqa_prep.passrates.estimate as est
-
+    def v1_bare() -> None:  # the reader before issue 27: no posterior computed
         saved = est.with_posterior
-        est.with_posterior = lambda entries, *a: (entries, {})  # the pre-issue-27 reader: no posterior
+        est.with_posterior = lambda entries, *a, **k: (entries, {})
         try:
-            read_v1_bare = _best(lambda: read_table(v1))
+            read_table(v1)
         finally:
             est.with_posterior = saved
-        floor_read = _best(lambda: [orjson.loads(ln) for ln in (tmp / "t.jsonl").read_bytes().splitlines()])
-        pairs = [
-            (e.samples, e.passes)
-            for per in read_table(tmp / "t.jsonl").entries.values()
-            for e in per.values()
-        ]
-        fit = _best(lambda: fit_prior(pairs))
+
+    pairs = [(e.samples, e.passes) for per in read_table(v2).entries.values() for e in per.values()]
     return {
-        "questions": questions,
-        "rollouts": rollouts,
-        "entries": entries,
-        "measure_cpu_s": round(measure_s, 3),
-        "measure_rollouts_per_cpu_s": round(rollouts / measure_s),
-        "floor_parse_rollouts_cpu_s": round(floor_measure, 3),
-        "measure_vs_floor": round(measure_s / floor_measure, 2),
-        "read_v2_cpu_s": round(read_v2, 3),
-        "read_v1_same_entries_cpu_s": round(read_v1, 3),
-        "read_v2_vs_v1": round(read_v2 / read_v1, 2),
-        "read_v1_without_posterior_cpu_s": round(read_v1_bare, 3),
-        "read_v2_vs_v1_without_posterior": round(read_v2 / read_v1_bare, 2),
-        "floor_parse_entries_cpu_s": round(floor_read, 3),
-        "read_v2_vs_floor": round(read_v2 / floor_read, 2),
-        "fit_prior_cpu_s": round(fit, 4),
+        "v2": _cpu(lambda: read_table(v2)),
+        "v1": _cpu(lambda: read_table(v1)),
+        "v1_bare": _cpu(v1_bare),
+        "floor": _cpu(lambda: [orjson.loads(ln) for ln in v2.read_bytes().splitlines()]),
+        "fit_prior": _cpu(lambda: fit_prior(pairs)),
     }
+
+
+READ_WHAT = {
+    "v2": "read_table of the v2 table",
+    "v1": "read_table of the same entries as a v1 table (its posterior computed on reading)",
+    "v1_bare": "read_table of that v1 table without the posterior (the reader before issue 27)",
+    "floor": "floor: orjson.loads of every line of the v2 table",
+    "fit_prior": "fit_prior alone (the distinct (n, c) pairs of every entry)",
+}
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format"). `full` changes nothing here."""
+    import orjson
+
+    questions = max(500, int(QUESTIONS * scale))
+    rollouts = len(MODELS) * ROLLOUTS_PER_QUESTION * questions
+    entries = len(MODELS) * questions
+    res: dict[str, Any] = {
+        "bench": "passrates",
+        "title": "passrates (measure as a command; read_table) against orjson parsing floors",
+        "figures": {},
+        "checks": {},
+        "inputs": {"questions": questions, "rollouts": rollouts, "entries": entries},
+    }
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-passrates-"))
+    try:
+        src = work / "rescored.jsonl"
+        with open(src, "wb") as fh:
+            fh.writelines(orjson.dumps(r) + b"\n" for r in _rows(questions))
+        table = work / "table.jsonl"
+        legs = {
+            "measure": lambda: H.measure([*H.cli(), "passrates", str(src), "-o", str(table), "-q"]),
+            "floor": lambda: H.measure(H.py("floors.py", "parse", str(src))),
+        }
+        runs = H.interleave(legs, rounds)
+        fig = res["figures"]
+        fig.update(H.runs_figures("measure", "mcqa-prep passrates (measure)", runs["measure"], rollouts))
+        fig.update(
+            H.runs_figures("floor", "floor: orjson.loads of every rollout line", runs["floor"], rollouts)
+        )
+        fig["measure_vs_floor.x"] = H.ratio_figure(
+            "passrates wall time / the floor's",
+            [r.wall_s for r in runs["measure"]],
+            [r.wall_s for r in runs["floor"]],
+        )
+        fig["measure_vs_floor.cpu_x"] = H.ratio_figure(
+            "passrates CPU time / the floor's",
+            [r.cpu_s for r in runs["measure"]],
+            [r.cpu_s for r in runs["floor"]],
+        )
+        res["inputs"]["rollouts_mb"] = round(src.stat().st_size / 2**20, 1)
+        res["inputs"]["table_mb"] = round(table.stat().st_size / 2**20, 1)
+        v1 = as_v1(table, work / "v1.jsonl")
+        reads = read_legs(table, v1)
+        for leg in reads.values():  # untimed: imports, caches
+            leg()
+        cpu = H.interleave(reads, rounds)
+        for name, samples in cpu.items():
+            fig[f"read.{name}.cpu_s"] = H.figure(f"{READ_WHAT[name]}: CPU seconds", "s", samples, digits=4)
+        fig["read.v2.us_per_entry"] = H.figure(
+            "read_table of the v2 table: CPU microseconds per entry",
+            "µs",
+            [s / entries * 1e6 for s in cpu["v2"]],
+            1,
+        )
+        for other, what in (("v1", "a v1 table read today"), ("v1_bare", "a v1 table read without the posterior"),
+                            ("floor", "parsing the entry lines")):  # fmt: skip
+            fig[f"read.v2_vs_{other}.x"] = H.ratio_figure(
+                f"read_table of the v2 table / {what} (CPU time)", cpu["v2"], cpu[other]
+            )
+        from mcqa_prep.passrates.table import read_table
+
+        res["checks"]["entries_read"] = sum(len(per) for per in read_table(table).entries.values())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", type=int, default=20_000)
+    ap.add_argument("--scale", type=float, default=0.25)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    print(json.dumps(run(args.questions), indent=1))
+    print(json.dumps(run(args.scale, rounds=args.rounds), indent=1))
 
 
 if __name__ == "__main__":

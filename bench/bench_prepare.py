@@ -1,43 +1,54 @@
-"""Benchmark `prepare` and `validate` (Parquet in) against a bare read-and-serialise floor, with 1 and 2
-workers, and prepare's peak memory.
+"""`mcqa-prep prepare` (Parquet in, JSONL out) as a command, with 1 and 2 workers, next to the one-core
+read-serialise floor, interleaved; peak RSS of the process tree; at 685,573 rows with full=True.
 
-Synthetic data shaped like nvidia/Nemotron-RL-knowledge-mcqa: 10 options stored the Parquet way (every
-element carries all letters, null-filled), 30% rows with a custom template (output_regex etc.), uuids,
-reward_profiles, in row groups of 5,000 rows. The floor is what any tool must do, on one core and with the
-JSON library prepare itself uses: pyarrow batches -> to_pylist -> orjson.dumps -> write.
+Synthetic data shaped like nvidia/Nemotron-RL-knowledge-mcqa: 4-10 options (six rows in ten have 10) stored the
+Parquet way (every element carries all letters, null-filled), one question in ten with a long passage (2-8 kB),
+30% rows with a custom template (output_regex etc.), uuids, reward_profiles, in row groups of 5,000 rows.
 
-    python bench/bench_prepare.py --rows 100000        # prints one JSON document
+Legs (bench/harness.py: wall, CPU of the process tree, peak RSS of the tree), `rounds` times, the order rotated
+each round:
+- floor: bench/floors.py parquet (pyarrow batches -> to_pylist -> orjson.dumps -> write, one core, the JSON
+  library prepare uses);
+- w1, w2: `mcqa-prep prepare DATA -o OUT --repair-regexes --on-invalid reject --workers 1|2 -q` (the README's
+  flagship command: the templates carry the dataset's regexes, which the regex audit repairs).
+
+Targets: prepare --workers 2 within 1.2x the floor's time; prepare --workers 1 within 3x.
+
+    python bench/bench_prepare.py [--scale 0.05] [--rounds 3] [--full]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as H  # noqa: E402
+
 LETTERS = "ABCDEFGHIJ"
-TARGET_RATIO = 3.0
+TARGET_RATIO = 3.0  # prepare --workers 1 against the floor
+TARGET_W2 = 1.2  # prepare --workers 2 against the floor
+ROWS = 100_000
+FULL_ROWS = 685_573
 
 
 def synth_rows(n: int, seed: int = 0):
     rnd = random.Random(seed)
+    words = ("cell", "gene", "acid", "wave", "mass", "law")
     for i in range(n):
-        texts = [
-            f"option {c}: "
-            + " ".join(rnd.choice(("cell", "gene", "acid", "wave", "mass", "law")) for _ in range(6))
-            for c in LETTERS
-        ]
+        letters = LETTERS if rnd.random() < 0.6 else LETTERS[: rnd.randint(4, 9)]
+        texts = [f"option {c}: " + " ".join(rnd.choice(words) for _ in range(6)) for c in letters]
         question = f"Question {i}: which statement about topic {rnd.randint(0, 9999)} is correct?"
-        body = question + "\n" + "\n".join(f"{c}: {t}" for c, t in zip(LETTERS, texts, strict=True))
+        if rnd.random() < 0.1:  # a long passage before the question
+            passage = " ".join(rnd.choice(words) for _ in range(rnd.randint(400, 1600)))
+            question = f"{passage}\n\n{question}"
+        body = question + "\n" + "\n".join(f"{c}: {t}" for c, t in zip(letters, texts, strict=True))
         row: dict[str, Any] = {
             "responses_create_params": {
                 "input": [
@@ -47,8 +58,8 @@ def synth_rows(n: int, seed: int = 0):
                     }
                 ]
             },
-            "options": [{c: t} for c, t in zip(LETTERS, texts, strict=True)],
-            "expected_answer": rnd.choice(LETTERS),
+            "options": [{c: t} for c, t in zip(letters, texts, strict=True)],
+            "expected_answer": rnd.choice(letters),
             "grading_mode": "strict_single_letter_boxed",
             "uuid": f"{i:08x}-bench",
             "reward_profiles": [
@@ -94,123 +105,107 @@ def make_parquet(path: Path, n: int) -> Path:
     return path
 
 
-def floor_pass(src: Path, dst: Path) -> float:
-    """The bare minimum, on one core: read batches, to Python, JSON (orjson, as prepare), write lines."""
-    import orjson
-    import pyarrow.parquet as pq
+def legs_for(src: Path, work: Path) -> dict[str, Any]:
+    cli = H.cli()
 
-    t0 = time.perf_counter()
-    dumps = orjson.dumps
-    with open(dst, "wb") as fh:
-        for batch in pq.ParquetFile(src).iter_batches(batch_size=2048):
-            fh.write(b"".join(dumps(r) + b"\n" for r in batch.to_pylist()))
-    return time.perf_counter() - t0
+    def prepare(workers: int) -> Any:
+        def leg() -> H.Run:
+            out = work / f"prepared-w{workers}"
+            shutil.rmtree(out, ignore_errors=True)
+            argv = [
+                *cli,
+                "prepare",
+                str(src),
+                "-o",
+                str(out),
+                "--repair-regexes",  # the flagship command (README): the audit repairs the templates' regexes
+                "--on-invalid",
+                "reject",
+                "--workers",
+                str(workers),
+            ]
+            return H.measure([*argv, "-q"], cwd=work)
+
+        return leg
+
+    return {
+        "floor": lambda: H.measure(
+            H.py("floors.py", "parquet", str(src), str(work / "floor.jsonl")), cwd=work
+        ),
+        "w1": prepare(1),
+        "w2": prepare(2),
+    }
 
 
-def prepare_pass(src: Path, out: Path, workers: int = 1) -> tuple[float, dict[str, Any]]:
-    from mcqa_prep.prepare.run import prepare
-
-    t0 = time.perf_counter()
-    report = prepare([src], out, on_invalid="reject", workers=workers)
-    return time.perf_counter() - t0, report.counts
-
-
-def validate_pass(src: Path, workers: int) -> float:
-    from mcqa_prep.validate import validate_paths
-
-    t0 = time.perf_counter()
-    validate_paths([src], workers=workers)
-    return time.perf_counter() - t0
+WHAT = {
+    "floor": "floor: pyarrow -> to_pylist -> orjson -> write (bench/floors.py parquet, one core)",
+    "w1": "mcqa-prep prepare --workers 1",
+    "w2": "mcqa-prep prepare --workers 2",
+}
 
 
-def _child(rows: int) -> None:
-    """Run in a subprocess: prepare `rows` rows and print peak RSS (KiB) before and after."""
-    import pyarrow  # noqa: F401  (baseline includes the libraries)
-
-    import mcqa_prep.prepare.run  # noqa: F401
-
-    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-mem-"))
+def measure_at(rows: int, rounds: int, suffix: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-prepare-"))
     try:
         src = make_parquet(work / "train-00000-of-00001.parquet", rows)
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        # reset-free measurement: tracemalloc sees Python allocations of the prepare call only
-        import tracemalloc
-
-        tracemalloc.start()
-        prepare_pass(src, work / "out")
-        _, peak_py = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        print(
-            json.dumps(
-                {
-                    "rows": rows,
-                    "maxrss_kib_before": base,
-                    "maxrss_kib_after": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                    "python_peak_mib": round(peak_py / 2**20, 1),
-                }
-            )
+        inputs = {f"rows{suffix}": rows, f"parquet_mb{suffix}": round(src.stat().st_size / 2**20, 1)}
+        runs = H.interleave(legs_for(src, work), rounds)
+        fig: dict[str, Any] = {}
+        for name, rs in runs.items():
+            fig.update(H.runs_figures(name, WHAT[name], rs, rows, suffix))
+        wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
+        fig["w1_vs_floor.x" + suffix] = H.ratio_figure(
+            "prepare --workers 1 wall time / the floor's", wall["w1"], wall["floor"],
+            target={"op": "<=", "value": TARGET_RATIO},
+        )  # fmt: skip
+        fig["w2_vs_floor.x" + suffix] = H.ratio_figure(
+            "prepare --workers 2 wall time / the floor's", wall["w2"], wall["floor"],
+            target={"op": "<=", "value": TARGET_W2},
+        )  # fmt: skip
+        fig["w2_vs_w1.x" + suffix] = H.ratio_figure(
+            "prepare --workers 1 wall time / --workers 2's", wall["w1"], wall["w2"]
         )
+        manifest = json.loads((work / "prepared-w2" / "manifest.json").read_text())
+        inputs[f"written{suffix}"] = manifest.get("counts", {}).get("written")
+        inputs[f"repaired{suffix}"] = manifest.get("counts", {}).get("repaired")
+        same = _same_shards(work / "prepared-w1", work / "prepared-w2")
+        return fig, {"inputs": inputs, "checks": {f"w2_output_equals_w1{suffix}": same}}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def memory_at(rows: int) -> dict[str, Any]:
-    p = subprocess.run(
-        [sys.executable, __file__, "--child-memory", str(rows)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+def _same_shards(a: Path, b: Path) -> bool:
+    files = sorted(p.relative_to(a) for p in a.rglob("*.jsonl"))
+    return files == sorted(p.relative_to(b) for p in b.rglob("*.jsonl")) and all(
+        (a / f).read_bytes() == (b / f).read_bytes() for f in files
     )
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def run(rows: int = 100_000, *, memory: bool = True) -> dict[str, Any]:
-    """Throughput ratio prepare/floor on `rows` rows, and peak memory at rows/4 and rows (when memory)."""
-    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-"))
-    try:
-        src = make_parquet(work / "train-00000-of-00001.parquet", rows)
-        floor_s = min(floor_pass(src, work / "floor.jsonl") for _ in range(2))
-        prep_s, counts = prepare_pass(src, work / "prepared")
-        result: dict[str, Any] = {
-            "rows": rows,
-            "floor_seconds": round(floor_s, 3),
-            "prepare_seconds": round(prep_s, 3),
-            "floor_rows_per_s": round(rows / floor_s),
-            "prepare_rows_per_s": round(rows / prep_s),
-            "ratio": round(prep_s / floor_s, 2),
-            "target_ratio": TARGET_RATIO,
-            "counts": counts,
-            "workers": {},
-        }
-        for w in (1, 2):  # wall seconds, workers included (the floor is one core)
-            p_s, _ = prepare_pass(src, work / f"prepared-w{w}", workers=w)
-            v_s = validate_pass(src, workers=w)
-            result["workers"][str(w)] = {
-                "prepare_seconds": round(p_s, 3),
-                "prepare_vs_floor": round(p_s / floor_s, 2),
-                "validate_seconds": round(v_s, 3),
-                "validate_vs_floor": round(v_s / floor_s, 2),
-            }
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if memory:
-        small, large = memory_at(max(rows // 4, 1000)), memory_at(rows)
-        result["memory"] = [small, large]
-        result["python_peak_growth_mib"] = round(large["python_peak_mib"] - small["python_peak_mib"], 1)
-    return result
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format")."""
+    res: dict[str, Any] = {
+        "bench": "prepare",
+        "title": "mcqa-prep prepare (Parquet in) with 1 and 2 workers against the one-core floor",
+        "figures": {},
+        "checks": {},
+        "inputs": {},
+    }
+    sizes = [(max(1000, int(ROWS * scale)), "")] + ([(FULL_ROWS, "@full")] if full else [])
+    for rows, suffix in sizes:
+        fig, extra = measure_at(rows, rounds, suffix)
+        res["figures"].update(fig)
+        res["inputs"].update(extra["inputs"])
+        res["checks"].update(extra["checks"])
+    return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--no-memory", action="store_true", help="Skip the two memory subprocesses.")
-    ap.add_argument("--child-memory", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--full", action="store_true")
     args = ap.parse_args()
-    if args.child_memory:
-        _child(args.child_memory)
-        return
-    print(json.dumps(run(args.rows, memory=not args.no_memory), indent=2))
+    print(json.dumps(run(args.scale, rounds=args.rounds, full=args.full), indent=1))
 
 
 if __name__ == "__main__":

@@ -1,137 +1,120 @@
-"""Throughput and memory of `report` against `validate`, measured in the same run on the same data.
+"""`mcqa-prep report` as a command next to `mcqa-prep validate` on the same data, interleaved.
 
-The data is bench_validate's synthetic dataset (shaped like nvidia/Nemotron-RL-knowledge-mcqa: 10 options in
-the Parquet null-filled shape, 30% custom templates). The report runs the validator in its own single pass
-and adds bounded tallies and the page, so its time should be about validate's: the ratio printed is
-(report pass + page) / validate. Runs alternate (validate, report, validate, ...) so that a slower moment of
-a shared machine hits both; the best of `repeat` runs of each is reported, with CPU seconds alongside.
-Memory: Python's peak (tracemalloc) of each at rows/4 and rows, in fresh child processes; the growth per
-row is the validator's duplicate index (fixed-size hashes), which both hold.
+The data is bench_validate's synthetic dataset (shaped like nvidia/Nemotron-RL-knowledge-mcqa: 4-10 options in the
+Parquet null-filled shape, long passages in one question in ten, 30% custom templates). The report runs the
+validator in its own single pass, adds bounded tallies and writes the page, so its time should be about a
+one-process validate's.
 
-Usage: python bench/bench_report.py [--rows N] [--repeat K] [--no-memory]
-importable: run(rows, repeat, memory) -> dict (bench/run.py calls run(rows)).
+Legs (bench/harness.py: wall, CPU of the process tree, peak RSS of the tree), `rounds` times, the order rotated
+each round:
+- validate_w1: `mcqa-prep validate DIR --workers 1 -q` (one process, as report is);
+- validate: `mcqa-prep validate DIR -q` (its default: every core);
+- report: `mcqa-prep report DIR -o page.html -q`.
+
+Target: report within 1.3x of validate --workers 1's time at 685,573 rows (full=True; at the scaled size too).
+
+    python bench/bench_report.py [--scale 0.1] [--rounds 3] [--full]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+
+import harness as H  # noqa: E402
+from bench_validate import generate  # noqa: E402
+
+ROWS = 100_000
+FULL_ROWS = 685_573
+TARGET = 1.3
+
+WHAT = {
+    "validate_w1": "mcqa-prep validate --workers 1",
+    "validate": "mcqa-prep validate (default workers: every core)",
+    "report": "mcqa-prep report -o page.html (one process)",
+}
 
 
-def _timed(fn) -> tuple[float, float, Any]:
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - t0, time.process_time() - c0, out
-
-
-def run(rows: int = 100_000, repeat: int = 2, memory: bool = True) -> dict[str, Any]:
-    """Generate the data, time validate and report alternately `repeat` times; then memory at two sizes."""
-    from bench_validate import generate
-
-    from mcqa_prep.report import build_report, render_html
-    from mcqa_prep.validate import validate_paths
-
-    render_html({"sections": []})  # import the plotting library outside the timings (about 0.5 s once)
-    best: dict[str, list[float]] = {"validate": [], "report": [], "report_cpu": [], "validate_cpu": []}
-    with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
-        t0 = time.perf_counter()
-        generate(Path(tmp), rows)
-        gen_s = time.perf_counter() - t0
-        for _ in range(max(1, repeat)):
-            wall, cpu, v = _timed(lambda: validate_paths([tmp], max_findings=50))
-            best["validate"].append(wall)
-            best["validate_cpu"].append(cpu)
-            wall_c, cpu_c, doc = _timed(lambda: build_report([tmp]))
-            wall_r, cpu_r, page = _timed(lambda d=doc: render_html(d))
-            best["report"].append(wall_c + wall_r)
-            best["report_cpu"].append(cpu_c + cpu_r)
-            collect_s, render_s = wall_c, wall_r
-    n = v.summary["rows_read"]
-    ds = doc["sections"][0]["summary"]
-    assert ds["rows"] == n and ds["findings_by_rule"] == v.summary["findings_by_rule"], "report != validate"
-    val, rep = min(best["validate"]), min(best["report"])
-    result: dict[str, Any] = {
-        "rows": n,
-        "repeat": len(best["validate"]),
-        "generate_seconds": round(gen_s, 1),
-        "validate_seconds": round(val, 2),
-        "validate_rows_per_s": round(n / val),
-        "report_seconds": round(rep, 2),
-        "report_rows_per_s": round(n / rep),
-        "report_collect_seconds_last": round(collect_s, 2),
-        "report_render_seconds_last": round(render_s, 2),
-        "ratio": round(rep / val, 2),
-        "cpu_ratio": round(min(best["report_cpu"]) / min(best["validate_cpu"]), 2),
-        "page_bytes": len(page.encode("utf-8")),
-        "plots": len([b for s in doc["sections"] for b in s["blocks"] if b.get("type") == "plot"]),
+def legs_for(data: Path, work: Path) -> dict[str, Any]:
+    cli = H.cli()
+    page = work / "page.html"
+    return {
+        "validate_w1": lambda: H.measure(
+            [*cli, "validate", str(data), "--workers", "1", "-q"], cwd=work, check=False
+        ),
+        "validate": lambda: H.measure([*cli, "validate", str(data), "-q"], cwd=work, check=False),
+        "report": lambda: H.measure([*cli, "report", str(data), "-o", str(page), "-q"], cwd=work),
     }
-    if memory:
-        small = max(rows // 4, 1000)
-        result["memory"] = {
-            kind: [memory_at(kind, small), memory_at(kind, rows)] for kind in ("validate", "report")
+
+
+def measure_at(rows: int, rounds: int, suffix: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-report-"))
+    try:
+        data = work / "data"
+        data.mkdir()
+        generate(data, rows)
+        runs = H.interleave(legs_for(data, work), rounds)
+        for name in ("validate_w1", "validate"):
+            if any(r.returncode not in (0, 1) for r in runs[name]):
+                raise H.CommandFailed(
+                    f"validate exited {runs[name][-1].returncode}: {runs[name][-1].stderr_tail}"
+                )
+        fig: dict[str, Any] = {}
+        for name, rs in runs.items():
+            fig.update(H.runs_figures(name, WHAT[name], rs, rows, suffix))
+        wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
+        cpu = {k: [r.cpu_s for r in v] for k, v in runs.items()}
+        fig["report_vs_validate_w1.x" + suffix] = H.ratio_figure(
+            "report wall time / validate --workers 1's", wall["report"], wall["validate_w1"],
+            target={"op": "<=", "value": TARGET},
+        )  # fmt: skip
+        fig["report_vs_validate_w1.cpu_x" + suffix] = H.ratio_figure(
+            "report CPU time / validate --workers 1's", cpu["report"], cpu["validate_w1"]
+        )
+        fig["report_vs_validate.x" + suffix] = H.ratio_figure(
+            "report wall time / validate's (default workers)", wall["report"], wall["validate"]
+        )
+        inputs = {
+            f"rows{suffix}": rows,
+            f"page_kb{suffix}": round((work / "page.html").stat().st_size / 1024),
         }
-        for kind, (a, b) in result["memory"].items():
-            result[f"{kind}_bytes_per_row"] = round(
-                (b["python_peak_mib"] - a["python_peak_mib"]) * 2**20 / (b["rows"] - a["rows"])
-            )
-    return result
+        return fig, inputs
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def _child(kind: str, rows: int) -> None:
-    """In a fresh process: Python's peak memory while validating or reporting `rows` rows."""
-    import tracemalloc
-
-    from bench_validate import generate
-
-    from mcqa_prep.report import build_report, render_html
-    from mcqa_prep.validate import validate_paths
-
-    render_html({"sections": []})
-    with tempfile.TemporaryDirectory(prefix="bench-report-mem-") as tmp:
-        generate(Path(tmp), rows)
-        tracemalloc.start()
-        if kind == "validate":
-            validate_paths([tmp], max_findings=50)
-        else:
-            render_html(build_report([tmp]))
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    print(json.dumps({"kind": kind, "rows": rows, "python_peak_mib": round(peak / 2**20, 1)}))
-
-
-def memory_at(kind: str, rows: int) -> dict[str, Any]:
-    p = subprocess.run(
-        [sys.executable, __file__, "--child-memory", kind, str(rows)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
-    )
-    return json.loads(p.stdout.strip().splitlines()[-1])
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format")."""
+    res: dict[str, Any] = {
+        "bench": "report",
+        "title": "mcqa-prep report against mcqa-prep validate on the same data",
+        "figures": {},
+        "checks": {},
+        "inputs": {},
+    }
+    sizes = [(max(1000, int(ROWS * scale)), "")] + ([(FULL_ROWS, "@full")] if full else [])
+    for rows, suffix in sizes:
+        fig, inputs = measure_at(rows, rounds, suffix)
+        res["figures"].update(fig)
+        res["inputs"].update(inputs)
+    return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--no-memory", action="store_true", help="Skip the four memory subprocesses.")
-    ap.add_argument("--child-memory", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--full", action="store_true")
     args = ap.parse_args()
-    if args.child_memory:
-        _child(args.child_memory[0], int(args.child_memory[1]))
-        return
-    print(json.dumps(run(args.rows, args.repeat, memory=not args.no_memory), indent=2))
+    print(json.dumps(run(args.scale, rounds=args.rounds, full=args.full), indent=1))
 
 
 if __name__ == "__main__":

@@ -1,38 +1,40 @@
-"""`rescore` end to end (read, grade, write) next to NeMo Gym 0.7.0's verify path and the read-serialise floor.
+"""`mcqa-prep rescore` as a command, next to NeMo Gym 0.7.0's verify path and the read-serialise floor, each its
+own process, interleaved.
 
-Synthetic verify requests shaped like NeMo Gym's (the dataset row: a 10-option prompt, options, gold, grading
-mode, 30% custom templates with an output_regex; plus a Responses API `response` like NeMo Gym's rollouts, whose
-text is ~1,500 characters of reasoning, half of it multilingual, ending in the row's answer format), written as
-JSONL once and read by every leg, in the same run:
+Synthetic verify requests shaped like NeMo Gym's (the dataset row: a prompt with 4-10 options, most rows 10,
+one prompt in ten with a long passage of 2-8 kB; options, gold, grading mode; 30% custom templates with an
+output_regex; plus a Responses API `response` like NeMo Gym's rollouts, whose text is ~1,500 characters of
+reasoning, half of it multilingual, ending in the row's answer format, or, in 8% of rows, in no answer at all),
+written as JSONL once; rollouts (the same responses without options) and the dataset rows as Parquet beside
+them for the `--rows` join.
 
-- floor: read each line, orjson.loads, orjson.dumps, write (the same JSON library every leg uses);
-- mcqa-prep: `rescore.rescore` (read, grade, write rescored rows);
-- NeMo Gym 0.7.0: per line orjson.loads, its request model (`MCQAVerifyRequest.model_validate`), `verify()`,
-  the response model serialised (`model_dump_json`), write; no HTTP (bench/nemo_gym_ref.py);
-- before/after: with --baseline-rev REV, the mcqa-prep leg also runs on REV's package (git archive);
-  each of these legs runs in a fresh child process, three times, interleaved, keeping its least CPU time;
-- workers: `mcqa-prep rescore --workers N` (1, 2) when the CLI has that option, else "n/a";
-- Ray: measured by bench_cluster.py (fixed cost per job apart from per-row throughput);
-- memory: peak RSS of `mcqa-prep rescore` at the given sizes, for verify requests (no join) and for rollouts
-  joined with their dataset rows (--rows: the join index is the state that grows with the dataset).
+Legs, each a command measured by bench/harness.py (wall, CPU of the process tree, peak RSS of the tree), run
+`rounds` times, the order rotated each round:
 
-Single-process rates are rows per CPU second of the process doing the work (other load on a shared machine
-barely moves them); workers and Ray are wall-clock rates.
+- floor: bench/floors.py jsonl (every line orjson.loads, orjson.dumps, write; one core);
+- nemo_gym: bench/nemo_gym_verify.py (per line: its request model, verify(), the response model's JSON, write);
+- w1, w2: `mcqa-prep rescore REQUESTS -o OUT --workers 1|2 -q`;
+- small: `mcqa-prep rescore` of the first 200 requests, one worker (the command's fixed cost: start-up);
+- join_w1, join_w2: `mcqa-prep rescore ROLLOUTS --rows DATASET.parquet --workers 1|2` (the join index);
+- baseline (with baseline_rev): w1 on that git revision's package (git archive), before/after.
 
-    python bench/bench_rescore.py --rows 20000 [--baseline-rev HEAD~3] [--memory 100000,685573]
+Ray (`--engine ray`) is measured by bench_cluster.py on these same inputs (its fixed cost apart from its rate).
+
+full=True adds the same rescore legs (w2, join_w2) on 685,573 rows: peak memory at the dataset's size.
+
+    python bench/bench_rescore.py [--scale 0.05] [--rounds 3] [--baseline-rev REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +45,17 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
+import harness as H  # noqa: E402
 from texts import multilingual_prose  # noqa: E402
 
 LETTERS = "ABCDEFGHIJ"
 SEED = 20240611
+ROWS = 100_000  # at scale 1
+FULL_ROWS = 685_573  # nvidia/Nemotron-RL-knowledge-mcqa's train split
+SMALL = 200  # rows of the fixed-cost legs
+MISS = 0.08  # responses that end without an answer (truncated, off-format)
+MISS_TAIL = "so the answer depends on which assumption holds"
+LONG_PROMPT = 0.1  # rows whose question carries a long passage
 TARGET_RATIO = 5.0
 TEMPLATE_REGEX = r"Final Choice:\s*([A-Za-z])"
 _TERMS = ["Gibbs free energy", "entropy change", "Michaelis constant", "refractive index", "allele frequency",
@@ -74,24 +83,27 @@ def _answer(rng: random.Random, mode: str, letter: str, custom: bool) -> str:
 
 
 def dataset_row(rng: random.Random, i: int) -> dict[str, Any]:
-    """A dataset row like nvidia/Nemotron-RL-knowledge-mcqa's."""
+    """A dataset row like nvidia/Nemotron-RL-knowledge-mcqa's: 4-10 options (six in ten rows have 10), one
+    question in ten with a long passage (2-8 kB)."""
+    letters = LETTERS if rng.random() < 0.6 else LETTERS[: rng.randint(4, 9)]
     options = [
         {c: f"The {rng.choice(_TERMS)} {rng.choice(['rises', 'falls', 'holds'])} ({c}{i % 97})"}
-        for c in LETTERS
+        for c in letters
     ]
-    body = "\n".join(f"{c}: {next(iter(o.values()))}" for c, o in zip(LETTERS, options, strict=True))
+    body = "\n".join(f"{c}: {next(iter(o.values()))}" for c, o in zip(letters, options, strict=True))
+    passage = _prose(rng, rng.randint(2000, 8000)) + "\n\n" if rng.random() < LONG_PROMPT else ""
     row: dict[str, Any] = {
         "responses_create_params": {
             "input": [
                 {
                     "role": "user",
                     "content": "You should output your final response letter inside \\boxed{} and nothing else. "
-                    f"Question {i}: which statement is correct?\n{body}",
+                    f"{passage}Question {i}: which statement is correct?\n{body}",
                 }
             ]
         },
         "options": options,
-        "expected_answer": rng.choice(LETTERS),
+        "expected_answer": rng.choice(letters),
         "grading_mode": rng.choice(
             ["strict_single_letter_boxed"] * 8 + ["lenient_boxed", "lenient_answer_colon"]
         ),
@@ -108,13 +120,16 @@ def dataset_row(rng: random.Random, i: int) -> dict[str, Any]:
 
 
 def response(rng: random.Random, row: dict[str, Any], i: int) -> dict[str, Any]:
-    """A Responses API response like NeMo Gym's rollouts carry."""
-    letter = row["expected_answer"] if rng.random() < 0.7 else rng.choice(LETTERS)
+    """A Responses API response like NeMo Gym's rollouts carry (8% end without an answer)."""
+    letter = row["expected_answer"] if rng.random() < 0.7 else rng.choice(LETTERS[: len(row["options"])])
     if rng.random() < 0.5:
         prose = multilingual_prose(rng, row["options"], 1450)
     else:
         prose = _prose(rng, 1450)
-    text = f"{prose}\n\n{_answer(rng, row['grading_mode'], letter, 'template_metadata' in row)}"
+    if rng.random() < MISS:
+        text = f"{prose}\n\n{MISS_TAIL}"
+    else:
+        text = f"{prose}\n\n{_answer(rng, row['grading_mode'], letter, 'template_metadata' in row)}"
     return {
         "id": f"resp_{rng.getrandbits(192):048x}",  # hex ids as NeMo Gym writes them (no long digit runs)
         "created_at": 1756093415.0,
@@ -188,64 +203,6 @@ def write_inputs(work: Path, n: int, seed: int = SEED) -> tuple[Path, Path, Path
 # ---- legs -----------------------------------------------------------------------------------------------
 
 
-def floor_here(src: str, dst: str) -> list[float]:
-    """(CPU, wall) seconds of the floor: read every line, orjson loads and dumps it, write it."""
-    t0, w0 = time.process_time(), time.perf_counter()
-    loads, dumps = orjson.loads, orjson.dumps
-    with open(src, "rb") as fh, open(dst, "wb") as out:
-        for line in fh:
-            out.write(dumps(loads(line)) + b"\n")
-    return [time.process_time() - t0, time.perf_counter() - w0]
-
-
-def ours_here(src: str, dst: str) -> list[float]:
-    """(CPU, wall) seconds of rescore.rescore (read, grade, write) with the default policy."""
-    from mcqa_prep.policy import GradingPolicy
-    from mcqa_prep.rescore.run import rescore
-
-    t0, w0 = time.process_time(), time.perf_counter()
-    rescore(src, dst, GradingPolicy())
-    return [time.process_time() - t0, time.perf_counter() - w0]
-
-
-def nemo_gym_here(src: str, dst: str) -> list[float] | None:
-    """(CPU, wall) seconds of NeMo Gym's verify path: request model, verify(), response JSON, per line."""
-    try:
-        import nemo_gym_ref
-
-        ng = nemo_gym_ref.load()
-    except Exception:
-        return None
-    t0, w0 = time.process_time(), time.perf_counter()
-    loads, verify = orjson.loads, ng.verify_row
-    with open(src, "rb") as fh, open(dst, "wb") as out:
-        for line in fh:
-            out.write(verify(loads(line)) + b"\n")
-    return [time.process_time() - t0, time.perf_counter() - w0]
-
-
-LEG_CHILD = """
-import json, sys
-sys.path.insert(0, {root!r})
-import mcqa_prep  # first: the package measured is the one under root (bench_rescore puts the working tree first)
-assert mcqa_prep.__file__.startswith({root!r}), mcqa_prep.__file__
-sys.path.insert(1, {here!r})
-import bench_rescore as b
-print("@@" + json.dumps(b.{leg}_here({src!r}, {dst!r})))
-"""
-
-
-def leg(name: str, src: Path, dst: Path, root: Path = REPO) -> list[float] | None:
-    """(CPU, wall) seconds of one leg in a fresh child process: every leg starts from the same clean state
-    (a process that has loaded NeMo Gym, pydantic and the generated rows is not one)."""
-    code = LEG_CHILD.format(root=str(root), here=str(HERE), leg=name, src=str(src), dst=str(dst))
-    p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=str(dst.parent), check=False
-    )
-    out = [ln for ln in p.stdout.splitlines() if ln.startswith("@@")]
-    return json.loads(out[-1][2:]) if p.returncode == 0 and out else None
-
-
 def revision_tree(rev: str, work: Path) -> Path | None:
     """`rev`'s mcqa_prep package extracted under work (git archive), for the before/after leg."""
     tree = work / f"rev-{rev.replace('/', '_')}"
@@ -260,131 +217,185 @@ def revision_tree(rev: str, work: Path) -> Path | None:
     return tree
 
 
-def rewards_agree(a: Path, b: Path) -> float:
-    same = total = 0
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        for x, y in zip(fa, fb, strict=True):
-            total += 1
-            same += orjson.loads(x)["reward"] == orjson.loads(y)["reward"]
-    return same / total if total else 0.0
+def rewards(path: Path) -> list[float]:
+    if path.is_dir():  # a Ray output: shards in input order by name
+        files = sorted(path.glob("*.jsonl"))
+    else:
+        files = [path]
+    out: list[float] = []
+    for f in files:
+        with open(f, "rb") as fh:
+            out += [orjson.loads(line)["reward"] for line in fh]
+    return out
 
 
-def cli_has_workers() -> bool:
-    p = subprocess.run([*_cli(), "rescore", "--help"], capture_output=True, text=True, check=False)
-    return re.search(r"(?<![\w-])--workers\b", p.stdout) is not None
+def head(src: Path, dst: Path, n: int) -> Path:
+    with open(src, "rb") as fh, open(dst, "wb") as out:
+        out.writelines(line for _, line in zip(range(n), fh, strict=False))
+    return dst
 
 
-def _cli() -> list[str]:
-    return [sys.executable, "-m", "mcqa_prep"]
+def legs_for(work: Path, requests: Path, rollouts: Path, dataset: Path, *,
+             baseline: Path | None) -> dict[str, Any]:  # fmt: skip
+    """name -> a function that runs and measures the leg once (harness.measure)."""
+    small = head(requests, work / "small.jsonl", SMALL)
+    out = work / "out"
+    out.mkdir(exist_ok=True)
+    cli = H.cli()
+
+    def rescore(name: str, src: Path, *extra: str, argv: list[str] | None = None, cwd: Path = work) -> Any:
+        def leg() -> H.Run:
+            dst = out / name
+            if dst.is_dir():
+                shutil.rmtree(dst)
+            dst.unlink(missing_ok=True)
+            return H.measure([*(argv or cli), "rescore", str(src), "-o", str(dst), "-q", *extra], cwd=cwd)
+
+        return leg
+
+    legs: dict[str, Any] = {
+        "floor": lambda: H.measure(H.py("floors.py", "jsonl", str(requests), str(out / "floor"))),
+        "nemo_gym": lambda: H.measure(H.py("nemo_gym_verify.py", str(requests), str(out / "nemo_gym"))),
+        "w1": rescore("w1", requests, "--workers", "1"),
+        "w2": rescore("w2", requests, "--workers", "2"),
+        "small": rescore("small", small, "--workers", "1"),
+        "join_w1": rescore("join_w1", rollouts, "--rows", str(dataset), "--workers", "1"),
+        "join_w2": rescore("join_w2", rollouts, "--rows", str(dataset), "--workers", "2"),
+    }
+    if baseline is not None:
+        # run from the revision's tree: `python -m` puts the working directory first on sys.path
+        argv = [sys.executable, "-m", "mcqa_prep"]
+        legs["baseline"] = rescore("baseline", requests, "--workers", "1", argv=argv, cwd=baseline)
+    return legs
 
 
-def workers_leg(src: Path, work: Path, n: int) -> float:
-    """Wall seconds of `mcqa-prep rescore --workers n` (start-up included)."""
-    t0 = time.perf_counter()
-    subprocess.run([*_cli(), "rescore", str(src), "-o", str(work / f"w{n}.jsonl"), "--workers", str(n), "-q"],
-                   check=False, capture_output=True)  # fmt: skip
-    return time.perf_counter() - t0
+WHAT = {
+    "floor": "floor: orjson loads + dumps + write of every line (bench/floors.py, one core)",
+    "nemo_gym": "NeMo Gym 0.7.0 verify path: request model, verify(), response JSON (bench/nemo_gym_verify.py)",
+    "w1": "mcqa-prep rescore --workers 1",
+    "w2": "mcqa-prep rescore --workers 2",
+    "small": "mcqa-prep rescore --workers 1 of the first rows (its fixed cost: start-up)",
+    "join_w1": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 1",
+    "join_w2": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 2",
+    "baseline": "mcqa-prep rescore --workers 1 at the baseline revision",
+}
 
 
-PEAK_CHILD = """
-import atexit, runpy, sys
-def _peak():
-    with open("/proc/self/status") as fh:
-        hwm = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
-    with open({out!r}, "w") as fh:
-        fh.write(str(hwm))
-atexit.register(_peak)
-sys.argv = ["mcqa-prep", *{args!r}]
-runpy.run_module("mcqa_prep", run_name="__main__")
-"""
+def figures_from(runs: dict[str, list[H.Run]], rows: int, suffix: str = "") -> dict[str, dict[str, Any]]:
+    """Every leg's standard figures and the comparisons the docs state (harness.ratio_figure: per round)."""
+    fig: dict[str, dict[str, Any]] = {}
+    for name, rs in runs.items():
+        n = SMALL if name.endswith("small") else rows
+        fig.update(H.runs_figures(name, WHAT[name], rs, n, suffix))
+    wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
+    cpu = {k: [r.cpu_s for r in v] for k, v in runs.items()}
+
+    def ratio(key: str, what: str, a: list[float], b: list[float], **kw: Any) -> None:
+        fig[key + suffix] = H.ratio_figure(what, a, b, **kw)
+
+    if "nemo_gym" in runs and "w1" in runs:
+        ratio("w1_vs_nemo_gym.cpu_x", "NeMo Gym's verify path CPU time / rescore --workers 1's", cpu["nemo_gym"],
+              cpu["w1"], target={"op": ">=", "value": TARGET_RATIO})  # fmt: skip
+        ratio("w1_vs_nemo_gym.wall_x", "NeMo Gym's verify path wall time / rescore --workers 1's",
+              wall["nemo_gym"], wall["w1"])  # fmt: skip
+    if "floor" in runs and "w1" in runs:
+        ratio("w1_vs_floor.wall_x", "rescore --workers 1 wall time / the floor's", wall["w1"], wall["floor"])
+        ratio("w2_vs_floor.wall_x", "rescore --workers 2 wall time / the floor's", wall["w2"], wall["floor"])
+    if "w2" in runs and "w1" in runs:
+        ratio("w2_vs_w1.x", "rescore --workers 1 wall time / --workers 2's (the gain of a second worker)",
+              wall["w1"], wall["w2"], target={"op": ">=", "value": 1.8})  # fmt: skip
+    if "baseline" in runs:
+        ratio("w1_vs_baseline.cpu_x", "baseline revision's CPU time / this revision's (rescore --workers 1)",
+              cpu["baseline"], cpu["w1"])  # fmt: skip
+    return fig
 
 
-def peak_rss_mb(args: list[str], work: Path) -> tuple[float, float]:
-    """(peak RSS in MB, wall seconds) of one CLI run: the process's own VmHWM, read as it exits (ru_maxrss of
-    a child would include its parent's RSS at fork)."""
-    out = work / "peak.kib"
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", PEAK_CHILD.format(out=str(out), args=args)], check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    wall = time.perf_counter() - t0
-    return round(int(out.read_text()) / 1024, 1), round(wall, 1)
-
-
-def memory(n: int) -> dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-mem-"))
-    try:
-        requests, rollouts, dataset = write_inputs(work, n, SEED + 1)
-        req_mb, req_s = peak_rss_mb(["rescore", str(requests), "-o", str(work / "o1.jsonl"), "-q"], work)
-        join_mb, join_s = peak_rss_mb(
-            ["rescore", str(rollouts), "--rows", str(dataset), "-o", str(work / "o2.jsonl"), "-q"], work
-        )
-        return {"rows": n, "requests_peak_rss_mb": req_mb, "requests_wall_s": req_s,
-                "rollouts_join_peak_rss_mb": join_mb, "rollouts_join_wall_s": join_s}  # fmt: skip
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def run(rows: int = 100_000, *, baseline_rev: str | None = None, memory_rows: tuple[int, ...] = (),
-        repeat: int = 3) -> dict[str, Any]:  # fmt: skip
-    """Every leg on the same rows; the single-process legs `repeat` times, interleaved, each keeping its least
-    CPU time (on a shared machine one pass of a leg can land in a busy moment; interleaving spreads that)."""
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev: str | None = None,
+        seed: int = SEED) -> dict[str, Any]:  # fmt: skip
+    """The result document (docs/performance.md, "Result format")."""
+    rows = max(1000, int(ROWS * scale))
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-rescore-"))
+    res: dict[str, Any] = {
+        "bench": "rescore",
+        "title": "mcqa-prep rescore against NeMo Gym's verify path and the floor; workers, the join",
+        "figures": {},
+        "checks": {},
+        "inputs": {},
+        "peers": {"nemo_gym": _nemo_gym_version()},
+    }
     try:
-        requests, _, _ = write_inputs(work, rows)
-        res: dict[str, Any] = {
-            "rows": rows,
-            "input_mb": round(requests.stat().st_size / 2**20, 1),
-            "repeat": repeat,
-        }
-        best: dict[str, float] = {}
-        walls: list[float] = []
-        legs: list[tuple[str, str, Path]] = [
-            ("floor", "floor", REPO),
-            ("ours", "ours", REPO),
-            ("nemo_gym", "nemo_gym", REPO),
-        ]
-        tree = revision_tree(baseline_rev, work) if baseline_rev else None
-        if tree is not None:
-            legs.append(("baseline", "ours", tree))
-        for _ in range(max(1, repeat)):  # interleaved: a busy moment of the machine hits one pass of each
-            for key, name, root in legs:
-                got = leg(name, requests, work / f"{key}.jsonl", root)
-                if got is not None:
-                    best[key] = min(best.get(key, float("inf")), got[0])
-                    if key == "ours":
-                        walls.append(got[1])
-        rate = lambda k: round(rows / best[k]) if k in best else None  # noqa: E731
-        res.update(floor_rows_per_cpu_s=rate("floor"), ours_rows_per_cpu_s=rate("ours"))
-        res["ours_rows_per_wall_s"] = round(rows / min(walls))
-        res["floor_ratio"] = round(best["ours"] / best["floor"], 2)
-        if "nemo_gym" in best:
-            res["nemo_gym_rows_per_cpu_s"] = rate("nemo_gym")
-            res["ratio"] = round(best["nemo_gym"] / best["ours"], 2)
-            res["same_reward_as_nemo_gym"] = round(
-                rewards_agree(work / "ours.jsonl", work / "nemo_gym.jsonl"), 4
-            )
-        if baseline_rev:
-            res["baseline"] = {"rev": baseline_rev, "rows_per_cpu_s": rate("baseline")}
-        res["workers"] = (
-            {str(n): round(rows / workers_leg(requests, work, n)) for n in (1, 2)}
-            if cli_has_workers()
-            else "n/a"
+        requests, rollouts, dataset = write_inputs(work, rows, seed)
+        res["inputs"] = describe(requests, dataset, rows)
+        baseline = revision_tree(baseline_rev, work) if baseline_rev else None
+        runs = H.interleave(legs_for(work, requests, rollouts, dataset, baseline=baseline), rounds)
+        res["figures"].update(figures_from(runs, rows))
+        mine, theirs = rewards(work / "out" / "w1"), rewards(work / "out" / "nemo_gym")
+        res["checks"]["same_reward_as_nemo_gym"] = (
+            f"{sum(a == b for a, b in zip(mine, theirs, strict=True))}/{rows}"
         )
+        res["checks"]["w2_output_equals_w1"] = filecmp.cmp(
+            work / "out" / "w2", work / "out" / "w1", shallow=False
+        )
+        if baseline_rev:
+            res["inputs"]["baseline_rev"] = baseline_rev
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if memory_rows:
-        res["memory"] = [memory(n) for n in memory_rows]
+    if full:
+        res["figures"].update(full_size(rounds, seed))
+        res["inputs"]["rows@full"] = FULL_ROWS
     return res
+
+
+def full_size(rounds: int, seed: int) -> dict[str, dict[str, Any]]:
+    """w2 and join_w2 on FULL_ROWS rows (peak memory at the dataset's size; minutes)."""
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-rescore-full-"))
+    try:
+        requests, rollouts, dataset = write_inputs(work, FULL_ROWS, seed + 1)
+        legs = legs_for(work, requests, rollouts, dataset, baseline=None)
+        runs = H.interleave({k: legs[k] for k in ("w2", "join_w2")}, rounds)
+        return figures_from(runs, FULL_ROWS, suffix="@full")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def describe(requests: Path, dataset: Path, rows: int) -> dict[str, Any]:
+    """What the inputs hold: size, option counts, prompt lengths, the share of responses without an answer."""
+    opts: dict[int, int] = {}
+    long_prompts = misses = 0
+    with open(requests, "rb") as fh:
+        for line in fh:
+            row = orjson.loads(line)
+            opts[len(row["options"])] = opts.get(len(row["options"]), 0) + 1
+            long_prompts += len(row["responses_create_params"]["input"][0]["content"]) > 2000
+            misses += row["response"]["output"][0]["content"][0]["text"].endswith(MISS_TAIL)
+    return {
+        "rows": rows,
+        "requests_mb": round(requests.stat().st_size / 2**20, 1),
+        "dataset_parquet_mb": round(dataset.stat().st_size / 2**20, 1),
+        "options_per_row": {str(k): v for k, v in sorted(opts.items())},
+        "long_prompt_share": round(long_prompts / rows, 3),
+        "no_answer_share": round(misses / rows, 3),
+    }
+
+
+def _nemo_gym_version() -> str | None:
+    try:
+        import nemo_gym_ref
+
+        return nemo_gym_ref.version()
+    except Exception:
+        return None
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--baseline-rev", help="also time the mcqa-prep leg on this git revision's package")
-    ap.add_argument("--memory", default="", help="comma-separated row counts for the peak-memory runs")
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--baseline-rev", help="also time rescore --workers 1 on this git revision's package")
     args = ap.parse_args()
-    mem = tuple(int(x) for x in args.memory.split(",") if x)
-    print(json.dumps(run(args.rows, baseline_rev=args.baseline_rev, memory_rows=mem), indent=2))
+    res = run(args.scale, rounds=args.rounds, full=args.full, baseline_rev=args.baseline_rev)
+    print(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":

@@ -4,12 +4,11 @@ Rows are synthetic science chain-of-thought of about 1,500 characters over 10 op
 discusses several options by letter, then commits in one of the common formats (boxed, `Answer:`,
 "the answer is", bold, translations, self-corrections, bare last lines). Deterministic seed.
 
-    python bench/bench_robust.py [--rows N] [--repeat N] [--json]
+    python bench/bench_robust.py [--scale 0.2] [--rounds 3]
 
-Rows per second are reported on CPU time of this process (what one core delivers, independent of other
-load on the machine) and on wall-clock time. The rows are extracted `--repeat` times (default 3), each
-pass starting with an empty option-text cache like a fresh process; the best pass is reported (the least
-disturbed by other work on the machine), with the median and every pass's rate.
+Rows per CPU second of this process (what one core delivers), every round's rate (min-max), each pass
+starting with an empty option-text cache like a fresh process; NeMo Gym's md payload reader runs on the same
+texts in the same rounds, the order alternating (a reference: it reads fewer formats).
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness as H  # noqa: E402
 
 from mcqa_prep.grader.robust import extract_robust  # noqa: E402
 from mcqa_prep.grader.robust import options as robust_options  # noqa: E402
@@ -97,61 +98,67 @@ def make_rows(n: int, seed: int = 1234) -> list[tuple[str, dict[str, str]]]:
     return rows
 
 
-def run(rows: int = 50_000, repeat: int = 3) -> dict[str, Any]:
-    """Extract `rows` synthetic responses `repeat` times; return rows, seconds, rows/s of the best pass (and
-    the median and all passes) and the share that got a letter."""
+ROWS = 50_000
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format"): robust's rate and NeMo Gym's md reader's on
+    the same texts, each round both (the order alternating), CPU time of this process; each robust pass
+    starts with an empty option-text cache, like a fresh process."""
+    rows = max(1000, int(ROWS * scale))
     data = make_rows(rows)
-    passes = []
-    found = 0
-    for _ in range(max(1, repeat)):
-        robust_options.clear_cache()  # (each pass like a fresh process)
-        found = 0
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        for text, letters in data:
-            if extract_robust(text, letters, None).letter is not None:
-                found += 1
-        passes.append((time.process_time() - cpu0, time.perf_counter() - wall0))
-    cpu, wall = min(passes)
-    rates = [round(rows / c) if c > 0 else None for c, _ in passes]
-    reference = _nemo_gym_reference(data, repeat)
-    mean_len = sum(len(t) for t, _ in data) / max(1, len(data))
+    ng = _nemo_gym()
+    allowed = [(text, set(letters)) for text, letters in data]
+    found = {"robust": 0, "nemo_gym_md": 0}
+
+    def ours() -> float:
+        robust_options.clear_cache()
+        c0 = time.process_time()
+        found["robust"] = sum(
+            extract_robust(text, letters, None).letter is not None for text, letters in data
+        )
+        return time.process_time() - c0
+
+    def theirs() -> float:
+        c0 = time.process_time()
+        found["nemo_gym_md"] = sum(ng.answer_colon_md(text, a) is not None for text, a in allowed)
+        return time.process_time() - c0
+
+    legs = {"robust": ours, **({"nemo_gym_md": theirs} if ng is not None else {})}
+    t = H.interleave(legs, rounds)
+    fig = {
+        "robust.rows_per_cpu_s": H.rate_figure(
+            "robust extraction (every format), ~1,500-character responses", rows, t["robust"],
+            unit="rows/CPU-s", target={"op": ">=", "value": 20_000},
+        ),
+    }  # fmt: skip
+    if ng is not None:
+        fig["nemo_gym_md.rows_per_cpu_s"] = H.rate_figure(
+            "NeMo Gym's md payload reader on the same texts (fewer formats: a reference)", rows,
+            t["nemo_gym_md"], unit="rows/CPU-s",
+        )  # fmt: skip
+        fig["robust_vs_nemo_gym_md.x"] = H.ratio_figure(
+            "NeMo Gym md reader's time / robust's", t["nemo_gym_md"], t["robust"]
+        )
     return {
-        "rows": rows,
-        "repeat": len(passes),
-        "seconds": round(wall, 3),
-        "cpu_seconds": round(cpu, 3),
-        # CPU time of this process: what one core delivers, independent of other load on the machine
-        "rows_per_s": round(rows / cpu) if cpu > 0 else None,
-        "rows_per_s_wall": round(rows / wall) if wall > 0 else None,
-        "rows_per_s_median": round(rows / statistics.median(c for c, _ in passes)) if cpu > 0 else None,
-        "rows_per_s_passes": rates,
-        "mean_chars": round(mean_len),
-        "with_letter": found,
-        **reference,
+        "bench": "robust",
+        "title": "the robust extractor's rate, NeMo Gym's md reader on the same texts",
+        "figures": fig,
+        "checks": {
+            "robust_with_letter": f"{found['robust']}/{rows}",
+            "nemo_gym_md_with_letter": f"{found['nemo_gym_md']}/{rows}",
+        },
+        "inputs": {"rows": rows, "mean_chars": round(sum(len(t) for t, _ in data) / rows)},
     }
 
 
-def _nemo_gym_reference(data: list[tuple[str, dict[str, str]]], repeat: int) -> dict[str, Any]:
-    """NeMo Gym 0.7.0's most general reader (the lenient_answer_colon_md payload reader) on the same texts, in
-    the same process: a same-run reference for speed and recall, not the same semantics (robust reads more
-    formats). Empty when NeMo Gym is not installed (make bench-deps)."""
+def _nemo_gym() -> Any:
     try:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         import nemo_gym_ref
 
-        ng = nemo_gym_ref.load()
-    except Exception:
-        return {}
-    allowed = [(text, set(letters)) for text, letters in data]
-    best, found = float("inf"), 0
-    for _ in range(max(1, repeat)):
-        c0 = time.process_time()
-        found = sum(ng.answer_colon_md(text, a) is not None for text, a in allowed)
-        best = min(best, time.process_time() - c0)
-    return {
-        "nemo_gym_md_rows_per_s": round(len(data) / best) if best > 0 else None,
-        "nemo_gym_md_with_letter": found,
-    }
+        return nemo_gym_ref.load()
+    except Exception:  # not installed (make bench-deps): robust's rate alone
+        return None
 
 
 def _positive_int(value: str) -> int:
@@ -166,24 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         description="Throughput of the `robust` extractor on synthetic ~1,500-character responses "
         "(target: >= 20,000 rows/s on one core)."
     )
-    parser.add_argument("--rows", type=_positive_int, default=50_000, help="rows to extract (default: 50000)")
-    parser.add_argument(
-        "--repeat",
-        type=_positive_int,
-        default=3,
-        help="passes over the rows; the best is reported (default: 3)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--scale", type=float, default=0.2, help=f"rows = scale x {ROWS:,}")
+    parser.add_argument("--rounds", type=_positive_int, default=3)
     args = parser.parse_args(argv)
-    r = run(args.rows, args.repeat)
-    if args.json:
-        print(json.dumps(r, sort_keys=True))
-    else:
-        print(
-            f"robust: {r['rows']} rows x {r['mean_chars']} chars, best of {r['repeat']}: {r['rows_per_s']} "
-            f"rows/s on one core (cpu {r['cpu_seconds']} s; median {r['rows_per_s_median']}), "
-            f"{r['rows_per_s_wall']} rows/s wall-clock ({r['seconds']} s); {r['with_letter']} with a letter"
-        )
+    print(json.dumps(run(args.scale, rounds=args.rounds), indent=1))
     return 0
 
 

@@ -7,15 +7,16 @@ the same realistic verify requests: bench_rescore's rows (10 options, 30% custom
 output_regex) stamped with the served contract, each with a Responses API `response` of ~2 KB (~1,500
 characters of reasoning, half multilingual, then the answer).
 
-For 1, 16 and 64 concurrent clients (keep-alive connections), each server in turn, interleaved: requests per
+For 1, 16 and 64 concurrent clients (keep-alive connections), `rounds` times, each server in turn (the order
+alternating each round): requests per
 second (wall), p50 and p99 latency, and requests per CPU second of the server process (its user + system time
 over the run: the per-core figure, which other load on a shared machine barely moves). The load generator is
 wrk (Debian's `wrk`) when installed, else an asyncio client in its own process; its name is in the result.
 The rewards both servers give are compared on every request body first (0 disagreements expected).
 
-    python bench/bench_serve.py [--requests 2000] [--seconds 5] [--clients 1,16,64]
+    python bench/bench_serve.py [--scale 0.2] [--rounds 3] [--clients 1,16,64]
 
-`run()` returns the figures (bench/run.py calls it); `serve_rows()` renders them for run.py's table.
+`run()` returns the result document (bench/run.py calls it; bench/render.py turns it into docs/serve.md's table).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 import bench_rescore  # noqa: E402
+import harness as H  # noqa: E402
 
 CLIENTS = (1, 16, 64)
 SEED = 20250301
@@ -165,11 +167,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 def _children(pid: int) -> list[int]:
+    """The direct children of pid (/proc/PID/task/PID/children where the kernel has it, else parent links)."""
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
             return [int(x) for x in fh.read().split()]
     except OSError:
-        return []
+        return [c for c, (ppid, _sid, _start) in H._proc_table().items() if ppid == pid]
 
 
 # ---- the load -------------------------------------------------------------------------------------------
@@ -315,74 +318,117 @@ def disagreements(ours: list[dict], theirs: list[dict]) -> list[int]:
 # ---- the run --------------------------------------------------------------------------------------------
 
 
-def run(requests: int = 2000, seconds: float = 5.0, clients: tuple[int, ...] = CLIENTS) -> dict[str, Any]:
-    """The serve row's figures: per client count, ours and NeMo Gym's rps, p50/p99, requests per CPU second."""
+SECONDS = 5.0  # per measured point at scale 1
+REQUESTS = 2000  # distinct request bodies
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, clients: tuple[int, ...] = CLIENTS,
+        requests: int = REQUESTS) -> dict[str, Any]:  # fmt: skip
+    """The result document (docs/performance.md, "Result format"): per client count and round, each server in
+    turn (the order alternating), requests per second (wall), p50/p99 latency and requests per CPU second of
+    the server process; the servers' start-up (spawn to the first answer) apart."""
+    seconds = max(1.0, SECONDS * min(1.0, scale))
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     bodies = request_bodies(requests)
     path = work / "bodies.jsonl"
     path.write_bytes(b"\n".join(bodies) + b"\n")
-    res: dict[str, Any] = {
+    inputs: dict[str, Any] = {
         "requests": requests,
-        "seconds": seconds,
+        "seconds_per_point": seconds,
         "mean_body_bytes": round(sum(map(len, bodies)) / len(bodies)),
         "loader": "wrk" if shutil.which("wrk") else "asyncio",
-        "clients": {},
     }
+    checks: dict[str, Any] = {}
+    samples: dict[str, list[dict[str, Any]]] = {}
+    start: dict[str, float] = {}
+    t0 = time.perf_counter()
     ours, ours_url = start_ours()
+    start["mcqa_prep"] = time.perf_counter() - t0
+    servers = {"mcqa_prep": (ours, ours_url)}
     try:
+        t0 = time.perf_counter()
         theirs, theirs_url = start_nemo_gym(work)
-    except Exception as exc:  # noqa: BLE001 - no baseline: the row says so
-        theirs, theirs_url, res["nemo_gym_error"] = None, None, str(exc)
+        start["nemo_gym"] = time.perf_counter() - t0
+        servers["nemo_gym"] = (theirs, theirs_url)
+    except Exception as exc:  # noqa: BLE001 - no baseline: the figures say so by their absence
+        checks["nemo_gym_error"] = str(exc)[:300]
     try:
-        if theirs is not None:
-            a, b = post_all(ours_url, bodies), post_all(theirs_url, bodies)
-            res["parity_requests"] = len(bodies)
-            res["parity_disagreements"] = len(disagreements(a, b))
+        if "nemo_gym" in servers:
+            a, b = post_all(ours_url, bodies), post_all(servers["nemo_gym"][1], bodies)
+            checks["same_reward_as_nemo_gym"] = f"{len(bodies) - len(disagreements(a, b))}/{len(bodies)}"
         for c in clients:
-            row = {"mcqa_prep": measure(ours, ours_url, path, c, seconds, work)}
-            if theirs is not None:
-                row["nemo_gym"] = measure(theirs, theirs_url, path, c, seconds, work)
-                o, t = row["mcqa_prep"]["per_cpu_s"], row["nemo_gym"]["per_cpu_s"]
-                row["per_cpu_ratio"] = round(o / t, 2) if o and t else None
-            res["clients"][str(c)] = row
+            for r in range(max(1, rounds)):
+                names = list(servers) if r % 2 == 0 else list(reversed(servers))
+                for name in names:
+                    proc, url = servers[name]
+                    samples.setdefault(f"{c}.{name}", []).append(measure(proc, url, path, c, seconds, work))
+        checks["server_rss_mb_after_load"] = {n: _rss_mb(p.pid) for n, (p, _u) in servers.items()}
     finally:
-        stop(ours)
-        if theirs is not None:
-            stop(theirs)
+        for proc, _url in servers.values():
+            stop(proc)
         shutil.rmtree(work, ignore_errors=True)
-    c64, c16 = res["clients"].get("64") or {}, res["clients"].get("16") or {}
-    res["target_per_core_x"] = TARGET_PER_CORE
-    res["target_p99_ms_at_16"] = TARGET_P99_MS
-    res["meets_per_core"] = (c64.get("per_cpu_ratio") or 0) >= TARGET_PER_CORE if c64 else None
-    res["meets_p99"] = c16["mcqa_prep"]["p99_ms"] <= TARGET_P99_MS if c16 else None
-    return res
+    return {
+        "bench": "serve",
+        "title": "mcqa-prep serve under HTTP load against NeMo Gym 0.7.0's mcqa app served the same way",
+        "figures": serve_figures(samples, start, clients),
+        "checks": checks,
+        "inputs": inputs,
+    }
 
 
-def serve_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """(stage, ours, baseline, ratio, baseline is) rows for bench/run.py's table."""
-    out = []
-    for c, row in (r.get("clients") or {}).items():
-        o, t = row["mcqa_prep"], row.get("nemo_gym") or {}
-        out.append(
-            (
-                f"serve /verify, {c} client(s): req/s per CPU s (p50/p99 ms)",
-                f"{o['per_cpu_s']:,.0f} ({o['p50_ms']:.1f}/{o['p99_ms']:.1f})",
-                f"{t['per_cpu_s']:,.0f} ({t['p50_ms']:.1f}/{t['p99_ms']:.1f})" if t else "n/a",
-                f"{row['per_cpu_ratio']:.2f}x" if row.get("per_cpu_ratio") else "n/a",
-                "NeMo Gym 0.7.0's mcqa app on uvicorn, middleware stubbed; targets 2x at 64, p99 <= 50 ms at 16",
+def serve_figures(samples: dict[str, list[dict[str, Any]]], start: dict[str, float],
+                  clients: tuple[int, ...]) -> dict[str, dict[str, Any]]:  # fmt: skip
+    label = {"mcqa_prep": "mcqa-prep serve", "nemo_gym": "NeMo Gym 0.7.0 mcqa app"}
+    fig: dict[str, dict[str, Any]] = {}
+    for name, s in start.items():
+        fig[f"{name}.startup_s"] = H.figure(f"{label[name]}: spawn to the first answer", "s", [s])
+    for c in clients:
+        for name in label:
+            xs = samples.get(f"{c}.{name}")
+            if not xs:
+                continue
+            what = f"{label[name]}, {c} client(s)"
+            fig[f"c{c}.{name}.rps"] = H.figure(
+                f"{what}: requests per second", "req/s", [x["rps"] for x in xs], 0
             )
-        )
-    return out
+            fig[f"c{c}.{name}.per_cpu_s"] = H.figure(
+                f"{what}: requests per CPU second of the server", "req/CPU-s", [x["per_cpu_s"] for x in xs], 0
+            )
+            for q in ("p50_ms", "p99_ms"):
+                fig[f"c{c}.{name}.{q}"] = H.figure(f"{what}: {q[:3]} latency", "ms", [x[q] for x in xs], 1)
+        ours, theirs = samples.get(f"{c}.mcqa_prep"), samples.get(f"{c}.nemo_gym")
+        if ours and theirs:
+            fig[f"c{c}.per_cpu_x"] = H.ratio_figure(
+                f"{c} client(s): requests per CPU second, mcqa-prep serve / NeMo Gym's app",
+                [x["per_cpu_s"] for x in ours], [x["per_cpu_s"] for x in theirs],
+                target={"op": ">=", "value": TARGET_PER_CORE} if c == 64 else None,
+            )  # fmt: skip
+    if "c16.mcqa_prep.p99_ms" in fig:
+        fig["c16.mcqa_prep.p99_ms"]["target"] = {"op": "<=", "value": TARGET_P99_MS}
+    return fig
+
+
+def _rss_mb(pid: int) -> float:
+    """RSS of a server and its children now (MB)."""
+    total = 0
+    for p in [pid, *_children(pid)]:
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                total += next(int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            pass
+    return round(total / 1024, 1)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=2000)
-    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--scale", type=float, default=0.2, help=f"seconds per point = scale x {SECONDS:g}")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=REQUESTS)
     ap.add_argument("--clients", default=",".join(map(str, CLIENTS)))
     args = ap.parse_args()
-    res = run(args.requests, args.seconds, tuple(int(c) for c in args.clients.split(",")))
-    print(json.dumps(res, indent=2))
+    clients = tuple(int(c) for c in args.clients.split(","))
+    print(json.dumps(run(args.scale, rounds=args.rounds, clients=clients, requests=args.requests), indent=1))
 
 
 if __name__ == "__main__":

@@ -1,26 +1,39 @@
-"""Throughput of `validate` on a synthetic dataset shaped like nvidia/Nemotron-RL-knowledge-mcqa.
+"""`mcqa-prep validate` as a command, with 1 and 2 workers, next to the bare read and the read-serialise floor.
 
-10 options per row in the Parquet/Arrow shape (every element carries all ten letter keys, nulls for the
-absent ones), 30% of rows with a custom template (output_regex), the rest strict boxed. Deterministic.
-Usage: python bench/bench_validate.py [--rows N] [--repeat K]   (defaults 100000 rows, best of 3 runs);
-importable: run(rows, repeat) -> dict. Throughput is reported per wall-clock second and per CPU second (the
-process's CPU time, which another process's load on other cores barely moves), each the best of the runs,
-with the medians alongside.
+Synthetic dataset shaped like nvidia/Nemotron-RL-knowledge-mcqa (`generate`, also bench_report's data): 4-10
+options per row (six in ten have 10) in the Parquet/Arrow shape (every element carries all ten letter keys, nulls
+for the absent ones), one question in ten with a long passage (2-8 kB), 30% of rows with a custom template
+(output_regex), the rest strict boxed; shards of 50,000 rows. Deterministic.
+
+Legs (bench/harness.py), `rounds` times, the order rotated each round:
+- read: bench/floors.py read (pyarrow batches -> Python rows, nothing else; one core);
+- floor: bench/floors.py parquet (the same plus orjson.dumps and a write: prepare's floor; one core);
+- w1, w2: `mcqa-prep validate DIR --workers 1|2 -q`.
+
+Targets: validate --workers 1 at >= 20,000 rows per second; validate --workers 2 within 0.6x the floor's time.
+
+    python bench/bench_validate.py [--scale 0.1] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
-import statistics
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as H  # noqa: E402
+
 LETTERS = "ABCDEFGHIJ"
 SHARD_ROWS = 50_000
+ROWS = 100_000
+TARGET_ROWS_PER_S = 20_000
+TARGET_W2 = 0.6
 BOXED_INSTRUCTION = (
     "You should output your final response letter inside \\boxed{} and nothing else "
     "You can first think step-by-step. "
@@ -62,14 +75,17 @@ def _text(rng: random.Random, lo: int, hi: int) -> str:
 
 
 def make_row(i: int, rng: random.Random) -> dict[str, Any]:
-    texts = [f"{_text(rng, 3, 12)} ({i}.{k})" for k in range(10)]
+    letters = LETTERS if rng.random() < 0.6 else LETTERS[: rng.randint(4, 9)]
+    texts = [f"{_text(rng, 3, 12)} ({i}.{k})" for k in range(len(letters))]
     question = f"Which of the following statements about {_text(rng, 8, 30)} is true? (item {i})"
-    problem = question + "\n" + "\n".join(f"{L}: {t}" for L, t in zip(LETTERS, texts, strict=True))
-    options = [{K: (texts[k] if K == L else None) for K in LETTERS} for k, L in enumerate(LETTERS)]
+    if rng.random() < 0.1:  # a long passage before the question
+        question = f"{_text(rng, 250, 1000)}\n\n{question}"
+    problem = question + "\n" + "\n".join(f"{L}: {t}" for L, t in zip(letters, texts, strict=True))
+    options = [{K: (texts[k] if K == L else None) for K in LETTERS} for k, L in enumerate(letters)]
     row: dict[str, Any] = {
         "responses_create_params": {"input": [{"role": "user", "content": ""}]},
         "options": options,
-        "expected_answer": rng.choice(LETTERS),
+        "expected_answer": rng.choice(letters),
         "uuid": f"{i:08d}-bench",
         "grading_mode": None,
         "template_metadata": None,
@@ -113,84 +129,82 @@ def generate(directory: Path, rows: int, seed: int = 1234) -> list[Path]:
     return paths
 
 
-def _read_floor(directory: Path, repeat: int) -> float:
-    """Least CPU seconds of reading every row with the shared reader and doing nothing else: the floor under
-    validate, measured on the same files in the same run."""
-    from mcqa_prep.io import iter_rows
+def legs_for(data: Path, work: Path) -> dict[str, Any]:
+    cli = H.cli()
 
-    best = float("inf")
-    for _ in range(max(1, repeat)):
-        c0 = time.process_time()
-        for _rec in iter_rows([directory]):
-            pass
-        best = min(best, time.process_time() - c0)
-    return best
+    def validate(workers: int) -> Any:
+        return lambda: H.measure(
+            [*cli, "validate", str(data), "--workers", str(workers), "-q"], cwd=work, check=False
+        )
 
-
-def run(rows: int = 100_000, repeat: int = 3) -> dict[str, Any]:
-    """Generate the dataset in a temp dir, time validate_paths over it `repeat` times, return the numbers
-    (best and median of the runs; the findings are those of the last run)."""
-    from mcqa_prep.io.readers import iter_rows
-    from mcqa_prep.validate import validate_paths
-
-    walls: list[float] = []
-    cpus: list[float] = []
-    reads: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="bench-validate-") as tmp:
-        t0 = time.perf_counter()
-        generate(Path(tmp), rows)
-        gen_s = time.perf_counter() - t0
-        for _ in range(max(1, repeat)):
-            c0 = time.process_time()
-            for _row in iter_rows([tmp]):
-                pass
-            reads.append(time.process_time() - c0)
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            report = validate_paths([tmp], max_findings=50)
-            cpus.append(time.process_time() - c0)
-            walls.append(time.perf_counter() - t0)
-        floor_cpu = _read_floor(Path(tmp), repeat)
-    s = report.summary
-    n = s["rows_read"]
     return {
-        "rows": n,
-        "repeat": len(walls),
-        "seconds": round(min(walls), 3),
-        "rows_per_s": round(n / min(walls), 1),
-        "rows_per_s_median": round(n / statistics.median(walls), 1),
-        "cpu_seconds": round(min(cpus), 3),
-        "rows_per_cpu_s": round(n / min(cpus), 1),
-        "rows_per_cpu_s_median": round(n / statistics.median(cpus), 1),
-        "read_cpu_us_per_row": round(1e6 * min(reads) / n, 2),
-        "validator_cpu_us_per_row": round(1e6 * (min(cpus) - min(reads)) / n, 2),
-        "generate_seconds": round(gen_s, 3),
-        "read_floor_rows_per_cpu_s": round(n / floor_cpu, 1) if floor_cpu else None,
-        "errors": s["errors"],
-        "warnings": s["warnings"],
-        "findings_by_rule": s["findings_by_rule"],
+        "read": lambda: H.measure(H.py("floors.py", "read", str(data)), cwd=work),
+        "floor": lambda: H.measure(
+            H.py("floors.py", "parquet", str(data), str(work / "floor.jsonl")), cwd=work
+        ),
+        "w1": validate(1),
+        "w2": validate(2),
+    }
+
+
+WHAT = {
+    "read": "bare read: pyarrow -> to_pylist (bench/floors.py read, one core)",
+    "floor": "floor: pyarrow -> to_pylist -> orjson -> write (bench/floors.py parquet, one core)",
+    "w1": "mcqa-prep validate --workers 1",
+    "w2": "mcqa-prep validate --workers 2",
+}
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format"). `validate` exits 1 when it finds errors
+    (the data holds a few on purpose, as real data does): that is its answer, not a failed run."""
+    rows = max(1000, int(ROWS * scale))
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-validate-"))
+    try:
+        data = work / "data"
+        data.mkdir()
+        generate(data, rows)
+        runs = H.interleave(legs_for(data, work), rounds)
+        for name in ("w1", "w2"):
+            if any(r.returncode not in (0, 1) for r in runs[name]):
+                raise H.CommandFailed(
+                    f"validate exited {[r.returncode for r in runs[name]]}: {runs[name][-1].stderr_tail}"
+                )
+        fig: dict[str, Any] = {}
+        for name, rs in runs.items():
+            fig.update(H.runs_figures(name, WHAT[name], rs, rows))
+        fig["w1.rows_per_s"]["target"] = {"op": ">=", "value": TARGET_ROWS_PER_S}
+        wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
+        fig["w1_vs_read.x"] = H.ratio_figure(
+            "validate --workers 1 wall time / the bare read's", wall["w1"], wall["read"]
+        )
+        fig["w2_vs_floor.x"] = H.ratio_figure(
+            "validate --workers 2 wall time / the read-serialise floor's", wall["w2"], wall["floor"],
+            target={"op": "<=", "value": TARGET_W2},
+        )  # fmt: skip
+        fig["w2_vs_w1.x"] = H.ratio_figure(
+            "validate --workers 1 wall time / --workers 2's", wall["w1"], wall["w2"]
+        )
+        inputs = {"rows": rows, "parquet_mb": round(sum(f.stat().st_size for f in data.iterdir()) / 2**20, 1)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "bench": "validate",
+        "title": "mcqa-prep validate with 1 and 2 workers against the bare read and the read-serialise floor",
+        "figures": fig,
+        "checks": {"exit_codes": sorted({r.returncode for rs in (runs["w1"], runs["w2"]) for r in rs})},
+        "inputs": inputs,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=3, help="runs over the same data; the best is reported")
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    r = run(args.rows, args.repeat)
-    print(
-        f"validate: {r['rows']} rows, best of {r['repeat']}: {r['seconds']}s = {r['rows_per_s']:.0f} rows/s "
-        f"({r['rows_per_cpu_s']:.0f} rows per CPU second); medians {r['rows_per_s_median']:.0f} rows/s, "
-        f"{r['rows_per_cpu_s_median']:.0f} rows per CPU second"
-    )
-    print(
-        f"  CPU per row: reading {r['read_cpu_us_per_row']} us, validating {r['validator_cpu_us_per_row']} us "
-        "(the rest of the best run)"
-    )
-    print(f"  errors {r['errors']}, warnings {r['warnings']}, by rule {r['findings_by_rule']}")
+    print(json.dumps(run(args.scale, rounds=args.rounds), indent=1))
     return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     sys.exit(main())

@@ -13,11 +13,20 @@ class (a pydantic field of such a type validates anything). The request and resp
 
     ng = load()                        # raises NeMoGymMissing with the command to run when not installed
     ng.strict(text, allowed_letters)   # NeMo Gym's extraction functions, per mode
+    ng.branch(mode)(text, allowed, options, body)  # verify()'s own code for one mode (below)
     ng.verify_row(row)                 # its verify path: request model + verify(), no HTTP
+
+`branch(mode)`: verify() decides each grading mode inline (lenient_answer_colon has no function of its own). To
+time exactly NeMo Gym's work for one mode, the statements of that mode's branch are taken from verify()'s source
+in the installed wheel (its syntax tree, at run time) and compiled into a function of (text, allowed_letters,
+options, body) in the app module's namespace: `pred = None`, the branch's statements, `return pred`; the
+allowed letters are what verify() derives first (`_get_allowed_letters_from_options`). Nothing of it is
+written here.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -97,6 +106,7 @@ class NeMoGym:
         self.server = object.__new__(app.MCQAResourcesServer)  # no web server: verify() is a plain coroutine
         self.server.config = types.SimpleNamespace(grading_mode=None)
         self.allowed = app._get_allowed_letters_from_options
+        self._branches: dict[str, Any] = {}
 
     # -- extraction, per mode: NeMo Gym's own functions --------------------------------------------------
 
@@ -118,6 +128,19 @@ class NeMoGym:
 
     def custom_regex(self, text: str, allowed: set[str], options: Any = None, tm: Any = None) -> str | None:
         return self.app._parse_answer_with_custom_regexes(text, tm["output_regex"], allowed, options)
+
+    def branch(self, mode: str) -> Any:
+        """verify()'s own statements for `mode` as a function (text, allowed_letters, options, body) -> letter,
+        allowed_letters from `allowed(options)`, body from
+        `NeMoGym.body(template_metadata)`. Modes: verify()'s four grading modes, and "custom_regex" (its
+        template_metadata output_regex step)."""
+        if mode not in self._branches:
+            self._branches[mode] = _compile_branch(self.app, mode)
+        return self._branches[mode]
+
+    @staticmethod
+    def body(template_metadata: Any) -> BranchBody:
+        return BranchBody(template_metadata)
 
     # -- the whole grading decision: verify() without pydantic --------------------------------------------
 
@@ -172,6 +195,57 @@ def _run(coro: Any) -> Any:
     except StopIteration as done:
         return done.value
     raise RuntimeError("verify() awaited something; run it in an event loop")
+
+
+def _verify_ast(app: types.ModuleType) -> ast.AsyncFunctionDef:
+    tree = ast.parse(Path(app.__file__ or "").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AsyncFunctionDef) and node.name == "verify":
+            return node
+    raise RuntimeError("NeMo Gym's mcqa app has no async verify(): not the 0.7.0 layout")
+
+
+def _branch_statements(verify: ast.AsyncFunctionDef, mode: str) -> list[ast.stmt]:
+    for node in ast.walk(verify):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if (
+            mode == "custom_regex"
+        ):  # `if body.template_metadata and "output_regex" in body.template_metadata:`
+            if "output_regex" in ast.unparse(test):
+                return node.body
+        elif (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "grading_mode"
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == mode
+        ):
+            return node.body
+    raise RuntimeError(f"no branch for {mode!r} in NeMo Gym's verify(): not the 0.7.0 layout")
+
+
+def _compile_branch(app: types.ModuleType, mode: str) -> Any:
+    verify = _verify_ast(app)
+    head = ast.parse("def nemo_gym_branch(text, allowed_letters, options, body):\n    pred = None\n")
+    fn = head.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    fn.body += _branch_statements(verify, mode)
+    fn.body.append(ast.Return(value=ast.Name(id="pred", ctx=ast.Load())))
+    ast.fix_missing_locations(head)
+    namespace = dict(vars(app))
+    exec(compile(head, app.__file__ or "<nemo_gym>", "exec"), namespace)  # noqa: S102 - NeMo Gym's own code
+    return namespace["nemo_gym_branch"]
+
+
+class BranchBody:
+    """What a branch reads from the request besides text and options (made before timing: `body(tm)`)."""
+
+    __slots__ = ("template_metadata",)
+
+    def __init__(self, template_metadata: Any) -> None:
+        self.template_metadata = template_metadata
 
 
 _LOADED: NeMoGym | None = None

@@ -62,10 +62,10 @@ def load_app(site: Path = nemo_gym_ref.SITE) -> types.ModuleType:
 
 def build(grading_mode: str | None = None) -> Any:
     """NeMo Gym's FastAPI app for its mcqa server (its routes; its verify, request and response models)."""
+    app_module = load_app()  # first: it puts bench/.cache/site (FastAPI, `make bench-deps`) on sys.path
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse
 
-    app_module = load_app()
     server = object.__new__(app_module.MCQAResourcesServer)
     server.config = types.SimpleNamespace(grading_mode=grading_mode, REVERIFY_MODE="stateless")
     base = sys.modules["nemo_gym.base_resources_server"]

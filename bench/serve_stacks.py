@@ -2,7 +2,8 @@
 app, behind Starlette, and behind FastAPI, each on uvicorn (httptools, uvloop), one worker, the same requests
 (bench_serve's) and load generator. The figure that decided docs/serve.md's choice.
 
-    python bench/serve_stacks.py [--requests 1000] [--seconds 4] [--clients 16]
+    python bench/run.py --only serve_stacks                  # its figures to bench/results/serve_stacks.json
+    python bench/serve_stacks.py [--scale 0.5] [--rounds 3]  # print them
     python bench/serve_stacks.py --child STACK PORT_FILE     # one server (used by the driver)
 """
 
@@ -84,6 +85,10 @@ def app_for(stack: str):
 def child(stack: str, port_file: str) -> None:
     import uvicorn
 
+    site = HERE / ".cache" / "site"  # Starlette and FastAPI: installed for the bench only (make bench-deps)
+    if str(site) not in sys.path:
+        sys.path.append(str(site))
+
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)
@@ -94,32 +99,87 @@ def child(stack: str, port_file: str) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
+LABELS = {"asgi": "plain ASGI (chosen)", "asgi-inline": "plain ASGI, all grading inline", "starlette": "Starlette",
+          "fastapi": "FastAPI"}  # fmt: skip
+
+
+def start(stack: str, work: Path) -> tuple[subprocess.Popen, str]:
+    import bench_serve
+
+    pf = work / f"{stack}.port"
+    pf.unlink(missing_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", stack, str(pf)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    while not pf.exists() or not pf.read_text():
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"{stack} server exited: {proc.stderr.read().decode()[-500:] if proc.stderr else ''}"
+            )
+        time.sleep(0.1)
+    url = f"http://127.0.0.1:{pf.read_text()}"
+    bench_serve._wait_ready(url, proc)
+    return proc, url
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, clients: tuple[int, ...] = (16, 64),
+        requests: int = 1000) -> dict:  # fmt: skip
+    """The result document (docs/performance.md, "Result format"): per stack and client count, `rounds` points
+    each, the stacks in an order rotated every round; every server runs for the whole measurement."""
+    import bench_serve
+    import harness as H
+
+    seconds = max(1.0, 4.0 * min(1.0, scale))
+    work = Path(tempfile.mkdtemp(prefix="stacks-"))
+    bodies = work / "bodies.jsonl"
+    bodies.write_bytes(b"\n".join(bench_serve.request_bodies(requests)) + b"\n")
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    samples: dict[str, list[dict]] = {}
+    try:
+        for stack in STACKS:
+            servers[stack] = start(stack, work)
+        for c in clients:
+            legs = {
+                stack: (
+                    lambda proc=proc, url=url, c=c: bench_serve.measure(proc, url, bodies, c, seconds, work)
+                )
+                for stack, (proc, url) in servers.items()
+            }
+            for stack, xs in H.interleave(legs, rounds).items():
+                samples[f"c{c}.{stack}"] = xs
+    finally:
+        for proc, _url in servers.values():
+            bench_serve.stop(proc)
+    fig = {}
+    for key, xs in samples.items():
+        c, stack = key.split(".", 1)
+        what = f"{LABELS[stack]}, {c[1:]} clients"
+        fig[f"{key}.rps"] = H.figure(f"{what}: requests per second", "req/s", [x["rps"] for x in xs], 0)
+        fig[f"{key}.p99_ms"] = H.figure(f"{what}: p99 latency", "ms", [x["p99_ms"] for x in xs], 1)
+        fig[f"{key}.per_cpu_s"] = H.figure(
+            f"{what}: requests per CPU second of the server", "req/CPU-s", [x["per_cpu_s"] for x in xs], 0
+        )
+    return {
+        "bench": "serve_stacks",
+        "title": "the same verify handler behind a plain ASGI app, Starlette and FastAPI, on uvicorn",
+        "figures": fig,
+        "checks": {},
+        "inputs": {"requests": requests, "seconds_per_point": seconds, "stacks": list(STACKS)},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", nargs=2)
-    ap.add_argument("--requests", type=int, default=1000)
-    ap.add_argument("--seconds", type=float, default=4)
-    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--scale", type=float, default=0.5)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     if args.child:
         child(*args.child)
         return
-    import bench_serve
-
-    work = Path(tempfile.mkdtemp(prefix="stacks-"))
-    bodies = work / "bodies.jsonl"
-    bodies.write_bytes(b"\n".join(bench_serve.request_bodies(args.requests)) + b"\n")
-    out = {}
-    for stack in STACKS:
-        pf = work / f"{stack}.port"
-        proc = subprocess.Popen([sys.executable, __file__, "--child", stack, str(pf)], stderr=subprocess.PIPE)
-        while not pf.exists() or not pf.read_text():
-            time.sleep(0.1)
-        url = f"http://127.0.0.1:{pf.read_text()}"
-        bench_serve._wait_ready(url, proc)
-        out[stack] = bench_serve.measure(proc, url, bodies, args.clients, args.seconds, work)
-        bench_serve.stop(proc)
-    print(json.dumps(out, indent=2))
+    print(json.dumps(run(args.scale, rounds=args.rounds), indent=1))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""The bench's machinery, without timing anything: its generated rows are what the grader expects, its report
-renders every figure next to a baseline (or "n/a"), and a missing NeMo Gym install says how to get it.
+"""The bench's machinery, without timing anything: its generated rows are what the grader expects, a command's
+process tree is measured whole, A/B legs rotate, NeMo Gym's per-mode code is its own verify()'s, result
+documents are checked, and a missing NeMo Gym install says how to get it.
 
-No thresholds here: performance claims come from `make bench`.
+No thresholds on time here: performance claims come from `make bench`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 
+import bench_grader  # noqa: E402
 import bench_rescore  # noqa: E402
+import harness  # noqa: E402
 import nemo_gym_ref  # noqa: E402
 import run as bench_run  # noqa: E402
 
@@ -24,9 +27,9 @@ def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
     from mcqa_prep.policy import GradingPolicy
     from mcqa_prep.rescore.run import rescore
 
-    requests, rollouts, dataset = bench_rescore.write_inputs(tmp_path, 60)
+    requests, rollouts, dataset = bench_rescore.write_inputs(tmp_path, 200)
     report = rescore(requests, tmp_path / "out.jsonl", GradingPolicy())
-    assert report.rows == 60 and report.invalid.count == 0
+    assert report.rows == 200 and report.invalid.count == 0
     assert set(report.by_mode) <= {
         "strict_single_letter_boxed",
         "lenient_boxed",
@@ -34,72 +37,137 @@ def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
         "output_regex",
     }
     joined = rescore(rollouts, tmp_path / "out2.jsonl", GradingPolicy(), rows_paths=[dataset])
-    assert joined.joined == 60 and joined.invalid.count == 0
+    assert joined.joined == 200 and joined.invalid.count == 0
     first = json.loads(requests.read_text(encoding="utf-8").splitlines()[0])
     assert first["response"]["output"][0]["content"][0]["type"] == "output_text"
+    inputs = bench_rescore.describe(requests, dataset, 200)
+    # the real data's shape: 4-10 options, some long prompts, some responses without an answer
+    assert min(map(int, inputs["options_per_row"])) >= 4 and max(map(int, inputs["options_per_row"])) == 10
+    assert len(inputs["options_per_row"]) > 3
+    assert 0 < inputs["long_prompt_share"] < 0.5 and 0 < inputs["no_answer_share"] < 0.5
 
 
-def test_markdown_puts_every_figure_next_to_a_baseline():
-    results = {
-        "_machine": {
-            "cpu": "X",
-            "cores": 2,
-            "python": "3.11",
-            "load": [3.0, 0, 0],
-            "load_after": [3.5, 0, 0],
-        },
-        "bench_grader": {
-            "multi:strict_single_letter_boxed": {
-                "rows_per_cpu_s": 300_000,
-                "grade_text_rows_per_cpu_s": 150_000,
-                "nemo_gym_rows_per_cpu_s": 150_000,
-                "nemo_gym_grade_rows_per_cpu_s": 100_000,
-                "nemo_gym_function": "_parse_answer_letter_strict_boxed",
-            },
-            "_nemo_gym": "0.7.0",
-        },
-        "bench_rescore": {
-            "ours_rows_per_cpu_s": 20_000,
-            "ours_rows_per_wall_s": 18_000,
-            "floor_rows_per_cpu_s": 40_000,
-            "nemo_gym_rows_per_cpu_s": 5_000,
-            "workers": "n/a",
-            "memory": [{"rows": 100_000, "requests_peak_rss_mb": 40, "rollouts_join_peak_rss_mb": 400}],
-        },
-        "bench_cluster": {
-            "ray": {
-                "ray_1": {
-                    "per_worker_rows_per_s": 9000,
-                    "fixed_s": 0.05,
-                    "ray_start_s": 4.2,
-                    "first_job_s": 0.4,
-                    "command_s": 6.0,
-                },
-                "workers_1": {"per_worker_rows_per_s": 10000, "fixed_s": 0.4, "command_s": 2.0},
-                "ray_2": {"error": "cannot start or reach Ray: boom"},
-            },
-            "load_prepared": {
-                "rows": 50_000,
-                "datasets": {"cold_s": 4.0, "warm_s": 0.02},
-                "load_prepared": {"cold_s": 2.0, "warm_s": 0.01, "warm2_s": 0.008},
-            },
-        },  # fmt: skip
-    }
-    md = bench_run.markdown(results)
-    assert (
-        "| rescore --engine ray, 1 worker(s): per worker, beyond the fixed cost | 9,000 | 10,000 | 0.90x |"
-        in md
+def test_grader_rows_have_misses_and_4_to_10_options():
+    rows = list(bench_grader.rows_for("lenient_answer_colon", 400, lang="multi"))
+    counts = {len(o) for _t, o, _g in rows}
+    assert min(counts) == 4 and max(counts) == 10
+    assert all(g in "ABCDEFGHIJ"[: len(o)] for _t, o, g in rows)
+    misses = sum("Answer:" not in t.rsplit("\n", 1)[-1] for t, _o, _g in rows)
+    assert 0 < misses < 100
+
+
+def test_measure_sums_the_process_tree(tmp_path):
+    """A parent that holds ~60 MB and a child that holds ~120 MB at the same time: the tree's peak holds both,
+    where the parent's own peak would show ~60 MB."""
+    code = (
+        "import subprocess, sys, time\n"
+        "a = bytearray(60 * 2**20); a[::4096] = b'x' * len(a[::4096])\n"
+        "child = 'b = bytearray(120 * 2**20); b[::4096] = b\"y\" * len(b[::4096]); import time; time.sleep(0.6)'\n"
+        "subprocess.run([sys.executable, '-c', child], check=True)\n"
     )
-    assert "| rescore --engine ray, 2 worker(s) | error |" in md
-    assert "| load_prepared warm (50,000 rows; s) | 0.0080 | 0.0200 | 0.40x |" in md
-    assert "| load_prepared cold (50,000 rows; s) | 2.00 | 4.00 | 0.50x |" in md
-    assert "| extract strict_single_letter_boxed (multilingual) | 300,000 | 150,000 | 2.00x |" in md
-    assert "| rescore end to end, 1 process | 20,000 | 5,000 | 4.00x |" in md
-    assert "| rescore --workers 2 (wall) | n/a |" in md
-    assert "busy" in md  # load 3.5 on 2 cores: the table says its figures are noisy
-    for row in md.splitlines():
-        if row.startswith("| ") and not row.startswith("| stage"):
-            assert row.count("|") == 6, row
+    run = harness.measure([sys.executable, "-c", code])
+    assert run.returncode == 0 and run.processes == 2
+    assert run.peak_rss_mb >= 180, run
+    assert run.hwm_sum_mb >= run.peak_rss_mb
+    assert run.cpu_s > 0  # the child's CPU is counted too: it was waited for
+    with pytest.raises(harness.CommandFailed, match="exited 3"):
+        harness.measure([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert harness.measure([sys.executable, "-c", "import sys; sys.exit(3)"], check=False).returncode == 3
+
+
+def test_interleave_rotates_the_order_every_round():
+    calls: list[str] = []
+    legs = {name: (lambda name=name: calls.append(name) or len(calls)) for name in "ABC"}
+    out = harness.interleave(legs, rounds=3)
+    assert calls == list("ABCBCACAB")
+    assert out["A"] == [1, 6, 8]  # each leg's results in round order
+
+
+def test_figures_and_paired_ratios():
+    f = harness.ratio_figure("a/b", [2.0, 3.0, 9.0], [1.0, 2.0, 3.0])
+    assert f["samples"] == [2.0, 1.5, 3.0] and (f["min"], f["median"], f["max"]) == (1.5, 2.0, 3.0)
+    r = harness.rate_figure("rows", 100, [0.5, 0.25])
+    assert r["unit"] == "rows/s" and r["samples"] == [200.0, 400.0]
+
+
+def test_result_documents_are_checked():
+    good = {"bench": "x", "figures": {"a": harness.figure("a", "s", [1.0, 2.0, 3.0])}}
+    assert bench_run.check_document(good) == []
+    bad = {
+        "bench": "x",
+        "figures": {"a": {"what": "a", "unit": "s", "samples": [1.0], "min": 2, "max": 1, "median": 1}},
+    }
+    assert bench_run.check_document(bad) == ["figure a: samples and min/median/max disagree"]
+    assert "no 'figures' object" in bench_run.check_document({"bench": "x"})
+    # every bench module exposes run(scale, rounds=, full=)
+    assert set(bench_run.modules()) >= {
+        "grader",
+        "rescore",
+        "prepare",
+        "validate",
+        "report",
+        "convert",
+        "serve",
+        "cluster",
+        "passrates",
+    }
+    for name in bench_run.modules() + list(bench_run.ON_REQUEST):
+        assert bench_run.in_result_format(BENCH / f"{bench_run.stem(name)}.py"), name
+
+
+def test_a_module_in_the_earlier_shape_is_told_apart(tmp_path):
+    """The runner skips (and names) a module whose run() is still run(rows): the module list grows as branches
+    land, and one module not yet adapted must not stop the others."""
+    old = tmp_path / "bench_old.py"
+    old.write_text("def run(rows: int = 1000, *, repeat: int = 3) -> dict:\n    return {}\n")
+    new = tmp_path / "bench_new.py"
+    new.write_text("def run(scale=1.0, *, rounds=3, full=False, baseline_rev=None):\n    return {}\n")
+    assert not bench_run.in_result_format(old)
+    assert bench_run.in_result_format(new)
+    assert not bench_run.in_result_format(tmp_path / "missing.py")
+
+
+def test_a_v1_table_written_by_the_passrates_bench_reads_back(tmp_path):
+    """bench_passrates compares reading a v2 table with the same entries as v1: the v1 copy must be a valid v1
+    table with the same entries (else the comparison would time a refusal)."""
+    import bench_passrates
+    import orjson
+
+    from mcqa_prep.passrates.measure import measure
+    from mcqa_prep.passrates.table import read_table
+
+    src = tmp_path / "rescored.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in bench_passrates._rows(30)))
+    measure([src], tmp_path / "t.jsonl")
+    v1 = bench_passrates.as_v1(tmp_path / "t.jsonl", tmp_path / "v1.jsonl")
+    a, b = read_table(tmp_path / "t.jsonl"), read_table(v1)
+    assert b.header["table_schema"] == "passrates.v1"
+    assert {k: {m: (e.samples, e.passes) for m, e in per.items()} for k, per in a.entries.items()} == {
+        k: {m: (e.samples, e.passes) for m, e in per.items()} for k, per in b.entries.items()
+    }
+
+
+def _nemo_gym():
+    try:
+        return nemo_gym_ref.load()
+    except nemo_gym_ref.NeMoGymMissing:
+        pytest.skip("NeMo Gym is not installed (make bench-deps)")
+
+
+@pytest.mark.parametrize("name", bench_grader.MODES)
+def test_nemo_gym_branch_is_its_verify_code_for_the_mode(name):
+    """The per-mode code compiled from NeMo Gym's verify() decides as its whole verify() does on the bench rows."""
+    ng = _nemo_gym()
+    tm, _ours = bench_grader._ours(name)
+    mode = bench_grader._gen_mode(name)
+    branch = ng.branch("custom_regex" if name == "custom_regex" else mode)
+    body = ng.body(tm)
+    verify_mode = "strict_single_letter_boxed" if name == "custom_regex" else mode
+    for text, options, gold in bench_grader.rows_for(mode, 150, lang="multi"):
+        got = branch(text, ng.allowed(options), options, body)
+        assert got == ng.grade(text, options, gold, verify_mode, tm)["extracted_answer"] or (
+            name == "custom_regex" and got is None  # verify() then falls back to the mode
+        )
 
 
 def test_missing_nemo_gym_names_the_make_target(tmp_path, monkeypatch):

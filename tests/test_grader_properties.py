@@ -33,6 +33,12 @@ _PIECES = [
     "answer",
     "Answer",
     "ANSWER",
+    "aNsWeR",  # mixed case, and the word in parts: answer_colon finds candidates from their `w`/`W`
+    "ans",
+    "ANS",
+    "wer",
+    "Wer",
+    "WER:",
     "answer:",
     "Answer: ",
     "**Answer:** ",

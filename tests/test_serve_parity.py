@@ -97,8 +97,8 @@ def test_small_soak_no_server_error_no_lost_request(tmp_path):
 
 
 def test_bench_serve_machinery_without_timing():
-    """The bench's requests are graded without a refusal or an invalid row, and its table renders a missing
-    baseline as n/a (no figure is checked here: performance claims come from `make bench`)."""
+    """The bench's requests are graded without a refusal or an invalid row, and its figures leave out a ratio
+    without a baseline (no figure is checked here: performance claims come from `make bench`)."""
     from mcqa_prep.policy import GradingPolicy
     from mcqa_prep.serve.contract import ServedContract
     from mcqa_prep.serve.verifier import Verifier
@@ -110,6 +110,7 @@ def test_bench_serve_machinery_without_timing():
     )
     assert v.counters.totals()["unstamped"] == 0  # stamped with the served contract
     one = {"rps": 1.0, "p50_ms": 1.0, "p99_ms": 2.0, "per_cpu_s": 10.0}
-    rows = bench_serve.serve_rows({"clients": {"16": {"mcqa_prep": one}}})
-    assert rows[0][2] == "n/a" and rows[0][3] == "n/a"
+    figs = bench_serve.serve_figures({"16.mcqa_prep": [one, one, one]}, {"mcqa_prep": 0.5}, (16,))
+    assert figs["c16.mcqa_prep.per_cpu_s"]["samples"] == [10.0, 10.0, 10.0]
+    assert "c16.per_cpu_x" not in figs  # no baseline measured: no ratio
     assert bench_serve.disagreements([{"http": 200, "reward": 1.0}], [{"http": 200, "reward": 0.0}]) == [0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -21,19 +22,28 @@ from .boxed import extract_strict, strip_text_wrappers
 from .custom_regex import LOCALISED_SPACED
 from .letters import LOCALISED as LOCALISED_SPACED_KEYS
 from .letters import letter_for_text
+from .nfkc import nfkc
 
 RULE_COLON = "answer_colon"
 RULE_MD = "answer_colon_md"
 RULE_PREFIX = "answer_prefix"
 
 # lenient_answer_colon: the FIRST `answer : payload` (whitespace incl. newlines around the colon).
-_COLON = re.compile(r"answer\s*:\s*(.+)", re.IGNORECASE)
+_COLON_TAIL = r"\s*:\s*(.+)"
+_COLON = re.compile("answer" + _COLON_TAIL, re.IGNORECASE)
 # lenient_answer_colon_md, anchored at the `answer` word; the optional leading `*`/`_` run (up to two) of
 # the reference pattern is added back to the match start in `_md_payloads`.
-_MD = re.compile(r"answer[*_]{0,2}\s*:[*_\s]{0,2}(.+)", re.IGNORECASE)
+_MD_TAIL = r"[*_]{0,2}\s*:[*_\s]{0,2}(.+)"
+_MD = re.compile("answer" + _MD_TAIL, re.IGNORECASE)
 # The whole-text form of the md pattern; kept as the reference the fast path is tested against.
 MD_REFERENCE = re.compile(r"[*_]{0,2}Answer[*_]{0,2}\s*:[*_\s]{0,2}(.+)", re.IGNORECASE | re.MULTILINE)
 COLON_REFERENCE = _COLON
+# The same patterns from their `w` on, one per case of the `w`: a literal first character lets re scan for it
+# with its fast literal search (`_iter_answer_matches`).
+_FROM_W = {
+    pattern: (re.compile("w[Ee][Rr]" + tail), re.compile("W[Ee][Rr]" + tail))
+    for pattern, tail in ((_COLON, _COLON_TAIL), (_MD, _MD_TAIL))
+}
 
 _CHOICE_LETTER = re.compile(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])")
 _LIST_SEPARATOR = re.compile(r"(?:\s*[/|&,;]\s*|\s+(?:or|and)\s+|\s+)", re.IGNORECASE)
@@ -48,24 +58,52 @@ def normalize_payload(s: str) -> str:
 
 
 def _iter_answer_matches(text: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    """Non-overlapping matches of `pattern` (which starts with the literal `answer`, IGNORECASE) in order.
+    """Non-overlapping matches of `pattern` (`_COLON` or `_MD`: the literal `answer`, IGNORECASE, then a tail
+    without letters) in order, as `pattern.finditer(text)` gives them.
 
-    Every match starts with `answer` case-insensitively, and the only non-ASCII character re folds onto
-    one of its letters is U+017F (long s). So when lower() keeps the length and no U+017F is present, the
-    occurrences of "answer" in text.lower() are exactly the candidate starts.
+    The only non-ASCII character re's IGNORECASE folds onto a letter of "answer" is U+017F (long s; the
+    property tests check every code point), so without one a match is ASCII `answer` in any case: its `w` or
+    `W` starts a match of the same tail behind `w[Ee][Rr]` or `W[Ee][Rr]`, three characters after the start.
+    Those two patterns have a literal first character, which re scans for with its fast literal search (one
+    pass over a multilingual text costs a third of lower-casing it, and a quarter of an IGNORECASE search);
+    each candidate is confirmed by `pattern` itself, so a candidate that is not a match costs a check, never a
+    wrong answer.
     """
-    low = text.lower()
-    if len(low) != len(text) or "\u017f" in text:
+    if "\u017f" in text:
         yield from pattern.finditer(text)
         return
-    pos = low.find("answer")
-    while pos >= 0:
-        m = pattern.match(text, pos)
-        if m is not None:
-            yield m
-            pos = low.find("answer", m.end())
-        else:
-            pos = low.find("answer", pos + 1)
+    pats = _FROM_W[pattern]
+    # per `w` pattern: its next match of `pattern` starting at or after `pos`; None once it has no more
+    nxt: list[re.Match[str] | None] = [_next_match(text, w, pattern, 0) for w in pats]
+    pos = 0
+    while True:
+        for i, m in enumerate(nxt):
+            if m is not None and m.start() < pos:
+                nxt[i] = _next_match(text, pats[i], pattern, pos)
+        found = [m for m in nxt if m is not None]
+        if not found:
+            return
+        m = min(found, key=_start) if len(found) > 1 else found[0]
+        yield m
+        pos = m.end()
+
+
+_start = operator.methodcaller("start")
+
+
+def _next_match(text: str, w: re.Pattern[str], pattern: re.Pattern[str], pos: int) -> re.Match[str] | None:
+    """The first match of `pattern` at or after pos whose `w` the pattern `w` finds, else None."""
+    at = pos + 3
+    while True:
+        found = w.search(text, at)
+        if found is None:
+            return None
+        q = found.start() - 3
+        if text[q : q + 3].lower() == "ans":
+            m = pattern.match(text, q)
+            if m is not None:
+                return m
+        at = found.start() + 1
 
 
 def extract_answer_colon(text: str, letters: Mapping[str, Any], template_metadata: Any = None) -> Extraction:
@@ -135,6 +173,23 @@ FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
 def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """Non-overlapping matches of `pat` (the prefix, IGNORECASE, then `\\s*`) in order, as pat.finditer(nt)."""
+    anchor = _prefix_anchor(nprefix)
+    if anchor is not None:
+        # An ASCII character that is no letter matches only itself under IGNORECASE, and every match holds
+        # it `k` characters after its start: str.find walks its occurrences, each confirmed by `pat`.
+        k, ch = anchor
+        find, match = nt.find, pat.match
+        at = find(ch, k)
+        while at >= 0:
+            m = match(nt, at - k)
+            if m is None:
+                at = find(ch, at + 1)
+                continue
+            yield m
+            end = m.end()
+            at = find(ch, max(end + k, at + 1))
+        return
     # An ASCII prefix: where lower() keeps the length and no character folds onto an ASCII letter, IGNORECASE
     # equals lower() equality, so str.find on the lower-cased text gives the candidates.
     low = nt.lower() if nprefix.isascii() else ""
@@ -150,6 +205,20 @@ def _iter_prefix_matches(nt: str, nprefix: str, pat: re.Pattern[str]) -> Iterato
             continue
         yield m
         pos = low.find(lp, m.end() if m.end() > pos else pos + 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefix_anchor(nprefix: str) -> tuple[int, str] | None:
+    """(offset, character) of the prefix's rarest-looking ASCII non-letter (punctuation first, then a digit,
+    then a space or other whitespace), or None when it has none."""
+    best: tuple[int, int, str] | None = None
+    for k, ch in enumerate(nprefix):
+        if not ch.isascii() or ch.isalpha():
+            continue
+        rank = 2 if ch.isspace() else 1 if ch.isdigit() else 0
+        if best is None or rank < best[0]:
+            best = (rank, k, ch)
+    return None if best is None else (best[1], best[2])
 
 
 def _is_ambiguous(candidate: str, letters: Mapping[str, Any]) -> bool:
@@ -299,10 +368,16 @@ def md_text(text: str, prefix: str | None, *, lazy: bool = True) -> tuple[str, b
     normalised, the others kept as they are: the same matches and payloads as on NFKC(text), at other
     offsets (no spans then, as for any text NFKC changes). With an answer_prefix the whole text is
     normalised (the same scheme for a prefix measured no faster: its characters, the space and the colon
-    among them, have sources common in CJK and Turkish text)."""
-    if not lazy or prefix or text.isascii() or unicodedata.is_normalized("NFKC", text):
+    among them, have sources common in CJK and Turkish text), word by word where a word can change
+    (`nfkc.nfkc`: exactly NFKC(text)). `lazy=False`: the plain whole-text NFKC (the tests' reference)."""
+    if not lazy:
         nt = unicodedata.normalize("NFKC", text)
-        return nt, nt is text or nt == text
+        return nt, nt == text
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text, True
+    if prefix:
+        nt = nfkc(text)
+        return nt, nt == text
     bmp, astral_blocks, astral = _answer_letter_sources()
     lines = text.split("\n")
     low = text.lower()

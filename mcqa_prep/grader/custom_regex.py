@@ -142,11 +142,14 @@ class CompiledPattern:
             return rx, text
         if self.backref:
             return self.re, text
-        subject = text
-        if "\u0130" in text or "\u0131" in text:
-            if not self.dotted_i_as_i:
-                return self.re, text
-            subject = text.replace("\u0130", "I").replace("\u0131", "i")  # str.translate: 20x slower
+        if self.dotted_i_as_i:
+            # str.replace returns the string itself when the character is absent: each call is one pass that
+            # looks for it and maps it where present (str.translate: 20x slower)
+            subject = text.replace("\u0131", "i").replace("\u0130", "I")
+        elif "\u0130" in text or "\u0131" in text:
+            return self.re, text
+        else:
+            subject = text
         if self.space and _has_separator_controls(text):
             return self.re, text
         if self.word and _RX_WORD.sub("", text) != _RE_WORD.sub("", text):
