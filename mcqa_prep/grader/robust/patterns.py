@@ -321,6 +321,9 @@ NEGATED_BEFORE_RE = re.compile(
 DISMISSED_AFTER_RE = re.compile(
     r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
 )
+# A negating copula that comes last ("… değildir"), found in the few words after a letter (payload.py
+# checks that only the letter's own option text stands between).
+NEGATED_AFTER_RE = re.compile(r"(?<![^\W\d_])" + _alt(P.NEGATIONS_AFTER))
 # A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
 LIST_DISMISSED_AFTER_RE = re.compile(
     DISMISSED_AFTER_RE.pattern
@@ -427,6 +430,7 @@ LIST_SEP_RE = re.compile(
 REFUSAL_RE = re.compile(
     r"\b(?:" + "|".join(P.REFUSALS_LATIN) + r")\b|" + "|".join(P.REFUSALS_OTHER), re.IGNORECASE
 )
+NONE_CORRECT_RE = re.compile("|".join(P.NONE_CORRECT))
 ALL_OF_ABOVE_RE = re.compile(r"\b" + P.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
 ONLY_MARKUP_RE = re.compile(
     r"[\s*_:：#$`]*(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*"
@@ -451,6 +455,8 @@ LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
 LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
 # A label inside a line ("A:", "；B：", " C)"): two different ones make the line a listing of options.
 INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：]))([A-Z])[ \t]*[:：)]")
+# ... and on the answer's own line, where a label may follow an ideograph directly ("…是指A:被告无罪;B:…").
+INLINE_LABEL_CJK_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：\u3400-\u9fff]))([A-Z])[ \t]*[:：)]")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the

@@ -26,6 +26,7 @@ from .patterns import (
     LABEL_DELIMITER_RE,
     LIST_DISMISSED_AFTER_RE,
     LIST_SEP_RE,
+    NEGATED_AFTER_RE,
     NEGATED_BEFORE_RE,
     NEGATED_PAYLOAD_RE,
     NEXT_UPPER_TOKEN_RE,
@@ -225,7 +226,7 @@ def _text_answer(
 def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool) -> Reading:
     """The payload's first token is a letter: dismissed, conditional, a list, a label whose text is
     another option's, out of range, or the answer."""
-    if DISMISSED_AFTER_RE.match(s, j + 1):
+    if DISMISSED_AFTER_RE.match(s, j + 1) or _negated_after(s, j, letter, opts):
         return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
     if CONDITIONAL_AFTER_RE.match(s, j + 1):
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
@@ -248,6 +249,17 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
                     SEVERAL, None, (a + j, a + len(s)), f"label {letter} with the text of option {other}"
                 )
     return letter_reading(letter, opts.letters, a + j, "leading letter")
+
+
+def _negated_after(s: str, j: int, letter: str, opts: Options) -> bool:
+    """A negating copula that comes last follows the letter at s[j], with nothing between but markup and
+    maybe the option's own text ("A) I, III, II değildir", "ب نیست"): the letter is denied."""
+    own = dict(opts.norms).get(letter, "")
+    m = NEGATED_AFTER_RE.search(s, j + 1, min(len(s), j + 1 + len(own) + 16))
+    if m is None:
+        return False
+    between = norm(s[j + 1 : m.start()]).strip(STRIP_CHARS + "*_-–—:： ")
+    return not between or between == own
 
 
 def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:
