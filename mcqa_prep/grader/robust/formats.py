@@ -13,7 +13,7 @@ from .candidates import Text
 from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
-from .payload import read_letter_list, read_payload
+from .payload import number_label, read_letter_list, read_payload
 from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
 from .tokens import dangling, letter_use
@@ -103,6 +103,9 @@ def _bare(x: Text, stripped: str) -> Evidence:
         j = t.find(only)
         return Evidence(j, FORMAT, RULE_BARE, letter_reading(only.upper(), x.opts.letters, j, "bare letter"))
     r = _lower_label(x, a, len(t))
+    if r is None and x.opts.labels.numbers:  # ("(3)", "2) Hard to say", " 1": a number label alone)
+        k = a + 1 if t[a : a + 1] in "([" else a
+        r = number_label(t, a, 0, x.opts, words=False) if t[k : k + 1].isdigit() else None
     if r is None:
         r = read_payload(t, a, len(t), x.opts, anchored=False, restatement=True)
         if r.kind == LETTER and listing_in(t):

@@ -399,12 +399,19 @@ MARKUP_CMD_RE = re.compile(
 )
 MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
 MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
-# A number naming an option (when the question numbers them), alone in the payload but for brackets, a
-# counter word and a closing mark: "1", "(2).", "3번", "**4**"; or a list of them ("1, 3" is several).
+# A number naming an option (when the question numbers them) at the start of a payload: alone but for
+# brackets, a counter word and a closing mark ("1", "(2).", "3번", "**4**"), or a label that the payload goes
+# on after — a closing bracket or quote ("2) Paris", "(1): …", `"1" y …`), a stop, comma or colon and a space
+# ("la número 2. La …"), a line break, or a space and a bracket, quote or dash ("1 (Paris)") — but not a
+# number followed by a word ("2 m/s", "2 veces": a quantity); or a list of them ("1, 3" is several).
 NUMBER_LABEL_RE = re.compile(
-    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)[)\]]?[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
-    + r"?" + _alt(P.CLOSING_COPULAS_AFTER) + r"?[\s.。!*_)\]]*$"
+    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)(?P<close>[)\]\"'”»]?)[ \t]*"
+    + _alt(P.NUMBER_LABEL_COUNTERS) + r"?" + _alt(P.CLOSING_COPULAS_AFTER)
+    + r"?(?:[\s.。!*_)\]]*$|(?<=[)\]\"'”»])|[.,;:。،][ \t]|[ \t]*\n|[ \t]+[(\[\"'“«\-–—])"
 )  # fmt: skip
+# ... or a number followed by a word ("la opción 2 y las demás no"): a label when the options are not
+# quantities (else "2 m/s" is a value).
+NUMBER_WORD_RE = re.compile(r"[(\[]?(?P<n>\d{1,2})[ \t]+(?=[^\W\d_])")
 # A one-digit number right before a counter word ("3번"), not inside a longer number.
 # (a list of them too: "3, 4, 5번")
 NUMBER_COUNTER_RE = re.compile(

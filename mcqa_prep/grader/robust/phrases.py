@@ -266,6 +266,7 @@ ALSO_VALID = (
     r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
     r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
     r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
+    r"también\b",
 )  # fmt: skip
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
@@ -378,7 +379,8 @@ PAYLOAD_FILLER_WORDS = (
     "here", "la", "le", "el", "die", "der", "das", "ist", "est", "es", "opción", "opcion", "opção",
     "opcao", "alternativa", "letra", "lettre", "buchstabe", "pilihan", "opsi", "вариант", "варианте",
     "then", "obviously", "undoubtedly", "actually", "donc", "alors", "entonces", "pues", "quindi",
-    "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак",
+    "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак", "number",
+    "número",
 )  # fmt: skip
 PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
 # Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
