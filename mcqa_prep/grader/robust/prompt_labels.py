@@ -18,7 +18,6 @@ row is graded as it would be without a prompt. Pure; cached per (prompt, option 
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
@@ -39,10 +38,18 @@ def prompt_option_labels(prompt: str, texts: Sequence[str]) -> str | None:
     """The label scheme the prompt shows for options with these texts (in option order), or None."""
     if not prompt or len(texts) < 2 or any(not isinstance(t, str) or not t.strip() for t in texts):
         return None
-    return _scheme(prompt, tuple(t.strip() for t in texts))
+    key = (prompt, tuple(t.strip() for t in texts))
+    if key in _CACHE:
+        return _CACHE[key]
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+    _CACHE[key] = found = _scheme(*key)
+    return found
 
 
-@functools.lru_cache(maxsize=256)
+_CACHE: dict[tuple[str, tuple[str, ...]], str | None] = {}  # (rollouts of one row share a prompt)
+
+
 def _scheme(prompt: str, texts: tuple[str, ...]) -> str | None:
     found: list[tuple[str, str, str]] = []  # (open, token, close) per option
     pos = 0
