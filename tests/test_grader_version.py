@@ -1,5 +1,6 @@
 """The grader version names a grading behaviour. Every golden grading case and every robust case this
-repository holds (data/golden, tests/robust_corpus) is graded and the outcomes hashed; the hash is recorded with the
+repository holds (data/golden, tests/robust_corpus; the prompt-label cases through grade_request) is graded
+and the outcomes hashed; the hash is recorded with the
 version in data/golden/grader_fingerprint.json. A change of grading behaviour without a new GRADER_VERSION
 fails here: a contract id would otherwise name two behaviours, and a preparation or pass-rate table made
 under the old one would be taken as up to date.
@@ -14,6 +15,7 @@ import json
 from pathlib import Path
 
 from mcqa_prep.grader import GRADER_VERSION, grade_text
+from mcqa_prep.grader.request import grade_request
 
 REPO = Path(__file__).resolve().parents[1]
 FINGERPRINT = REPO / "data" / "golden" / "grader_fingerprint.json"
@@ -40,6 +42,13 @@ def _outcomes():
             opts = [{k: v} for k, v in c["options"].items()]
             r = grade_text(c["text"], opts, c["want"] or "A", "robust", c.get("template_metadata"))
             yield f"{path.name}:{c['id']}", "robust", r.extracted_answer, r.status, r.rule
+    # option labels read from the rendered prompt (grade_request only; tests/test_robust_prompt_labels.py)
+    from test_robust_prompt_labels import CASES, ROBUST, _request
+
+    for c in CASES:
+        if "response" in c:
+            r, _ = grade_request(_request(c, c["response"]), ROBUST)
+            yield f"prompt_labels:{c['id']}", "robust", r.extracted_answer, r.status, r.rule
 
 
 def fingerprint() -> str:

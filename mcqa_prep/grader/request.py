@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
 from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
-from .letters import normalize_gold
+from .letters import allowed_letters, normalize_gold
 from .selection import (
     BOUNDARY_NOT_APPLIED,
     CLOSE_MARKER,
@@ -154,17 +154,72 @@ def grade_request(
             return _verdict(request, policy, sel.status, RULE_SELECTION), prov
         text = sel.text
 
+    tm = request.get("template_metadata")
+    if (
+        effective_mode(request.get("grading_mode"), policy.grading_mode_override, policy.grading_mode_default)
+        == ROBUST
+    ):
+        tm = with_prompt_labels(request, tm)
     result = grade_text(
         text,
         request.get("options"),
         request.get("expected_answer"),
         request.get("grading_mode"),
-        request.get("template_metadata"),
+        tm,
         override=policy.grading_mode_override,
         default_mode=policy.grading_mode_default,
         regex_timeout=regex_timeout,
     )
     return result, prov
+
+
+ROBUST = "robust"
+
+
+def with_prompt_labels(request: Mapping[str, Any], tm: Any) -> Any:
+    """The row's template_metadata, with `option_labels` read from the rendered prompt when the row does not
+    say how its options are labelled and the prompt shows one scheme other than A, B, C (robust/
+    prompt_labels.py: "1." ... "4." -> "numbers"); else `tm` unchanged. `grade_text` callers have no prompt
+    and keep today's behaviour."""
+    if tm is not None and not (type(tm) is dict or isinstance(tm, Mapping)):
+        return tm
+    if tm and tm.get("option_labels"):
+        return tm
+    prompt = prompt_text(request)
+    if not prompt:
+        return tm
+    texts = list(allowed_letters(request.get("options")).values())
+    from .robust.prompt_labels import prompt_option_labels  # (robust rows only: no import cost elsewhere)
+
+    labels = prompt_option_labels(prompt, texts)  # type: ignore[arg-type]  # (None texts: no scheme)
+    if labels is None:
+        return tm
+    return {**(tm or {}), "option_labels": labels}
+
+
+def prompt_text(request: Mapping[str, Any]) -> str:
+    """The text the user was shown: every `user` item of responses_create_params.input (a string input is
+    one), joined by newlines; "" when there is none."""
+    params = request.get("responses_create_params")
+    if not (type(params) is dict or isinstance(params, Mapping)):
+        return ""
+    items = params.get("input")
+    if isinstance(items, str):
+        return items
+    if type(items) is not list:
+        return ""
+    out = []
+    for item in items:
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            elif isinstance(content, list):
+                parts = [
+                    p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                ]
+                out.append("".join(parts))
+    return "\n".join(out)
 
 
 def _parity_provenance(

@@ -104,6 +104,8 @@ def _remark(x: Text, s0: int, e: int) -> set[str] | None:
     low = raw.lower()
     if len(raw) > 200 or X.REVISION_RE.search(raw) or X.HEDGE_WORDS_RE.search(low):
         return None
+    if dangling(raw):  # ("... As anatomy of A.\n\nThe": the response was cut off, not closed by a remark)
+        return None
     if X.CLOSING_REMARK_CONTRAST_RE.search(low):
         return None
     s = blank_markup(raw)

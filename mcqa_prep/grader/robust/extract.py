@@ -175,6 +175,11 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
             ):
                 evidence.append(ll)
                 chosen, reading = ll, ll.reading
+        none = _none_correct_after(x, chosen.end) if reading.kind == LETTER else None  # type: ignore[union-attr]
+        if none is not None:  # ("Answer: A ... none of the given options is correct"): taken back
+            why = "none of the options is said to be correct after the answer"
+            out = explain(evidence, chosen) + [Candidate("robust.refusal", none, None, why)]
+            return Extraction(None, STATUS_REFUSAL, "robust.refusal", none, tuple(out), message=why)
         return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
     out = explain(evidence, None)
     for ev in format_candidates(x, parts):
@@ -193,6 +198,15 @@ def _foreign_answer(x: Text, e: Evidence) -> Evidence:
         why = "answers the question listed inline above it, not the one asked"
         return e._replace(reading=Reading(NONE, None, e.reading.span, why))
     return e
+
+
+def _none_correct_after(x: Text, end: int) -> tuple[int, int] | None:
+    """The span of a verdict that none of the options is correct after `end`, unless an option's text is
+    itself such a verdict ("None of the above" as an option: saying so may choose it)."""
+    m = X.NONE_CORRECT_RE.search(x.low, end)
+    if m is None or any(X.REFUSAL_RE.search(ot) for _, ot in x.opts.norms):
+        return None
+    return m.span()
 
 
 def said_before(t: str, lo: int, rule: str, pos: int, end: int) -> bool:

@@ -13,7 +13,7 @@ from .candidates import Text
 from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
-from .payload import read_letter_list, read_payload
+from .payload import number_label, read_letter_list, read_payload
 from .scope import labelled_answers
 from .text import at_line_start, line_end, norm
 from .tokens import dangling, letter_use
@@ -54,7 +54,9 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
     if m is not None and not x.opts.is_option_phrase(m.group()):
         yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
-    yield closing_line(x)
+    e = len(t.rstrip())
+    if not _article_after_colon(t, t.rfind("\n", 0, e) + 1, e):
+        yield closing_line(x)
     if not listing.is_listing():
         yield _leading_letter(x)
         yield _closing_option_text(x, listing)
@@ -101,6 +103,9 @@ def _bare(x: Text, stripped: str) -> Evidence:
         j = t.find(only)
         return Evidence(j, FORMAT, RULE_BARE, letter_reading(only.upper(), x.opts.letters, j, "bare letter"))
     r = _lower_label(x, a, len(t))
+    if r is None and x.opts.labels.numbers:  # ("(3)", "2) Hard to say", " 1": a number label alone)
+        k = a + 1 if t[a : a + 1] in "([" else a
+        r = number_label(t, a, 0, x.opts, words=False) if t[k : k + 1].isdigit() else None
     if r is None:
         r = read_payload(t, a, len(t), x.opts, anchored=False, restatement=True)
         if r.kind == LETTER and listing_in(t):
@@ -196,6 +201,10 @@ def last_line(x: Text) -> Evidence:
             return Evidence(
                 s0, FORMAT, rule, none_reading(r.span, "one more item of a walk through the options")
             )
+    if label_only and _article_after_colon(t, s0, e):
+        return Evidence(
+            s0, FORMAT, rule, none_reading(r.span, "the article opening an announced step, cut off")
+        )
     if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
         t, max(0, s0 - 300), s0
     ):
@@ -217,6 +226,16 @@ def last_line(x: Text) -> Evidence:
     ):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
     return Evidence(s0, FORMAT, rule, r, label_only=label_only)
+
+
+def _article_after_colon(t: str, s0: int, e: int) -> bool:
+    """The last line is a bare "A" (no bracket, bold or stop) right below a line that ends with a colon
+    ("Now we solve for Ajay's present age:\n\nA"): the article opening what the colon announced, cut off
+    (an answer anchor before the colon would have read it as the answer)."""
+    if t[s0:e].strip() != "A":
+        return False
+    e2 = len(t[:s0].rstrip())
+    return e2 > 0 and t[e2 - 1] in ":："
 
 
 def _walk_above(x: Text, s0: int, letter: str | None) -> bool:

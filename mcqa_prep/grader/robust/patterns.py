@@ -321,6 +321,9 @@ NEGATED_BEFORE_RE = re.compile(
 DISMISSED_AFTER_RE = re.compile(
     r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
 )
+# A negating copula that comes last ("… değildir"), found in the few words after a letter (payload.py
+# checks that only the letter's own option text stands between).
+NEGATED_AFTER_RE = re.compile(r"(?<![^\W\d_])" + _alt(P.NEGATIONS_AFTER))
 # A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
 LIST_DISMISSED_AFTER_RE = re.compile(
     DISMISSED_AFTER_RE.pattern
@@ -396,12 +399,19 @@ MARKUP_CMD_RE = re.compile(
 )
 MARKUP_CHAR_TABLE = str.maketrans(dict.fromkeys("$*_{}`", " "))
 MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
-# A number naming an option (when the question numbers them), alone in the payload but for brackets, a
-# counter word and a closing mark: "1", "(2).", "3번", "**4**"; or a list of them ("1, 3" is several).
+# A number naming an option (when the question numbers them) at the start of a payload: alone but for
+# brackets, a counter word and a closing mark ("1", "(2).", "3번", "**4**"), or a label that the payload goes
+# on after — a closing bracket or quote ("2) Paris", "(1): …", `"1" y …`), a stop, comma or colon and a space
+# ("la número 2. La …"), a line break, or a space and a bracket, quote or dash ("1 (Paris)") — but not a
+# number followed by a word ("2 m/s", "2 veces": a quantity); or a list of them ("1, 3" is several).
 NUMBER_LABEL_RE = re.compile(
-    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)[)\]]?[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
-    + r"?" + _alt(P.CLOSING_COPULAS_AFTER) + r"?[\s.。!*_)\]]*$"
+    r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)(?P<close>[)\]\"'”»]?)[ \t]*"
+    + _alt(P.NUMBER_LABEL_COUNTERS) + r"?" + _alt(P.CLOSING_COPULAS_AFTER)
+    + r"?(?:[\s.。!*_)\]]*$|(?<=[)\]\"'”»])|[.,;:。،][ \t]|[ \t]*\n|[ \t]+[(\[\"'“«\-–—])"
 )  # fmt: skip
+# ... or a number followed by a word ("la opción 2 y las demás no"): a label when the options are not
+# quantities (else "2 m/s" is a value).
+NUMBER_WORD_RE = re.compile(r"[(\[]?(?P<n>\d{1,2})[ \t]+(?=[^\W\d_])")
 # A one-digit number right before a counter word ("3번"), not inside a longer number.
 # (a list of them too: "3, 4, 5번")
 NUMBER_COUNTER_RE = re.compile(
@@ -427,6 +437,7 @@ LIST_SEP_RE = re.compile(
 REFUSAL_RE = re.compile(
     r"\b(?:" + "|".join(P.REFUSALS_LATIN) + r")\b|" + "|".join(P.REFUSALS_OTHER), re.IGNORECASE
 )
+NONE_CORRECT_RE = re.compile("|".join(P.NONE_CORRECT))
 ALL_OF_ABOVE_RE = re.compile(r"\b" + P.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
 ONLY_MARKUP_RE = re.compile(
     r"[\s*_:：#$`]*(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*"
@@ -451,6 +462,8 @@ LABEL_LINE_BODY_RE = re.compile(LABEL_LINE_BODY, re.IGNORECASE)
 LINE_OPENING_LETTER_RE = re.compile(r"[ \t>*•-]*(?:[Oo]ption[ \t]+)?[(\[]?([A-Z])(?![\w'’.-]|\.\w)")
 # A label inside a line ("A:", "；B：", " C)"): two different ones make the line a listing of options.
 INLINE_LABEL_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：]))([A-Z])[ \t]*[:：)]")
+# ... and on the answer's own line, where a label may follow an ideograph directly ("…是指A:被告无罪;B:…").
+INLINE_LABEL_CJK_RE = re.compile(r"(?:^|(?<=[\s;,.。、，；?？:：\u3400-\u9fff]))([A-Z])[ \t]*[:：)]")
 BOLD_RE = re.compile(r"\*\*([^*\n]{1,80}?)\*\*|__([^_\n]{1,80}?)__")
 TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the

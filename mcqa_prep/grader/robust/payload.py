@@ -26,10 +26,12 @@ from .patterns import (
     LABEL_DELIMITER_RE,
     LIST_DISMISSED_AFTER_RE,
     LIST_SEP_RE,
+    NEGATED_AFTER_RE,
     NEGATED_BEFORE_RE,
     NEGATED_PAYLOAD_RE,
     NEXT_UPPER_TOKEN_RE,
     NUMBER_LABEL_RE,
+    NUMBER_WORD_RE,
     PROSE_LETTER_RE,
     PUNCT_BEFORE_RE,
     REFUSAL_RE,
@@ -80,6 +82,10 @@ def read_payload(
     if equality and core and len(core) <= 400 and (len(core) > 1 or core.isdigit() or not core.isascii()):
         letter = opts.equal(core)
         if letter is not None:
+            if core.isdigit() and opts.labels.numbers:  # ("2": option 2, or the option whose value is 2?)
+                r = number_label(s, i, a, opts, words=False)
+                if r is not None and r.kind == SEVERAL:
+                    return r
             return Reading(LETTER, letter, (a + i, b), "option text")
     if NEGATED_PAYLOAD_RE.match(s, i):  # ("not A" says nothing; "not B, but C" says C)
         r = read_prose_letters(s, i, a, b, opts) if prose else None
@@ -177,7 +183,17 @@ def _other_label(s: str, j: int, a: int, b: int, opts: Options) -> Reading | Non
         return letter_reading(letter, opts.letters, a + j, "the name of a letter")
     if not opts.labels.numbers:
         return None
+    return number_label(s, j, a, opts, words=True)
+
+
+def number_label(s: str, j: int, a: int, opts: Options, *, words: bool) -> Reading | None:
+    """The option a number at s[j] names, when the question numbers its options: alone or as a label
+    (NUMBER_LABEL_RE); with `words`, also before a word when no option is a quantity ("la opción 2 y ...").
+    A list of numbers is several answers; a number that is one option's label and another option's value
+    (options 1. "0.5" 2. "1" 3. "2": "2") is ambiguous."""
     m = NUMBER_LABEL_RE.match(s, j)
+    if m is None and words and not opts.table.numbers:
+        m = NUMBER_WORD_RE.match(s, j)
     if m is None:
         return None
     order = opts.labels.order
@@ -185,9 +201,21 @@ def _other_label(s: str, j: int, a: int, b: int, opts: Options) -> Reading | Non
     if len(set(found)) > 1:
         return Reading(SEVERAL, None, (a + j, a + m.end()), "several numbers: " + "/".join(map(str, found)))
     k = found[0]
+    span = (a + m.start("n"), a + m.end("n"))
     if not 1 <= k <= len(order):
-        return Reading(OUT_OF_RANGE, None, (a + j, a + m.end()), f"{k} is not an option number")
-    return Reading(LETTER, order[k - 1], (a + m.start("n"), a + m.end("n")), "option number")
+        return Reading(OUT_OF_RANGE, None, span, f"{k} is not an option number")
+    valued = {lt for lt, (v, _) in opts.table.numbers if v == k}
+    if valued and valued != {order[k - 1]}:
+        return Reading(SEVERAL, None, span, f"{k} is one option's number and another option's value")
+    opened = s[m.start()] in "([" or s[m.start() - 1 : m.start()] in ("(", "[")
+    if m.groupdict().get("close") in (")", "]") and not opened:
+        # "1) What is ...": the item of a numbered list, unless what follows is (the start of) its option's text
+        e = s.find("\n", m.end())
+        rest = norm(s[m.end() : len(s) if e < 0 else e]).strip(STRIP_CHARS + "*_")
+        own = dict(opts.norms).get(order[k - 1], "")
+        if rest and not (own and (rest.startswith(own) or own.startswith(rest))):
+            return None
+    return Reading(LETTER, order[k - 1], span, "option number")
 
 
 def _names_other_letters(s: str, i: int, opts: Options) -> bool:
@@ -225,7 +253,7 @@ def _text_answer(
 def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool) -> Reading:
     """The payload's first token is a letter: dismissed, conditional, a list, a label whose text is
     another option's, out of range, or the answer."""
-    if DISMISSED_AFTER_RE.match(s, j + 1):
+    if DISMISSED_AFTER_RE.match(s, j + 1) or _negated_after(s, j, letter, opts):
         return none_reading((a + j, a + j + 1), "letter dismissed, not chosen")
     if CONDITIONAL_AFTER_RE.match(s, j + 1):
         return none_reading((a + j, a + j + 1), "conditional, not a commitment")
@@ -248,6 +276,17 @@ def _leading(s: str, j: int, a: int, letter: str, opts: Options, anchored: bool)
                     SEVERAL, None, (a + j, a + len(s)), f"label {letter} with the text of option {other}"
                 )
     return letter_reading(letter, opts.letters, a + j, "leading letter")
+
+
+def _negated_after(s: str, j: int, letter: str, opts: Options) -> bool:
+    """A negating copula that comes last follows the letter at s[j], with nothing between but markup and
+    maybe the option's own text ("A) I, III, II değildir", "ب نیست"): the letter is denied."""
+    own = dict(opts.norms).get(letter, "")
+    m = NEGATED_AFTER_RE.search(s, j + 1, min(len(s), j + 1 + len(own) + 16))
+    if m is None:
+        return False
+    between = norm(s[j + 1 : m.start()]).strip(STRIP_CHARS + "*_-–—:： ")
+    return not between or between == own
 
 
 def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:

@@ -266,6 +266,7 @@ ALSO_VALID = (
     r"(?:is|are|would\s+be|seems|works?)\s+(?:also|equally)\s+(?:valid|correct|right|possible|acceptable|plausible|defensible)",
     r"(?:also|equally)\s+(?:valid|correct|works|acceptable)",
     r"(?:are|were)\s+(?:both|all)\s+(?:valid|correct|right|possible|acceptable|plausible|true)",
+    r"también\b",
 )  # fmt: skip
 # Conditions: "if it were A" is not a commitment, "A if the collision is elastic" neither.
 CONDITIONAL_BEFORE = ("if", "unless", "otherwise", "suppose", "supposing", "were")
@@ -290,6 +291,10 @@ DISMISSALS_AFTER = (
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:most\s+)?(?:common\s+|usual\s+|tempting\s+|popular\s+)?(?:wrong|incorrect)\s+(?:answers?|choices?|options?|picks?)\b",
     r"(?:가|이|는|은)?\s*아(?:니|닙)", r"(?:では|じゃ)な", r"(?:是)?(?:错|錯|不对|不對|不正确|不正確)",
 )  # fmt: skip
+# Negating copulas of languages that put them last, after the letter and maybe its option text ("doğru cevap
+# A) I, III, II değildir": the answer is not A): a letter so followed is dismissed (matched at a word start;
+# Latin and Cyrillic ones may carry a suffix: "değildir").
+NEGATIONS_AFTER = ("değil", "deyil", "emas", "емес", "نیست", "नहीं")
 # Negations before a letter in languages without spaces ("不是A而是B").
 NEGATIONS_BEFORE_CJK = ("不是", "并非", "並非")
 # Copulas that may follow a letter that closes its sentence ("D입니다.", "Dです。").
@@ -374,7 +379,8 @@ PAYLOAD_FILLER_WORDS = (
     "here", "la", "le", "el", "die", "der", "das", "ist", "est", "es", "opción", "opcion", "opção",
     "opcao", "alternativa", "letra", "lettre", "buchstabe", "pilihan", "opsi", "вариант", "варианте",
     "then", "obviously", "undoubtedly", "actually", "donc", "alors", "entonces", "pues", "quindi",
-    "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак",
+    "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак", "number",
+    "número",
 )  # fmt: skip
 PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
 # Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
@@ -404,6 +410,13 @@ REFUSALS_LATIN = (
 REFUSALS_OTHER = (
     "不知道", "无法确定", "無法確定", "以上都不是", "以上皆非", "都不对", "わかりません", "分かりません", "모르겠",
     r"알\s*수\s*없", r"не\s+знаю", r"لا\s+أعرف", "없음",
+)  # fmt: skip
+# A verdict that none of the options is correct (each a regex fragment, on the lower-cased text): said after
+# an answer, it takes the answer back ("Doğru cevap A ... verilen seçeneklerin hiçbiri doğru değil").
+NONE_CORRECT = (
+    r"none\s+of\s+(?:the\s+|these\s+)?(?:given\s+|listed\s+|provided\s+)?(?:options|choices|answers|alternatives)\s+(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:correct|right|valid|true)",
+    r"hiçbiri\s+doğru\s+değil", r"ninguna\s+de\s+las\s+(?:opciones|alternativas|respuestas)\s+es\s+correcta",
+    r"ни\s+один\s+из\s+(?:вариантов|ответов)\s+не\s+(?:является\s+)?(?:верн|правильн)", r"都不正确",
 )  # fmt: skip
 # "All of the above": every option at once.
 ALL_OF_THE_ABOVE = r"all\s+of\s+(?:the\s+)?(?:above|options|choices|them|these)"

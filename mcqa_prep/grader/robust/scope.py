@@ -146,23 +146,37 @@ def _items_are_foreign(t: str, run: list[tuple[int, str]], opts: Options) -> boo
 
 
 def inline_listing_above(t: str, pos: int, opts: Options) -> bool:
-    """The nearest non-blank line above the line of `pos` lists three or more items inline, labelled A, B,
-    C, ... in order ("…?A:无过错责任;B:过错推定责任;C:公平责任;D:…"), most of which are not this row's option texts: the
-    answer at `pos` answers that (echoed or invented) question, not the one asked."""
+    """Three or more items listed inline, labelled A, B, C, ... in order ("…?A:无过错责任;B:过错推定责任;C:公平责任;D:…"),
+    most of which are not this row's option texts, stand right before the answer at `pos` — on its own line
+    before it ("…;D:…。[正确答案]B": an echoed one-shot example, an invented next question written on one
+    line) or on the nearest non-blank line above: the answer answers that question, not the one asked."""
     lo = max(0, pos - 2000)  # (bounded, so that many answers on one long line stay linear)
-    j = t.rfind("\n", lo, pos)
+    s0 = t.rfind("\n", lo, pos) + 1
+    if s0 == 0 and lo > 0:
+        s0 = lo
+    if _inline_listing(t[s0:pos], opts, same_line=True):
+        return True
+    j = s0 - 1
     while j > lo and t[j - 1] in " \t\r\n":
         j -= 1
     k = t.rfind("\n", lo, j)
     if j <= lo or (k < 0 and lo > 0):  # (no line above, or it starts beyond the window)
         return False
-    line = t[k + 1 : j]
+    return _inline_listing(t[k + 1 : j], opts, same_line=False)
+
+
+def _inline_listing(line: str, opts: Options, *, same_line: bool) -> bool:
+    """`line` lists three or more items inline, A, B, C, ... in order, mostly not this row's options; on
+    the answer's own line, the last such run (the items of an earlier question on that line aside)."""
     if line.count(":") + line.count("：") + line.count(")") < 3:  # (a cheap necessary test)
         return False
-    labels = list(X.INLINE_LABEL_RE.finditer(line))
+    labels = list((X.INLINE_LABEL_CJK_RE if same_line else X.INLINE_LABEL_RE).finditer(line))
+    if same_line:  # (the last run A, B, C, ... on the line)
+        first = max((k for k, m in enumerate(labels) if m.group(1) == "A"), default=None)
+        labels = labels[first:] if first is not None else []
     if len(labels) < 3 or "".join(m.group(1) for m in labels) != "ABCDEFGHIJKLMNOP"[: len(labels)]:
         return False  # (a listing counts A, B, C, ... in order)
-    low = line.lower()
+    low = line[labels[0].start() :].lower() if same_line else line.lower()
     if X.LISTING_VERDICT_RE.search(low) or X.CLOSING_DISMISSAL_RE.search(low):
         return False  # ("I can drop A: this is correct. I can drop B: ...": a walk through the options)
     own = 0
