@@ -20,9 +20,10 @@ from .contamination import METHODS
 
 CONTAINMENT_BINS = 10
 
+AUDIT_VERSION = "audit.v1"  # the document format (report/audit_view.py reads these)
+
 
 def build(request: Any, fold: Any, sources: list[Any], evidence: Any, text: Any) -> dict[str, Any]:
-    from .run import AUDIT_VERSION
 
     dups = fold.dups.finish() if fold.dups is not None else None
     keys = fold.keys.to_dict() if fold.keys is not None else None

@@ -34,7 +34,6 @@ from .duplicates import ChunkKeys, DuplicateIndex, chunk_keys
 from .keys import AnswerPool, KeyAudit, KeySettings
 from .text import Boilerplate, Parsed, RowText
 
-AUDIT_VERSION = "audit.v1"
 ON_INVALID = ("fail", "skip")
 Progress = Callable[..., Any]
 

@@ -111,8 +111,11 @@ class TemplateBound(McqaPrepError):
 class SandboxRenderer:
     """One template rendered in a bounded child process (started on first use, again after a kill)."""
 
-    def __init__(self, source: str, tid: str, origin: str, settings: dict[str, Any]) -> None:
+    def __init__(
+        self, source: str, tid: str, origin: str, settings: dict[str, Any], variables: tuple[str, ...]
+    ) -> None:
         self.source, self.tid, self.origin, self.settings = source, tid, origin, settings
+        self.variables = variables  # the template variables, named when one is undefined
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid = 0
         self._finalizer: Any = None
@@ -131,10 +134,8 @@ class SandboxRenderer:
         if kind == "ok":
             return text
         if kind == "undefined":
-            from .templates import VARIABLES
-
             raise UsageError(
-                f"{self.name}: {text}; the variables are {', '.join(VARIABLES)} (row.NAME for a column of "
+                f"{self.name}: {text}; the variables are {', '.join(self.variables)} (row.NAME for a column of "
                 "the source row)"
             )
         if kind == "template":

@@ -108,7 +108,7 @@ class Template:
             return
         from .sandbox import SandboxRenderer
 
-        self._sandbox = SandboxRenderer(self.source, self.id, self.origin, ENV_SETTINGS)
+        self._sandbox = SandboxRenderer(self.source, self.id, self.origin, ENV_SETTINGS, VARIABLES)
         self._sandbox.start()  # its compile errors now, before any row
         self._compiled = self._sandbox
 

@@ -18,10 +18,11 @@ into its own shard (on a worker).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -208,8 +209,7 @@ class ChunkDone:
 
 def run_chunk(c: Chunk, settings: Settings, empty: RescoreReport, work_dir: str, total: int) -> ChunkDone:
     """Rescore one chunk into `work_dir`: its shard, written under a temporary name and renamed when
-    complete, and the shard's record beside it (ray_work.write_record)."""
-    from .ray_work import write_record
+    complete, and the shard's record beside it (write_record)."""
 
     part = empty.empty()
     lines: list[bytes] = []
@@ -250,3 +250,48 @@ def write_whole(final: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# ---- a complete chunk's record (beside its shard; what --resume reads) ---------------------------------
+
+RECORDS = "chunks"
+
+
+def plan_fields(c: Chunk) -> dict[str, Any]:
+    """What makes a chunk this chunk: its file (and that file's identity) and range. Its first line number
+    follows from those, and is counted only as the job runs."""
+    d = asdict(c)
+    d.pop("first_line")
+    return d
+
+
+def record_bytes(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def record_path(work_dir: str, seq: int) -> str:
+    return os.path.join(work_dir, RECORDS, f"{seq:05d}.json")
+
+
+def write_record(work_dir: str, c: Chunk, done: ChunkDone) -> None:
+    """A complete chunk's record, written after its shard (a record names only a whole shard)."""
+    doc = {
+        "chunk": plan_fields(c),
+        "rows": done.rows,
+        "bytes": done.bytes,
+        "sha256": done.sha256,
+        "report": done.report.to_state(),
+    }
+    path = record_path(work_dir, c.seq)
+    try:
+        write_whole(path, record_bytes(doc))
+    except OSError as exc:
+        raise output_error(exc, path) from None
+
+
+def read_record(work_dir: str, seq: int) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(Path(record_path(work_dir, seq)).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -24,20 +24,27 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
 from ..errors import Difference, OutputError, StaleCache
 from ..io.writers import output_error
-from .ray_plan import Chunk, ChunkDone, shard_name, write_whole
+from .ray_plan import (
+    RECORDS,
+    Chunk,
+    ChunkDone,
+    plan_fields,
+    read_record,
+    record_bytes,
+    shard_name,
+    write_whole,
+)
 from .run import RescoreReport
 
 FORMAT = "mcqa-prep-ray-job/1"
 JOB = "job.json"
 LOCK = "lock"
-RECORDS = "chunks"
 _COMPARED = ("format", "version", "contract", "settings", "inputs", "rows", "chunk_bytes", "chunks")
 
 
@@ -143,7 +150,7 @@ class WorkDir:
         else:
             self._clear()
             try:
-                write_whole(str(self.path / JOB), _dumps(job))
+                write_whole(str(self.path / JOB), record_bytes(job))
             except OSError as exc:
                 raise output_error(exc, self.path / JOB) from None
         self.job = job
@@ -166,7 +173,7 @@ class WorkDir:
         total = len(chunks)
         for c in chunks:
             rec = read_record(str(self.path), c.seq)
-            if rec is None or rec.get("chunk") != _plan_fields(c):
+            if rec is None or rec.get("chunk") != plan_fields(c):
                 continue
             try:
                 data = (self.path / shard_name(c.seq, total)).read_bytes()
@@ -201,43 +208,3 @@ class WorkDir:
             return
         if not keep:
             shutil.rmtree(self.path, ignore_errors=True)
-
-
-def _plan_fields(c: Chunk) -> dict[str, Any]:
-    """What makes a chunk this chunk: its file (and that file's identity) and range. Its first line number
-    follows from those, and is counted only as the job runs."""
-    d = asdict(c)
-    d.pop("first_line")
-    return d
-
-
-def _dumps(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def record_path(work_dir: str, seq: int) -> str:
-    return os.path.join(work_dir, RECORDS, f"{seq:05d}.json")
-
-
-def write_record(work_dir: str, c: Chunk, done: ChunkDone) -> None:
-    """A complete chunk's record, written after its shard (a record names only a whole shard)."""
-    doc = {
-        "chunk": _plan_fields(c),
-        "rows": done.rows,
-        "bytes": done.bytes,
-        "sha256": done.sha256,
-        "report": done.report.to_state(),
-    }
-    path = record_path(work_dir, c.seq)
-    try:
-        write_whole(path, _dumps(doc))
-    except OSError as exc:
-        raise output_error(exc, path) from None
-
-
-def read_record(work_dir: str, seq: int) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(Path(record_path(work_dir, seq)).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
