@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import select
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import weakref
 from typing import Any
 
 from ..errors import McqaPrepError, UsageError
+from ..grader.bounded import read_within
 
 RENDER_SECONDS = 10.0
 RENDER_MEMORY = 1 << 30
@@ -232,19 +232,5 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _recv(fd: int, deadline: float) -> Any:
-    head = _read(fd, 8, deadline)
-    return pickle.loads(_read(fd, int.from_bytes(head, "little"), deadline))
-
-
-def _read(fd: int, n: int, deadline: float) -> bytes:
-    chunks: list[bytes] = []
-    while n > 0:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise TimeoutError
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+    head = read_within(fd, 8, deadline)
+    return pickle.loads(read_within(fd, int.from_bytes(head, "little"), deadline))

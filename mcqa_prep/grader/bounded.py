@@ -122,8 +122,8 @@ class _Helper:
                 assert proc.stdin is not None and proc.stdout is not None
                 proc.stdin.write(len(payload).to_bytes(4, "little") + payload)
                 proc.stdin.flush()
-                head = _read(proc.stdout.fileno(), 4, deadline)
-                body = _read(proc.stdout.fileno(), int.from_bytes(head, "little"), deadline)
+                head = read_within(proc.stdout.fileno(), 4, deadline)
+                body = read_within(proc.stdout.fileno(), int.from_bytes(head, "little"), deadline)
             except TimeoutError:
                 self._stop()
                 raise TimeoutError(f"pattern exceeded {seconds}s") from None
@@ -161,7 +161,10 @@ class _Helper:
                     pass
 
 
-def _read(fd: int, n: int, deadline: float) -> bytes:
+def read_within(fd: int, n: int, deadline: float) -> bytes:
+    """n bytes from a pipe before `deadline` (time.monotonic()): TimeoutError past it, EOFError when the
+    writer is gone. A child process's answer over a pipe, waited for with a bound (here and in convert's
+    template sandbox)."""
     chunks: list[bytes] = []
     while n > 0:
         left = deadline - time.monotonic()
