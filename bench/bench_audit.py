@@ -1,54 +1,90 @@
-"""`audit` against MMLU + MMLU-Pro + GPQA-shaped benchmark files, beside the simplest honest alternative
-(datasketch's MinHash LSH used directly in a loop), in the same run, on the same files.
+"""`mcqa-prep audit` as a command against MMLU + MMLU-Pro + GPQA-shaped benchmark files, interleaved with the
+simplest honest alternative (datasketch's MinHashLSH built and queried in a loop, a command too), on the same
+rows and files.
 
 Data (bench/audit_data.py, cached in bench/.cache/audit/): benchmark files in the three real layouts at their
-real sizes (MMLU test 14,042 questions, 4 options, JSONL; MMLU-Pro test 12,032, up to 10 options, Parquet;
-GPQA main 448, CSV) and a dataset shaped like nvidia/Nemotron-RL-knowledge-mcqa (Parquet in row groups of
-5,000, options in the null-filled all-letters struct shape, 10 options for most rows, five instruction
-templates, uuids), 2% of whose rows are benchmark questions planted verbatim, shuffled or lightly edited.
+real sizes whatever the scale (MMLU test 14,042 questions, 4 options, JSONL; MMLU-Pro test 12,032, up to 10
+options, Parquet; GPQA main 448, CSV) and a dataset shaped like nvidia/Nemotron-RL-knowledge-mcqa (one Parquet
+file in row groups of 5,000, options in the null-filled all-letters struct shape, 10 options for most rows,
+five instruction templates, uuids), 2% of whose rows are MMLU questions planted verbatim, with options
+shuffled, or lightly edited (a sidecar file lists them: the checks count what each side finds of them).
 
-Figures:
-- `audit_*`: the command (`mcqa-prep audit DATA --against ... -j 2 --format json`), wall-clock, all checks
-  but rollouts, at the full size; the process tree's peak RSS (polled from /proc every 20 ms);
-- `subset_*`: ours with one worker and the datasketch loop on the same first `subset` rows (one process each):
-  the loop reads the rows with the same reader, makes each row's word-bigram set, builds a datasketch MinHash
-  (update_batch, 64 permutations, the same as ours) and queries a MinHashLSH of the benchmark questions;
-  it finds near-duplicates only (no n-grams, no exact match, no duplicates);
-- `memory`: peak RSS of the tree at two sizes, with the duplicate index and without (--no-duplicates: the
-  benchmark index in memory, the dataset streamed; it should stay flat as rows grow).
+Sizes: 100,000 rows at scale 1 (`scale` multiplies it, at least 20,000), and 685,573 rows (the real train
+split's size) with full=True, whose figure keys end in @full. Legs (bench/harness.py: wall, CPU and peak RSS
+of the process tree) at each size, `rounds` times, the order rotated each round:
+- audit: `mcqa-prep audit DATA --against MMLU --against MMLU_PRO --against GPQA -j 2 -o audit.json -q`
+  (every check but rollouts: contamination three ways, duplicates, position bias);
+- audit_nodup: the same with --no-duplicates (the benchmark index in memory, the dataset streamed);
+- audit_small, audit_small_nodup: both on the first quarter of the rows (at least 10,000, two row groups, so
+  the same workers start): peak RSS at two sizes, memory bounded as rows grow (the duplicate index grows
+  with the rows, nothing else should);
+- datasketch: bench/audit_datasketch.py on the same rows and files (what it does not do: its docstring);
+- fixed (scaled runs only): the command on 1,000 rows, its fixed cost (start-up, imports, the benchmark index;
+  one row group, so one process).
 
-Usage: python bench/bench_audit.py [--rows N] [--subset N]   (prints one JSON document)
-importable: run(rows, subset=..., memory=...) -> dict (bench/run.py calls run(rows)).
+In-process leg (once per run): the library choice behind the audit's MinHash, CPU time per document of
+the same feature sets (word pairs of benchmark questions): rensa as the audit calls it (features.signatures,
+64 permutations, pre-hashed features) against datasketch's MinHash (64 permutations, shared, its own hashing
+of each feature) .update_batch; alternated `rounds` times.
+
+Targets (issue 26): at 685,573 rows (full=True) the audit within 60 s of wall time on 2 cores, and ahead of
+the datasketch loop (its time / ours >= 1) at every size.
+
+    python bench/bench_audit.py [--scale 0.1] [--rounds 3] [--full]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
 import audit_data as A  # noqa: E402
+import harness as H  # noqa: E402
 
 CACHE = HERE / ".cache" / "audit"
 SIZES = {"mmlu": 14_042, "mmlu_pro": 12_032, "gpqa": 448}
 PLANTED = 0.02
-DATA_VERSION = 1
+DATA_VERSION = 2
+ROWS = 100_000
+FULL_ROWS = 685_573
+FIXED_ROWS = 1_000
+# The quarter-size run must start the same workers as the full one to compare their memory: a Parquet file of
+# one row group (5,000 rows) is one chunk, audited without a pool. So at least two row groups, at any scale.
+SMALL_MIN = 10_000
+ROWS_MIN = 20_000
+WORKERS = 2
+TARGET_S = 60
+TARGET_AHEAD = 1.0
+MICRO_DOCS = 2_000
+
+WHAT = {
+    "audit": f"mcqa-prep audit --against (3 files) -j {WORKERS}",
+    "audit_nodup": f"mcqa-prep audit --against (3 files) -j {WORKERS} --no-duplicates",
+    "audit_small": f"mcqa-prep audit --against (3 files) -j {WORKERS}, a quarter of the rows",
+    "audit_small_nodup": f"mcqa-prep audit --against (3 files) -j {WORKERS} --no-duplicates, a quarter of the rows",
+    "datasketch": "datasketch MinHashLSH loop (bench/audit_datasketch.py, one process)",
+    "fixed": f"mcqa-prep audit --against (3 files) -j {WORKERS} on {FIXED_ROWS:,} rows (its fixed cost)",
+}
+
+
+# ---- data ---------------------------------------------------------------------------------------------
 
 
 def generate(rows: int) -> tuple[Path, list[Path]]:
-    """The benchmark files and a dataset of `rows` rows (cached by size)."""
-    bench_dir = CACHE / f"bench-v{DATA_VERSION}"
+    """The benchmark files and a dataset of `rows` rows (cached by size; a smaller dataset is the first rows
+    of a larger one); the planted rows are listed beside the dataset (`planted`)."""
     vocab = A.Vocabulary()
+    bench_dir = CACHE / f"bench-v{DATA_VERSION}-{sum(SIZES.values())}"
     if not (bench_dir / "done").exists():
         bench_dir.mkdir(parents=True, exist_ok=True)
         A.write_mmlu(bench_dir / "mmlu.jsonl", list(A.questions(101, SIZES["mmlu"], range(0, 32), vocab)))
@@ -59,48 +95,59 @@ def generate(rows: int) -> tuple[Path, list[Path]]:
         A.write_gpqa(bench_dir / "gpqa.csv", list(A.questions(103, SIZES["gpqa"], range(0, 48), vocab)))
         (bench_dir / "done").touch()
     bench = [bench_dir / "mmlu.jsonl", bench_dir / "mmlu_pro.parquet", bench_dir / "gpqa.csv"]
-    data = CACHE / f"data-v{DATA_VERSION}-{rows}.parquet"
-    if not data.exists():
+    data = CACHE / f"data-v{DATA_VERSION}-{sum(SIZES.values())}-{PLANTED}-{rows}.parquet"
+    if not data.exists() or not _sidecar(data).exists():
         _write_dataset(data, rows, vocab)
     return data, bench
 
 
+def _sidecar(data: Path) -> Path:
+    return data.with_suffix(".planted.json")
+
+
+def planted(data: Path) -> dict[str, list[int]]:
+    """The dataset's planted rows (0-based) by kind: verbatim, shuffled, or one of audit_data.EDITS."""
+    return json.loads(_sidecar(data).read_text(encoding="utf-8"))
+
+
 def _write_dataset(path: Path, rows: int, vocab: A.Vocabulary) -> None:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     rnd = random.Random(7)
-    planted = list(A.questions(101, SIZES["mmlu"], range(0, 32), vocab))  # the MMLU file's questions, again
+    pool = list(A.questions(101, SIZES["mmlu"], range(0, 32), vocab))  # the MMLU file's questions, again
     clean = A.questions(200, rows, range(0, 48), vocab, n_options=(10, 10, 10, 10, 4))
+    kinds: dict[str, list[int]] = {}
     tmp = path.with_suffix(".tmp")
     writer = None
     batch: list[dict[str, Any]] = []
-    for q in clean:
+    for i, q in enumerate(clean):
         if rnd.random() < PLANTED:
-            q = rnd.choice(planted)
+            q = rnd.choice(pool)
             kind = rnd.choice(("verbatim", "shuffled", *A.EDITS))
-            q = (
-                q
-                if kind == "verbatim"
-                else A.shuffled(q, rnd)
-                if kind == "shuffled"
-                else A.edit(q, kind, rnd, vocab)
-            )
+            if kind == "shuffled":
+                q = A.shuffled(q, rnd)
+            elif kind != "verbatim":
+                q = A.edit(q, kind, rnd, vocab)
+            kinds.setdefault(kind, []).append(i)
         r = A.row(q, rnd)
-        r["options"] = [
-            {L: (o.get(L)) for L in "ABCDEFGHIJ"} for o in r["options"]
-        ]  # the Parquet null-filled shape
+        r["options"] = [{L: o.get(L) for L in "ABCDEFGHIJ"} for o in r["options"]]  # the null-filled shape
         batch.append(r)
         if len(batch) == 5000:
-            writer = _flush(writer, tmp, batch, pa, pq)
+            writer = _flush(writer, tmp, batch)
             batch = []
     if batch:
-        writer = _flush(writer, tmp, batch, pa, pq)
+        writer = _flush(writer, tmp, batch)
+    assert writer is not None
     writer.close()
+    pq.ParquetFile(tmp)  # readable before it takes the final name
+    _sidecar(path).write_text(json.dumps(kinds), encoding="utf-8")
     tmp.rename(path)
 
 
-def _flush(writer: Any, path: Path, batch: list[dict[str, Any]], pa: Any, pq: Any) -> Any:
+def _flush(writer: Any, path: Path, batch: list[dict[str, Any]]) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pylist(batch, schema=writer.schema if writer is not None else None)
     if writer is None:
         writer = pq.ParquetWriter(path, table.schema)
@@ -108,167 +155,210 @@ def _flush(writer: Any, path: Path, batch: list[dict[str, Any]], pa: Any, pq: An
     return writer
 
 
-# ---- measuring ----------------------------------------------------------------------------------------
+# ---- the command legs ---------------------------------------------------------------------------------
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """RSS of a process and all its descendants (KiB), from /proc."""
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, []))
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                total += next((int(x.split()[1]) for x in fh if x.startswith("VmRSS:")), 0)
-        except OSError:
-            pass
-    return total
+def audit_argv(data: Path, bench: list[Path], out: Path, *extra: str) -> list[str]:
+    against = [a for b in bench for a in ("--against", str(b))]
+    return [*H.cli(), "audit", str(data), *against, "-j", str(WORKERS), "-o", str(out), "-q", *extra]
 
 
-def timed_tree(cmd: list[str]) -> dict[str, Any]:
-    """Run cmd; its wall time, the CPU time of its process tree (workers included: they are reaped by it), the
-    peak RSS of its process tree (MiB, polled every 100 ms), its exit code and
-    stdout (through a file: a pipe nobody reads would stop a command that prints a large document)."""
-    import resource
-    import tempfile
+def legs_for(data: Path, small: Path, bench: list[Path], work: Path, fixed: Path | None) -> dict[str, Any]:
+    def audit(name: str, d: Path, *extra: str) -> Any:
+        return lambda: H.measure(audit_argv(d, bench, work / f"{name}.json", *extra), cwd=work)
 
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        peak = 0
-        while proc.poll() is None:
-            peak = max(peak, _tree_rss_kb(proc.pid))
-            time.sleep(0.1)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read().decode(errors="replace")
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu, 2),
-        "peak_rss_mb": round(peak / 1024, 1),
-        "rc": proc.returncode,
-        "stdout": stdout,
-        "stderr": stderr[-500:],
+    legs = {
+        "audit": audit("audit", data),
+        "datasketch": lambda: H.measure(
+            H.py("audit_datasketch.py", str(data), *map(str, bench), "--out", str(work / "datasketch.json")),
+            cwd=work,
+        ),
+        "audit_nodup": audit("audit_nodup", data, "--no-duplicates"),
+        "audit_small": audit("audit_small", small),
+        "audit_small_nodup": audit("audit_small_nodup", small, "--no-duplicates"),
     }
+    if fixed is not None:
+        legs["fixed"] = audit("fixed", fixed)
+    return legs
 
 
-def ours(data: Path, bench: list[Path], workers: int, *extra: str) -> dict[str, Any]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "mcqa_prep",
-        "audit",
-        str(data),
-        *[a for b in bench for a in ("--against", str(b))],
-        "-j",
-        str(workers),
-        "--format",
-        "json",
-        "-q",
-        *extra,
-    ]
-    res = timed_tree(cmd)
-    doc = json.loads(res.pop("stdout")) if res["rc"] == 0 else {}
-    res["summary"] = {
-        k: doc.get("summary", {}).get(k) for k in ("rows", "contaminated_rows", "duplicate_rows")
-    }
-    return res
+def flagged_rows(audit_json: Path) -> set[int]:
+    """The 0-based rows an audit document names as contaminated (its findings give 1-based records)."""
+    doc = json.loads(audit_json.read_text(encoding="utf-8"))
+    return {f["row"]["line"] - 1 for f in doc["contamination"]["findings"]}
 
 
-BASELINE = r"""
-import json, sys, time
-sys.path.insert(0, {root!r})
-from datasketch import MinHash, MinHashLSH
-from mcqa_prep.audit.benchmarks import load
-from mcqa_prep.audit.text import words
-from mcqa_prep.io.readers import read_parquet
-
-t0 = time.perf_counter()
-index = load({bench!r})
-lsh = MinHashLSH(threshold=0.5, num_perm=64)
-def bigrams(ws):
-    return {{(a + " " + b).encode() for a, b in zip(ws, ws[1:])}} or {{w.encode() for w in ws}}
-for i, q in enumerate(index.question):
-    m = MinHash(num_perm=64)
-    m.update_batch(list(bigrams(q.split())))
-    lsh.insert(i, m)
-t1 = time.perf_counter()
-n = found = 0
-for rec in read_parquet({data!r}, "train"):
-    if n >= {rows}:
-        break
-    n += 1
-    d = rec.data
-    text = d["responses_create_params"]["input"][0]["content"]
-    m = MinHash(num_perm=64)
-    m.update_batch(list(bigrams(words(text))))
-    found += bool(lsh.query(m))
-t2 = time.perf_counter()
-print(json.dumps({{"rows": n, "found": found, "index_s": t1 - t0, "rows_s": t2 - t1}}))
-"""
-
-
-def baseline(data: Path, bench: list[Path], rows: int) -> dict[str, Any]:
-    code = BASELINE.format(root=str(HERE.parent), bench=[str(b) for b in bench], data=str(data), rows=rows)
-    res = timed_tree([sys.executable, "-c", code])
-    if res["rc"] != 0:
-        return {"error": res["stderr"].strip().splitlines()[-1] if res["stderr"].strip() else "failed"}
-    doc = json.loads(res["stdout"])
-    doc.update(
-        wall_s=res["wall_s"],
-        cpu_s=res["cpu_s"],
-        peak_rss_mb=res["peak_rss_mb"],
-        rows_per_s=round(doc["rows"] / doc["rows_s"]),
-    )
-    return doc
-
-
-def run(rows: int = 685_573, subset: int = 50_000, memory: bool = True, workers: int = 2) -> dict[str, Any]:
-    subset = min(subset, rows)
-    data, bench = generate(rows)
-    sub, _ = generate(subset)
-    out: dict[str, Any] = {"rows": rows, "benchmark_questions": sum(SIZES.values()), "workers": workers}
-    full = ours(data, bench, workers)
-    out["audit"] = full
-    out["audit_rows_per_s"] = round(rows / full["wall_s"]) if full["rc"] == 0 else None
-    one = ours(sub, bench, 1)
-    base = baseline(sub, bench, subset)
-    out["subset"] = {"rows": subset, "ours_1_worker": one, "datasketch_loop": base}
-    out["subset"]["ours_rows_per_s"] = round(subset / one["wall_s"]) if one["rc"] == 0 else None
-    if memory:
-        small = max(1000, rows // 4)
-        d_small, _ = generate(small)
-        out["memory"] = {
-            "rows": [small, rows],
-            "with_duplicates_mb": [ours(d_small, bench, workers)["peak_rss_mb"], full["peak_rss_mb"]],
-            "contamination_only_mb": [
-                ours(d, bench, workers, "--no-duplicates")["peak_rss_mb"] for d in (d_small, data)
-            ],
-        }
+def found_checks(name: str, found: set[int], kinds: dict[str, list[int]], rows: int) -> dict[str, Any]:
+    """What one side found of the planted rows, per kind, and how many clean rows it flagged."""
+    every = {i for v in kinds.values() for i in v}
+    out: dict[str, Any] = {f"{name}.found_planted": f"{len(found & every):,}/{len(every):,}"}
+    for kind, idx in sorted(kinds.items()):
+        out[f"{name}.found_planted.{kind}"] = f"{len(found & set(idx)):,}/{len(idx):,}"
+    out[f"{name}.flagged_clean"] = f"{len(found - every):,}/{rows - len(every):,}"
     return out
+
+
+def measure_at(rows: int, rounds: int, suffix: str, work: Path) -> tuple[dict, dict, dict]:
+    """Every command leg at `rows` (and a quarter of them; the fixed cost with the scaled size): figures,
+    checks, inputs (keys end in suffix)."""
+    small_rows = max(SMALL_MIN, rows // 4)
+    data, bench = generate(rows)
+    small, _ = generate(small_rows)
+    fixed = generate(FIXED_ROWS)[0] if not suffix else None
+    runs = H.interleave(legs_for(data, small, bench, work, fixed), rounds)
+    ds = json.loads((work / "datasketch.json").read_text(encoding="utf-8"))  # the last round's
+    found = {leg: flagged_rows(work / f"{leg}.json") for leg in ("audit", "audit_nodup")}
+    return results_at(runs, rows, small_rows, suffix, ds, planted(data), found, data.stat().st_size)
+
+
+def results_at(
+    runs: dict[str, list[H.Run]], rows: int, small_rows: int, suffix: str, ds: dict[str, Any],
+    kinds: dict[str, list[int]], found: dict[str, set[int]], data_bytes: int,
+) -> tuple[dict, dict, dict]:  # fmt: skip
+    """The figures, checks and inputs of one size from its measured runs, the datasketch loop's last output,
+    the planted rows and the rows each audit flagged."""
+    sizes = {"audit": rows, "audit_nodup": rows, "datasketch": rows, "audit_small": small_rows,
+             "audit_small_nodup": small_rows, "fixed": FIXED_ROWS}  # fmt: skip
+    fig: dict[str, Any] = {}
+    for name, rs in runs.items():
+        fig.update(H.runs_figures(name, WHAT[name], rs, sizes[name], suffix))
+    wall = {k: [r.wall_s for r in v] for k, v in runs.items()}
+    cpu = {k: [r.cpu_s for r in v] for k, v in runs.items()}
+    rss = {k: [r.peak_rss_mb for r in v] for k, v in runs.items()}
+    fig["datasketch_vs_audit.x" + suffix] = H.ratio_figure(
+        "datasketch loop's wall time / mcqa-prep audit's (ahead when above 1)", wall["datasketch"], wall["audit"],
+        target={"op": ">=", "value": TARGET_AHEAD},
+    )  # fmt: skip
+    fig["datasketch_vs_audit.cpu_x" + suffix] = H.ratio_figure(
+        "datasketch loop's CPU time / mcqa-prep audit's", cpu["datasketch"], cpu["audit"]
+    )
+    for leg, label in (("audit", "with the duplicate index"), ("audit_nodup", "--no-duplicates")):
+        fig[f"{leg}.rss_growth_mb{suffix}"] = H.figure(
+            f"mcqa-prep audit {label}: peak RSS at {rows:,} rows minus at {small_rows:,}", "MB",
+            [a - b for a, b in zip(rss[leg], rss[leg.replace("audit", "audit_small")], strict=True)], digits=1,
+        )  # fmt: skip
+    if suffix == "@full":
+        fig["audit.wall_s@full"]["target"] = {"op": "<=", "value": TARGET_S}
+    fig["datasketch.index_s" + suffix] = H.figure(
+        "datasketch loop: building the LSH of the benchmark questions (its own clock)", "s", [ds["index_s"]]
+    )
+    fig["datasketch.loop_s" + suffix] = H.figure(
+        "datasketch loop: reading and querying the rows (its own clock)", "s", [ds["loop_s"]]
+    )
+    checks = {
+        **found_checks("audit", found["audit"], kinds, rows),
+        **found_checks("datasketch", set(ds["found"]), kinds, rows),
+        "audit_nodup.same_contaminated_rows": found["audit_nodup"] == found["audit"],
+    }
+    inputs = {
+        "rows": rows,
+        "rows_small": small_rows,
+        "planted_rows": sum(map(len, kinds.values())),
+        "parquet_mb": round(data_bytes / 2**20, 1),
+        "benchmark_questions": ds["questions"],
+    }
+    suffixed = lambda d: {k + suffix: v for k, v in d.items()}  # noqa: E731
+    return fig, suffixed(checks), suffixed(inputs)
+
+
+# ---- the library choice, in process -------------------------------------------------------------------
+
+
+def minhash_docs(n: int) -> tuple[Any, Any]:
+    """Feature sets (word pairs, the audit's MinHash features) of n MMLU-Pro-shaped questions (mostly 10
+    options, as the dataset's rows): (feats, offsets) as features.kgrams gives them."""
+    from mcqa_prep.audit import features as ft
+    from mcqa_prep.audit.text import options_words, words
+
+    qs = A.questions(102, n, range(16, 48), A.Vocabulary(), n_options=(10, 10, 10, 9, 4))
+    docs = [[words(q["question"]), *options_words(q["options"])] for q in qs]
+    return ft.kgrams(docs, 2, short=True)
+
+
+def minhash_micro(rounds: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """CPU microseconds per document: rensa as the audit calls it, datasketch's MinHash on the same features."""
+    from datasketch import MinHash
+
+    from mcqa_prep.audit import features as ft
+
+    feats, offsets = minhash_docs(MICRO_DOCS)
+    as_bytes = [
+        [int(x).to_bytes(8, "little") for x in feats[offsets[d] : offsets[d + 1]]] for d in range(MICRO_DOCS)
+    ]
+    base = MinHash(num_perm=ft.NUM_PERM)
+    perms, scheme = base.permutations, base.scheme
+
+    def rensa() -> float:
+        t0 = time.process_time()
+        ft.signatures(feats, offsets)
+        return (time.process_time() - t0) / MICRO_DOCS * 1e6
+
+    def datasketch() -> float:
+        t0 = time.process_time()
+        for b in as_bytes:
+            MinHash(num_perm=ft.NUM_PERM, permutations=perms, scheme=scheme).update_batch(b)
+        return (time.process_time() - t0) / MICRO_DOCS * 1e6
+
+    rensa(), datasketch()  # warm-up: imports, first calls
+    got = H.interleave({"rensa": rensa, "datasketch": datasketch}, rounds)
+    fig = {
+        "minhash.rensa_us": H.figure(
+            "MinHash signature per document, rensa as the audit calls it (64 permutations; CPU)", "µs",
+            got["rensa"], digits=2,
+        ),
+        "minhash.datasketch_us": H.figure(
+            "MinHash signature per document, datasketch MinHash.update_batch (64 permutations; CPU)", "µs",
+            got["datasketch"], digits=2,
+        ),
+        "minhash.x": H.ratio_figure(
+            "MinHash per document: datasketch's CPU time / rensa's", got["datasketch"], got["rensa"]
+        ),
+    }  # fmt: skip
+    inputs = {
+        "minhash.documents": MICRO_DOCS,
+        "minhash.features_per_document": round(len(feats) / MICRO_DOCS, 1),
+    }
+    return fig, inputs
+
+
+# ---- the document -------------------------------------------------------------------------------------
+
+
+def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+    """The result document (docs/performance.md, "Result format")."""
+    from importlib.metadata import version
+
+    res: dict[str, Any] = {
+        "bench": "audit",
+        "title": "mcqa-prep audit against MMLU + MMLU-Pro + GPQA-shaped files, beside a datasketch LSH loop",
+        "figures": {},
+        "checks": {},
+        "inputs": {"workers": WORKERS, "planted_share": PLANTED, "fixed_rows": FIXED_ROWS},
+        "peers": {"datasketch": version("datasketch"), "rensa": version("rensa")},
+    }
+    work = Path(tempfile.mkdtemp(prefix="mcqa-bench-audit-"))
+    try:
+        fig, inputs = minhash_micro(rounds)
+        res["figures"].update(fig)
+        res["inputs"].update(inputs)
+        sizes = [(max(ROWS_MIN, int(ROWS * scale)), "")] + ([(FULL_ROWS, "@full")] if full else [])
+        for rows, suffix in sizes:
+            fig, checks, inputs = measure_at(rows, rounds, suffix, work)
+            res["figures"].update(fig)
+            res["checks"].update(checks)
+            res["inputs"].update(inputs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=685_573)
-    ap.add_argument("--subset", type=int, default=50_000)
-    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--full", action="store_true")
     args = ap.parse_args()
-    print(json.dumps(run(args.rows, subset=args.subset, memory=not args.no_memory), indent=2))
+    print(json.dumps(run(args.scale, rounds=args.rounds, full=args.full), indent=1))
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def num(v: float, unit: str) -> str:
         return f"{v:.2f}"
     if unit == "s":  # short times keep two significant digits or more (a warm load, a job's fixed cost)
         return f"{v:.4f}" if v < 0.01 else f"{v:.3f}" if v < 0.1 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
-    if unit == "ms":
+    if unit in ("ms", "µs"):
         return f"{v:.1f}"
     return f"{v:,.0f}"
 
@@ -216,6 +216,8 @@ COMMANDS = (
      "report / validate"),
     ("convert", "mmlu_pro.convert", "`convert` (MMLU-Pro layout)", "mmlu_pro.floor", "floor (one core)",
      "mmlu_pro.convert_vs_floor.x", "ours / floor"),
+    ("audit", "audit", "`audit -j 2 --against` MMLU, MMLU-Pro, GPQA shapes", "datasketch",
+     "datasketch LSH loop (near-duplicates only)", "datasketch_vs_audit.x", "loop's time / ours"),
 )  # fmt: skip
 
 
@@ -237,7 +239,9 @@ def t_commands(r: Results) -> list[str]:
                 f"{span(f[x])} ({note})" if x in f else "",
             ])  # fmt: skip
     head = ["command", "wall", "peak RSS (tree)", "baseline, same rounds", "ratio per round"]
-    benches = [b for b in ("rescore", "cluster", "prepare", "validate", "report", "convert") if b in r]
+    benches = [
+        b for b in ("rescore", "cluster", "prepare", "validate", "report", "convert", "audit") if b in r
+    ]
     return table(head, rows, "lrrrr") + ["", meta_line(r, *benches)]
 
 
@@ -250,6 +254,7 @@ ORDER = (
     "report",
     "convert",
     "passrates",
+    "audit",
     "serve",
     "cluster",
     "soak",
@@ -276,9 +281,12 @@ def t_targets(r: Results) -> list[str]:
     ]
 
 
+MEMORY = ("rescore", "prepare", "validate", "report", "convert", "audit")
+
+
 def t_memory(r: Results) -> list[str]:
     rows = []
-    for bench in ("rescore", "prepare", "validate", "report", "convert"):
+    for bench in MEMORY:
         if bench not in r:
             continue
         for key, f in r[bench]["figures"].items():
@@ -290,7 +298,7 @@ def t_memory(r: Results) -> list[str]:
             rows.append([f"{what}, {n:,} rows" if n else what, span(f), str(f.get("processes", "")),
                          f"{f.get('hwm_sum_mb', 0):,.0f} MB"])  # fmt: skip
     head = ["command", "peak RSS of the process tree", "processes", "sum of each process's own peak"]
-    benches = [b for b in ("rescore", "prepare", "validate", "report", "convert") if b in r]
+    benches = [b for b in MEMORY if b in r]
     return table(head, rows, "lrrr") + ["", meta_line(r, *benches)]
 
 
@@ -434,6 +442,45 @@ def t_convert(r: Results) -> list[str]:
     return table(head, rows, "lrrrr") + ["", meta_line(r, "convert")]
 
 
+def t_audit(r: Results) -> list[str]:
+    """audit against the datasketch loop (bench_audit): time, CPU, memory at two sizes, what each side found of
+    the planted benchmark rows; the full-size block after the scaled one where it was measured."""
+    f, c, i = r["audit"]["figures"], r["audit"]["checks"], r["audit"]["inputs"]
+    rows: list[list[str]] = []
+    for sfx in ("", "@full"):
+        if f"audit.wall_s{sfx}" not in f:
+            continue
+        n, small, q = i[f"rows{sfx}"], i[f"rows_small{sfx}"], i[f"benchmark_questions{sfx}"]
+
+        def cells(*keys: str, sfx: str = sfx) -> list[str]:
+            return [span(f[f"{k}{sfx}"]) if k and f"{k}{sfx}" in f else "" for k in keys]
+
+        rows += [
+            [f"**{n:,} rows** against {q:,} benchmark questions: wall", *cells("audit.wall_s", "audit_nodup.wall_s", "datasketch.wall_s")],
+            ["CPU of the process tree", *cells("audit.cpu_s", "audit_nodup.cpu_s", "datasketch.cpu_s")],
+            ["rows per wall second", *cells("audit.rows_per_s", "audit_nodup.rows_per_s", "datasketch.rows_per_s")],
+            ["the loop's wall time / ours, per round", *cells("datasketch_vs_audit.x", "", "")],
+            ["the loop's own clock: building its LSH / querying the rows", "", "",
+             " / ".join(cells("datasketch.index_s", "datasketch.loop_s"))],
+            [f"peak RSS of the process tree, {n:,} rows", *cells("audit.rss_mb", "audit_nodup.rss_mb", "datasketch.rss_mb")],
+            [f"peak RSS of the process tree, {small:,} rows", *cells("audit_small.rss_mb", "audit_small_nodup.rss_mb", "")],
+            [f"growth from {small:,} to {n:,} rows", *cells("audit.rss_growth_mb", "audit_nodup.rss_growth_mb", "")],
+            [f"planted benchmark rows found (of {i[f'planted_rows{sfx}']:,})", c[f"audit.found_planted{sfx}"],
+             f"the same rows: {plain(c[f'audit_nodup.same_contaminated_rows{sfx}'])}", c[f"datasketch.found_planted{sfx}"]],
+            ["clean rows flagged", c[f"audit.flagged_clean{sfx}"], "", c[f"datasketch.flagged_clean{sfx}"]],
+        ]  # fmt: skip
+    if "fixed.wall_s" in f:
+        rows.append([f"the command on {i['fixed_rows']:,} rows (its fixed cost: start-up, benchmark index)",
+                     f"{span(f['fixed.wall_s'])}, {span(f['fixed.rss_mb'])}", "", ""])  # fmt: skip
+    head = [
+        "",
+        "`audit -j 2` (every check but rollouts)",
+        "`audit -j 2 --no-duplicates`",
+        "datasketch LSH loop",
+    ]
+    return table(head, rows, "lrrr") + ["", meta_line(r, "audit")]
+
+
 def t_serve_stacks(r: Results) -> list[str]:
     s = r["serve_stacks"]["figures"]
     labels = {"asgi": "plain ASGI (chosen)", "asgi-inline": "plain ASGI, all grading inline", "starlette": "Starlette",
@@ -470,6 +517,8 @@ def t_parents(r: Results) -> list[str]:
         ("validate", "w2", "", "`validate --workers 2`"),
         ("rescore", "w2", "", "`rescore --workers 2`"),
         ("rescore", "join_w2", "", "`rescore --rows --workers 2`"),
+        ("audit", "audit", "", "`audit -j 2`"),
+        ("audit", "audit", "@full", "`audit -j 2`"),
     ):
         f = r.get(bench, {}).get("figures", {})
         if f"{leg}.parent_cpu_s{suffix}" not in f:
@@ -495,6 +544,7 @@ TABLES: dict[str, Callable[[Results], list[str]]] = {
     "passrates": t_passrates,
     "report": t_report,
     "convert": t_convert,
+    "audit": t_audit,
     "serve-stacks": t_serve_stacks,
     "parents": t_parents,
 }

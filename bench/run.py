@@ -49,6 +49,7 @@ ORDER = (
     "report",
     "convert",
     "passrates",
+    "audit",
     "serve",
     "cluster",
 )

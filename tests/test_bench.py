@@ -8,6 +8,7 @@ No thresholds on time here: performance claims come from `make bench`.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -110,7 +111,9 @@ def test_result_documents_are_checked():
         "serve",
         "cluster",
         "passrates",
+        "audit",
     }
+    assert "audit" in bench_run.ORDER
     for name in bench_run.modules() + list(bench_run.ON_REQUEST):
         assert bench_run.in_result_format(BENCH / f"{bench_run.stem(name)}.py"), name
 
@@ -176,30 +179,68 @@ def test_missing_nemo_gym_names_the_make_target(tmp_path, monkeypatch):
         nemo_gym_ref.load(tmp_path)
 
 
-def test_audit_rows_sit_next_to_the_datasketch_loop_and_say_the_target():
-    results = {
-        "_machine": {"cpu": "X", "cores": 2, "python": "3.11", "load": [1.0], "load_after": [1.0]},
-        "bench_audit": {
-            "rows": 685_573,
-            "benchmark_questions": 26_522,
-            "workers": 2,
-            "audit": {"wall_s": 50.0, "cpu_s": 95.0, "peak_rss_mb": 900.0},
-            "audit_rows_per_s": 13_711,
-            "subset": {
-                "rows": 50_000,
-                "ours_1_worker": {"wall_s": 10.0},
-                "datasketch_loop": {"wall_s": 40.0, "rows_per_s": 2_000},
-            },
-            "memory": {
-                "rows": [171_393, 685_573],
-                "with_duplicates_mb": [600, 700],
-                "contamination_only_mb": [500, 500],
-            },
-        },
-    }
-    md = bench_run.markdown(results)
-    assert "| audit -j 1, first 50,000 rows, end to end (wall) | 5,000 | 1,250 | 4.00x |" in md
-    assert "target <= 60 s" in md and "500 / 500 MB (--no-duplicates" in md
+def _audit_runs(walls: dict[str, float], rss: dict[str, float]) -> dict[str, list]:
+    """Two rounds of every bench_audit leg, as harness.measure would return them (no command run)."""
+    return {
+        leg: [
+            harness.Run(argv=[leg], wall_s=w * k, cpu_s=w * k * 1.6, peak_rss_mb=rss[leg] + k,
+                        hwm_sum_mb=rss[leg] + 5, processes=3, returncode=0,
+                        extra={"root_cpu_s": w * 0.5, "children_cpu_s": w * k})
+            for k in (1.0, 1.1)
+        ]
+        for leg, w in walls.items()
+    }  # fmt: skip
+
+
+def test_the_audit_bench_document_renders_its_table_targets_and_full_size_block():
+    """bench_audit's figures from measured runs (here made up) as bench/results holds them, and the tables
+    render.py writes from them: both sides, memory at two sizes, what each side found, the 60 s target."""
+    import bench_audit
+    import render
+
+    kinds = {"verbatim": [0, 5], "shuffled": [9], "one_word": [12]}
+    ds = {"questions": 26_522, "found": [0, 5, 7, 8], "index_s": 3.5, "loop_s": 12.0}
+    doc = {"bench": "audit", "figures": {}, "checks": {}, "inputs": {"fixed_rows": bench_audit.FIXED_ROWS}}
+    for rows, sfx, wall in ((100_000, "", 10.0), (685_573, "@full", 55.0)):
+        legs = {"audit": wall, "datasketch": wall * 2, "audit_nodup": wall * 0.9, "audit_small": wall / 4,
+                "audit_small_nodup": wall / 4} | ({"fixed": 2.5} if not sfx else {})  # fmt: skip
+        rss = {"audit": 1000.0, "datasketch": 350.0, "audit_nodup": 950.0, "audit_small": 940.0,
+               "audit_small_nodup": 948.0, "fixed": 300.0}  # fmt: skip
+        found = {"audit": {0, 5, 9, 12}, "audit_nodup": {0, 5, 9, 12}}
+        parts = bench_audit.results_at(_audit_runs(legs, rss), rows, rows // 4, sfx, ds, kinds, found, 2**20)
+        for part, got in zip(("figures", "checks", "inputs"), parts, strict=True):
+            doc[part].update(got)
+    doc["meta"] = {"commit": "abc", "date": "2026-12-01 00:00 UTC", "cpu": "X", "cores": 2, "rounds": 2,
+                   "scale": 1, "load_before": [0.1], "load_after": [0.2]}  # fmt: skip
+    assert bench_run.check_document(doc) == []
+    f = doc["figures"]
+    assert f["datasketch_vs_audit.x"]["samples"] == [2.0, 2.0]
+    assert f["audit.wall_s@full"]["target"] == {"op": "<=", "value": 60}
+    assert "target" not in f["audit.wall_s"]  # the 60 s is a target at 685,573 rows only
+    assert f["audit_nodup.rss_growth_mb@full"]["samples"] == [2.0, 2.0]
+    assert (
+        doc["checks"]["audit.found_planted"] == "4/4" and doc["checks"]["audit.flagged_clean"] == "0/99,996"
+    )
+    assert doc["checks"]["datasketch.found_planted.verbatim@full"] == "2/2"
+    assert doc["checks"]["datasketch.flagged_clean"] == "2/99,996"
+
+    table = "\n".join(render.t_audit({"audit": doc}))
+    assert "| **100,000 rows** against 26,522 benchmark questions: wall | 10.0–11.0 s |" in table
+    assert "| **685,573 rows** against 26,522 benchmark questions: wall | 55.0–60.5 s |" in table
+    assert "| peak RSS of the process tree, 171,393 rows | 941 MB | 949 MB |  |" in table
+    assert "| planted benchmark rows found (of 4) | 4/4 | the same rows: yes | 2/4 |" in table
+    assert "| the loop's own clock: building its LSH / querying the rows |  |  | 3.50 s / 12.0 s |" in table
+    assert "its fixed cost" in table and "2.50–2.75 s, 301 MB" in table
+    targets = "\n".join(render.t_targets({"audit": doc}))
+    assert (
+        "(685,573 rows) | ≤ 60.0 s | 55.0–60.5 s | met in 1 of 2 rounds | `audit/audit.wall_s@full` |"
+        in targets
+    )
+    commands = "\n".join(render.t_commands({"audit": doc}))
+    assert (
+        "datasketch LSH loop (near-duplicates only): 20.0–22.0 s | 2.00x (loop's time / ours) |" in commands
+    )
+    assert "685,573 rows" in "\n".join(render.t_memory({"audit": doc}))
 
 
 def test_the_audit_bench_data_is_read_by_the_presets_and_its_planted_rows_are_found(tmp_path, monkeypatch):
@@ -215,3 +256,17 @@ def test_the_audit_bench_data_is_read_by_the_presets_and_its_planted_rows_are_fo
     assert [b["preset"] for b in doc["benchmarks"]] == ["mmlu", "mmlu_pro", "gpqa"]
     assert doc["summary"]["rows"] == 400 and 40 <= doc["summary"]["contaminated_rows"] <= 120
     assert doc["position_bias"]["option_counts"]["dataset"].get("10", 0) > 200
+    # the bench's checks: what the audit flagged of the planted rows (its findings name 1-based records)
+    kinds = bench_audit.planted(data)
+    (tmp_path / "audit.json").write_text(json.dumps(doc), encoding="utf-8")
+    ours = bench_audit.found_checks("audit", bench_audit.flagged_rows(tmp_path / "audit.json"), kinds, 400)
+    n = sum(map(len, kinds.values()))
+    assert ours["audit.found_planted"] == f"{n}/{n}" and ours["audit.flagged_clean"] == f"0/{400 - n}"
+    # the datasketch loop, as the bench runs it (a process), reads the same three layouts and finds rows
+    subprocess.run([sys.executable, str(BENCH / "audit_datasketch.py"), str(data), *map(str, bench), "--out",
+                    str(tmp_path / "ds.json")], check=True)  # fmt: skip
+    ds = json.loads((tmp_path / "ds.json").read_text(encoding="utf-8"))
+    assert ds["rows"] == 400 and ds["questions"] == 550
+    theirs = bench_audit.found_checks("datasketch", set(ds["found"]), kinds, 400)
+    got, of = map(int, theirs["datasketch.found_planted.verbatim"].split("/"))
+    assert of > 0 and got >= of // 2
