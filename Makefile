@@ -33,7 +33,7 @@ $(FLOORS_VENV)/.installed: pyproject.toml scripts/floors.py
 	$(PYTHON) -m venv $(FLOORS_VENV)
 	$(FLOORS_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(FLOORS_VENV)/bin/python scripts/floors.py > $(FLOORS_VENV)/floors.txt
-	$(FLOORS_VENV)/bin/python -m pip install --quiet --only-binary :all: -c $(FLOORS_VENV)/floors.txt -e '.[dev]'
+	$(FLOORS_VENV)/bin/python -m pip install --quiet --only-binary :all: -c $(FLOORS_VENV)/floors.txt -e '.[dev,bench]'
 	touch $@
 
 demo: install

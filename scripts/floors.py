@@ -18,15 +18,17 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?$")
 
 
-INSTALLED_EXTRA = "dev"  # what `make test-floors` installs: `-e '.[dev]'`
+# what `make test-floors` installs, `-e '.[dev,bench]'`, as `make test` does (bench: the bench's own tests run
+# its baseline, datasketch)
+INSTALLED_EXTRAS = ("dev", "bench")
 
 
-def floors(path: Path = PYPROJECT, extra: str = INSTALLED_EXTRA) -> dict[str, str]:
-    """{distribution name: floor} of the core dependencies and of `extra` with the extras it names in turn
-    (`mcqa-prep[ray]`), the project itself left out. An extra that install does not reach (`bench`) has no
-    floor the suite could check."""
+def floors(path: Path = PYPROJECT, extras: tuple[str, ...] = INSTALLED_EXTRAS) -> dict[str, str]:
+    """{distribution name: floor} of the core dependencies and of `extras` with the extras they name in turn
+    (`mcqa-prep[ray]`), the project itself left out. An extra that the install does not reach has no floor
+    the suite could check."""
     project = tomllib.loads(path.read_text(encoding="utf-8"))["project"]
-    reqs = list(project.get("dependencies", [])) + _extra_requirements(project, extra, path)
+    reqs = list(project.get("dependencies", [])) + _extra_requirements(project, extras, path)
     out: dict[str, str] = {}
     for req in reqs:
         name, spec = _parse(req, path)
@@ -48,10 +50,10 @@ def _parse(req: str, path: Path) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
-def _extra_requirements(project: dict, extra: str, path: Path) -> list[str]:
-    """The requirements of `extra` and of every extra of the project it names, each extra once."""
+def _extra_requirements(project: dict, wanted: tuple[str, ...], path: Path) -> list[str]:
+    """The requirements of the `wanted` extras and of every extra of the project they name, each extra once."""
     extras = project.get("optional-dependencies", {})
-    pending, seen, out = [extra], set(), []
+    pending, seen, out = list(wanted), set(), []
     while pending:
         name = pending.pop()
         if name in seen:
