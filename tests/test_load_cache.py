@@ -213,3 +213,33 @@ def test_integers_an_int64_column_holds_come_back_exact(cli, tmp_path):
     assert [r["metadata"]["n"] for r in ds] == [
         [2**53 + 1, 2**63 - 1, -(2**63)][i % 3] for i in range(len(ds))
     ]
+
+
+def test_a_block_is_cast_to_the_union_schema_field_by_field_at_any_depth():
+    """The union of 4- and 10-option blocks: a struct gains its missing fields as nulls (nested, in lists,
+    sliced), nulls stay nulls; pyarrow before 18 cannot cast a struct to one with more fields itself."""
+    import pyarrow as pa
+
+    from mcqa_prep.prepared.arrow_build import _cast
+
+    small = pa.struct([("A", pa.string()), ("B", pa.int64())])
+    wide = pa.struct([("A", pa.string()), ("B", pa.float64()), ("C", pa.string())])
+    col = pa.array([{"A": "x", "B": 1}, None, {"A": None, "B": 3}, {"A": "z", "B": 4}], type=small)[1:]
+    out = _cast(col, wide)
+    assert out.type == wide
+    assert out.to_pylist() == [None, {"A": None, "B": 3.0, "C": None}, {"A": "z", "B": 4.0, "C": None}]
+    outer = pa.struct([("opts", small), ("k", pa.string())])
+    outer_wide = pa.struct([("opts", wide), ("k", pa.string())])
+    nested = pa.array([{"opts": {"A": "a", "B": 2}, "k": "q"}, {"opts": None, "k": None}], type=outer)
+    assert _cast(nested, outer_wide).to_pylist() == [
+        {"opts": {"A": "a", "B": 2.0, "C": None}, "k": "q"},
+        {"opts": None, "k": None},
+    ]
+    listed = pa.array([[{"A": "a", "B": 1}], None, [], [{"A": "b", "B": 2}, None]], type=pa.list_(small))[1:]
+    assert _cast(listed, pa.list_(wide)).to_pylist() == [
+        None,
+        [],
+        [{"A": "b", "B": 2.0, "C": None}, None],
+    ]
+    with pytest.raises(pa.ArrowInvalid):  # a leaf that cannot be held exactly is still refused
+        _cast(pa.array([{"A": "a", "B": 2**60 + 1}], type=small), wide)

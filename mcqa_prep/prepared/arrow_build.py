@@ -229,14 +229,44 @@ def _conform(batch: Any, schema: Any) -> Any:
             continue
         col = batch.column(i)
         try:
-            cols.append(col if col.type == f.type else col.cast(f.type))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            cols.append(_cast(col, f.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise UnrepresentableValue(
                 f"field {f.name!r}: {exc}: its values cannot be held exactly in one Arrow column of type "
                 f"{f.type}; read the JSONL shards directly",
                 field=f.name,
             ) from None
     return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _cast(col: Any, typ: Any) -> Any:
+    """`col` as `typ` (a type of the permissive union): a struct gains the fields it lacks as nulls, field by
+    field and at any depth (through lists too), every leaf cast with Arrow's safe cast. Arrow casts a struct
+    to one with more fields only from pyarrow 18 on; done here it is the same on the declared floor."""
+    pa = _pa()
+    if col.type == typ:
+        return col
+    if pa.types.is_struct(typ) and pa.types.is_struct(col.type):
+        import pyarrow.compute as pc
+
+        names = {col.type.field(i).name for i in range(col.type.num_fields)}
+        children = [
+            _cast(pc.struct_field(col, [col.type.get_field_index(f.name)]), f.type)
+            if f.name in names
+            else pa.nulls(len(col), f.type)
+            for f in typ
+        ]
+        return pa.StructArray.from_arrays(children, fields=list(typ), mask=col.is_null())
+    if pa.types.is_list(typ) and pa.types.is_list(col.type) and typ.value_type != col.type.value_type:
+        import pyarrow.compute as pc
+
+        start, end = col.offsets[0].as_py(), col.offsets[-1].as_py()  # a slice's rows, rebased to 0
+        offsets = pc.subtract(col.offsets, pa.scalar(start, col.offsets.type))
+        values = _cast(col.values.slice(start, end - start), typ.value_type)
+        return pa.ListArray.from_arrays(
+            offsets, values, type=typ, mask=col.is_null() if col.null_count else None
+        )
+    return col.cast(typ)
 
 
 # ---- the pass ---------------------------------------------------------------------------------------------
