@@ -264,6 +264,26 @@ def test_cli_text_json_output_file_and_fail_on_findings(tmp_path, cli):
     assert res.exit_code == 1 and doc["ok"] is False and doc["error"]["reason"] == "audit_findings"
 
 
+def test_unreadable_data_lines_fail_the_audit_unless_skipped(tmp_path, cli):
+    """An audit that could not read a line may have missed the contaminated row: exit 1 and no document,
+    unless --on-invalid skip (then the lines are counted)."""
+    qs = _questions(6, seed=40)
+    bench = A.write_mmlu(tmp_path / "mmlu.jsonl", qs)
+    data = _dataset(tmp_path / "train.jsonl", qs[:2] + _questions(3, seed=41))
+    lines = data.read_bytes().splitlines(keepends=True)
+    data.write_bytes(b"".join(lines[:2] + [b"{not json\n", b"\xff\xfe\n"] + lines[2:]))
+    out = tmp_path / "a.json"
+    res = cli("audit", data, "--against", bench, "-o", out, "--format", "json", "-q")
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 1 and doc["error"]["reason"] == "unreadable_rows"
+    assert "train.jsonl:3" in doc["error"]["message"] and "--on-invalid skip" in doc["error"]["message"]
+    assert doc["summary"]["unreadable_rows"] == 2 and not out.exists()
+    res = cli("audit", data, "--against", bench, "-o", out, "--on-invalid", "skip", "--format", "json", "-q")
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 0 and doc["summary"]["unreadable_rows"] == 2 and doc["summary"]["rows"] == 7
+    assert doc["summary"]["contaminated_rows"] == 2 and out.exists()
+
+
 @pytest.mark.parametrize(
     "args, reason",
     [

@@ -66,7 +66,8 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
     type=click.Choice(["fail", "skip"]),
     default="fail",
     show_default=True,
-    help="A rollout that cannot be graded: fail (exit 1) or skip it (counted).",
+    help="An unreadable DATA line or a rollout that cannot be graded: fail (exit 1, no -o document) or skip it "
+    "(counted in the document).",
 )
 @click.option(
     "-o",
@@ -115,8 +116,8 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
       mcqa-prep audit train.jsonl --rollouts rollouts.jsonl --final-answer-only --format json
       mcqa-prep audit data/ --against bench.csv --bench-map question=q --bench-map choices=opts \\
           --bench-map answer=gold --fail-on-findings
-    Exit codes: 0 audited, 1 inputs unreadable or rollouts refused (or findings, with --fail-on-findings),
-    2 usage error.
+    Exit codes: 0 audited, 1 inputs unreadable (unreadable lines, unless --on-invalid skip) or rollouts refused
+    (or findings, with --fail-on-findings), 2 usage error.
     """
     from ..audit import Request, audit
     from ..audit.keys import KeySettings
@@ -139,19 +140,34 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
         on_invalid=on_invalid,
     )
     doc = audit(list(data), request, workers=workers, progress=bar_factory(quiet))
-    if output is not None:
+    unreadable = _unreadable_problem(doc) if on_invalid == "fail" else None
+    written = output if unreadable is None else None
+    if written is not None:
         from ..io.writers import write_atomic_json
         from ..records import displayed
 
-        write_atomic_json(output, displayed(doc))
-    problem = _findings_problem(doc) if fail_on_findings else None
+        write_atomic_json(written, displayed(doc))
+    problem = unreadable or (_findings_problem(doc) if fail_on_findings else None)
     if fmt == "json":
         emit_json(doc, error=problem)
     else:
-        for line in text_lines(doc, max_shown, output):
+        for line in text_lines(doc, max_shown, written):
             click.echo(line)
     if problem is not None:
         fail(problem["message"])
+
+
+def _unreadable_problem(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """An audit that could not read every DATA line is incomplete: a contaminated or duplicated row may be
+    among the unread ones, so it is a failure unless the user said to skip them."""
+    s = doc["summary"]
+    if not s["unreadable_rows"]:
+        return None
+    return report_error(
+        "unreadable_rows",
+        f"{s['unreadable_rows']:,} DATA line(s) could not be read, so the audit does not cover them (first: "
+        f"{s['unreadable_examples'][0]}); fix the lines, or pass --on-invalid skip to audit the rest",
+    )
 
 
 def _findings_problem(doc: dict[str, Any]) -> dict[str, Any] | None:

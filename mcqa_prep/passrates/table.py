@@ -215,8 +215,7 @@ def _read_header(path: Path, raw: bytes) -> dict[str, Any]:
         what = "no table_schema (an unversioned table)" if version is None else f"table_schema {version!r}"
         raise _invalid(
             path,
-            f"{what} is not supported: this mcqa-prep reads {', '.join(SUPPORTED_TABLES)}; measure the pass "
-            "rates again with this version",
+            f"{what} is not supported: this mcqa-prep reads {', '.join(SUPPORTED_TABLES)}",
             reason="table_schema",
         )
     errors = sorted(validator(_SCHEMA_NAME[version]).iter_errors(header), key=lambda e: list(e.absolute_path))
