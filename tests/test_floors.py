@@ -74,4 +74,4 @@ def test_the_repositorys_floors_are_those_make_test_floors_installs():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert f"-e '.[{','.join(module.INSTALLED_EXTRAS)}]'" in makefile
     names = set(module.floors())
-    assert {"ray", "uvicorn", "huggingface-hub", "pytest", "datasketch"} <= names
+    assert {"ray", "uvicorn", "huggingface-hub", "pytest"} <= names
