@@ -22,7 +22,7 @@ from mcqa_prep.grader.answer_colon import (
     extract_answer_colon_md,
 )
 from mcqa_prep.grader.boxed import extract_strict
-from mcqa_prep.grader.custom_regex import _entry
+from mcqa_prep.grader.custom_regex import _digit_differs, _entry, _word_differs
 from mcqa_prep.grader.letters import allowed_letters
 
 MODES = [m for m in OVERRIDE_MODES if m != "robust"]  # robust is owned and tested elsewhere
@@ -479,3 +479,19 @@ def _md_reference(text: str, prefix: str | None):
 def test_md_with_a_repeated_prefix_grades_as_payload_by_payload(text, prefix):
     got = extract_answer_colon_md(text, _LETTERS, {"answer_prefix": prefix})
     assert (got.letter, got.status, got.rule) == _md_reference(text, prefix)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(max_size=60) | _I_TEXTS)
+@example(text="cafe\u0301")  # a combining mark: \w for regex, not for re
+@example(text="x\u00b2")  # a superscript digit
+@example(text="plain ascii 123")
+def test_per_character_engine_check_equals_comparing_the_whole_text(text):
+    """engine_for's memoised per-character check says the engines differ on `\\w` / `\\d` exactly when removing
+    each engine's matches from the whole text gives different strings (the definition)."""
+    for check, rx, rex in (
+        (_word_differs, regex.compile(r"\w", regex.V0), re.compile(r"\w")),
+        (_digit_differs, regex.compile(r"\d", regex.V0), re.compile(r"\d")),
+    ):
+        assert check(text) == (rx.sub("", text) != rex.sub("", text)), (check.__name__, text)
+        assert check(text) == (rx.sub("", text) != rex.sub("", text))  # memoised: the same answer again

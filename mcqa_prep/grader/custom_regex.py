@@ -58,6 +58,51 @@ _RE_WORD = re.compile(r"\w")
 _RX_WORD = regex.compile(r"\w", regex.V0)
 _RE_DIGIT = re.compile(r"\d")
 _RX_DIGIT = regex.compile(r"\d", regex.V0)
+
+# The code points that `\w` (resp. `\d`) classifies differently in the two engines, found on first use in a
+# process (both engines run over every non-ASCII code point once, ~0.3 s for `\w`; ASCII never differs). Both
+# classes are single code points, so the engines agree on a text exactly when the text holds none of them:
+# one C-level search of a class of the differing BMP code points (re keeps a BMP class as a bitmap), plus a
+# set lookup of the text's astral characters, instead of two substitutions over the whole text per call.
+_DIFFERING: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {}
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _differing(kind: str, rx: Any, rex: re.Pattern[str]) -> tuple[re.Pattern[str], frozenset[str]]:
+    hit = _DIFFERING.get(kind)
+    if hit is None:
+        differ: list[str] = []
+        for lo in (*range(0x80, 0xD800, 0x800), *range(0xE000, 0x110000, 0x800)):
+            block = "".join(map(chr, range(lo, min(lo + 0x800, 0xD800 if lo < 0xD800 else 0x110000))))
+            a, b = rx.sub("\0", block), rex.sub("\0", block)
+            if a != b:  # most blocks agree whole: compared at C speed
+                differ += [ch for ch, x, y in zip(block, a, b, strict=True) if x != y]
+        bmp = "".join(f"\\u{ord(ch):04x}" for ch in differ if ch < "\U00010000")
+        hit = (
+            re.compile(f"[{bmp}]" if bmp else "(?!)"),
+            frozenset(ch for ch in differ if ch >= "\U00010000"),
+        )
+        _DIFFERING[kind] = hit
+    return hit
+
+
+def _differs(text: str, tables: tuple[re.Pattern[str], frozenset[str]]) -> bool:
+    bmp, astral = tables
+    if bmp.search(text) is not None:
+        return True
+    return bool(astral) and any(ch in astral for ch in _ASTRAL.findall(text))
+
+
+def _word_differs(text: str) -> bool:
+    r"""Whether `\w` (and so `\b`) reads some character of `text` differently in `regex` and `re`."""
+    return _differs(text, _differing("w", _RX_WORD, _RE_WORD))
+
+
+def _digit_differs(text: str) -> bool:
+    r"""Whether `\d` reads some character of `text` differently in `regex` and `re`."""
+    return _differs(text, _differing("d", _RX_DIGIT, _RE_DIGIT))
+
+
 _HAS_I = re.compile("[iI\u0130\u0131]")
 _WIDE_ESCAPE = re.compile(r"\\[uUN]")
 _BACKREF = re.compile(r"\\[1-9]|\(\?P=")
@@ -152,9 +197,9 @@ class CompiledPattern:
             subject = text
         if self.space and _has_separator_controls(text):
             return self.re, text
-        if self.word and _RX_WORD.sub("", text) != _RE_WORD.sub("", text):
+        if self.word and _word_differs(text):
             return self.re, text
-        if self.digit and _RX_DIGIT.sub("", text) != _RE_DIGIT.sub("", text):
+        if self.digit and _digit_differs(text):
             return self.re, text
         return rx, subject
 
@@ -218,6 +263,8 @@ def last_match(source: Any, text: str, seconds: float | None) -> Spans | None:
 
 def normalize_captured(s: str) -> str:
     """Strip, NFKC, localised and full-width letters -> Latin, strip, upper-case (NeMo Gym's order)."""
+    if s.isascii():  # NFKC and the localised table leave ASCII as it is (the common capture: one letter)
+        return s.strip().upper()
     return unicodedata.normalize("NFKC", s.strip()).translate(LOCALISED_SPACED).strip().upper()
 
 
