@@ -115,16 +115,25 @@ def status(f: dict[str, Any]) -> str:
     return f"met in {sum(ok)} of {len(ok)} rounds"
 
 
+OTHER_WORK = 0.1  # share of the cores other work may use on average while a module runs
+
+
 def provisional(ms: list[dict[str, Any]]) -> list[str]:
     """Why figures measured under these metas are provisional (empty when they are not)."""
     why = []
     scales = sorted({m.get("scale", 1) for m in ms})
     if scales != [1]:
         why.append("scale " + ", ".join(f"{x:g}" for x in scales))
-    busy = max(max((m.get("load_before") or [0])[0], (m.get("load_after") or [0])[0]) for m in ms)
     cores = min(m.get("cores") or 1 for m in ms)
-    if busy > 0.5 * cores:
-        why.append(f"load average up to {busy:.1f} on {cores} cores")
+    if all(m.get("other_cores") is not None for m in ms):
+        # measured: the machine's busy CPU beside the module's own process tree (bench/run.py)
+        other = max(m["other_cores"] for m in ms)
+        if other > OTHER_WORK * cores:
+            why.append(f"other work used {other:.2f} of {cores} cores")
+    else:  # older results: only the load average, which counts the bench's own work too
+        busy = max(max((m.get("load_before") or [0])[0], (m.get("load_after") or [0])[0]) for m in ms)
+        if busy > 0.5 * cores:
+            why.append(f"load average up to {busy:.1f} on {cores} cores")
     rounds = min(m.get("rounds", 3) for m in ms)
     if rounds < 3:
         why.append(f"{rounds} round(s)")
@@ -143,10 +152,12 @@ def meta_line(results: Results, *benches: str) -> str:
     dates = sorted({x["date"][:10] for x in ms})
     loads = [x["load_before"][0] for x in ms] + [x["load_after"][0] for x in ms]
     why = provisional(ms)
+    others = [x["other_cores"] for x in ms if x.get("other_cores") is not None]
+    other = f", other work {max(others):.2f} cores at most" if len(others) == len(ms) else ""
     text = (
         f"Measured by `make bench` ({', '.join('bench_' + b for b in benches)}) at {', '.join(commits)} on "
-        f"{', '.join(dates)}; {m['cpu']}, {m['cores']} cores, load average {min(loads):.1f}{DASH}{max(loads):.1f}; "
-        f"min{DASH}max of {m['rounds']} interleaved rounds"
+        f"{', '.join(dates)}; {m['cpu']}, {m['cores']} cores, load average {min(loads):.1f}{DASH}{max(loads):.1f}"
+        f"{other}; min{DASH}max of {m['rounds']} interleaved rounds"
     )
     return text + (f". **Provisional** ({'; '.join(why)})." if why else ".")
 

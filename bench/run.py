@@ -6,7 +6,8 @@ A bench module is a self-contained file `bench/bench_<name>.py` exposing
 
 that measures and returns one result document (docs/performance.md, "Result format"). This runner finds the
 modules, runs each in a fresh interpreter (nothing one module imported or allocated colours the next), adds
-what the figures were measured on (commit, date, CPU, cores, load average before and after, scale, rounds),
+what the figures were measured on (commit, date, CPU, cores, load average before and after, the other work
+the machine did meanwhile, scale, rounds),
 checks the document's shape and writes it to bench/results/<bench>.json (a failed module leaves its previous
 file alone). `python bench/render.py` then rewrites the marked figures of README.md and docs/ from those files.
 
@@ -24,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import datetime
 import json
 import os
 import platform
+import resource
 import signal
 import subprocess
 import sys
@@ -94,17 +97,115 @@ def in_result_format(path: Path) -> bool:
     return False
 
 
-def run_module(name: str, scale: float, rounds: int, full: bool, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The module's document, from a fresh interpreter in its own session. Its output goes to files, not pipes,
-    and whatever it leaves running in its session (a server it failed to stop) is ended with it."""
+def machine_busy_s() -> float | None:
+    """CPU seconds every core of the machine has spent busy since boot (/proc/stat), None where unknown."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    busy = sum(fields[:8]) - idle  # user nice system idle iowait irq softirq steal (guest is inside user)
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def session_cpu_s(sid: int) -> float:
+    """CPU seconds of the live processes of session `sid` (themselves and the children they reaped): what
+    a module left running, Ray's daemons for one, is the module's work, not other work."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                rest = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if (
+            int(rest[3]) == sid
+        ):  # fields after the name: state ppid pgrp session ... utime(12) stime cutime cstime
+            total += sum(int(x) for x in rest[11:15]) / tick
+    return total
+
+
+class CpuGroup:
+    """A cgroup that counts the CPU of every process started in it, whatever session or parent it ends up
+    with (Ray's daemons start sessions of their own and are reaped by init): cgroup v1's cpuacct or v2's
+    cpu.stat, where this process may create one (root on most bench machines); else `usable` is False."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.v2 = False
+        name = f"mcqa-bench-{os.getpid()}"
+        for root, v2 in ((Path("/sys/fs/cgroup/cpuacct"), False), (Path("/sys/fs/cgroup"), True)):
+            probe = root / ("cpu.stat" if v2 else "cpuacct.usage")
+            if not probe.exists():
+                continue
+            try:
+                (root / name).mkdir()
+            except OSError:
+                continue
+            self.path, self.v2 = root / name, v2
+            break
+
+    @property
+    def usable(self) -> bool:
+        return self.path is not None
+
+    def enter(self) -> None:
+        """Move the calling process (a child between fork and exec) into the group."""
+        if self.path is not None:
+            with open(self.path / "cgroup.procs", "w", encoding="ascii") as fh:
+                fh.write(str(os.getpid()))
+
+    def usage_s(self) -> float | None:
+        if self.path is None:
+            return None
+        try:
+            if self.v2:
+                text = (self.path / "cpu.stat").read_text(encoding="ascii")
+                return int(text.split("usage_usec", 1)[1].split()[0]) / 1e6
+            return int((self.path / "cpuacct.usage").read_text(encoding="ascii")) / 1e9
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+
+
+def own_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_module(
+    name: str, scale: float, rounds: int, full: bool, kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], float]:
+    """(the module's document, the CPU seconds of its process tree), from a fresh interpreter in its own
+    session. Its output goes to files, not pipes, and whatever it leaves running in its session (a server it
+    failed to stop) is ended with it."""
     code = CHILD.format(here=str(HERE), module=stem(name), scale=scale, rounds=rounds, full=full,
                         kwargs=json.dumps(kwargs))  # fmt: skip
     env = dict(os.environ, PYTHONHASHSEED="0")
+    group = CpuGroup()
+    try:
+        return _run_in(group, code, env)
+    finally:
+        group.remove()
+
+
+def _run_in(group: CpuGroup, code: str, env: dict[str, str]) -> tuple[dict[str, Any], float]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        cpu0 = own_cpu_s()
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, env=env, cwd=REPO,
-                                start_new_session=True)  # fmt: skip
+                                start_new_session=True, preexec_fn=group.enter if group.usable else None)  # fmt: skip
+        leftover = 0.0
         try:
             proc.wait()
+            leftover = session_cpu_s(proc.pid)
+            in_group = group.usage_s()
         finally:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -117,7 +218,8 @@ def run_module(name: str, scale: float, rounds: int, full: bool, kwargs: dict[st
     if proc.returncode != 0 or line is None:
         tail = stderr.strip().splitlines()[-12:] or ["no result"]
         raise RuntimeError("\n".join(tail))
-    return json.loads(line[len("@@RESULT@@") :])
+    cpu = in_group if in_group is not None else own_cpu_s() - cpu0 + leftover
+    return json.loads(line[len("@@RESULT@@") :]), cpu
 
 
 def check_document(doc: dict[str, Any]) -> list[str]:
@@ -159,7 +261,9 @@ def machine() -> dict[str, Any]:
             "platform": platform.platform()}  # fmt: skip
 
 
-def meta(args: argparse.Namespace, load_before: tuple[float, ...], wall: float) -> dict[str, Any]:
+def meta(
+    args: argparse.Namespace, load_before: tuple[float, ...], wall: float, other_cores: float | None
+) -> dict[str, Any]:
     # the code measured: the package and the bench, not the result files this run is writing
     dirty = bool(
         git("status", "--porcelain", "--untracked-files=no", "--", "mcqa_prep", "bench", ":!bench/results")
@@ -171,6 +275,9 @@ def meta(args: argparse.Namespace, load_before: tuple[float, ...], wall: float) 
         **machine(),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
+        # cores busy on average with work other than the module's process tree while it ran: the machine's
+        # busy CPU time (/proc/stat) less the module's own; the load average counts the bench's own work
+        "other_cores": None if other_cores is None else round(other_cores, 2),
         "scale": args.scale,
         "rounds": args.rounds,
         "full": args.full,
@@ -205,9 +312,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"== {name} (scale {args.scale}, {args.rounds} rounds{', full' if args.full else ''})", flush=True
         )
-        load0, t0 = os.getloadavg(), time.perf_counter()
+        load0, t0, busy0 = os.getloadavg(), time.perf_counter(), machine_busy_s()
         try:
-            doc = run_module(name, args.scale, args.rounds, args.full, {"baseline_rev": args.baseline_rev})
+            doc, module_cpu = run_module(
+                name, args.scale, args.rounds, args.full, {"baseline_rev": args.baseline_rev}
+            )
         except RuntimeError as exc:
             print(f"   FAILED:\n{exc}", flush=True)
             failed.append(name)
@@ -217,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
             print("   bad result document: " + "; ".join(problems), flush=True)
             failed.append(name)
             continue
-        doc["meta"] = meta(args, load0, time.perf_counter() - t0)
+        wall, busy1 = time.perf_counter() - t0, machine_busy_s()
+        other = None if busy0 is None or busy1 is None else max(0.0, busy1 - busy0 - module_cpu) / wall
+        doc["meta"] = meta(args, load0, wall, other)
         path = out / f"{doc['bench']}.json"
         path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"   {len(doc['figures'])} figures -> {path} ({doc['meta']['wall_s']} s)", flush=True)

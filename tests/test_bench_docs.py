@@ -125,3 +125,22 @@ def test_results_say_what_they_were_measured_on(path):
     assert path.stem == doc["bench"]
     for key, f in doc["figures"].items():
         assert f["samples"] and f["min"] <= f["median"] <= f["max"], key
+
+
+@pytest.mark.parametrize(
+    "meta, reason",
+    [
+        ({"cores": 2, "other_cores": 0.05, "load_before": [2.4], "load_after": [2.6]}, None),  # its own load
+        ({"cores": 2, "other_cores": 0.6, "load_before": [0.1], "load_after": [0.2]}, "other work used 0.60"),
+        ({"cores": 2, "load_before": [0.3], "load_after": [1.4]}, "load average up to 1.4"),  # older results
+        ({"cores": 2, "load_before": [0.3], "load_after": [0.9]}, None),
+    ],
+)
+def test_a_result_is_provisional_for_other_work_not_for_the_benchs_own(meta, reason):
+    """The load average counts the bench's own workers; where the runner measured the other work the machine
+    did (other_cores), that decides."""
+    why = render.provisional([{"scale": 1, "rounds": 3, **meta}])
+    if reason is None:
+        assert why == []
+    else:
+        assert len(why) == 1 and why[0].startswith(reason)
