@@ -35,7 +35,6 @@ the datasketch loop (its time / ours >= 1) at every size.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -352,14 +351,5 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str,
     return res
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", type=float, default=0.1)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--full", action="store_true")
-    args = ap.parse_args()
-    print(json.dumps(run(args.scale, rounds=args.rounds, full=args.full), indent=1))
-
-
 if __name__ == "__main__":
-    main()
+    H.standalone(run, __doc__)

@@ -285,3 +285,17 @@ def runs_figures(
 def ratio_figure(what: str, a: Sequence[float], b: Sequence[float], **extra: Any) -> dict[str, Any]:
     """a/b per round (paired), unit x."""
     return figure(what, "x", paired(a, b), digits=2, **extra)
+
+
+def standalone(run: Callable[..., dict[str, Any]], doc: str | None, scale: float = 0.1) -> None:
+    """A module run by hand (`python bench/bench_X.py --scale 0.05`): its document on stdout, as bench/run.py
+    would receive it. For modules whose run takes only scale, rounds and full."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float, default=scale)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--full", action="store_true")
+    args = ap.parse_args()
+    print(json.dumps(run(args.scale, rounds=args.rounds, full=args.full), indent=1))

@@ -28,6 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from run import ON_REQUEST
+from run import ORDER as RUN_ORDER
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS = HERE / "results"
@@ -256,21 +259,8 @@ def t_commands(r: Results) -> list[str]:
     return table(head, rows, "lrrrr") + ["", meta_line(r, *benches)]
 
 
-ORDER = (
-    "grader",
-    "robust",
-    "rescore",
-    "prepare",
-    "validate",
-    "report",
-    "convert",
-    "passrates",
-    "audit",
-    "serve",
-    "cluster",
-    "soak",
-    "serve_stacks",
-)
+# the order of the runner's full run, then the modules it runs only on request
+ORDER = (*RUN_ORDER, *ON_REQUEST)
 
 
 def t_targets(r: Results) -> list[str]:
