@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?$")
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*(.*?)\s*(?:;.*)?$")
 
 
 # what `make test-floors` installs, `-e '.[dev,bench]'`, as `make test` does (bench: the bench's own tests run
@@ -31,7 +31,7 @@ def floors(path: Path = PYPROJECT, extras: tuple[str, ...] = INSTALLED_EXTRAS) -
     reqs = list(project.get("dependencies", [])) + _extra_requirements(project, extras, path)
     out: dict[str, str] = {}
     for req in reqs:
-        name, spec = _parse(req, path)
+        name, _extras, spec = _parse(req, path)
         if _norm(name) == _norm(project["name"]):
             continue
         found = re.search(r">=\s*([^,\s]+)", spec)
@@ -43,11 +43,12 @@ def floors(path: Path = PYPROJECT, extras: tuple[str, ...] = INSTALLED_EXTRAS) -
     return out
 
 
-def _parse(req: str, path: Path) -> tuple[str, str]:
+def _parse(req: str, path: Path) -> tuple[str, list[str], str]:
+    """(distribution name, the extras it asks for, version specifier) of one requirement string."""
     m = _REQ.match(req)
     if m is None:
         raise SystemExit(f"cannot read the requirement {req!r} in {path}")
-    return m.group(1), m.group(2)
+    return m.group(1), [e.strip() for e in (m.group(2) or "").split(",") if e.strip()], m.group(3)
 
 
 def _extra_requirements(project: dict, wanted: tuple[str, ...], path: Path) -> list[str]:
@@ -62,9 +63,9 @@ def _extra_requirements(project: dict, wanted: tuple[str, ...], path: Path) -> l
             raise SystemExit(f"{path} has no extra {name!r}")
         seen.add(name)
         for req in extras[name]:
-            own = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]*)\]", req)
-            if own and _norm(own.group(1)) == _norm(project["name"]):
-                pending += [e.strip() for e in own.group(2).split(",") if e.strip()]
+            dist, named, _spec = _parse(req, path)
+            if _norm(dist) == _norm(project["name"]):
+                pending += named
             else:
                 out.append(req)
     return out
