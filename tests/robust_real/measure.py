@@ -32,7 +32,7 @@ from mcqa_prep.grader import grade_text  # noqa: E402
 
 # Label schemes of the corpus (`labels`) -> what the grader is told (template_metadata.option_labels):
 # "lower", "numbers", or the labels themselves in option order for a native script.
-NATIVE_LABELS = {
+NATIVE_LABELS: dict[str, str | tuple[str, ...]] = {
     "cyrillic": "АБВГДЕЖЗИК",
     "arabic": "أبجدهوزحطي",
     "persian": "الفبپتثجچحخ",
@@ -47,10 +47,13 @@ NATIVE_LABELS = {
     "bengali": "কখগঘঙচছজঝঞ",
     "thai": "กขคงจฉชซฌญ",
     "circled": "①②③④⑤⑥⑦⑧⑨⑩",
+    # Persian alphabet order as Persian exams label options: the first label is the three-letter name الف
+    # (not the abjad الف ب ج د, and not one character per label as "persian" above reads).
+    "persian-alefba": ("الف", "ب", "پ", "ت", "ث", "ج", "چ", "ح"),
 }
 
 
-def option_labels(labels: Any) -> str | None:
+def option_labels(labels: Any) -> str | tuple[str, ...] | None:
     """template_metadata.option_labels for a case's `labels` field (None: Latin capitals, the default)."""
     if not isinstance(labels, str) or labels in ("", "latin", "upper", "letters"):
         return None
