@@ -70,6 +70,53 @@ BOUNDS = {
     "mir-mt5": (18, 0),
     "ps-aqua": (37, 0),
 }
+# The fourth wave's sources (sources-i35{a..f}.md, issue 35): bounded at their first-sight figures (grader 1.5.0
+# on main 5afafe9, before any change prompted by them); the grader engineer of issue 35 raises them as the
+# tuning lands. Their 30% sealed parts and 13 whole sealed sources are kept outside the repository.
+WAVE4 = {
+    "bangla-rqa-api": (48, 0),
+    "bangla-rqa-open": (65, 0),
+    "bilge-tr": (63, 0),
+    "eus-exams-gpt35": (47, 0),
+    "eus-exams-gpt4": (42, 0),
+    "eus-trivia-gpt35": (41, 0),
+    "f-acegpt-base": (39, 1),
+    "f-acegpt-bloomz": (31, 0),
+    "f-acegpt-jais13b": (41, 0),
+    "f-afrimed-open": (50, 0),
+    "llada-cmmlu-ceval": (70, 1),
+    "mmlupro-api": (52, 0),
+    "mmlupro-base-unparsed": (59, 1),
+    "mmlupro-chat-unparsed": (56, 3),
+    "mmlupro-instruct": (54, 0),
+    "mmlupro-llama2": (62, 0),
+    "mmlupro-llama3-8b": (63, 0),
+    "mmlupro-mistral-base": (55, 0),
+    "mmlupro-qwen-chat": (53, 0),
+    "mmlupro-yi-gemma": (58, 0),
+    "persian-eval": (41, 0),
+    "persian-eval-local": (20, 0),
+    "pl-law-json": (49, 0),
+    "qwen3-cs-bias": (59, 0),
+    "qwen3-cs-think": (47, 0),
+    "seaeval-c3": (49, 0),
+    "seaeval-ceval": (61, 1),
+    "seaeval-cmmlu": (56, 2),
+    "seaeval-crosslogiqa": (67, 1),
+    "seaeval-crossmmlu": (62, 0),
+    "seaeval-merlion-nochat": (55, 0),
+    "sk-monitor-session": (61, 1),
+    "sv-med-emergency": (67, 0),
+    "urdu-llama1b-base": (27, 16),
+    "urdu-mmlu-api": (32, 0),
+    "uzlib-frontier": (53, 0),
+    "uzlib-qwen3": (55, 2),
+    "uzlib-small": (48, 1),
+    "yks-tr": (39, 0),
+    "yue-arc": (57, 0),
+}
+WAVE4_RIGHT = 2054  # pooled right at least (2,054/2,210 at first sight)
+WAVE4_FALSE_POSITIVES = 30  # pooled at most (30 at first sight)
 THIRD_PART = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
 POOLED_RATE = 0.96  # pooled right / counted at least, over the first two parts' sources
 POOLED_FALSE_POSITIVES = 2  # at most, over the first two parts' sources
@@ -103,7 +150,7 @@ def test_tune_files_are_well_formed():
         assert measure.option_labels(c["labels"]) is not None or c["labels"] in ("latin", "unlabelled"), c[
             "id"
         ]
-    assert {c["source"] for c in cases} == set(BOUNDS)
+    assert {c["source"] for c in cases} == set(BOUNDS) | set(WAVE4)
 
 
 @pytest.fixture(scope="module")
@@ -115,15 +162,20 @@ def test_tune_part_per_source(result):
     lines = []
     for source, tally in result["sources"].items():
         lines.append(tally.line(source))
-        right, fps = BOUNDS[source]
+        right, fps = BOUNDS[source] if source in BOUNDS else WAVE4[source]
         assert tally.right >= right, (source, tally.as_dict())
         assert tally.false_pos <= fps, (source, tally.as_dict())
     print("\n" + "\n".join(lines))
 
 
-def _pool(result, third: bool) -> tuple[int, int, int, int]:
-    """(right, counted, false positives, contested) over the first two parts' sources, or over the third's."""
-    tallies = [t for source, t in result["sources"].items() if (source in THIRD_PART) == third]
+def _part(source: str) -> str:
+    return "wave4" if source in WAVE4 else "third" if source in THIRD_PART else "first"
+
+
+def _pool(result, part: str) -> tuple[int, int, int, int]:
+    """(right, counted, false positives, contested) over one part's sources: the first two parts of wave 3
+    ("first"), its third part ("third"), or the fourth wave's ("wave4")."""
+    tallies = [t for source, t in result["sources"].items() if _part(source) == part]
     return (
         sum(t.right for t in tallies),
         sum(t.counted for t in tallies),
@@ -133,12 +185,12 @@ def _pool(result, third: bool) -> tuple[int, int, int, int]:
 
 
 def test_tune_part_pooled(result):
-    right, counted, fps, contested = _pool(result, third=False)
+    right, counted, fps, contested = _pool(result, "first")
     report(
         f"robust real corpus, tune part (first two parts): {right}/{counted} right, {fps} false "
         f"positive(s), {contested} contested not counted"
     )
-    u_right, u_counted, u_fps, u_contested = _pool(result, third=True)
+    u_right, u_counted, u_fps, u_contested = _pool(result, "third")
     report(
         f"robust real corpus, tune part (third part, sources-i25c.md): {u_right}/{u_counted} right, {u_fps} "
         f"false positive(s), {u_contested} contested not counted"
@@ -149,8 +201,19 @@ def test_tune_part_pooled(result):
     assert fps <= POOLED_FALSE_POSITIVES, fps
     assert u_right >= THIRD_PART_RIGHT, (u_right, u_counted)
     assert u_fps <= THIRD_PART_FALSE_POSITIVES, u_fps
+    w_right, w_counted, w_fps, w_contested = _pool(result, "wave4")
+    report(
+        f"robust real corpus, tune part (fourth wave, sources-i35*.md): {w_right}/{w_counted} right, {w_fps} "
+        f"false positive(s), {w_contested} contested not counted"
+    )
+    assert w_right >= WAVE4_RIGHT, (w_right, w_counted)
+    assert w_fps <= WAVE4_FALSE_POSITIVES, w_fps
     p = result["pooled"]
-    assert (p.right, p.counted, p.false_pos) == (right + u_right, counted + u_counted, fps + u_fps)
+    assert (p.right, p.counted, p.false_pos) == (
+        right + u_right + w_right,
+        counted + u_counted + w_counted,
+        fps + u_fps + w_fps,
+    )
 
 
 def test_measure_script_reports_a_directory(tmp_path, capsys):
