@@ -181,13 +181,33 @@ MAX_DOCUMENT_BYTES = 64 << 20  # a manifest of a very large preparation is a few
 
 
 def read_document(path: str | os.PathLike[str]) -> tuple[Any, str | None]:
-    """A whole small JSON document (a manifest, a lock, a policy): (value, None), or (None, why its bytes are
-    not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone surrogate). Each caller
-    turns the reason into its own error; an OSError (no such file, permission) propagates. At most
-    MAX_DOCUMENT_BYTES are read: a policy pointed at an endless device (/dev/zero) must not eat the machine's
-    memory (found by an audit)."""
+    """A whole small JSON document (a manifest, a lock, a policy, a cache's or a job's record): (value, None),
+    or (None, why its bytes are not a JSON value every writer can write: not UTF-8, not JSON, too deep, a lone
+    surrogate). Each caller turns the reason into its own error; an OSError (no such file, permission)
+    propagates."""
+    return parse_document(document_bytes(path))
+
+
+def read_own_document(path: str | os.PathLike[str]) -> Any:
+    """A record this package wrote for itself (a cache's seal, a job's record): the document, or None when it
+    is missing, unreadable or not a document (the caller then rebuilds or redoes what it vouched for)."""
+    try:
+        value, problem = read_document(path)
+    except OSError:
+        return None
+    return None if problem is not None else value
+
+
+def document_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a whole small document, for a reader that also keeps them (a manifest is hashed as read).
+    At most MAX_DOCUMENT_BYTES + 1 are read (parse_document refuses that many): a policy pointed at an endless
+    device (/dev/zero) must not eat the machine's memory (found by an audit)."""
     with open(path, "rb") as fh:
-        data = fh.read(MAX_DOCUMENT_BYTES + 1)
+        return fh.read(MAX_DOCUMENT_BYTES + 1)
+
+
+def parse_document(data: bytes) -> tuple[Any, str | None]:
+    """read_document's answer for bytes already read (document_bytes)."""
     if len(data) > MAX_DOCUMENT_BYTES:
         return None, f"larger than {MAX_DOCUMENT_BYTES:,} bytes: not a document this command reads"
     try:

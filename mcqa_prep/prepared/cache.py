@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CacheError
+from ..io.readers import read_own_document
 
 FORMAT = "mcqa-prep-load-cache/1"
 LAYOUT = "load-v1"
@@ -126,10 +127,10 @@ class Entry:
         ident = identity(p)
         try:
             if ident is None or os.lstat(p).st_uid != os.geteuid():
-                raise ValueError
-            doc = json.loads(p.read_bytes())
-        except (OSError, ValueError):
+                return self.empty_seal()
+        except OSError:
             return self.empty_seal()
+        doc = read_own_document(p)
         ok = (
             isinstance(doc, dict)
             and doc.get("format") == FORMAT

@@ -29,7 +29,7 @@ from typing import Any
 from .._perf import streaming_gc
 from ..errors import InputError
 from ..io.paths import is_parquet
-from ..io.readers import batch_records, open_parquet, read_jsonl
+from ..io.readers import batch_records, open_parquet, read_jsonl, read_own_document
 from ..io.writers import output_error
 from .rows import Settings, rescore_row
 from .run import RescoreReport
@@ -290,8 +290,5 @@ def write_record(work_dir: str, c: Chunk, done: ChunkDone) -> None:
 
 
 def read_record(work_dir: str, seq: int) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(Path(record_path(work_dir, seq)).read_bytes())
-    except (OSError, ValueError):
-        return None
+    doc = read_own_document(record_path(work_dir, seq))
     return doc if isinstance(doc, dict) else None

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import Difference, OutputError, StaleCache
+from ..io.readers import read_own_document
 from ..io.writers import output_error
 from .ray_plan import (
     RECORDS,
@@ -126,10 +126,7 @@ class WorkDir:
 
     def recorded(self) -> dict[str, Any] | None:
         """The job record a previous run left, if any (None when there is none or it cannot be read)."""
-        try:
-            doc = json.loads((self.path / JOB).read_bytes())
-        except (OSError, ValueError):
-            return None
+        doc = read_own_document(self.path / JOB)
         return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
 
     def start(self, job: dict[str, Any], resume: bool) -> None:
