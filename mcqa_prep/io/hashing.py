@@ -1,5 +1,6 @@
-"""The one file hasher: sha256 (prepare's inputs, verify's outputs, LFS files on the hub) and git's blob sha1
-(small files on the hub), streamed, with an optional byte counter for progress bars and a line count."""
+"""The one file hasher: sha256 (prepare's inputs, verify's outputs, LFS files on the hub, the load cache's Arrow
+files) and git's blob sha1 (small files on the hub), streamed, with an optional byte counter for progress bars
+and a line count; `Digest` for a file hashed in the pass that parses it (a prepared shard)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,24 @@ def sha256_file(
 ) -> tuple[str, int, int]:
     """(sha256 hex, size in bytes, newline count when count_lines else 0), in one streaming pass."""
     return hash_file(path, HASH_SHA256, on_bytes, count_lines=count_lines)
+
+
+class Digest:
+    """The sha256 of a file's bytes as a reader that parses them sees them (one pass: verify's and
+    load_prepared's shards), every block also counted on a progress bar's `on_bytes`. Call it with each block
+    read, in order."""
+
+    def __init__(self, on_bytes: Callable[[int], Any] | None = None) -> None:
+        self._h = hashlib.sha256()
+        self._on_bytes = on_bytes
+
+    def __call__(self, block: bytes) -> None:
+        self._h.update(block)
+        if self._on_bytes is not None:
+            self._on_bytes(len(block))
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
 
 
 Stamp = tuple[int, int, int]

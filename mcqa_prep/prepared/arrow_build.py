@@ -21,7 +21,6 @@ writes each split as one Arrow stream in the cache entry.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -29,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnrepresentableValue
-from ..io.hashing import sha256_file
+from ..io.hashing import Digest, sha256_file
 from ..io.shards import read_json_block, strings_for_timestamps
-from .cache import Entry, identity, sha256_of
+from .cache import Entry, identity
 from .verify import _scan_shard, check_recorded, check_size
 
 BLOCK = 16 << 20
@@ -206,7 +205,12 @@ class SplitSpill:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        return {"arrow": name, "identity": identity(final), "sha256": sha256_of(final), "rows": self.rows}
+        return {
+            "arrow": name,
+            "identity": identity(final),
+            "sha256": sha256_file(final)[0],
+            "rows": self.rows,
+        }
 
     def discard(self) -> None:
         for p, sink, writer in self.files.values():
@@ -300,13 +304,7 @@ def verify_and_spill(
 
 
 def _jsonl_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) -> tuple[str, int]:
-    h = hashlib.sha256()
-
-    def seen(chunk: bytes) -> None:
-        h.update(chunk)
-        if on_bytes is not None:
-            on_bytes(len(chunk))
-
+    seen = Digest(on_bytes)
     rows = 0
     for first_line, block in _blocks(path, seen):
         table = _parse(block)
@@ -317,7 +315,7 @@ def _jsonl_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) ->
         _check_exact(table, block, path, first_line)
         spill.add(table)
         rows += table.num_rows
-    return h.hexdigest(), rows
+    return seen.hexdigest(), rows
 
 
 def _parquet_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) -> tuple[str, int]:

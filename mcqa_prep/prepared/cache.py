@@ -25,7 +25,6 @@ never served.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -195,11 +194,3 @@ class Entry:
                     with contextlib.suppress(OSError):
                         if os.lstat(p).st_mtime < old:
                             os.unlink(p)
-
-
-def sha256_of(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(8 << 20):
-            h.update(block)
-    return h.hexdigest()

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, IntegrityError, UnrepresentableValue
+from ..io.hashing import sha256_file
 from ..io.readers import iter_file
 from ..io.shards import strings_for_timestamps
 from ..policy import GradingPolicy
 from . import manifest as mf
 from .arrow_build import Slow, SplitSpill, verify_and_spill
-from .cache import Entry, default_root, identity, sha256_of
+from .cache import Entry, default_root, identity
 from .verify import unlisted_files, verify_prepared
 
 Progress = Callable[..., Any]
@@ -119,7 +120,7 @@ def _split_holds(
     path = entry.path / rec["arrow"]
     if rec.get("identity") is None or identity(path) != rec["identity"]:
         return False
-    return not verify or sha256_of(path) == rec.get("sha256")
+    return not verify or sha256_file(path)[0] == rec.get("sha256")
 
 
 def _verify_and_build(
@@ -260,7 +261,7 @@ def _build_by_rows(d: Path, split: str, paths: list[str], entry: Entry) -> dict[
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    return {"arrow": name, "identity": identity(final), "sha256": sha256_of(final), "rows": rows}
+    return {"arrow": name, "identity": identity(final), "sha256": sha256_file(final)[0], "rows": rows}
 
 
 def _batch(rows: list[dict[str, Any]], schema: Any, d: Path, split: str) -> Any:

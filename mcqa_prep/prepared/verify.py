@@ -11,7 +11,6 @@ typed error; nothing is silently rebuilt or reused.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IntegrityError
-from ..io.hashing import sha256_file
+from ..io.hashing import Digest, sha256_file
 from ..io.readers import block_lines, read_jsonl, read_parquet
 from ..policy import GradingPolicy
 from . import manifest as mf
@@ -86,13 +85,7 @@ def _scan_shard(
         digest = sha256_file(path, on_bytes)[0]
         rows = read_parquet(path, None, columns=["metadata"])
     else:
-        h = hashlib.sha256()
-
-        def seen(block: bytes) -> None:
-            h.update(block)
-            if on_bytes is not None:
-                on_bytes(len(block))
-
+        seen = Digest(on_bytes)
         with open(path, "rb") as fh:
             n = 0
             for row in read_jsonl(block_lines(fh, seen), str(path), None):
@@ -101,7 +94,7 @@ def _scan_shard(
                     raise IntegrityError(f"{path}:{row.line}: {row.error}", path=str(path), line=row.line)
                 if _stamp(row.data) != expected:
                     raise _stamp_error(path, row.line, _stamp(row.data), expected)
-        return h.hexdigest(), n
+        return seen.hexdigest(), n
     n = 0
     for row in rows:
         n += 1
