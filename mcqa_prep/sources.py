@@ -16,10 +16,13 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, UsageError
 from .io.paths import DATA_KINDS, STDIN, data_kind, expand_inputs
+
+if TYPE_CHECKING:
+    from .prepared.manifest import Manifest
 
 Progress = Callable[..., Any]
 
@@ -51,7 +54,7 @@ class Inputs:
 
     sources: list[Source] = field(default_factory=list)
     locks: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # (arg, lock, verified)
-    manifests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (arg, manifest)
+    manifests: list[tuple[str, Manifest]] = field(default_factory=list)  # (arg, its manifest)
 
     @property
     def unverified(self) -> list[str]:
@@ -108,13 +111,16 @@ def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Pr
 def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | None) -> None:
     from .prepared.verify import verify_prepared
 
-    report = verify_prepared(arg, None, progress=progress, contract=False)
-    shards = report.shards(split)
+    manifest = verify_prepared(arg, None, progress=progress, contract=False).manifest
+    shards = manifest.shards(split)
     if split is not None and not shards:
         raise UsageError(
-            f"{arg}: no split {split!r} in this preparation (splits: {', '.join(report.splits) or 'none'})",
+            f"{arg}: no split {split!r} in this preparation (splits: {', '.join(manifest.splits) or 'none'})",
             reason="unknown_split",
         )
-    out.manifests.append((arg, report.manifest))
-    for path, sp in shards:
-        out.sources.append(Source(path, path.name, sp, arg, KIND_PREPARED, None, data_kind(path) or "jsonl"))
+    out.manifests.append((arg, manifest))
+    for f in shards:
+        path = manifest.path(f)
+        out.sources.append(
+            Source(path, f.name, f.split or "", arg, KIND_PREPARED, None, data_kind(path) or "jsonl")
+        )

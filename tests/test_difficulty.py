@@ -58,7 +58,7 @@ def test_filter_keeps_exactly_the_right_rows(cli, tmp_path, setup, args, dropped
     counts = _json(res)["counts"]
     assert counts["dropped_by_reason"] == {r: len(q) for r, q in sorted(dropped.items())}
     assert counts["read"] == counts["written"] + counts["rejected"] + counts["dropped"] == QUESTIONS
-    m = mf.read(out)  # schema-valid and self-consistent: read = written + rejected + dropped
+    m = mf.read(out).to_dict()  # schema-valid and self-consistent: read = written + rejected + dropped
     assert m["counts"]["dropped"] == len(gone)
     assert cli("verify", out).exit_code == 0
 
@@ -71,7 +71,7 @@ def test_manifest_records_table_contract_settings_and_evidence(cli, tmp_path, se
     )
     assert res.exit_code == 0, res.output
     assert "dropped 4 (pass_rate_above: 2, pass_rate_below: 2)" in res.output
-    d = mf.read(out)["difficulty"]
+    d = mf.read(out).section("difficulty")
     header, _ = read_table_lines(table)
     assert d["settings"]["table"] == {
         "table_schema": "passrates.v2",
@@ -104,7 +104,7 @@ def test_prompt_keyed_evidence_matches_rows_by_their_prompt(cli, tmp_path):
         res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved")
         assert res.exit_code == 0, res.output
         assert _kept(out) == set(range(QUESTIONS)) - {4, 5}
-        assert mf.read(out)["difficulty"]["evidence"]["by_source"] == {"prompt": len(DESIGN)}
+        assert mf.read(out).section("difficulty")["evidence"]["by_source"] == {"prompt": len(DESIGN)}
 
 
 def test_every_row_dropped_is_not_a_preparation(cli, tmp_path, setup):
@@ -409,7 +409,7 @@ def test_manifest_consistency_counts_dropped_rows(tmp_path, setup):
     ds, table = setup
     out = tmp_path / "out"
     prepare([ds], out, difficulty=DifficultyRequest(table, PassRateFilter(model="m1", drop_solved=True)))
-    doc = mf.read(out)
+    doc = mf.read(out).to_dict()
     mf.check_consistency(doc, "m")
     for change in (
         lambda c: c["dropped_by_reason"].update(solved=1),
@@ -429,7 +429,7 @@ def test_manifest_consistency_counts_dropped_rows(tmp_path, setup):
 def test_old_manifest_without_difficulty_still_reads(tmp_path):
     ds = dataset(tmp_path)
     prepare([ds], tmp_path / "out")
-    doc = mf.read(tmp_path / "out")
+    doc = mf.read(tmp_path / "out").to_dict()
     assert "difficulty" not in doc and "dropped" not in doc["counts"]
     assert prepare([ds], tmp_path / "out").status == "up_to_date"
 
@@ -510,7 +510,7 @@ def test_explicit_full_range_drops_nothing_but_checks_and_counts_the_evidence(cl
     res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0:1")
     assert res.exit_code == 0, res.output
     assert _kept(out) == set(range(QUESTIONS))
-    m = mf.read(out)
+    m = mf.read(out).to_dict()
     assert m["counts"]["dropped"] == 0 and m["counts"]["dropped_by_reason"] == {}
     assert m["difficulty"]["evidence"]["rows_with_evidence"] == len(DESIGN)
     res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--keep-pass-rate", "0.2:0.8")

@@ -232,7 +232,7 @@ def test_keep_on_a_credible_bound_is_recorded_and_changes_the_preparation(cli, t
     )
     assert res.exit_code == 0, res.output
     assert "keep 0.5..1 (lower credible bound)" in res.output
-    f = mf.read(out)["difficulty"]["settings"]["filter"]
+    f = mf.read(out).section("difficulty")["settings"]["filter"]
     assert f["keep_on"] == "lower" and f["credible_level"] == t.level
     kept = {int(r["uuid"].removeprefix("row-")) for p in out.glob("train-*.jsonl") for r in read_jsonl(p)}
     lower_ok = {q for q in DESIGN if t.entries[f"uuid:row-{q:06d}"]["m1"].posterior_lower >= 0.5}
@@ -246,7 +246,7 @@ def test_keep_on_a_credible_bound_is_recorded_and_changes_the_preparation(cli, t
         ).exit_code
         == 0
     )
-    assert "keep_on" not in mf.read(out2)["difficulty"]["settings"]["filter"]  # as before issue 27
+    assert "keep_on" not in mf.read(out2).section("difficulty")["settings"]["filter"]  # as before issue 27
 
 
 @pytest.mark.parametrize(
@@ -284,7 +284,7 @@ def test_blend_fields_written_back_with_their_contract(cli, tmp_path, setup):
     assert r1["pass_rate_model"] == "m1" and r1["pass_rate_contract"] == DEFAULT.contract_id()
     assert r1["pass_rate_upstream"] == {"pass_rate": 0.125, "pass_rate_total": 8, "pass_rate_passed": 1}
     assert "pass_rate" not in got["row-000009"]  # no evidence: nothing written
-    assert mf.read(out)["difficulty"]["settings"]["stamp_blend_fields"] == {"model": "m1"}
+    assert mf.read(out).section("difficulty")["settings"]["stamp_blend_fields"] == {"model": "m1"}
     res = cli("prepare", src, "-o", tmp_path / "o2", "--stamp-reward-profiles", table, "--stamp-blend-fields")
     assert res.exit_code == 2 and "--model" in res.output  # the table has two models: which one?
 

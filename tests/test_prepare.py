@@ -93,7 +93,7 @@ def test_nemo_gym_fixtures_prepare_cleanly_and_round_trip(tmp_path, cli, name):
             "source": {"file": str(src), "row": i + 1},
         }
         assert prep["metadata"] == orig.get("metadata", {})
-    manifest = read_manifest(out)
+    manifest = read_manifest(out).to_dict()
     assert manifest["counts"]["read"] == 5 and manifest["counts"]["written"] == 5
     assert [i["name"] for i in manifest["inputs"]] == [name]
     assert cli("verify", out).exit_code == 0
@@ -367,7 +367,7 @@ def test_overwrite_replaces_atomically(tmp_path, rows_file):
     prepare([rows_file], out)
     report = prepare([rows_file], out, GradingPolicy(zero_truncated=True), overwrite=True)
     assert report.status == "overwritten"
-    assert read_manifest(out)["contract_id"] == GradingPolicy(zero_truncated=True).contract_id()
+    assert read_manifest(out).contract_id == GradingPolicy(zero_truncated=True).contract_id()
     verify_prepared(out, GradingPolicy(zero_truncated=True))
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 

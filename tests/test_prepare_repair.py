@@ -28,7 +28,7 @@ MODE = "strict_single_letter_boxed"  # the rows' own mode: the policy default (t
 
 
 def _shard_rows(out: Path) -> list[dict]:
-    doc = mf.read(out)
+    doc = mf.read(out).to_dict()
     return [r for f in doc["files"] if f["kind"] == "shard" for r in read_jsonl(out / f["path"])]
 
 
@@ -82,7 +82,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
         "mcqa_generated_019",
         "mcqa_generated_015",
     ]
-    manifest = mf.read(out)
+    manifest = mf.read(out).to_dict()
     assert manifest["settings"]["repair_regexes"] is True
     assert manifest["counts"]["repaired"] == 4 and manifest["repairs"] == report["repairs"]
     assert list(validator("manifest").iter_errors(manifest)) == []
@@ -195,7 +195,7 @@ def test_rejecting_without_the_option_reports_the_repairable_rows(tmp_path, cli)
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["repairable"] == {"rows": 4, "templates": 4, "by_template": REPAIRED_TEMPLATES}
-    assert "repaired" not in doc["counts"] and "repair_regexes" not in mf.read(tmp_path / "out")["settings"]
+    assert "repaired" not in doc["counts"] and "repair_regexes" not in mf.read(tmp_path / "out").settings
     r = cli("prepare", src, "-o", tmp_path / "out2", "--on-invalid", "reject")
     assert "note: 4 rejected row(s) of 4 template(s)" in r.output and "--repair-regexes" in r.output
 

@@ -45,7 +45,7 @@ def _neutral(row: dict) -> dict:
 
 
 def _outcome(out: Path, fmt: str) -> list:
-    doc = mf.read(out)
+    doc = mf.read(out).to_dict()
     rows: list = []
     for f in doc["files"]:
         path = out / f["path"]

@@ -69,7 +69,7 @@ def test_stamp_measured_profiles_and_mark_upstream_ones(cli, tmp_path, setup):
     from mcqa_prep.schema import validator
 
     assert [e.message for r in by_q.values() for e in validator("prepared_row").iter_errors(r)] == []
-    doc = mf.read(out)
+    doc = mf.read(out).to_dict()
     assert doc["difficulty"]["settings"]["filter"] is None and "dropped" not in doc["counts"]
     assert cli("verify", out).exit_code == 0
     assert "up to date" in cli("prepare", ds, "-o", out, "--stamp-reward-profiles", table).output
@@ -127,7 +127,7 @@ def test_upstream_profiles_filter_records_unknown_contract(cli, tmp_path):
     ]
     kept = {r["uuid"] for r in read_jsonl(out / "train-00000-of-00001.jsonl")}
     assert kept == {r["uuid"] for r, rate in zip(read_jsonl(src), rates, strict=True) if 0.5 <= rate <= 0.8}
-    d = mf.read(out)["difficulty"]
+    d = mf.read(out).section("difficulty")
     assert d["settings"]["table"] is None
     assert d["settings"]["filter"]["evidence"] == "upstream_reward_profiles"
     assert (

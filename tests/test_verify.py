@@ -213,3 +213,37 @@ def test_a_split_renamed_everywhere_but_in_the_inputs_is_refused(prepared):
     (prepared / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(IntegrityError, match=r"\['test'\] hold rows, but no input is of that split"):
         verify_prepared(prepared)
+
+
+def test_manifest_is_read_once_typed_and_keeps_its_bytes(prepared, tmp_path, monkeypatch):
+    """The manifest is read once per call (load_prepared read it twice: once to check, once to hash), it
+    keeps the exact bytes it was read from and their sha256 (the load cache's key), finds the shards of a
+    split itself, and hands out copies: a reader cannot change what the next reader sees."""
+    from mcqa_prep.prepared import manifest as mf
+
+    raw = (prepared / "manifest.json").read_bytes()
+    reads = []
+    real = mf.document_bytes
+
+    def counted(path):
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(mf, "document_bytes", counted)
+    load_prepared(prepared, split="validation", cache_dir=tmp_path / "cache")
+    assert len(reads) == 1
+    (entry,) = [p.name for p in (tmp_path / "cache" / "load-v1").iterdir()]
+    m = mf.read(prepared)
+    assert m.raw == raw and m.sha256 == hashlib.sha256(raw).hexdigest() == entry
+    assert [f.name for f in m.shards("train")] == [f"train-0000{i}-of-00003.jsonl" for i in range(3)]
+    assert [f.name for f in m.shards("validation")] == ["validation-00000-of-00001.jsonl"]
+    assert m.shards("test") == () and m.split_names == ("train", "validation")
+    assert [f.kind for f in m.files] == ["shard"] * 4 + ["rejects"]
+    assert [f.to_dict() for f in m.files] == json.loads(raw)["files"]
+    m.contract["policy"]["final_answer_only"] = True
+    m.settings["shard_rows"] = 1
+    m.to_dict()["splits"].clear()
+    assert m.contract == json.loads(raw)["contract"] and m.settings == json.loads(raw)["settings"]
+    assert m.to_dict() == json.loads(raw)
+    with pytest.raises(AttributeError):
+        m.sha256 = "0" * 64  # type: ignore[misc]

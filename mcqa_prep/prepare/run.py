@@ -552,7 +552,7 @@ def _up_to_date(
 ) -> PrepareReport:
     """An output directory that holds this very preparation (manifest.decide refuses any other, naming what
     differs): its files verified, nothing rewritten."""
-    from ..prepared.verify import verify_prepared
+    from ..prepared.verify import verify_files
 
     manifest = mf.decide(
         out,
@@ -562,17 +562,18 @@ def _up_to_date(
         judge.settings() if judge is not None else None,
         decontamination=deco.settings() if deco is not None else None,
     )
-    verify_prepared(out, policy, progress=progress)
+    manifest.check_contract(policy)
+    verify_files(manifest, progress=progress)
     return PrepareReport(
         str(out),
         "up_to_date",
-        manifest["contract_id"],
-        manifest["counts"],
-        manifest["splits"],
-        [dict(f) for f in manifest["files"]],
+        manifest.contract_id,
+        manifest.counts,
+        manifest.splits,
+        [f.to_dict() for f in manifest.files],
         seconds=time.monotonic() - t0,
-        difficulty=manifest.get("difficulty"),
-        runtimes=manifest.get("runtimes"),
-        repairs=manifest.get("repairs"),
-        decontamination=manifest.get("decontamination"),
+        difficulty=manifest.section("difficulty"),
+        runtimes=manifest.section("runtimes"),
+        repairs=manifest.section("repairs"),
+        decontamination=manifest.section("decontamination"),
     )

@@ -31,6 +31,7 @@ from ..errors import UnrepresentableValue
 from ..io.hashing import Digest, sha256_file
 from ..io.shards import read_json_block, strings_for_timestamps
 from .cache import Entry, identity
+from .manifest import REJECTS, Manifest
 from .verify import _scan_shard, check_recorded, check_size
 
 BLOCK = 16 << 20
@@ -277,29 +278,26 @@ def _cast(col: Any, typ: Any) -> Any:
 
 
 def verify_and_spill(
-    d: Path,
-    manifest: dict[str, Any],
-    spills: dict[str, SplitSpill],
-    on_bytes: Callable[[int], Any] | None,
+    manifest: Manifest, spills: dict[str, SplitSpill], on_bytes: Callable[[int], Any] | None
 ) -> dict[str, str]:
     """Every listed file verified against the manifest (IntegrityError as verify.py raises it), the shards
     of the splits in `spills` parsed into them on the way. Returns path -> verified sha256."""
-    expected = manifest["contract_id"]
-    fmt = manifest["settings"]["output_format"]
+    expected = manifest.contract_id
+    fmt = manifest.output_format
     verified = {}
-    for entry in manifest["files"]:
-        path = d / entry["path"]
-        check_size(path, entry["bytes"])
-        if entry["kind"] == "rejects":
+    for entry in manifest.files:
+        path = manifest.path(entry)
+        check_size(path, entry.bytes)
+        if entry.kind == REJECTS:
             digest, _, rows = sha256_file(path, on_bytes, count_lines=True)
-        elif entry["split"] not in spills:
+        elif entry.split not in spills:
             digest, rows = _scan_shard(path, fmt, expected, on_bytes)
         elif fmt == "parquet":
-            digest, rows = _parquet_shard(path, expected, spills[entry["split"]], on_bytes)
+            digest, rows = _parquet_shard(path, expected, spills[entry.split], on_bytes)
         else:
-            digest, rows = _jsonl_shard(path, expected, spills[entry["split"]], on_bytes)
+            digest, rows = _jsonl_shard(path, expected, spills[entry.split], on_bytes)
         check_recorded(path, entry, digest, rows)
-        verified[entry["path"]] = digest
+        verified[entry.name] = digest
     return verified
 
 

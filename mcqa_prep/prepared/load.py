@@ -17,7 +17,6 @@ means) and that no data file lies beside the listed ones. Then:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,7 +30,7 @@ from ..policy import GradingPolicy
 from . import manifest as mf
 from .arrow_build import Slow, SplitSpill, verify_and_spill
 from .cache import Entry, default_root, identity
-from .verify import unlisted_files, verify_prepared
+from .verify import unlisted_files, verify_files
 
 Progress = Callable[..., Any]
 
@@ -60,28 +59,25 @@ def load_prepared(
     """
     import datasets
 
-    d = Path(directory)
-    manifest = mf.read(d)
-    mf.check_contract(manifest, policy, str(d))
-    unlisted_files(d, manifest)
-    shards: dict[str, list[dict[str, Any]]] = {}
-    for f in manifest["files"]:
-        if f["kind"] == "shard":
-            shards.setdefault(f["split"], []).append(f)
-    if split is not None and split not in shards:
+    manifest = mf.read(directory)
+    manifest.check_contract(policy)
+    unlisted_files(manifest)
+    d = manifest.directory
+    names = list(manifest.split_names)
+    if split is not None and split not in names:
         raise InputError(
-            f"{d}: no split {split!r} (splits: {', '.join(sorted(shards)) or 'none'})", reason="unknown_split"
+            f"{d}: no split {split!r} (splits: {', '.join(sorted(names)) or 'none'})", reason="unknown_split"
         )
-    wanted = [split] if split is not None else list(shards)
-    entry = Entry(Path(cache_dir) if cache_dir is not None else default_root(), _manifest_sha256(d))
+    wanted = [split] if split is not None else names
+    entry = Entry(Path(cache_dir) if cache_dir is not None else default_root(), manifest.sha256)
     seal = entry.read_seal()
     real = os.path.realpath(d)
-    fresh = not verify and seal.get("directory") == real and _identities_hold(d, manifest, seal)
-    built = [sp for sp in wanted if _split_holds(entry, seal, sp, shards[sp], verify)]
+    fresh = not verify and seal.get("directory") == real and _identities_hold(manifest, seal)
+    built = [sp for sp in wanted if _split_holds(entry, seal, sp, manifest.shards(sp), verify)]
     if not fresh or len(built) < len(wanted):
         todo = [sp for sp in wanted if sp not in built]
         old = tuple(str(seal.get("splits", {}).get(sp, {}).get("arrow")) for sp in todo)
-        seal = _verify_and_build(d, manifest, entry, seal, shards, todo, policy, progress)
+        seal = _verify_and_build(manifest, entry, seal, todo, policy, progress)
         seal["directory"] = real
         entry.write_seal(seal, replaced=old)
     out = {sp: datasets.Dataset.from_file(str(entry.path / seal["splits"][sp]["arrow"])) for sp in wanted}
@@ -90,32 +86,25 @@ def load_prepared(
     return datasets.DatasetDict(out)
 
 
-def _manifest_sha256(d: Path) -> str:
-    try:
-        return hashlib.sha256((d / mf.MANIFEST_NAME).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise IntegrityError(f"{d / mf.MANIFEST_NAME}: {exc.strerror or exc}", directory=str(d)) from None
-
-
-def _identities_hold(d: Path, manifest: dict[str, Any], seal: dict[str, Any]) -> bool:
+def _identities_hold(manifest: mf.Manifest, seal: dict[str, Any]) -> bool:
     """Every listed file is, by its identity, the file whose bytes were hashed to the manifest's sha256."""
-    for f in manifest["files"]:
-        rec = seal.get("files", {}).get(f["path"])
-        if not isinstance(rec, dict) or rec.get("sha256") != f["sha256"]:
+    for f in manifest.files:
+        rec = seal.get("files", {}).get(f.name)
+        if not isinstance(rec, dict) or rec.get("sha256") != f.sha256:
             return False
-        if rec.get("identity") != identity(d / f["path"]):
+        if rec.get("identity") != identity(manifest.path(f)):
             return False
     return True
 
 
 def _split_holds(
-    entry: Entry, seal: dict[str, Any], sp: str, files: list[dict[str, Any]], verify: bool
+    entry: Entry, seal: dict[str, Any], sp: str, files: tuple[mf.ListedFile, ...], verify: bool
 ) -> bool:
     """A split's Arrow file was built from these shards (their sha256s) and is the file that was written."""
     rec = seal.get("splits", {}).get(sp)
-    if not isinstance(rec, dict) or rec.get("shards") != [f["sha256"] for f in files]:
+    if not isinstance(rec, dict) or rec.get("shards") != [f.sha256 for f in files]:
         return False
-    if not isinstance(rec.get("arrow"), str) or rec.get("rows") != sum(f["rows"] for f in files):
+    if not isinstance(rec.get("arrow"), str) or rec.get("rows") != sum(f.rows for f in files):
         return False
     path = entry.path / rec["arrow"]
     if rec.get("identity") is None or identity(path) != rec["identity"]:
@@ -124,43 +113,44 @@ def _split_holds(
 
 
 def _verify_and_build(
-    d: Path,
-    manifest: dict[str, Any],
+    manifest: mf.Manifest,
     entry: Entry,
     seal: dict[str, Any],
-    shards: dict[str, list[dict[str, Any]]],
     todo: list[str],
     policy: GradingPolicy | None,
     progress: Progress | None,
 ) -> dict[str, Any]:
     """Verify every file (building the splits in `todo` on the way) and return the updated seal."""
-    before = {f["path"]: identity(d / f["path"]) for f in manifest["files"]}
-    total = sum(f["bytes"] for f in manifest["files"])
+    d = manifest.directory
+    before = {f.name: identity(manifest.path(f)) for f in manifest.files}
+    total = manifest.total_bytes
     bar = progress(total=total, desc="verify", unit="B") if progress is not None else None
     spills = {sp: SplitSpill(entry, sp) for sp in todo}
     splits: dict[str, dict[str, Any]] = {}
     try:
         try:
-            verify_and_spill(d, manifest, spills, bar.update if bar is not None else None)
+            verify_and_spill(manifest, spills, bar.update if bar is not None else None)
             for sp in todo:
                 splits[sp] = spills[sp].write(entry.new_arrow_name(sp))
         except Slow:
-            verify_prepared(d, policy)  # raises what is wrong with the files precisely, if anything is
+            verify_files(manifest)  # raises what is wrong with the files precisely, if anything is
             for sp in todo:
-                splits[sp] = _build_by_rows(d, sp, [str(d / f["path"]) for f in shards[sp]], entry)
+                splits[sp] = _build_by_rows(
+                    d, sp, [str(manifest.path(f)) for f in manifest.shards(sp)], entry
+                )
     finally:
         for s in spills.values():
             s.discard()
         if bar is not None:
             bar.close()
     files = {}
-    for f in manifest["files"]:  # a file that changed while it was read is not vouched for
-        now = identity(d / f["path"])
-        if now is not None and now == before[f["path"]]:
-            files[f["path"]] = {"identity": now, "sha256": f["sha256"]}
+    for f in manifest.files:  # a file that changed while it was read is not vouched for
+        now = identity(manifest.path(f))
+        if now is not None and now == before[f.name]:
+            files[f.name] = {"identity": now, "sha256": f.sha256}
     kept = {sp: rec for sp, rec in seal.get("splits", {}).items() if sp not in splits}
     for sp, rec in splits.items():
-        rec["shards"] = [f["sha256"] for f in shards[sp]]
+        rec["shards"] = [f.sha256 for f in manifest.shards(sp)]
     return {**seal, "files": files, "splits": {**kept, **splits}}
 
 

@@ -14,10 +14,13 @@ Errors carry the facts (both contract ids, the fields that differ) and never a c
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ from ..errors import (
     IntegrityError,
     StaleCache,
 )
-from ..io.readers import read_document
+from ..io.readers import document_bytes, parse_document
 from ..io.writers import write_atomic_json
 from ..policy import GradingPolicy, contract_differences, contract_id
 from ..schema import json_path, schema_version, validator
@@ -48,6 +51,8 @@ _OWN_FILE = re.compile(
     rf"^(\w+(\.\w+)*-\d{{5}}-of-\d{{5}}\.(jsonl|parquet)|{re.escape(REJECTS_NAME)}|{re.escape(MANIFEST_NAME)})$"
 )
 DATA_FILE = re.compile(r"^.+\.(jsonl|parquet)$")
+SHARD, REJECTS = "shard", "rejects"  # the kinds of file a manifest lists
+SECTIONS = ("difficulty", "runtimes", "repairs", "decontamination")  # optional sections a preparation records
 
 # What prepare writes for given inputs, policy and settings: which rows pass validation (the validate rules and
 # their severities), how a row is normalised and stamped, the prepared-row schema. Bump it in the same commit
@@ -112,15 +117,142 @@ def write(directory: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
 # ---- reading --------------------------------------------------------------------------------------------
 
 
-def read(directory: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a prepared directory: supported, schema-valid, its id the hash of its contract, and
-    consistent with itself. IncompletePreparation when there is none; IntegrityError when it was edited."""
+@dataclass(frozen=True)
+class ListedFile:
+    """One file a manifest lists: a shard of a split, or the rejects file (split None), with what was recorded
+    of its bytes."""
+
+    name: str  # the file's name in the prepared directory (the manifest's `path`)
+    kind: str  # SHARD or REJECTS
+    split: str | None
+    sha256: str
+    rows: int
+    bytes: int
+    format: str | None = None
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> ListedFile:
+        return cls(entry["path"], entry["kind"], entry["split"], entry["sha256"], entry["rows"], entry["bytes"],
+                   entry.get("format"))  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the manifest lists it."""
+        out: dict[str, Any] = {"path": self.name, "kind": self.kind, "split": self.split}
+        if self.format is not None:
+            out["format"] = self.format
+        return {**out, "sha256": self.sha256, "rows": self.rows, "bytes": self.bytes}
+
+
+def _by_split(files: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The shard entries of each split, in manifest order: the one grouping of a manifest's files."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for f in files:
+        if f["kind"] == SHARD:
+            out.setdefault(f["split"], []).append(f)
+    return out
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A prepared directory's manifest as read (`read`): supported, schema-valid, its contract id the hash of
+    its contract, consistent with itself. Read once: the exact bytes it was read from and their sha256 are
+    kept (the load cache is keyed on them), and every view is a copy (nothing a reader does changes it)."""
+
+    directory: Path
+    raw: bytes = field(repr=False)
+    sha256: str
+    files: tuple[ListedFile, ...]
+    _doc: Mapping[str, Any] = field(repr=False)
+    _splits: Mapping[str, tuple[ListedFile, ...]] = field(repr=False)
+
+    @classmethod
+    def of(cls, directory: Path, raw: bytes, doc: Mapping[str, Any]) -> Manifest:
+        files = tuple(ListedFile.of(f) for f in doc["files"])
+        splits = {sp: tuple(ListedFile.of(f) for f in fs) for sp, fs in _by_split(doc["files"]).items()}
+        return cls(directory, raw, hashlib.sha256(raw).hexdigest(), files, doc, splits)
+
+    @property
+    def contract_id(self) -> str:
+        return str(self._doc["contract_id"])
+
+    @property
+    def contract(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self._doc["contract"]))
+
+    @property
+    def grader_version(self) -> Any:
+        return self._doc["contract"].get("grader_version")
+
+    @property
+    def preparation_version(self) -> str:
+        """The preparation version it records (UNRECORDED_PREPARATION when it predates the key)."""
+        return str(self._doc.get("preparation_version", UNRECORDED_PREPARATION))
+
+    @property
+    def output_format(self) -> str:
+        return str(self._doc["settings"]["output_format"])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self._doc["settings"]))
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(list(self._doc["inputs"]))
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self._doc["counts"]))
+
+    @property
+    def splits(self) -> dict[str, dict[str, int]]:
+        """split -> {rows, shards}, as recorded."""
+        return copy.deepcopy({k: dict(v) for k, v in self._doc["splits"].items()})
+
+    @property
+    def split_names(self) -> tuple[str, ...]:
+        """The splits that hold rows, in the order of their first shard."""
+        return tuple(self._splits)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    def shards(self, split: str | None = None) -> tuple[ListedFile, ...]:
+        """The shards of one split (every split's, in manifest order, when split is None): the one place a
+        reader finds them."""
+        if split is not None:
+            return self._splits.get(split, ())
+        return tuple(f for f in self.files if f.kind == SHARD)
+
+    def path(self, f: ListedFile) -> Path:
+        return self.directory / f.name
+
+    def section(self, name: str) -> Any:
+        """An optional section (SECTIONS: difficulty, runtimes, repairs, decontamination), None when absent."""
+        if name not in SECTIONS:
+            raise KeyError(name)
+        return copy.deepcopy(self._doc.get(name))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole document (a copy), for a report that shows it."""
+        return copy.deepcopy(dict(self._doc))
+
+    def check_contract(self, policy: GradingPolicy | None) -> None:
+        """check_contract for this manifest, naming its directory."""
+        check_contract(self, policy, str(self.directory))
+
+
+def read(directory: str | os.PathLike) -> Manifest:
+    """The manifest of a prepared directory, read once: supported, schema-valid, its id the hash of its
+    contract, and consistent with itself. IncompletePreparation when there is none; IntegrityError when it was
+    edited."""
     d = Path(directory)
     if not d.is_dir():
         raise InputError(f"{d}: no such directory", reason="missing_input", path=str(d))
     path = d / MANIFEST_NAME
     try:
-        doc, problem = read_document(path)
+        raw = document_bytes(path)
     except FileNotFoundError:
         raise IncompletePreparation(
             f"{d}: no {MANIFEST_NAME}: not a complete preparation (interrupted, or not written by mcqa-prep)",
@@ -130,6 +262,7 @@ def read(directory: str | os.PathLike) -> dict[str, Any]:
         raise IncompletePreparation(
             f"{path}: cannot be read ({exc.strerror or exc})", directory=str(d)
         ) from None
+    doc, problem = parse_document(raw)
     if problem is not None:
         raise IncompletePreparation(f"{path}: {problem}", directory=str(d))
     version = doc.get("manifest_schema") if isinstance(doc, dict) else None
@@ -145,7 +278,7 @@ def read(directory: str | os.PathLike) -> dict[str, Any]:
             f"{path}: contract_id does not match the recorded contract (edited?)", directory=str(d)
         )
     check_consistency(doc, str(path))
-    return doc
+    return Manifest.of(d, raw, doc)
 
 
 def _check_doc(doc: Any, where: str) -> None:
@@ -165,25 +298,19 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     names = [f["path"] for f in doc["files"]]
     if len(set(names)) != len(names):
         problems.append("$.files: a file is listed twice")
-    shards: dict[str, list[dict[str, Any]]] = {}
-    rejects = [f for f in doc["files"] if f["kind"] == "rejects"]
+    rejects = [f for f in doc["files"] if f["kind"] == REJECTS]
+    named = []
     for f in doc["files"]:
-        if f["kind"] != "shard":
+        if f["kind"] != SHARD:
             if f["path"] != REJECTS_NAME or f["split"] is not None:
                 problems.append(f"$.files: {f['path']!r} is not the rejects file {REJECTS_NAME}")
-            continue
-        m = _SHARD.match(f["path"])
-        if (
-            m is None
-            or m.group("split") != f["split"]
-            or m.group("fmt") != fmt
-            or f.get("format", fmt) != fmt
-        ):
+        elif _names_itself(f, fmt):
+            named.append(f)
+        else:
             problems.append(
                 f"$.files: shard {f['path']!r} does not name split {f['split']!r} and format {fmt}"
             )
-            continue
-        shards.setdefault(f["split"], []).append(f)
+    shards = _by_split(named)
     for split, files in shards.items():
         want = [shard_name(split, i, len(files), fmt) for i in range(len(files))]
         if sorted(f["path"] for f in files) != want:
@@ -224,6 +351,12 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
         raise IntegrityError(f"{where}: {problems[0]}{more}: the manifest disagrees with itself (edited?)")
 
 
+def _names_itself(f: Mapping[str, Any], fmt: str) -> bool:
+    """A shard's file name names its split and the preparation's format."""
+    m = _SHARD.match(f["path"])
+    return m is not None and m.group("split") == f["split"] and m.group("fmt") == fmt == f.get("format", fmt)
+
+
 def _input_splits(inputs: Iterable[Mapping[str, Any]]) -> set[str]:
     """The splits the recorded inputs can give rows to (a split name in a manifest comes from one of them)."""
     out: set[str] = set()
@@ -240,14 +373,14 @@ def _input_splits(inputs: Iterable[Mapping[str, Any]]) -> set[str]:
 # ---- decisions ------------------------------------------------------------------------------------------
 
 
-def check_contract(manifest: Mapping[str, Any], policy: GradingPolicy | None, where: str) -> None:
+def check_contract(manifest: Manifest, policy: GradingPolicy | None, where: str) -> None:
     """Is the recorded contract the one this grader (policy None) or the given policy means?
 
     Without a policy only the installation's part is compared (grader, selector, contract and schema
     versions): a preparation made under any policy is valid for this grader. With a policy, everything."""
-    found = manifest["contract"]
+    found = manifest.contract
     mine = (policy or GradingPolicy()).contract()
-    recorded_id = manifest["contract_id"]
+    recorded_id = manifest.contract_id
     if found.get("grader_version") != mine["grader_version"]:
         raise ContractMismatch(
             f"{where}: prepared by grader version {found.get('grader_version')} (contract {recorded_id}); this "
@@ -275,15 +408,10 @@ def check_contract(manifest: Mapping[str, Any], policy: GradingPolicy | None, wh
         )
 
 
-def preparation_version(manifest: Mapping[str, Any]) -> str:
-    """The preparation version a manifest records (UNRECORDED_PREPARATION when it predates the key)."""
-    return manifest.get("preparation_version", UNRECORDED_PREPARATION)
-
-
-def check_preparation_version(manifest: Mapping[str, Any], where: str) -> None:
+def check_preparation_version(manifest: Manifest, where: str) -> None:
     """A preparation made by another preparation version is not this installation's data: refused, naming the
     versions, as a grader change is (ContractMismatch, reason preparation_version)."""
-    found = preparation_version(manifest)
+    found = manifest.preparation_version
     if found != PREPARATION_VERSION:
         raise ContractMismatch(
             f"{where}: prepared by preparation version {found}; this is preparation version "
@@ -332,13 +460,13 @@ def decide(
     difficulty: Mapping[str, Any] | None = None,
     *,
     decontamination: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy,
     settings, difficulty settings (pass-rate table identity, filter, stamping; None: none asked) and
     decontamination settings (benchmark identities, thresholds; None: none asked); otherwise StaleCache (or
     IncompletePreparation) naming every difference."""
     manifest = read(out_dir)
-    found = preparation_version(manifest)
+    found = manifest.preparation_version
     if found != PREPARATION_VERSION:
         raise StaleCache(
             f"{out_dir}: prepared by preparation version {found}, but this is preparation version "
@@ -351,31 +479,32 @@ def decide(
             directory=str(out_dir),
         )
     new_id = policy.contract_id()
-    if manifest["contract_id"] != new_id:
-        diff = contract_differences(manifest["contract"], policy.contract())
+    if manifest.contract_id != new_id:
+        diff = contract_differences(manifest.contract, policy.contract())
         raise StaleCache(
-            f"{out_dir}: prepared under contract {manifest['contract_id']}, but this run asks for {new_id}; "
+            f"{out_dir}: prepared under contract {manifest.contract_id}, but this run asks for {new_id}; "
             f"fields that differ: {'; '.join(d.render() for d in diff) or '(none: ids differ only)'}",
             differences=diff,
             reason="stale_contract",
-            recorded=manifest["contract_id"],
+            recorded=manifest.contract_id,
             requested=new_id,
             directory=str(out_dir),
         )
-    if input_identity(manifest["inputs"]) != input_identity(inputs):
-        diff = _input_changes(manifest["inputs"], inputs)
+    if input_identity(manifest.inputs) != input_identity(inputs):
+        diff = _input_changes(manifest.inputs, inputs)
         raise StaleCache(
             f"{out_dir}: prepared from other inputs ({'; '.join(_describe_input(d) for d in diff)})",
             differences=diff,
             reason="stale_inputs",
             directory=str(out_dir),
         )
-    if manifest["settings"] != dict(settings):
-        keys = sorted(set(manifest["settings"]) | set(settings))
+    recorded = manifest.settings
+    if recorded != dict(settings):
+        keys = sorted(set(recorded) | set(settings))
         diff = [
-            Difference(f"settings.{k}", manifest["settings"].get(k), settings.get(k))
+            Difference(f"settings.{k}", recorded.get(k), settings.get(k))
             for k in keys
-            if manifest["settings"].get(k) != settings.get(k)
+            if recorded.get(k) != settings.get(k)
         ]
         raise StaleCache(
             f"{out_dir}: prepared with other settings ({'; '.join(d.render() for d in diff)})",
@@ -388,12 +517,10 @@ def decide(
     return manifest
 
 
-def _decide_difficulty(
-    out_dir: Path, manifest: Mapping[str, Any], requested: Mapping[str, Any] | None
-) -> None:
+def _decide_difficulty(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
     """Another pass-rate table (content hash), another model, other thresholds or stamping: another
     preparation. A directory prepared without any is stale for a run that asks for one, and vice versa."""
-    recorded = (manifest.get("difficulty") or {}).get("settings")
+    recorded = (manifest.section("difficulty") or {}).get("settings")
     if recorded == (dict(requested) if requested is not None else None):
         return
     diff = contract_differences(recorded or {}, requested or {}, prefix="difficulty.")
@@ -405,12 +532,10 @@ def _decide_difficulty(
     )
 
 
-def _decide_decontamination(
-    out_dir: Path, manifest: Mapping[str, Any], requested: Mapping[str, Any] | None
-) -> None:
+def _decide_decontamination(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
     """Another benchmark set (by content: sha256), another way of reading it or other thresholds: another
     preparation. A directory decontaminated is stale for a run that asks for none, and vice versa."""
-    recorded = (manifest.get("decontamination") or {}).get("settings")
+    recorded = (manifest.section("decontamination") or {}).get("settings")
     if recorded == (dict(requested) if requested is not None else None):
         return
     diff = contract_differences(recorded or {}, requested or {}, prefix="decontamination.")

@@ -38,7 +38,7 @@ class VerifyReport:
     rows: int
     bytes: int
     splits: dict[str, dict[str, int]]
-    manifest: dict[str, Any] = field(repr=False)
+    manifest: mf.Manifest = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,15 +51,6 @@ class VerifyReport:
             "bytes": self.bytes,
             "splits": self.splits,
         }
-
-    def shards(self, split: str | None = None) -> list[tuple[Path, str]]:
-        """(path, split) of every shard (of one split), in manifest order."""
-        d = Path(self.out_dir)
-        return [
-            (d / f["path"], f["split"])
-            for f in self.manifest["files"]
-            if f["kind"] == "shard" and (split is None or f["split"] == split)
-        ]
 
 
 def _stamp(row: dict[str, Any] | None) -> Any:
@@ -113,57 +104,62 @@ def verify_prepared(
     """Every check a reader of prepared data needs; raises IncompletePreparation, ContractMismatch or
     IntegrityError naming the file, the line and what differs. `contract=False` checks the bytes only (for
     a reader that regrades the rows itself, such as a rescore join)."""
-    d = Path(directory)
-    manifest = mf.read(d)
+    manifest = mf.read(directory)
     if contract:
-        mf.check_contract(manifest, policy, str(d))
-    expected = manifest["contract_id"]
-    fmt = manifest["settings"]["output_format"]
-    unlisted_files(d, manifest)
-    total = sum(f["bytes"] for f in manifest["files"])
+        manifest.check_contract(policy)
+    return verify_files(manifest, progress=progress)
+
+
+def verify_files(manifest: mf.Manifest, *, progress: Progress | None = None) -> VerifyReport:
+    """The files of a preparation whose manifest was read (and its contract checked) against that manifest:
+    no data file beside the listed ones, every listed one with its recorded size, sha256, rows and stamps."""
+    expected = manifest.contract_id
+    unlisted_files(manifest)
+    total = manifest.total_bytes
     bar = progress(total=total, desc="verify", unit="B") if progress is not None else None
     on_bytes = bar.update if bar is not None else None
     rows_total = 0
     try:
-        for entry in manifest["files"]:
-            path = d / entry["path"]
-            check_size(path, entry["bytes"])
-            if entry["kind"] == "rejects":
+        for entry in manifest.files:
+            path = manifest.path(entry)
+            check_size(path, entry.bytes)
+            if entry.kind == mf.REJECTS:
                 digest, _, rows = sha256_file(path, on_bytes, count_lines=True)
             else:
-                digest, rows = _scan_shard(path, fmt, expected, on_bytes)
+                digest, rows = _scan_shard(path, manifest.output_format, expected, on_bytes)
                 rows_total += rows
             check_recorded(path, entry, digest, rows)
     finally:
         if bar is not None:
             bar.close()
     return VerifyReport(
-        str(d),
+        str(manifest.directory),
         expected,
-        manifest["contract"]["grader_version"],
-        len(manifest["files"]),
+        manifest.grader_version,
+        len(manifest.files),
         rows_total,
         total,
-        manifest["splits"],
+        manifest.splits,
         manifest,
     )
 
 
-def check_recorded(path: Path, entry: dict[str, Any], digest: str, rows: int) -> None:
+def check_recorded(path: Path, entry: mf.ListedFile, digest: str, rows: int) -> None:
     """A file's sha256 and row count against its manifest entry."""
-    if digest != entry["sha256"]:
+    if digest != entry.sha256:
         raise IntegrityError(
-            f"{path}: sha256 is {digest} but the manifest records {entry['sha256']}: the file changed "
+            f"{path}: sha256 is {digest} but the manifest records {entry.sha256}: the file changed "
             "after preparation",
             path=str(path),
         )
-    if rows != entry["rows"]:
-        raise IntegrityError(f"{path}: {rows} rows, the manifest records {entry['rows']}", path=str(path))
+    if rows != entry.rows:
+        raise IntegrityError(f"{path}: {rows} rows, the manifest records {entry.rows}", path=str(path))
 
 
-def unlisted_files(d: Path, manifest: dict[str, Any]) -> None:
+def unlisted_files(manifest: mf.Manifest) -> None:
     """No data file may lie beside the listed ones (a reader of the directory would take it for data)."""
-    listed = {f["path"] for f in manifest["files"]}
+    d = manifest.directory
+    listed = {f.name for f in manifest.files}
     unlisted = sorted(p.name for p in d.iterdir() if mf.DATA_FILE.match(p.name) and p.name not in listed)
     if unlisted:
         raise IntegrityError(

@@ -212,7 +212,7 @@ def build_report(
     sources.resolve raises)."""
     audit_docs = [(str(a), audit_view.load(a)) for a in audits]
     found = resolve(list(paths), verify=verify, progress=progress)
-    state = _State(examples, regex_timeout, {arg: m["contract_id"] for arg, m in found.manifests})
+    state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
     bar = progress(total=_total_rows(found.sources), desc="report", unit="row") if progress else None
@@ -271,9 +271,9 @@ def _document(state: _State, entries: list[dict[str, Any]], found: Any, title: s
         prov = {
             "inputs": state.dataset_inputs[contract],
             "manifests": [
-                {"path": display_name(arg), "manifest": m}
+                {"path": display_name(arg), "manifest": m.to_dict()}
                 for arg, m in found.manifests
-                if m.get("contract_id") == contract
+                if m.contract_id == contract
             ],
             "locks": [
                 {"path": display_name(arg), "lock": lock, "verified": verified}

@@ -114,16 +114,14 @@ def example_rows(served: ServedContract) -> list[dict[str, Any]]:
 
 
 def _rows_of_preparation(directory: Path) -> list[dict[str, Any]]:
-    if not (directory / mf.MANIFEST_NAME).is_file():
+    if not mf.is_prepared_dir(directory):
         return []
     from ..io.readers import iter_file
 
     manifest = mf.read(directory)
     out: list[dict[str, Any]] = []
-    for f in manifest["files"]:
-        if f["kind"] != "shard":
-            continue
-        for row in iter_file(directory / f["path"]):
+    for f in manifest.shards():
+        for row in iter_file(manifest.path(f)):
             if row.data is not None:
                 out.append(row.data)
             if len(out) == EXAMPLES:

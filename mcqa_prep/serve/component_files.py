@@ -187,11 +187,11 @@ def config(settings: Mapping[str, Any], served: ServedContract) -> str:
     for directory in settings.get("prepared") or []:
         from ..prepared import manifest as mf
 
-        for f in mf.read(directory)["files"]:
-            if f["kind"] == "shard" and f["path"].endswith(".jsonl"):
-                kind = f["split"] if f["split"] in ("train", "validation") else "train"
-                name = f["path"].removesuffix(".jsonl").replace(".", "_")
-                datasets.append({"name": name, "type": kind, "jsonl_fpath": f"{directory}/{f['path']}"})
+        for f in mf.read(directory).shards():
+            if f.name.endswith(".jsonl"):
+                kind = f.split if f.split in ("train", "validation") else "train"
+                name = f.name.removesuffix(".jsonl").replace(".", "_")
+                datasets.append({"name": name, "type": kind, "jsonl_fpath": f"{directory}/{f.name}"})
     doc = {
         "mcqa": {
             "resources_servers": {

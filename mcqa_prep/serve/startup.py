@@ -40,7 +40,7 @@ def served_contract(
     first = reports[0]
     for other in reports[1:]:
         if other.contract_id != first.contract_id:
-            diff = contract_differences(first.manifest["contract"], other.manifest["contract"])
+            diff = contract_differences(first.manifest.contract, other.manifest.contract)
             raise ContractMismatch(
                 f"{other.out_dir}: prepared under contract {other.contract_id}, but {first.out_dir} under "
                 f"{first.contract_id}; one server grades under one contract; fields that differ: "
@@ -51,7 +51,7 @@ def served_contract(
                 reason="serve_preparations_differ",
                 directory=other.out_dir,
             )
-    contract = first.manifest["contract"]
+    contract = first.manifest.contract
     served_policy = GradingPolicy.from_dict(
         contract["policy"], source=f"{first.out_dir}/manifest.json $.contract.policy"
     )
@@ -69,7 +69,7 @@ def served_contract(
         )
     served = ServedContract(
         served_policy,
-        known=[r.manifest["contract"] for r in reports],
+        known=[r.manifest.contract for r in reports],
         require_stamp=require_stamp,
         sources=[r.out_dir for r in reports],
     )
