@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,16 @@ class Difference:
         import json
 
         return f"{self.field}: {json.dumps(self.recorded)} != {json.dumps(self.requested)}"
+
+
+NO_FIELDS = "(none: ids differ only)"
+
+
+def fields_that_differ(differences: Iterable[Difference], sides: str | None = None) -> str:
+    """'fields that differ (sides): field: recorded != requested; ...': the one way a refusal names what
+    differs (`sides` says which side is which, e.g. "row != server")."""
+    text = "; ".join(d.render() for d in differences) or NO_FIELDS
+    return f"fields that differ{f' ({sides})' if sides else ''}: {text}"
 
 
 class McqaPrepError(Exception):
@@ -173,6 +183,27 @@ class UnrepresentableValue(McqaPrepError):
     without rounding): refused rather than changed."""
 
     reason = "unrepresentable_value"
+
+
+_Refused = TypeVar("_Refused", bound=McqaPrepError)
+
+
+def refusal(
+    error: type[_Refused],
+    head: str,
+    differences: Iterable[Difference],
+    *,
+    sides: str | None = None,
+    listed: bool = True,
+    **details: Any,
+) -> _Refused:
+    """The one builder of a refusal of something recorded against what is asked for (a contract, a
+    preparation, a pass-rate table, a job to resume): `head` says what was refused and where, the differences
+    travel as data (`.differences`, and in --format json), and the message ends with `fields_that_differ`
+    unless `listed=False` (a head that names its one difference itself, such as two versions)."""
+    diffs = tuple(differences)
+    message = f"{head}; {fields_that_differ(diffs, sides)}" if listed else head
+    return error(message, differences=diffs, **details)
 
 
 class HubError(McqaPrepError):

@@ -207,8 +207,3 @@ def contract_differences(
         elif va != vb:
             out.append(Difference(name, va, vb))
     return out
-
-
-def contract_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """contract_differences as 'field: recorded != requested' lines."""
-    return [d.render() for d in contract_differences(a, b)]

@@ -138,3 +138,50 @@ def test_a_policy_file_that_is_not_a_json_document_is_a_policy_error(tmp_path, d
     p.write_bytes(data)
     with pytest.raises(PolicyError, match=why):
         GradingPolicy.from_file(p)
+
+
+def test_every_refusal_names_what_differs_one_way():
+    """One builder (errors.refusal) makes every refusal of a recorded thing against a requested one: the
+    differences travel as data and end the message in one spelling; a head that names its one difference
+    itself (two versions) does not repeat it."""
+    from mcqa_prep.errors import ContractMismatch, Difference, StaleCache, fields_that_differ, refusal
+    from mcqa_prep.policy import contract_differences
+
+    a, b = GradingPolicy(), GradingPolicy(final_answer_only=True)
+    diff = contract_differences(a.contract(), b.contract())
+    err = refusal(ContractMismatch, "d: prepared under contract X", diff, expected="Y", found="X")
+    assert str(err) == (
+        'd: prepared under contract X; fields that differ: policy.component.scope: "full" != "response"; '
+        "policy.final_answer_only: false != true"
+    )
+    assert err.differences == tuple(diff) and err.fields == (
+        "policy.component.scope",
+        "policy.final_answer_only",
+    )
+    assert err.to_dict()["differences"][1] == {"field": "policy.final_answer_only", "recorded": False,
+                                               "requested": True}  # fmt: skip
+    assert (
+        fields_that_differ([], "row != server")
+        == "fields that differ (row != server): (none: ids differ only)"
+    )
+    one = refusal(
+        StaleCache, "d: prepared by version 1; this is 2", [Difference("v", "1", "2")], listed=False
+    )
+    assert str(one) == "d: prepared by version 1; this is 2" and one.differences == (
+        Difference("v", "1", "2"),
+    )
+
+
+def test_no_refusal_spells_its_differences_by_hand():
+    """'fields that differ' was joined by hand in eleven places: now only errors.py spells it."""
+    import re
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[1] / "mcqa_prep"
+    by_hand = re.compile(r"fields that differ( \(|: )|\.render\(\) for \w+ in (diff|differences)")
+    offenders = [
+        str(p.relative_to(pkg))
+        for p in pkg.rglob("*.py")
+        if p.name != "errors.py" and by_hand.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

@@ -1,5 +1,5 @@
 """`prepare` with pass rates: filtering by measured difficulty, refusing foreign or damaged evidence, cache
-rules. End to end through the CLI, plus the library's decisions (golden cases, manifest.decide)."""
+rules. End to end through the CLI, plus the library's decisions (golden cases, accept.decide)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ workers by fork); `Tally` counts the dropped rows in input order. A dropped row 
 rejected: it is counted as dropped with reason `contaminated` (manifest counts.dropped_by_reason).
 
 `settings()` is what makes this part of a preparation, recorded in the manifest's `decontamination` object and
-compared by prepared.manifest.decide: each benchmark file's identity (sha256, bytes, questions read; sorted,
+compared by prepared.accept.decide: each benchmark file's identity (sha256, bytes, questions read; sorted,
 so the order they were given in does not count; not its path), how they were read (preset, column map) and the
 thresholds. Another benchmark set or threshold is another preparation.
 """

@@ -6,7 +6,7 @@ grading contract is unknown (legacy evidence, recorded as such in the manifest).
 is a pure function of the row and the loaded evidence, so rows can be judged anywhere; `EvidenceTally` is the
 fold over the verdicts, in input order. A dropped row is neither written nor rejected: it is counted by
 reason (DROP_REASONS). The settings (`Difficulty.settings()`) are part of what makes a preparation: another
-table, model or threshold is another preparation (manifest.decide).
+table, model or threshold is another preparation (accept.decide).
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ class Difficulty:
     # ---- the manifest --------------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any]:
-        """What makes this part of a preparation (recorded in the manifest; compared by manifest.decide)."""
+        """What makes this part of a preparation (recorded in the manifest; compared by accept.decide)."""
         f = self.filter
         flt: dict[str, Any] | None = None
         if f is not None:

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from .._version import __version__
-from ..errors import ContractMismatch, Difference, InputError, IntegrityError
+from ..errors import ContractMismatch, Difference, InputError, IntegrityError, refusal
 from ..evidence import row_keys
 from ..io.readers import block_lines, is_blank
 from ..io.writers import AtomicFile
@@ -181,19 +181,21 @@ class PassRateTable:
         mine = policy.contract_id()
         if self.contract_id == mine:
             return
+        head = (
+            f"{self.path}: pass rates measured under contract {self.contract_id}, but this preparation grades "
+            f"under contract {mine}; evidence from another grading contract is not evidence here"
+        )
         if self.contract is not None:
             diff = contract_differences(self.contract, policy.contract())
-            fields = "; ".join(d.render() for d in diff) or "(none: ids differ only)"
-        else:
+        else:  # the fields are unknown: the table records only its contract id
+            head += " (the table records only its contract id, not the contract's fields)"
             diff = [Difference("contract_id", self.contract_id, mine)]
-            fields = "unknown (the table records only its contract id)"
-        raise ContractMismatch(
-            f"{self.path}: pass rates measured under contract {self.contract_id}, but this preparation grades "
-            f"under contract {mine}; evidence from another grading contract is not evidence here; fields that "
-            f"differ: {fields}",
+        raise refusal(
+            ContractMismatch,
+            head,
+            diff,
             expected=mine,
             found=self.contract_id,
-            differences=diff,
             reason="table_contract",
             table=self.path,
         )

@@ -2,7 +2,7 @@
 
 Why this shape (docs/prepare.md has the full story):
 - Inputs are hashed before any row is read, so an up-to-date or stale output directory is recognised
-  without parsing data (manifest.decide).
+  without parsing data (accept.decide).
 - Everything is written into a staging directory beside the output and put into place at the end
   (io.staging), so the output directory is always either the previous preparation or a complete new one;
   manifest.json is written last, and a directory without a valid one is never trusted.
@@ -550,11 +550,12 @@ def _up_to_date(
     progress: Progress | None,
     t0: float,
 ) -> PrepareReport:
-    """An output directory that holds this very preparation (manifest.decide refuses any other, naming what
+    """An output directory that holds this very preparation (accept.decide refuses any other, naming what
     differs): its files verified, nothing rewritten."""
+    from ..prepared.accept import check_contract, decide
     from ..prepared.verify import verify_files
 
-    manifest = mf.decide(
+    manifest = decide(
         out,
         policy,
         prov,
@@ -562,7 +563,7 @@ def _up_to_date(
         judge.settings() if judge is not None else None,
         decontamination=deco.settings() if deco is not None else None,
     )
-    manifest.check_contract(policy)
+    check_contract(manifest, policy)
     verify_files(manifest, progress=progress)
     return PrepareReport(
         str(out),

@@ -1,6 +1,7 @@
 """A prepared directory on disk: its format and every reader's checks.
 
-    manifest.py  file names, the manifest (build, write, read, self-consistency) and the stale-cache decision
+    manifest.py  file names, the manifest (build, write, read as a typed Manifest, self-consistency)
+    accept.py    whether a preparation is accepted: by a reader (the contract), by prepare (up to date)
     verify.py    verify_prepared: bytes, row counts and stamps against the manifest, the contract
     load.py      load_prepared: the verified data as a `datasets` object
 

@@ -28,6 +28,7 @@ from ..io.readers import iter_file
 from ..io.shards import strings_for_timestamps
 from ..policy import GradingPolicy
 from . import manifest as mf
+from .accept import check_contract
 from .arrow_build import Slow, SplitSpill, verify_and_spill
 from .cache import Entry, default_root, identity
 from .verify import unlisted_files, verify_files
@@ -60,7 +61,7 @@ def load_prepared(
     import datasets
 
     manifest = mf.read(directory)
-    manifest.check_contract(policy)
+    check_contract(manifest, policy)
     unlisted_files(manifest)
     d = manifest.directory
     names = list(manifest.split_names)

@@ -1,10 +1,6 @@
-"""The prepared-directory format, in one place: file names, the manifest (build, write, read), and the two
-decisions every reader and writer of a prepared directory takes from it:
-
-- `check_contract`: is this preparation valid for this grader (or for this policy), and was it made by this
-  preparation version (`PREPARATION_VERSION`)?
-- `decide`: is an existing output directory up to date for this preparation (preparation version, contract,
-  inputs, settings), or stale (and why)?
+"""The prepared-directory format, in one place: file names, the manifest (build, write, read as a typed
+`Manifest`). The decisions taken from a manifest (is it valid for this grader or policy; is an output directory
+up to date for this run) are accept.py's.
 
 A prepared directory holds `<split>-00000-of-0000N.jsonl|parquet` shards, `rejects.jsonl` and
 `manifest.json`, written last. A directory whose manifest is missing, of an unknown version, not valid
@@ -26,17 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import (
-    ContractMismatch,
-    Difference,
-    IncompletePreparation,
-    InputError,
-    IntegrityError,
-    StaleCache,
-)
+from ..errors import IncompletePreparation, InputError, IntegrityError
 from ..io.readers import document_bytes, parse_document
 from ..io.writers import write_atomic_json
-from ..policy import GradingPolicy, contract_differences, contract_id
+from ..policy import GradingPolicy, contract_id
 from ..schema import json_path, schema_version, validator
 
 MANIFEST_NAME = "manifest.json"
@@ -132,8 +121,15 @@ class ListedFile:
 
     @classmethod
     def of(cls, entry: Mapping[str, Any]) -> ListedFile:
-        return cls(entry["path"], entry["kind"], entry["split"], entry["sha256"], entry["rows"], entry["bytes"],
-                   entry.get("format"))  # fmt: skip
+        return cls(
+            entry["path"],
+            entry["kind"],
+            entry["split"],
+            entry["sha256"],
+            entry["rows"],
+            entry["bytes"],
+            entry.get("format"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as the manifest lists it."""
@@ -237,10 +233,6 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         """The whole document (a copy), for a report that shows it."""
         return copy.deepcopy(dict(self._doc))
-
-    def check_contract(self, policy: GradingPolicy | None) -> None:
-        """check_contract for this manifest, naming its directory."""
-        check_contract(self, policy, str(self.directory))
 
 
 def read(directory: str | os.PathLike) -> Manifest:
@@ -368,191 +360,3 @@ def _input_splits(inputs: Iterable[Mapping[str, Any]]) -> set[str]:
         else:
             out.update(f["split"] for f in p["files"] if f.get("split"))
     return out
-
-
-# ---- decisions ------------------------------------------------------------------------------------------
-
-
-def check_contract(manifest: Manifest, policy: GradingPolicy | None, where: str) -> None:
-    """Is the recorded contract the one this grader (policy None) or the given policy means?
-
-    Without a policy only the installation's part is compared (grader, selector, contract and schema
-    versions): a preparation made under any policy is valid for this grader. With a policy, everything."""
-    found = manifest.contract
-    mine = (policy or GradingPolicy()).contract()
-    recorded_id = manifest.contract_id
-    if found.get("grader_version") != mine["grader_version"]:
-        raise ContractMismatch(
-            f"{where}: prepared by grader version {found.get('grader_version')} (contract {recorded_id}); this "
-            f"is grader version {mine['grader_version']} (contract {contract_id(mine)})",
-            expected=contract_id(mine),
-            found=recorded_id,
-            differences=[Difference("grader_version", found.get("grader_version"), mine["grader_version"])],
-            reason="grader_version",
-            directory=where,
-        )
-    check_preparation_version(manifest, where)
-    if policy is None:
-        mine = {k: v for k, v in mine.items() if k != "policy"}
-        found = {k: v for k, v in found.items() if k != "policy"}
-    diff = contract_differences(found, mine)
-    if diff:
-        want = policy.contract_id() if policy is not None else "this installation's contract"
-        raise ContractMismatch(
-            f"{where}: prepared under contract {recorded_id}, expected {want}; fields that differ: "
-            + "; ".join(d.render() for d in diff),
-            expected=policy.contract_id() if policy is not None else None,
-            found=recorded_id,
-            differences=diff,
-            directory=where,
-        )
-
-
-def check_preparation_version(manifest: Manifest, where: str) -> None:
-    """A preparation made by another preparation version is not this installation's data: refused, naming the
-    versions, as a grader change is (ContractMismatch, reason preparation_version)."""
-    found = manifest.preparation_version
-    if found != PREPARATION_VERSION:
-        raise ContractMismatch(
-            f"{where}: prepared by preparation version {found}; this is preparation version "
-            f"{PREPARATION_VERSION} (what prepare writes changed: validation rules, normalisation, stamping or "
-            "the row schema)",
-            expected=PREPARATION_VERSION,
-            found=found,
-            differences=[Difference("preparation_version", found, PREPARATION_VERSION)],
-            reason="preparation_version",
-            directory=where,
-        )
-
-
-def input_identity(prov: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """What makes two input lists 'the same inputs': content hashes, names relative to the argument, splits;
-    not the absolute paths (the same data reached through another path is the same input)."""
-    out: list[Any] = []
-    for p in prov:
-        if p["kind"] == "file":
-            out.append(("file", p["name"], p["split"], p["sha256"], p["bytes"]))
-        else:
-            files = tuple((f["path"], f.get("split"), f["hash"], f["size"]) for f in p["files"])
-            out.append(("pulled", p["repo"], p["commit"], tuple(p["splits"] or ()), files))
-    return out
-
-
-def _input_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Difference]:
-    def key(p: Mapping[str, Any]) -> str:
-        return p["name"] if p["kind"] == "file" else f"{p['repo']}@{p['commit'][:12]}"
-
-    a = {key(p): i for i, p in zip(input_identity(old), old, strict=True)}
-    b = {key(p): i for i, p in zip(input_identity(new), new, strict=True)}
-    out = [Difference(f"inputs.{k}", "present", "absent") for k in a if k not in b]
-    out += [Difference(f"inputs.{k}", "absent", "present") for k in b if k not in a]
-    out += [Difference(f"inputs.{k}", "content", "other content") for k in a if k in b and a[k] != b[k]]
-    if not out:
-        out.append(Difference("inputs.order", [key(p) for p in old], [key(p) for p in new]))
-    return out
-
-
-def decide(
-    out_dir: Path,
-    policy: GradingPolicy,
-    inputs: list[dict[str, Any]],
-    settings: Mapping[str, Any],
-    difficulty: Mapping[str, Any] | None = None,
-    *,
-    decontamination: Mapping[str, Any] | None = None,
-) -> Manifest:
-    """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy,
-    settings, difficulty settings (pass-rate table identity, filter, stamping; None: none asked) and
-    decontamination settings (benchmark identities, thresholds; None: none asked); otherwise StaleCache (or
-    IncompletePreparation) naming every difference."""
-    manifest = read(out_dir)
-    found = manifest.preparation_version
-    if found != PREPARATION_VERSION:
-        raise StaleCache(
-            f"{out_dir}: prepared by preparation version {found}, but this is preparation version "
-            f"{PREPARATION_VERSION} (what prepare writes changed: validation rules, normalisation, stamping or "
-            "the row schema)",
-            differences=[Difference("preparation_version", found, PREPARATION_VERSION)],
-            reason="stale_preparation",
-            recorded=found,
-            requested=PREPARATION_VERSION,
-            directory=str(out_dir),
-        )
-    new_id = policy.contract_id()
-    if manifest.contract_id != new_id:
-        diff = contract_differences(manifest.contract, policy.contract())
-        raise StaleCache(
-            f"{out_dir}: prepared under contract {manifest.contract_id}, but this run asks for {new_id}; "
-            f"fields that differ: {'; '.join(d.render() for d in diff) or '(none: ids differ only)'}",
-            differences=diff,
-            reason="stale_contract",
-            recorded=manifest.contract_id,
-            requested=new_id,
-            directory=str(out_dir),
-        )
-    if input_identity(manifest.inputs) != input_identity(inputs):
-        diff = _input_changes(manifest.inputs, inputs)
-        raise StaleCache(
-            f"{out_dir}: prepared from other inputs ({'; '.join(_describe_input(d) for d in diff)})",
-            differences=diff,
-            reason="stale_inputs",
-            directory=str(out_dir),
-        )
-    recorded = manifest.settings
-    if recorded != dict(settings):
-        keys = sorted(set(recorded) | set(settings))
-        diff = [
-            Difference(f"settings.{k}", recorded.get(k), settings.get(k))
-            for k in keys
-            if recorded.get(k) != settings.get(k)
-        ]
-        raise StaleCache(
-            f"{out_dir}: prepared with other settings ({'; '.join(d.render() for d in diff)})",
-            differences=diff,
-            reason="stale_settings",
-            directory=str(out_dir),
-        )
-    _decide_difficulty(out_dir, manifest, difficulty)
-    _decide_decontamination(out_dir, manifest, decontamination)
-    return manifest
-
-
-def _decide_difficulty(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
-    """Another pass-rate table (content hash), another model, other thresholds or stamping: another
-    preparation. A directory prepared without any is stale for a run that asks for one, and vice versa."""
-    recorded = (manifest.section("difficulty") or {}).get("settings")
-    if recorded == (dict(requested) if requested is not None else None):
-        return
-    diff = contract_differences(recorded or {}, requested or {}, prefix="difficulty.")
-    raise StaleCache(
-        f"{out_dir}: prepared with other pass-rate settings ({'; '.join(d.render() for d in diff)})",
-        differences=diff,
-        reason="stale_difficulty",
-        directory=str(out_dir),
-    )
-
-
-def _decide_decontamination(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
-    """Another benchmark set (by content: sha256), another way of reading it or other thresholds: another
-    preparation. A directory decontaminated is stale for a run that asks for none, and vice versa."""
-    recorded = (manifest.section("decontamination") or {}).get("settings")
-    if recorded == (dict(requested) if requested is not None else None):
-        return
-    diff = contract_differences(recorded or {}, requested or {}, prefix="decontamination.")
-    raise StaleCache(
-        f"{out_dir}: prepared with other decontamination settings ({'; '.join(d.render() for d in diff)})",
-        differences=diff,
-        reason="stale_decontamination",
-        directory=str(out_dir),
-    )
-
-
-def _describe_input(d: Difference) -> str:
-    name = d.field.removeprefix("inputs.")
-    if d.recorded == "present":
-        return f"removed: {name}"
-    if d.recorded == "absent":
-        return f"added: {name}"
-    if d.recorded == "content":
-        return f"changed: {name}"
-    return "same files in another order"

@@ -4,7 +4,7 @@ load.py builds on it).
 The same checks guard every reader (CLI `verify`, `load_prepared`, `prepare`'s up-to-date path, `rescore
 --rows`, any command given a prepared directory as input): the manifest is a supported, schema-valid,
 self-consistent one (manifest.read); the contract is the one this grader or the given policy means
-(manifest.check_contract); no data file lies beside the listed ones; every listed file has the recorded
+(accept.check_contract); no data file lies beside the listed ones; every listed file has the recorded
 size, sha256 and row count; every row parses and carries the manifest's contract id. A mismatch raises a
 typed error; nothing is silently rebuilt or reused.
 """
@@ -23,6 +23,7 @@ from ..io.hashing import Digest, sha256_file
 from ..io.readers import block_lines, read_jsonl, read_parquet
 from ..policy import GradingPolicy
 from . import manifest as mf
+from .accept import check_contract
 
 Progress = Callable[..., Any]
 
@@ -106,7 +107,7 @@ def verify_prepared(
     a reader that regrades the rows itself, such as a rescore join)."""
     manifest = mf.read(directory)
     if contract:
-        manifest.check_contract(policy)
+        check_contract(manifest, policy)
     return verify_files(manifest, progress=progress)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import Difference, OutputError, StaleCache
+from ..errors import Difference, OutputError, StaleCache, refusal
 from ..io.readers import read_own_document
 from ..io.writers import output_error
 from .ray_plan import (
@@ -136,12 +136,12 @@ class WorkDir:
         if old is not None:
             diffs = _differences(old, job)
             if diffs:
-                raise StaleCache(
-                    f"{self.out}: the interrupted job in {self.path} was another job ("
-                    + "; ".join(d.render() for d in diffs)
-                    + "); it cannot be resumed with these settings and inputs",
+                raise refusal(
+                    StaleCache,
+                    f"{self.out}: the interrupted job in {self.path} was another job; it cannot be resumed with "
+                    "these settings and inputs",
+                    diffs,
                     reason="resume_mismatch",
-                    differences=diffs,
                     directory=str(self.path),
                 )
         else:

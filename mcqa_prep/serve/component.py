@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import ContractMismatch, Difference, UsageError
+from ..errors import ContractMismatch, Difference, UsageError, refusal
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..grader.modes import ROW_MODES
 from ..io.staging import commit, staging_dir
@@ -68,13 +68,14 @@ def component_verifier(settings: Mapping[str, Any] | None, grading_mode: str | N
     served = served_contract(s.get("prepared") or [], policy, require_stamp=bool(s.get("require_stamp")))
     want = served.policy.grading_mode_override
     if grading_mode is not None and grading_mode != want:
-        diff = [Difference("policy.grading_mode_override", want, grading_mode)]
-        raise ContractMismatch(
+        raise refusal(
+            ContractMismatch,
             f"the server config's grading_mode {grading_mode!r} would override every row's mode, but the "
             f"contract {served.id} says {json.dumps(want)}; set grading_mode to null (the contract decides)",
+            [Difference("policy.grading_mode_override", want, grading_mode)],
+            listed=False,
             expected=served.id,
             found=None,
-            differences=diff,
             reason="serve_policy_mismatch",
         )
     timeout = float(s.get("regex_timeout") or DEFAULT_REGEX_TIMEOUT)

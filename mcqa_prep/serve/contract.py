@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Difference
+from ..errors import Difference, fields_that_differ
 from ..grader.modes import OVERRIDE_MODES, ROW_MODES
 from ..policy import Component, GradingPolicy, contract_differences, contract_id
 
@@ -153,8 +153,8 @@ class ServedContract:
             MISMATCH,
             OTHER_CONTRACT,
             cid,
-            f"row prepared under contract {cid}, this server grades under {self.id}; fields that differ "
-            f"(row != server): {'; '.join(d.render() for d in diff)}",
+            f"row prepared under contract {cid}, this server grades under {self.id}; "
+            + fields_that_differ(diff, "row != server"),
             diff,
         )
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import ContractMismatch
+from ..errors import ContractMismatch, refusal
 from ..policy import GradingPolicy, contract_differences
 from .contract import ServedContract
 
@@ -40,14 +40,13 @@ def served_contract(
     first = reports[0]
     for other in reports[1:]:
         if other.contract_id != first.contract_id:
-            diff = contract_differences(first.manifest.contract, other.manifest.contract)
-            raise ContractMismatch(
+            raise refusal(
+                ContractMismatch,
                 f"{other.out_dir}: prepared under contract {other.contract_id}, but {first.out_dir} under "
-                f"{first.contract_id}; one server grades under one contract; fields that differ: "
-                + "; ".join(d.render() for d in diff),
+                f"{first.contract_id}; one server grades under one contract",
+                contract_differences(first.manifest.contract, other.manifest.contract),
                 expected=first.contract_id,
                 found=other.contract_id,
-                differences=diff,
                 reason="serve_preparations_differ",
                 directory=other.out_dir,
             )
@@ -56,14 +55,14 @@ def served_contract(
         contract["policy"], source=f"{first.out_dir}/manifest.json $.contract.policy"
     )
     if policy is not None and policy.contract_id() != first.contract_id:
-        diff = contract_differences(contract, policy.contract())
-        raise ContractMismatch(
+        raise refusal(
+            ContractMismatch,
             f"{first.out_dir}: prepared under contract {first.contract_id}, the policy given asks for "
-            f"{policy.contract_id()}; fields that differ (preparation != policy): "
-            + "; ".join(d.render() for d in diff),
+            f"{policy.contract_id()}",
+            contract_differences(contract, policy.contract()),
+            sides="preparation != policy",
             expected=policy.contract_id(),
             found=first.contract_id,
-            differences=diff,
             reason="serve_policy_mismatch",
             directory=first.out_dir,
         )
@@ -74,13 +73,13 @@ def served_contract(
         sources=[r.out_dir for r in reports],
     )
     if served.id != first.contract_id:  # the manifest's policy rebuilt must give back the manifest's contract
-        diff = contract_differences(contract, served.contract)
-        raise ContractMismatch(
+        raise refusal(
+            ContractMismatch,
             f"{first.out_dir}: its contract {first.contract_id} is not what its own policy makes with this "
-            f"grader ({served.id}); fields that differ: " + "; ".join(d.render() for d in diff),
+            f"grader ({served.id})",
+            contract_differences(contract, served.contract),
             expected=served.id,
             found=first.contract_id,
-            differences=diff,
             directory=first.out_dir,
         )
     return served

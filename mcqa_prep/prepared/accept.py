@@ -1,0 +1,224 @@
+"""Whether a preparation is accepted, decided from its manifest (manifest.read), with one refusal for each
+reason (errors.refusal):
+
+- `check_contract`: by a reader (verify, load_prepared, serve, ...): is it valid for this grader (or for this
+  policy), and was it made by this preparation version (`PREPARATION_VERSION`)? ContractMismatch otherwise.
+- `decide`: by prepare, for its output directory: is it up to date for this preparation (preparation version,
+  contract, inputs, settings, pass-rate and decontamination settings)? StaleCache naming what differs otherwise.
+
+Errors carry the facts (both contract ids, the fields that differ) and never a command-line flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import ContractMismatch, Difference, StaleCache, refusal
+from ..policy import GradingPolicy, contract_differences, contract_id
+from . import manifest as mf
+from .manifest import Manifest, read
+
+_E = TypeVar("_E", ContractMismatch, StaleCache)
+
+
+def check_contract(manifest: Manifest, policy: GradingPolicy | None) -> None:
+    """Is the recorded contract the one this grader (policy None) or the given policy means?
+
+    Without a policy only the installation's part is compared (grader, selector, contract and schema
+    versions): a preparation made under any policy is valid for this grader. With a policy, everything."""
+    where = str(manifest.directory)
+    found = manifest.contract
+    mine = (policy or GradingPolicy()).contract()
+    recorded_id = manifest.contract_id
+    if found.get("grader_version") != mine["grader_version"]:
+        raise refusal(
+            ContractMismatch,
+            f"{where}: prepared by grader version {found.get('grader_version')} (contract {recorded_id}); this "
+            f"is grader version {mine['grader_version']} (contract {contract_id(mine)})",
+            [Difference("grader_version", found.get("grader_version"), mine["grader_version"])],
+            listed=False,
+            expected=contract_id(mine),
+            found=recorded_id,
+            reason="grader_version",
+            directory=where,
+        )
+    check_preparation_version(manifest, where)
+    if policy is None:
+        mine = {k: v for k, v in mine.items() if k != "policy"}
+        found = {k: v for k, v in found.items() if k != "policy"}
+    diff = contract_differences(found, mine)
+    if diff:
+        want = policy.contract_id() if policy is not None else "this installation's contract"
+        raise refusal(
+            ContractMismatch,
+            f"{where}: prepared under contract {recorded_id}, expected {want}",
+            diff,
+            expected=policy.contract_id() if policy is not None else None,
+            found=recorded_id,
+            directory=where,
+        )
+
+
+def check_preparation_version(manifest: Manifest, where: str) -> None:
+    """A preparation made by another preparation version is not this installation's data: refused, naming the
+    versions, as a grader change is (ContractMismatch, reason preparation_version)."""
+    found = manifest.preparation_version
+    if found != mf.PREPARATION_VERSION:
+        raise _other_version(
+            ContractMismatch,
+            where,
+            found,
+            expected=mf.PREPARATION_VERSION,
+            found=found,
+            reason="preparation_version",
+            directory=where,
+        )
+
+
+def _other_version(error: type[_E], where: str, version: str, **details: Any) -> _E:
+    """The refusal of a preparation made by another preparation version (a reader's ContractMismatch, or
+    prepare's StaleCache for its output directory): one message."""
+    return refusal(
+        error,
+        f"{where}: prepared by preparation version {version}; this is preparation version {mf.PREPARATION_VERSION} "
+        "(what prepare writes changed: validation rules, normalisation, stamping or the row schema)",
+        [Difference("preparation_version", version, mf.PREPARATION_VERSION)],
+        listed=False,
+        **details,
+    )
+
+
+def input_identity(prov: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """What makes two input lists 'the same inputs': content hashes, names relative to the argument, splits;
+    not the absolute paths (the same data reached through another path is the same input)."""
+    out: list[Any] = []
+    for p in prov:
+        if p["kind"] == "file":
+            out.append(("file", p["name"], p["split"], p["sha256"], p["bytes"]))
+        else:
+            files = tuple((f["path"], f.get("split"), f["hash"], f["size"]) for f in p["files"])
+            out.append(("pulled", p["repo"], p["commit"], tuple(p["splits"] or ()), files))
+    return out
+
+
+def _input_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Difference]:
+    def key(p: Mapping[str, Any]) -> str:
+        return p["name"] if p["kind"] == "file" else f"{p['repo']}@{p['commit'][:12]}"
+
+    a = {key(p): i for i, p in zip(input_identity(old), old, strict=True)}
+    b = {key(p): i for i, p in zip(input_identity(new), new, strict=True)}
+    out = [Difference(f"inputs.{k}", "present", "absent") for k in a if k not in b]
+    out += [Difference(f"inputs.{k}", "absent", "present") for k in b if k not in a]
+    out += [Difference(f"inputs.{k}", "content", "other content") for k in a if k in b and a[k] != b[k]]
+    if not out:
+        out.append(Difference("inputs.order", [key(p) for p in old], [key(p) for p in new]))
+    return out
+
+
+def decide(
+    out_dir: Path,
+    policy: GradingPolicy,
+    inputs: list[dict[str, Any]],
+    settings: Mapping[str, Any],
+    difficulty: Mapping[str, Any] | None = None,
+    *,
+    decontamination: Mapping[str, Any] | None = None,
+) -> Manifest:
+    """The manifest of `out_dir` when it is an up-to-date preparation of these inputs under this policy,
+    settings, difficulty settings (pass-rate table identity, filter, stamping; None: none asked) and
+    decontamination settings (benchmark identities, thresholds; None: none asked); otherwise StaleCache (or
+    IncompletePreparation) naming every difference."""
+    manifest = read(out_dir)
+    found = manifest.preparation_version
+    if found != mf.PREPARATION_VERSION:
+        raise _other_version(
+            StaleCache,
+            str(out_dir),
+            found,
+            reason="stale_preparation",
+            recorded=found,
+            requested=mf.PREPARATION_VERSION,
+            directory=str(out_dir),
+        )
+    new_id = policy.contract_id()
+    if manifest.contract_id != new_id:
+        raise refusal(
+            StaleCache,
+            f"{out_dir}: prepared under contract {manifest.contract_id}, but this run asks for {new_id}",
+            contract_differences(manifest.contract, policy.contract()),
+            reason="stale_contract",
+            recorded=manifest.contract_id,
+            requested=new_id,
+            directory=str(out_dir),
+        )
+    if input_identity(manifest.inputs) != input_identity(inputs):
+        diff = _input_changes(manifest.inputs, inputs)
+        raise refusal(
+            StaleCache,
+            f"{out_dir}: prepared from other inputs ({'; '.join(_describe_input(d) for d in diff)})",
+            diff,
+            listed=False,
+            reason="stale_inputs",
+            directory=str(out_dir),
+        )
+    recorded = manifest.settings
+    if recorded != dict(settings):
+        keys = sorted(set(recorded) | set(settings))
+        diff = [
+            Difference(f"settings.{k}", recorded.get(k), settings.get(k))
+            for k in keys
+            if recorded.get(k) != settings.get(k)
+        ]
+        raise refusal(
+            StaleCache,
+            f"{out_dir}: prepared with other settings",
+            diff,
+            reason="stale_settings",
+            directory=str(out_dir),
+        )
+    _decide_difficulty(out_dir, manifest, difficulty)
+    _decide_decontamination(out_dir, manifest, decontamination)
+    return manifest
+
+
+def _decide_difficulty(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
+    """Another pass-rate table (content hash), another model, other thresholds or stamping: another
+    preparation. A directory prepared without any is stale for a run that asks for one, and vice versa."""
+    recorded = (manifest.section("difficulty") or {}).get("settings")
+    if recorded == (dict(requested) if requested is not None else None):
+        return
+    raise refusal(
+        StaleCache,
+        f"{out_dir}: prepared with other pass-rate settings",
+        contract_differences(recorded or {}, requested or {}, prefix="difficulty."),
+        reason="stale_difficulty",
+        directory=str(out_dir),
+    )
+
+
+def _decide_decontamination(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
+    """Another benchmark set (by content: sha256), another way of reading it or other thresholds: another
+    preparation. A directory decontaminated is stale for a run that asks for none, and vice versa."""
+    recorded = (manifest.section("decontamination") or {}).get("settings")
+    if recorded == (dict(requested) if requested is not None else None):
+        return
+    raise refusal(
+        StaleCache,
+        f"{out_dir}: prepared with other decontamination settings",
+        contract_differences(recorded or {}, requested or {}, prefix="decontamination."),
+        reason="stale_decontamination",
+        directory=str(out_dir),
+    )
+
+
+def _describe_input(d: Difference) -> str:
+    name = d.field.removeprefix("inputs.")
+    if d.recorded == "present":
+        return f"removed: {name}"
+    if d.recorded == "absent":
+        return f"added: {name}"
+    if d.recorded == "content":
+        return f"changed: {name}"
+    return "same files in another order"
