@@ -13,18 +13,18 @@ that split (a file given by itself is still recorded as that split).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, UsageError
 from .io.paths import DATA_KINDS, STDIN, data_kind, expand_inputs
+from .progress import Progress
 
 if TYPE_CHECKING:
     from .prepared.manifest import Manifest
 
-Progress = Callable[..., Any]
 
 KIND_FILE = "file"
 KIND_STDIN = "stdin"

@@ -336,3 +336,34 @@ def test_passrates_and_summarize_name_the_file_in_the_display_form(tmp_path):
         f"{_shown(tmp_path)}:5",
         f"{_shown(tmp_path)}:6",
     ]
+
+
+def _drawn(bar, out) -> str:
+    bar.refresh()
+    return out.getvalue().rsplit("\r", 1)[-1]
+
+
+def test_the_one_progress_bar_shows_a_total_and_time_left_when_one_is_known():
+    """Every command draws its progress with cli/common.bar_factory: a count and a rate without a total; with
+    one (given at the start or learnt later) the share done, done/total and the time left; bytes in KiB/MiB."""
+    import io
+
+    from mcqa_prep.cli.common import bar_factory
+
+    out = io.StringIO()
+    bar = bar_factory(False, file=out)(total=10, desc="rows")
+    bar.update(3)
+    line = _drawn(bar, out)
+    assert line.startswith("rows:  30%") and " 3/10 [" in line and "<" in line  # [elapsed<left, rate]
+    out = io.StringIO()
+    bar = bar_factory(False, file=out)(desc="rows")
+    bar.update(3)
+    line = _drawn(bar, out)
+    assert line.startswith("rows: 3row [") and "/10" not in line and "<" not in line
+    bar.total = 10
+    assert " 3/10 [" in _drawn(bar, out)
+    out = io.StringIO()
+    bar = bar_factory(False, file=out)(total=3 << 20, desc="verify", unit="B")
+    bar.update(1 << 20)
+    assert "1.00M/3.00M" in _drawn(bar, out)
+    assert bar_factory(True)(total=10).disable  # --quiet: nothing is drawn

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,11 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.hashing import sha256_file
+from ..progress import Progress
 from ..records import display_name
 from . import features as ft
 from .text import options_words, words
 
-Progress = Callable[..., Any]
 SHINGLE = 2  # words per MinHash feature (a shorter segment is one feature)
 BATCH = 4096  # benchmark items indexed at a time
 

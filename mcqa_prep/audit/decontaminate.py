@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..progress import Progress
 from ..records import display_name
 from .benchmarks import BenchIndex, Mapping, load
 from .contamination import Contamination, Settings
@@ -51,7 +52,7 @@ class Decontamination:
         cls,
         request: DecontaminationRequest | None,
         inputs: Iterable[str | os.PathLike] = (),
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> Decontamination | None:
         if request is None or not request.benchmarks:
             return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -25,6 +25,7 @@ from ..io.paths import STDIN
 from ..io.readers import iter_file
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..policy import GradingPolicy
+from ..progress import Progress
 from ..records import Row, display_name
 from ..validate.crossrow import CrossRow
 from . import features as ft
@@ -35,7 +36,6 @@ from .keys import AnswerPool, KeyAudit, KeySettings
 from .text import Boilerplate, Parsed, RowText
 
 ON_INVALID = ("fail", "skip")
-Progress = Callable[..., Any]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..progress import Progress
 from ..records import displayed
 from .errors import Failure
 
@@ -22,7 +23,6 @@ __all__ = [
     "emit_json",
     "dumps_document",
     "report_error",
-    "progress",
     "bar_factory",
     "fail",
 ]
@@ -123,27 +123,26 @@ def progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
-def progress(iterable=None, *, total=None, desc: str = "", quiet: bool = False, unit: str = "row"):
-    """A tqdm bar on stderr, shown only when stderr is a terminal and --quiet is off."""
-    from tqdm import tqdm
+def bar_factory(quiet: bool, *, file: Any = None) -> Progress:
+    """The one progress bar of every command, as the factory library functions take (mcqa_prep.progress): a
+    tqdm bar on stderr, shown only when stderr is a terminal and --quiet is off (or on `file`, always: tests).
+    It shows a count and a rate; given a total (or a total set later: `bar.total = n`), also the share done
+    and the time left. Bytes are counted in KiB, MiB, ..."""
 
-    return tqdm(
-        iterable,
-        total=total,
-        desc=desc,
-        unit=unit,
-        disable=not progress_enabled(quiet),
-        file=sys.stderr,
-        dynamic_ncols=True,
-        leave=False,
-    )
+    def factory(*, total: float | None = None, desc: str = "", unit: str = "row") -> Any:
+        from tqdm import tqdm
 
-
-def bar_factory(quiet: bool):
-    """A progress-bar factory for library functions: factory(total=, desc=, unit=) -> bar with update()."""
-
-    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
-        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
+        return tqdm(
+            total=total,
+            desc=desc,
+            unit=unit,
+            unit_scale=unit == "B",
+            unit_divisor=1024 if unit == "B" else 1000,
+            disable=file is None and not progress_enabled(quiet),
+            file=file if file is not None else sys.stderr,
+            dynamic_ncols=True,
+            leave=False,
+        )
 
     return factory
 

@@ -7,14 +7,7 @@ import click
 from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertError, ConvertReport, convert
 from ..convert.shapes import MAP_KEYS
 from ..errors import UsageError
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
-
-
-def _bar(quiet: bool):
-    def factory(iterable=None, *, total=None, desc: str = "", unit: str = "row"):
-        return progress(iterable, total=total, desc=desc, quiet=quiet, unit=unit)
-
-    return factory
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 def _list_presets(ctx: click.Context, _param, value: bool) -> None:
@@ -251,7 +244,7 @@ def convert_command(
             dataset=dataset,
             rejects=rejects,
             verify=not no_verify,
-            progress=_bar(quiet),
+            progress=bar_factory(quiet),
         )
     except ConvertError as exc:  # no rejects file is left: its first lines are shown before the error
         if fmt != "json":

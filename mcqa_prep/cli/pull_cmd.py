@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-
 import click
 
 from ..pull import hub
 from ..pull import run as pull
 from ..pull.lock import LOCK_NAME
-from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, progress
+from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 def _size(n: int) -> str:
@@ -131,7 +129,7 @@ def pull_command(repo, revision, to, splits, offline, update, force_download, fm
             offline=offline,
             update=update,
             force_download=force_download,
-            progress=functools.partial(progress, quiet=quiet),
+            progress=bar_factory(quiet),
         )
     except pull.UpstreamMoved as exc:
         what = "another commit asked for" if hub.is_commit(exc.revision) else "upstream moved"

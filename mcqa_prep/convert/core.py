@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
 from ..io.paths import check_output, is_special
 from ..io.writers import output_error
+from ..progress import Progress
 from .balance import norm_pin
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
@@ -24,8 +25,6 @@ from .shapes import REJECT_REASONS
 from .sources import Stream, plan_sources
 from .template_files import load_templates
 from .templates import Template
-
-Progress = Callable[..., Any]
 
 
 class ConvertError(McqaPrepError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..io.paths import CONVERT_KINDS, STDIN, require_regular
 from ..io.readers import open_parquet, read_jsonl, read_parquet
+from ..progress import Progress
 from ..records import display_name
 from ..sources import KIND_PULLED, Inputs, resolve
 
@@ -216,9 +217,6 @@ def _one_line(exc: BaseException) -> str:
 
 def is_hub_id(spec: str) -> bool:
     return bool(_HUB_ID.match(spec)) and not Path(spec).exists()
-
-
-Progress = Callable[..., Any]
 
 
 def plan_sources(

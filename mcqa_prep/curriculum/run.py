@@ -40,6 +40,7 @@ from ..passrates.pool import read_tables
 from ..passrates.posterior import PosteriorCache, bucket_edges, bucket_of
 from ..passrates.table import PassRateTable, describe_models
 from ..policy import canonical_json
+from ..progress import Progress
 from ..records import display_name
 from ..schema import schema_version, validator
 from .schedule import ScheduleSpec, build, materialize, row_weights
@@ -48,7 +49,6 @@ SCHEMA = schema_version("curriculum")
 ALL = "(all)"
 WILDCARD = "*"
 EXAMPLES = 5
-Progress = Any
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..evidence import key_kind
 from ..policy import GradingPolicy
+from ..progress import Progress
 from ..records import display_name
 from .table import PassRateTable, describe_models, read_table
 
@@ -144,7 +145,7 @@ class Difficulty:
         request: DifficultyRequest | None,
         policy: GradingPolicy,
         inputs: Iterable[str | os.PathLike] = (),
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> Difficulty | None:
         """Check the request and load its table (refusing a foreign, edited or unknown one) before any row."""
         if request is None or (request.filter is None and not request.stamp):

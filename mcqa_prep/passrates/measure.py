@@ -27,6 +27,7 @@ from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
 from ..policy import GradingPolicy
+from ..progress import Progress
 from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
 from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
@@ -39,7 +40,6 @@ from .table import write_table
 ON_INVALID = ("fail", "skip")
 INVALID = "could not be graded"
 EXAMPLES = 5
-Progress = Callable[..., Any]
 
 
 @dataclass

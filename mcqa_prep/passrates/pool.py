@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ContractMismatch, InputError
+from ..progress import Progress
 from .estimate import Counts, estimate
 from .kmetrics import describe_rule
 from .posterior import settings_doc
@@ -23,7 +24,7 @@ POOLED = "pooled"
 SUMMED = ("rollouts", "used", "invalid", "other_contracts", "unanswered_only", "answers_unknown")
 
 
-def read_tables(paths: Sequence[Any], progress: Any = None) -> PassRateTable:
+def read_tables(paths: Sequence[Any], progress: Progress | None = None) -> PassRateTable:
     """Read and pool tables (one table is returned as it is)."""
     return pool_tables([read_table(p, progress) for p in paths])
 

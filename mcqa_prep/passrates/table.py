@@ -37,6 +37,7 @@ from ..evidence import row_keys
 from ..io.readers import block_lines, is_blank
 from ..io.writers import AtomicFile
 from ..policy import GradingPolicy, canonical_json, contract_differences, contract_id
+from ..progress import Progress
 from ..schema import json_path, schema_version, validator
 from .entries import (
     KEY_PATTERN,
@@ -337,7 +338,7 @@ def _v1_problem(d: dict[str, Any]) -> str | None:
     return None
 
 
-def read_table(path: str | os.PathLike, progress: Any = None) -> PassRateTable:
+def read_table(path: str | os.PathLike, progress: Progress | None = None) -> PassRateTable:
     """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
     version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
     factory (progress(total=, desc=, unit=))."""

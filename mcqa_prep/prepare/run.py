@@ -16,7 +16,7 @@ import functools
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
+from ..progress import Progress
 from ..records import Finding, Row, display_name
 from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
@@ -57,9 +58,6 @@ ON_INVALID = ("fail", "reject")
 # Phases at which MCQA_PREP_TEST_CRASH_AT makes the process die (os._exit) so tests can prove atomicity.
 CRASH_PHASES = ("staging", "rows", "shards", "manifest", "swap", "cleanup")
 FINDINGS_KEPT = 50  # findings kept in a report (counts by rule are always complete)
-
-Progress = Callable[..., Any]
-"""A bar factory like cli.common.bar_factory: progress(total=..., desc=..., unit=...) -> bar with update()/close()."""
 
 
 # ---- step 0: arguments and inputs -------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +27,12 @@ from ..io.hashing import sha256_file
 from ..io.readers import iter_file
 from ..io.shards import strings_for_timestamps
 from ..policy import GradingPolicy
+from ..progress import Progress
 from . import manifest as mf
 from .accept import check_contract
 from .arrow_build import Slow, SplitSpill, verify_and_spill
 from .cache import Entry, default_root, identity
 from .verify import unlisted_files, verify_files
-
-Progress = Callable[..., Any]
 
 _SCHEMA_BATCH = 2048
 

@@ -22,10 +22,9 @@ from ..errors import IntegrityError
 from ..io.hashing import Digest, sha256_file
 from ..io.readers import block_lines, read_jsonl, read_parquet
 from ..policy import GradingPolicy
+from ..progress import Progress
 from . import manifest as mf
 from .accept import check_contract
-
-Progress = Callable[..., Any]
 
 
 @dataclass

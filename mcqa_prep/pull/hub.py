@@ -9,7 +9,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeGuard
@@ -27,8 +27,6 @@ README = "README.md"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TRUE = {"1", "true", "yes", "on"}
-
-Progress = Callable[..., Any]
 
 
 def endpoint_from_env() -> str:

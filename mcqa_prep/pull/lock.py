@@ -7,7 +7,7 @@ through this module, so that checking a pulled snapshot never needs the hub.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,15 +18,12 @@ from ..io.hashing import HASH_GIT_SHA1, HASH_SHA256, hash_file
 from ..io.paths import DATA_SUFFIXES, is_data_path, split_of
 from ..io.readers import read_document
 from ..io.writers import write_atomic_json
+from ..progress import Progress
 
 __all__ = ["HASH_GIT_SHA1", "HASH_SHA256", "DATA_SUFFIXES", "split_of", "is_data_path", "hash_file"]
 
 LOCK_NAME = "mcqa-prep.lock.json"
 LOCK_VERSION = 1
-
-
-Progress = Callable[..., Any]
-"""A progress-bar factory like cli.common.progress: progress(total=..., desc=..., unit=...) -> bar with update()."""
 
 
 def is_pulled_dir(path: str | os.PathLike) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ..errors import HubError, InputError, IntegrityError, LockMismatch, UsageEr
 from ..io import staging
 from ..io.paths import ignored
 from ..io.writers import fsync_dir
+from ..progress import Progress
 from . import lock as locks
 from .hub import (
     DEFAULT_REPO,
@@ -37,7 +37,6 @@ from .hub import (
     readme_license,
 )
 
-Progress = Callable[..., Any]
 _STAGING = "mcqa-prep-pull"  # staging.side_name makes it DIR/.mcqa-prep-pull.staging-<pid>-<hex>
 
 

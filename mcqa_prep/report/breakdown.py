@@ -20,6 +20,7 @@ from ..columns import MISSING, SOURCE, group_of
 from ..evidence import model_of
 from ..passrates.pool import pool_tables
 from ..passrates.table import PassRateTable, read_table
+from ..progress import Progress
 from ..prompt import content_text, messages
 from .bins import clip
 
@@ -28,7 +29,7 @@ EXAMPLE_CHARS = 400
 RESPONSES_PER_QUESTION = 2
 
 
-def load_groups(paths: Sequence[Any], progress: Any = None) -> list[PassRateTable]:
+def load_groups(paths: Sequence[Any], progress: Progress | None = None) -> list[PassRateTable]:
     """The tables, pooled per (contract, counting rule, key kind), in a stable order."""
     groups: dict[tuple[str, str | None, str], list[PassRateTable]] = {}
     for p in paths:

@@ -23,6 +23,7 @@ from ..errors import InputError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
+from ..progress import Progress
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
 from . import audit_view, breakdown_view, dataset_view, rescored_view
@@ -30,8 +31,6 @@ from .breakdown import Breakdown, load_groups
 from .dataset import DatasetTally
 from .rescored import RescoredTally
 from .spec import REPORT_VERSION
-
-Progress = Callable[..., Any]
 
 DATASET = "dataset"
 RESCORED = "rescored"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
@@ -34,6 +34,7 @@ from ..io.readers import read_jsonl
 from ..io.staging import commit
 from ..io.writers import write_atomic_json
 from ..policy import GradingPolicy
+from ..progress import Progress
 from . import ray_local
 from .ray_plan import ChunkDone, chunk_size, numbered, plan, run_chunk, shard_name
 from .ray_work import WorkDir, job_record, path_identities
@@ -182,7 +183,7 @@ def rescore_on_ray(
     compare_mode: str | None = None,
     workers: int | None = None,
     chunk_bytes: int | None = None,
-    progress: Callable[..., Any] | None = None,
+    progress: Progress | None = None,
     resume: bool = False,
 ) -> tuple[RescoreReport, RayRun]:
     """Rescore `input_path` on Ray (the running Ray session, else the cluster in RAY_ADDRESS, else a local
@@ -260,7 +261,7 @@ def _plan_and_run(
     chunk_bytes: int | None,
     resume: bool,
     rows_paths: list[str | Path],
-    progress: Callable[..., Any] | None,
+    progress: Progress | None,
     marks: dict[str, float],
 ) -> RayRun:
     """Plan the chunks, record the job (or take over the interrupted one), run what is left."""
@@ -352,7 +353,7 @@ def _run(
     report: RescoreReport,
     work_dir: str,
     workers: int,
-    progress: Callable[..., Any] | None,
+    progress: Progress | None,
 ) -> list[dict[str, Any]]:
     """Every chunk not in `done` as a Ray task (at most a few per worker queued at a time), the reports
     folded into `report` in chunk order; the shards' names and row counts."""

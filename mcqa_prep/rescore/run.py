@@ -25,6 +25,7 @@ from ..io.paths import check_output
 from ..io.writers import Parts
 from ..parallel import Chunk, check_workers, chunks, ordered_map
 from ..policy import GradingPolicy
+from ..progress import Progress
 from ..prompt import prompt_key
 from ..records import display_name
 from .rows import CONFLICT, GRADING_FIELDS, JOIN_FIELDS, Outcome, Settings, rescore_row
@@ -133,7 +134,9 @@ class RowIndex:
     examples: int = 5
 
     @classmethod
-    def build(cls, paths: Iterable[str | Path], progress: Any = None, examples: int = 5) -> RowIndex:
+    def build(
+        cls, paths: Iterable[str | Path], progress: Progress | None = None, examples: int = 5
+    ) -> RowIndex:
         """Index the dataset rows of `paths` (files, directories, pulled or prepared directories; each
         verified as every reader verifies it)."""
         from ..sources import resolve
@@ -492,7 +495,7 @@ def rescore(
     explain: bool = False,
     compare_policy: GradingPolicy | None = None,
     compare_mode: str | None = None,
-    progress: Callable[..., Any] | None = None,
+    progress: Progress | None = None,
     workers: int | None = 1,
 ) -> RescoreReport:
     """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts.

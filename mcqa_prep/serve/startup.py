@@ -11,14 +11,12 @@ Nothing is started when any of this fails.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..errors import ContractMismatch, refusal
 from ..policy import GradingPolicy, contract_differences
+from ..progress import Progress
 from .contract import ServedContract
-
-Progress = Callable[..., Any]
 
 
 def served_contract(

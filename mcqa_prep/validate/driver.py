@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,6 +17,7 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import parquet_num_rows
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..progress import Progress
 from ..records import Finding, display_name
 from .crossrow import KeyColumns, RowKeys
 from .engine import RowChecker
@@ -25,8 +26,6 @@ from .validator import SUMMARY_FILE, RowValidator, check_timeout
 
 REPORT_VERSION = schema.schema_version("validate_report")
 PROGRESS_EVERY = 1024
-
-Progress = Callable[..., Any]
 
 
 @dataclass
@@ -209,7 +208,7 @@ def validate_paths(
 ) -> ValidateReport:
     """Validate every row of every input. `max_findings` caps the findings kept (0 keeps all; the summary
     counts all); `strict` turns warnings into errors; `verify=False` skips the pulled-directory hash check;
-    `progress` is a bar factory like cli.common.progress (progress(total=, desc=, unit=) -> bar.update);
+    `progress` is a bar factory (mcqa_prep.progress.Progress);
     `workers` processes check chunks of the input (None: every core), with the same report for any number.
     Raises UsageError for a negative max_findings or a regex_timeout that is not a number > 0."""
     if isinstance(max_findings, bool) or not isinstance(max_findings, int) or max_findings < 0:
