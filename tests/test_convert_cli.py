@@ -374,7 +374,10 @@ def test_keep_columns_and_values_json_cannot_hold_natively(tmp_path, cli):
     res = cli("convert", src, "-o", out, "--preset", "mmlu", "--map", "keep=big,tags")
     assert res.exit_code == 0, res.output
     got = [r["metadata"]["source_fields"] for r in read_jsonl(out)]
-    assert got == [{"big": str(2**70), "tags": ["x", {"y": None}]}, {"big": None, "tags": []}]
+    # an integer beyond 64 bits stays exact, as every command writes it (io/writers.row_line); convert wrote
+    # it as a string, the one writer that did
+    assert got == [{"big": 2**70, "tags": ["x", {"y": None}]}, {"big": None, "tags": []}]
+    assert f'"big":{2**70}' in out.read_text(encoding="utf-8")
 
 
 def test_split_selects_in_a_directory_and_names_a_file(tmp_path, cli):
@@ -437,3 +440,17 @@ def test_a_bad_byte_in_a_csv_costs_its_record(tmp_path, cli):
     assert (doc["counts"]["read"], doc["counts"]["written"], doc["counts"]["rejected"]) == (30, 29, 1)
     [reject] = read_jsonl(tmp_path / "out.rejects.jsonl")
     assert reject["source"]["line"] == 11 and "byte 0xff" in reject["message"]
+
+
+def test_convert_lines_keep_integers_exact_and_make_other_values_representable():
+    import datetime
+    import decimal
+
+    from mcqa_prep.convert.run import _dumps
+
+    row = {"n": 2**70, "m": -(2**64), "x": float("nan"), "b": b"\x00\xff", "d": decimal.Decimal("1.50"),
+           "t": datetime.date(2024, 1, 2), 3: "key"}  # fmt: skip
+    line = _dumps(row)
+    assert line.endswith(b"\n") and b"1180591620717411303424" in line
+    assert json.loads(line) == {"n": 2**70, "m": -(2**64), "x": None, "b": "AP8=", "d": "1.50",
+                                "t": "2024-01-02", "3": "key"}  # fmt: skip

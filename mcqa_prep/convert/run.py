@@ -18,10 +18,9 @@ from hashlib import blake2b, sha1
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .._version import __version__
 from ..errors import InputError, UsageError
+from ..io.writers import row_line
 from ..records import display_name
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, scan_pins
@@ -41,11 +40,10 @@ BIAS_MIN_ROWS = 20  # ... among at least this many rows with that option count
 
 def _jsonable(v: Any) -> Any:
     """Source values that JSON cannot hold as such (NaN, dates, bytes, decimals) made representable; only
-    for metadata copied from the source, never for grading fields."""
-    if v is None or isinstance(v, (str, bool)):
+    for metadata copied from the source, never for grading fields. Integers stay exact (row_line writes one
+    beyond 64 bits as it is)."""
+    if v is None or isinstance(v, (str, bool, int)):
         return v
-    if isinstance(v, int):
-        return v if -(2**63) <= v < 2**64 else str(v)  # orjson holds 64-bit integers only
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, dict):
@@ -62,12 +60,12 @@ def _jsonable(v: Any) -> Any:
 
 
 def _dumps(row: dict[str, Any]) -> bytes:
-    """One JSONL line (UTF-8, newline included). orjson: the standard library's encoder took 30 of the 50 us
-    a row may cost at the 20,000 rows/s target; orjson takes 2."""
+    """One JSONL line (UTF-8, newline included), written as every command writes rows (io/writers.row_line:
+    orjson, exact integers beyond 64 bits); a source value JSON cannot hold made representable first."""
     try:
-        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:  # a source value orjson cannot hold (e.g. an integer beyond 64 bits, non-str keys)
-        return orjson.dumps(_jsonable(row), option=orjson.OPT_APPEND_NEWLINE)
+        return row_line(row)
+    except (TypeError, ValueError):  # NaN, bytes, dates, decimals, non-str keys from the source
+        return row_line(_jsonable(row))
 
 
 _NS_BYTES = NAMESPACE.bytes
