@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .jsonsafe import as_text, json_safe
+
 
 @dataclass(frozen=True)
 class Difference:
@@ -65,7 +67,7 @@ class McqaPrepError(Exception):
         """Type, reason, message and structured details, JSON-ready."""
         out: dict[str, Any] = {"type": type(self).__name__, "reason": self.reason, "message": self.message}
         for k, v in self.details.items():
-            out[k] = _jsonable(v)
+            out[k] = json_safe(v, as_text)
         return out
 
 
@@ -74,20 +76,6 @@ def _restore(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any])
     err.args = args
     err.__dict__.update(state)
     return err
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Difference):
-        return v.to_dict()
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [_jsonable(x) for x in v]
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if hasattr(v, "to_dict"):
-        return v.to_dict()
-    return str(v)
 
 
 class UsageError(McqaPrepError):

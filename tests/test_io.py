@@ -336,3 +336,29 @@ def test_only_a_regular_file_is_hashed(tmp_path):
     assert err.value.reason == "input_not_regular"
     (tmp_path / "ok.jsonl").write_bytes(b"{}\n")
     assert hash_file(tmp_path / "ok.jsonl")[1] == 3
+
+
+def test_one_json_safe_conversion():
+    """jsonsafe.json_safe is every writer's answer to a value JSON has no form for (error details, convert's
+    source fields, rescored rows, the one JSON document): NaN as null, exact integers, ISO dates, text keys,
+    and the rest dropped (null) or kept as text (as_text: base64 bytes, decimal digits, an object's to_dict)."""
+    import datetime
+    import decimal
+    import json
+
+    from mcqa_prep.errors import Difference
+    from mcqa_prep.jsonsafe import as_text, json_safe
+
+    value = {
+        "n": 2**70, "x": float("-inf"), "t": (1, [float("nan")]), 3: datetime.datetime(2024, 1, 2, 3, 4, 5),
+        "b": b"\x00\xff", "d": decimal.Decimal("1.50"), "dt": datetime.timedelta(seconds=1),
+        "diff": Difference("f", 1, float("nan")), "s": frozenset({"a"}),
+    }  # fmt: skip
+    assert json_safe(value) == {
+        "n": 2**70, "x": None, "t": [1, [None]], "3": "2024-01-02T03:04:05",
+        "b": None, "d": None, "dt": None, "diff": None, "s": ["a"],
+    }  # fmt: skip
+    kept = json_safe(value, as_text)
+    assert (kept["b"], kept["d"], kept["dt"]) == ("AP8=", "1.50", "0:00:01")
+    assert kept["diff"] == {"field": "f", "recorded": 1, "requested": None}
+    assert json.loads(json.dumps(kept, allow_nan=False)) == kept

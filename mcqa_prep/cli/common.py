@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Any
 
 import click
 
+from ..jsonsafe import json_safe
 from ..progress import Progress
 from ..records import displayed
 from .errors import Failure
@@ -83,18 +83,8 @@ def dumps_document(doc: Any) -> str:
         text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
         text.encode("utf-8")
     except ValueError:  # NaN/Infinity, or a lone surrogate (UnicodeEncodeError is a ValueError)
-        text = json.dumps(_finite(displayed(doc)), ensure_ascii=False, indent=2, allow_nan=False)
+        text = json.dumps(json_safe(displayed(doc)), ensure_ascii=False, indent=2, allow_nan=False)
     return text
-
-
-def _finite(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    return v
 
 
 def emit_json(doc: dict[str, Any], *, error: dict[str, Any] | None = None) -> None:

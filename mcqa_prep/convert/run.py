@@ -5,11 +5,7 @@ its reason. The counts and per-source documents become the report that `core.con
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
-import decimal
 import hashlib
-import math
 import uuid as uuidlib
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +17,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import InputError, UsageError
 from ..io.writers import row_line
+from ..jsonsafe import as_text, json_safe
 from ..records import display_name
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, scan_pins
@@ -38,34 +35,13 @@ BIAS_RATIO = 2.0  # report warning: a gold letter over twice its uniform share .
 BIAS_MIN_ROWS = 20  # ... among at least this many rows with that option count
 
 
-def _jsonable(v: Any) -> Any:
-    """Source values that JSON cannot hold as such (NaN, dates, bytes, decimals) made representable; only
-    for metadata copied from the source, never for grading fields. Integers stay exact (row_line writes one
-    beyond 64 bits as it is)."""
-    if v is None or isinstance(v, (str, bool, int)):
-        return v
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, (_dt.date, _dt.datetime, _dt.time)):
-        return v.isoformat()
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, (bytes, bytearray)):
-        return base64.b64encode(bytes(v)).decode("ascii")
-    return str(v)
-
-
 def _dumps(row: dict[str, Any]) -> bytes:
     """One JSONL line (UTF-8, newline included), written as every command writes rows (io/writers.row_line:
     orjson, exact integers beyond 64 bits); a source value JSON cannot hold made representable first."""
     try:
         return row_line(row)
     except (TypeError, ValueError):  # NaN, bytes, dates, decimals, non-str keys from the source
-        return row_line(_jsonable(row))
+        return row_line(json_safe(row, as_text))
 
 
 _NS_BYTES = NAMESPACE.bytes
@@ -336,7 +312,7 @@ class Run:
             "reason": r.reason,
             "message": r.message,
             "source": where,
-            "row": _jsonable(data) if data is not None else None,
+            "row": json_safe(data, as_text) if data is not None else None,
         }
         rj.write(_dumps(rec))
         if len(self.shown) < self.max_shown:

@@ -103,7 +103,7 @@ class Stream:
     def _json_rows(self) -> Iterator[SourceRow]:
         """A `.json` file holding one array of objects, or JSONL read by the one reader (io.readers): a bad
         line (bytes that are not UTF-8, not JSON, too deep) is one malformed row at its line, and the next
-        line is read as usual. NaN/Infinity is read, as from Parquet: convert's _jsonable decides."""
+        line is read as usual. NaN/Infinity is read, as from Parquet: convert writes it as null (jsonsafe.json_safe)."""
         assert self.path is not None
         if self.path.suffix.lower() == ".json":
             with _open_text(self.path) as fh:

@@ -20,8 +20,8 @@ from typing import Any, TypeGuard
 from ..counts import is_change
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
-from ..io.readers import FOREIGN_VALUES as _FOREIGN_VALUES
 from ..io.writers import row_line
+from ..jsonsafe import json_safe
 from ..policy import GradingPolicy
 from ..prompt import prompt_key
 from ..records import STATUS_INVALID_ROW, Row, display_name
@@ -220,20 +220,6 @@ def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _finite(v: Any) -> Any:
-    """A copy of a value with every NaN/Infinity number and every value JSON has no form for (a Parquet
-    row's bytes, decimals, durations) replaced by null."""
-    if type(v) is float:
-        return v if math.isfinite(v) else None
-    if type(v) is dict:
-        return {k: _finite(x) for k, x in v.items()}
-    if type(v) in (list, tuple):
-        return [_finite(x) for x in v]
-    if isinstance(v, _FOREIGN_VALUES) or isinstance(v, tuple):
-        return None
-    return v
-
-
 def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) -> float | None:
     prev = _reward_value(row.get("reward"))
     if "reward" in row or "extracted_answer" in row:
@@ -255,7 +241,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             rid, STATUS_INVALID_ROW, None, 0.0, None, None, None, None, None, None, "unreadable"
         )
     if rec.nonfinite or rec.foreign:
-        row = _finite(row)
+        row = json_safe(row)  # NaN and values JSON has no form for (the reader's findings) as null
     graded, joined, ambiguous = _join(row, s.index) if s.index is not None else (row, None, None)
     problem = _row_problem(graded, joined, ambiguous)
     out_row = dict(row)
