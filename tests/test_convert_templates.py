@@ -313,3 +313,24 @@ def test_a_template_past_a_bound_is_one_error_naming_it(monkeypatch, body, bound
     assert err.value.reason == "template_bound"
     proc = t._sandbox.proc
     assert proc is None or proc.poll() is None  # killed and forgotten, or alive and reusable
+
+
+def test_row_values_json_has_no_form_for_render_in_the_sandbox_as_printed():
+    """The sandbox's variables cross as JSON (no class crosses the pipe): a date, a decimal or bytes from a
+    Parquet source arrives as its text, which is what Jinja prints for it in the parent."""
+    import datetime
+    import decimal
+
+    import jinja2
+
+    body = (
+        "{% for o in options %}{{ o.text | upper }} {% endfor %}{{ row.day }} {{ row.price }} {{ row.raw }}"
+    )
+    t = Template("values", body, "strict_single_letter_boxed")
+    t.compile()
+    assert t._plan is None and t._sandbox is not None
+    row = {"day": datetime.datetime(2024, 1, 2, 3, 4), "price": decimal.Decimal("1.50"), "raw": b"\x00"}
+    v = render_variables("Q?", ["a", "b"], row=row)
+    ref = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    assert t.render(v) == ref.from_string(body).render(v) == "A B 2024-01-02 03:04:00 1.50 b'\\x00'"
+    t._sandbox.close()

@@ -18,47 +18,25 @@ parent (Linux) and at the end of its input.
 
 from __future__ import annotations
 
-import os
-import pickle
-import subprocess
-import sys
 import time
-import weakref
 from typing import Any
 
+from ..child import BoundedChild, ChildFailed, encode
 from ..errors import McqaPrepError, UsageError
-from ..grader.bounded import read_within
 
 RENDER_SECONDS = 10.0
 RENDER_MEMORY = 1 << 30
 RENDER_CHARS = 16 << 20
 STARTUP_SECONDS = 60.0  # the child's own start (Python, Jinja), before the template's bounds apply
 
-# The child: reads (variables) messages, answers ("ok", text) or (kind, message). The environment's settings
-# are those of templates._env (passed in), so a template renders the same here as in the parent.
+# The child's loop (after child.PRELUDE): a [source, settings, memory, chars] message, then variables messages;
+# answers ["ok", text] or [kind, message]. The environment's settings are those of templates._env (passed in),
+# so a template renders the same here as in the parent.
 _CHILD = r"""
-import os, pickle, resource, sys
-try:
-    import ctypes, signal
-    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
-except Exception:
-    pass
-inp, out = sys.stdin.buffer, sys.stdout.buffer
-
-def read():
-    head = inp.read(8)
-    if len(head) < 8:
-        sys.exit(0)
-    return pickle.loads(inp.read(int.from_bytes(head, "little")))
-
-def send(obj):
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(len(data).to_bytes(8, "little") + data)
-    out.flush()
-
+import os, resource
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-send(("up", ""))
+send(["up", ""])
 source, settings, memory, chars = read()
 with open("/proc/self/statm") as fh:
     size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -67,12 +45,12 @@ env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, **settings
 try:
     template = env.from_string(source)
 except MemoryError:
-    send(("memory", ""))
+    send(["memory", ""])
     sys.exit(0)
 except Exception as exc:
-    send(("template", str(exc)))
+    send(["template", str(exc)])
     sys.exit(0)
-send(("ready", ""))
+send(["ready", ""])
 glb = dict(template.globals)
 while True:
     variables = read()
@@ -83,21 +61,21 @@ while True:
             if n > chars:
                 raise OverflowError
             parts.append(piece)
-        send(("ok", "".join(parts)))
+        send(["ok", "".join(parts)])
     except jinja2.UndefinedError as exc:
-        send(("undefined", exc.message))
+        send(["undefined", exc.message])
     except jinja2.TemplateError as exc:
-        send(("template", str(exc)))
+        send(["template", str(exc)])
     except MemoryError:
         parts = None
-        send(("memory", ""))
+        send(["memory", ""])
     except OverflowError:
         parts = None
-        send(("chars", ""))
+        send(["chars", ""])
     except RecursionError:
-        send(("failed", "too deep a recursion"))
+        send(["failed", "too deep a recursion"])
     except Exception as exc:
-        send(("failed", f"{type(exc).__name__}: {exc}"))
+        send(["failed", f"{type(exc).__name__}: {exc}"])
 """
 
 
@@ -109,30 +87,34 @@ class TemplateBound(McqaPrepError):
 
 
 class SandboxRenderer:
-    """One template rendered in a bounded child process (started on first use, again after a kill)."""
+    """One template rendered in a bounded child process (child.BoundedChild: started on first use, again
+    after a kill). A row's variables cross to it as JSON: a value JSON has no form for (a date, bytes, a
+    decimal from a Parquet source) arrives as its text, which is what printing it renders."""
 
     def __init__(
         self, source: str, tid: str, origin: str, settings: dict[str, Any], variables: tuple[str, ...]
     ) -> None:
         self.source, self.tid, self.origin, self.settings = source, tid, origin, settings
         self.variables = variables  # the template variables, named when one is undefined
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0
-        self._finalizer: Any = None
+        self.child = BoundedChild(_CHILD, site=True)
 
     @property
     def name(self) -> str:
         return f"template {self.tid!r} ({self.origin})"
 
+    @property
+    def proc(self) -> Any:
+        return self.child.proc
+
     def render(self, variables: dict[str, Any]) -> str:
-        proc = self._started()
+        self._started()
         try:
-            payload = pickle.dumps(variables, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # a row value that cannot cross to the child
+            payload = encode(variables, default=str)
+        except (TypeError, ValueError) as exc:  # a row value that cannot cross to the child
             raise UsageError(f"{self.name}: rendering failed: a value cannot be passed: {exc}") from None
-        kind, text = self._ask(proc, payload, RENDER_SECONDS)
+        kind, text = self._ask(payload, RENDER_SECONDS)
         if kind == "ok":
-            return text
+            return str(text)
         if kind == "undefined":
             raise UsageError(
                 f"{self.name}: {text}; the variables are {', '.join(self.variables)} (row.NAME for a column of "
@@ -153,84 +135,39 @@ class SandboxRenderer:
         """Start the child and compile the template there (UsageError for a template Jinja refuses)."""
         self._started()
 
-    def _started(self) -> subprocess.Popen[bytes]:
-        if self.proc is not None and self.pid == os.getpid() and self.proc.poll() is None:
-            return self.proc
-        self.close()
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
-        self.proc, self.pid = proc, os.getpid()
-        self._finalizer = weakref.finalize(self, _kill, proc)
+    def _started(self) -> None:
         try:  # Python and Jinja start: not the template's time
-            assert proc.stdout is not None
-            _recv(proc.stdout.fileno(), time.monotonic() + STARTUP_SECONDS)
-        except (TimeoutError, OSError, EOFError, pickle.UnpicklingError, ValueError):
+            fresh = self.child.start(STARTUP_SECONDS)
+        except (TimeoutError, ChildFailed):
             self.close()
             raise UsageError(f"{self.name}: the template sandbox did not start") from None
-        start = pickle.dumps((self.source, self.settings, RENDER_MEMORY, RENDER_CHARS))
-        kind, text = self._ask(proc, start, RENDER_SECONDS, "compiling it")
+        if not fresh:
+            return
+        start = encode([self.source, self.settings, RENDER_MEMORY, RENDER_CHARS])
+        kind, text = self._ask(start, RENDER_SECONDS, "compiling it")
         if kind == "memory":
             self.close()
             raise TemplateBound(f"{self.name}: compiling it took more than {RENDER_MEMORY >> 20} MiB; {_FIX}")
         if kind != "ready":
             self.close()
             raise UsageError(f"{self.name}: {text or 'the template sandbox did not start'}")
-        return proc
 
-    def _ask(
-        self, proc: subprocess.Popen[bytes], payload: bytes, seconds: float, what: str = "rendering one row"
-    ) -> tuple[str, Any]:
-        deadline = time.monotonic() + seconds
+    def _ask(self, payload: bytes, seconds: float, what: str = "rendering one row") -> tuple[str, Any]:
         try:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(len(payload).to_bytes(8, "little") + payload)
-            proc.stdin.flush()
-            return _recv(proc.stdout.fileno(), deadline)
+            kind, text = self.child.send_and_receive(payload, time.monotonic() + seconds)
         except TimeoutError:
-            self.close()
             raise TemplateBound(f"{self.name}: {what} took more than {RENDER_SECONDS:g} s; {_FIX}") from None
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+        except (ChildFailed, TypeError, ValueError):  # died, or answered what is not [kind, text]
             self.close()
             raise TemplateBound(
                 f"{self.name}: the template sandbox died while rendering a row; {_FIX}"
             ) from None
+        return str(kind), text
 
     def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-        if proc is not None and self.pid == os.getpid():
-            _kill(proc)
-
-    def __getstate__(self) -> dict[str, Any]:  # a copy (pickled, deep-copied) starts its own child
-        return {**self.__dict__, "proc": None, "pid": 0, "_finalizer": None}
+        self.child.close()
 
 
 _FIX = (
     "a prompt template must render each row in bounded time and space (loops and filters over small values)"
 )
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        proc.kill()
-        proc.wait()
-    except OSError:
-        pass
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-
-def _recv(fd: int, deadline: float) -> Any:
-    head = read_within(fd, 8, deadline)
-    return pickle.loads(read_within(fd, int.from_bytes(head, "little"), deadline))

@@ -14,15 +14,12 @@ Either way the caller gets the last match's spans or a `TimeoutError`, never an 
 
 from __future__ import annotations
 
-import marshal
-import os
-import select
 import signal
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
+
+from ..child import BoundedChild, ChildFailed, encode
 
 Spans = tuple[tuple[int, int], tuple[int, int]]  # (span of the group read, span of the whole match)
 
@@ -73,23 +70,13 @@ def _with_alarm(compiled: Any, text: str, group: int, seconds: float) -> Spans |
         signal.signal(signal.SIGALRM, previous)
 
 
-# The helper: length-prefixed marshal messages on its stdin/stdout (marshal keeps any str, lone surrogates
-# included). It dies with its parent (Linux) and at end of input.
+# The helper's loop (after child.PRELUDE): [pattern, flags, text, group] -> the last match's spans or null.
 _CHILD = r"""
-import marshal, re, sys, warnings
+import re, warnings
 warnings.simplefilter("ignore")
-try:
-    import ctypes, signal
-    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
-except Exception:
-    pass
-inp, out = sys.stdin.buffer, sys.stdout.buffer
 cache = {}
 while True:
-    head = inp.read(4)
-    if len(head) < 4:
-        break
-    src, flags, text, group = marshal.loads(inp.read(int.from_bytes(head, "little")))
+    src, flags, text, group = read()
     c = cache.get((src, flags))
     if c is None:
         if len(cache) > 256:
@@ -98,84 +85,36 @@ while True:
     last = None
     for last in c.finditer(text):
         pass
-    res = None if last is None else (last.span(group), last.span(0))
-    data = marshal.dumps(res)
-    out.write(len(data).to_bytes(4, "little") + data)
-    out.flush()
+    send(None if last is None else [last.span(group), last.span(0)])
 """
 
 
 class _Helper:
-    """One helper process per process (re-started after a fork or a timeout), used by one thread at a time."""
+    """One helper process per process (child.BoundedChild: started again after a fork or a timeout), used by
+    one thread at a time."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0  # the process that started it (a forked child starts its own)
+        self.child = BoundedChild(_CHILD)
+
+    @property
+    def proc(self) -> Any:
+        return self.child.proc
 
     def run(self, src: str, flags: int, text: str, group: int, seconds: float) -> Spans | None:
-        payload = marshal.dumps((src, int(flags), text, group))
-        with self.lock:
-            proc = self._started()
+        payload = encode([src, int(flags), text, group])
+        with self.child.lock:
+            self.child.start()
             deadline = time.monotonic() + seconds  # the helper's start-up is not the pattern's time
             try:
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(len(payload).to_bytes(4, "little") + payload)
-                proc.stdin.flush()
-                head = read_within(proc.stdout.fileno(), 4, deadline)
-                body = read_within(proc.stdout.fileno(), int.from_bytes(head, "little"), deadline)
+                spans = self.child.send_and_receive(payload, deadline)
             except TimeoutError:
-                self._stop()
                 raise TimeoutError(f"pattern exceeded {seconds}s") from None
-            except (OSError, EOFError, ValueError):
-                self._stop()
+            except ChildFailed:
                 raise RuntimeError("the regex helper process failed") from None
-            return marshal.loads(body)  # type: ignore[no-any-return]
-
-    def _started(self) -> subprocess.Popen[bytes]:
-        if self.proc is not None and self.pid == os.getpid() and self.proc.poll() is None:
-            return self.proc
-        if self.pid == os.getpid():
-            self._stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
-        self.pid = os.getpid()
-        return self.proc
-
-    def _stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None or self.pid != os.getpid():
-            return
-        proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-
-
-def read_within(fd: int, n: int, deadline: float) -> bytes:
-    """n bytes from a pipe before `deadline` (time.monotonic()): TimeoutError past it, EOFError when the
-    writer is gone. A child process's answer over a pipe, waited for with a bound (here and in convert's
-    template sandbox)."""
-    chunks: list[bytes] = []
-    while n > 0:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise TimeoutError
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+        if spans is None:
+            return None
+        (a, b), (c, d) = spans
+        return (a, b), (c, d)
 
 
 _HELPER = _Helper()
