@@ -55,18 +55,21 @@ SESSION = """
 import json, sys, time
 sys.path.insert(0, {repo!r})
 import ray
-from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.rescore import ray_local
 from mcqa_prep.rescore.ray_engine import rescore_on_ray
+from mcqa_prep.rescore.run import RescoreRequest
+from mcqa_prep.runs import RunRequest
+def job(src, dst):
+    return rescore_on_ray(RescoreRequest(RunRequest((src,), dst, {n})))
 t0 = time.perf_counter()
 session = ray_local.connect(ray, {n})
 t1 = time.perf_counter()
 try:
-    rescore_on_ray({small!r}, {dst!r} + "-first", GradingPolicy(), workers={n})
+    job({small!r}, {dst!r} + "-first")
     t2 = time.perf_counter()
-    _, small = rescore_on_ray({small!r}, {dst!r} + "-small", GradingPolicy(), workers={n})
+    _, small = job({small!r}, {dst!r} + "-small")
     t3 = time.perf_counter()
-    report, run = rescore_on_ray({src!r}, {dst!r}, GradingPolicy(), workers={n})
+    report, run = job({src!r}, {dst!r})
     t4 = time.perf_counter()
 finally:
     ray_local.disconnect(ray, session, keep_logs=False)

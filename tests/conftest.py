@@ -52,6 +52,21 @@ def data_sources() -> list[str]:
     return lines
 
 
+def rescore_request(inp, out, policy=None, **kw):
+    """A RescoreRequest of one input: the run's settings (workers, progress, resume, chunk_bytes, examples)
+    and rescore's (rows, explain, compare_policy, compare_mode) by keyword."""
+    import dataclasses
+
+    from mcqa_prep.policy import GradingPolicy
+    from mcqa_prep.rescore.run import RescoreRequest
+    from mcqa_prep.runs import RunRequest
+
+    names = {f.name for f in dataclasses.fields(RunRequest)}
+    run = RunRequest((inp,), out, **{k: v for k, v in kw.items() if k in names})
+    own = {k: tuple(v) if k == "rows" else v for k, v in kw.items() if k not in names}
+    return RescoreRequest(run, policy or GradingPolicy(), **own)
+
+
 def read_jsonl(path: Path) -> list[dict]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import rescore_request
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
@@ -25,11 +26,10 @@ import run as bench_run  # noqa: E402
 
 
 def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
-    from mcqa_prep.policy import GradingPolicy
     from mcqa_prep.rescore.run import rescore
 
     requests, rollouts, dataset = bench_rescore.write_inputs(tmp_path, 200)
-    report = rescore(requests, tmp_path / "out.jsonl", GradingPolicy())
+    report = rescore(rescore_request(requests, tmp_path / "out.jsonl"))
     assert report.rows == 200 and report.invalid.count == 0
     assert set(report.by_mode) <= {
         "strict_single_letter_boxed",
@@ -37,7 +37,7 @@ def test_generated_verify_requests_grade_without_invalid_rows(tmp_path):
         "lenient_answer_colon",
         "output_regex",
     }
-    joined = rescore(rollouts, tmp_path / "out2.jsonl", GradingPolicy(), rows_paths=[dataset])
+    joined = rescore(rescore_request(rollouts, tmp_path / "out2.jsonl", rows=[dataset]))
     assert joined.joined == 200 and joined.invalid.count == 0
     first = json.loads(requests.read_text(encoding="utf-8").splitlines()[0])
     assert first["response"]["output"][0]["content"][0]["type"] == "output_text"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import rescore_request
 
 from mcqa_prep import parallel
 from mcqa_prep.errors import UsageError
 from mcqa_prep.io.readers import iter_file
-from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.rescore.run import rescore
 
 
@@ -87,8 +87,8 @@ def test_rescore_output_is_byte_identical_for_any_worker_count(tmp_path, small_c
     src = tmp_path / "requests.jsonl"
     _write_requests(src, 400)
     one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
-    r1 = rescore(src, one, GradingPolicy(), workers=1)
-    rn = rescore(src, many, GradingPolicy(), workers=workers)
+    r1 = rescore(rescore_request(src, one, workers=1))
+    rn = rescore(rescore_request(src, many, workers=workers))
     assert one.read_bytes() == many.read_bytes()
     assert r1.to_dict() | {"output": None} == rn.to_dict() | {"output": None}
     assert r1.rows == 400 + 4 + 1 and r1.invalid.count == 4 + 1  # 4 broken lines and the undecodable one
@@ -401,7 +401,7 @@ def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chun
     _write_requests(src, 400)
     out = tmp_path / "out"
     out.mkdir()
-    rescore(src, out / "one.jsonl", GradingPolicy(), workers=1)
+    rescore(rescore_request(src, out / "one.jsonl", workers=1))
     expected = (out / "one.jsonl").read_bytes()
     calls = []
     real = os.copy_file_range
@@ -415,7 +415,7 @@ def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chun
     for name, patch in [("kernel", None), ("buffer", no_kernel_copy)]:
         if patch is not None:
             monkeypatch.setattr(os, "copy_file_range", patch)
-        rescore(src, out / f"{name}.jsonl", GradingPolicy(), workers=2)
+        rescore(rescore_request(src, out / f"{name}.jsonl", workers=2))
         assert (out / f"{name}.jsonl").read_bytes() == expected, name
     assert len(calls) > 3
     assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
@@ -429,7 +429,7 @@ def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chun
 
     monkeypatch.setattr(rescore_mod, "_rescore_chunk", fails_later)
     with pytest.raises((OSError, McqaPrepError)):
-        rescore(src, out / "failed.jsonl", GradingPolicy(), workers=2)
+        rescore(rescore_request(src, out / "failed.jsonl", workers=2))
     assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, read_jsonl, repaired_templated_example
+from conftest import FIXTURES, read_jsonl, repaired_templated_example, rescore_request
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
@@ -502,7 +502,7 @@ def test_an_integer_beyond_64_bits_is_written_exactly_by_every_command(tmp_path)
     assert f'"i":{big},"j":{-(2**64)}' in text
     req = tmp_path / "req.jsonl"
     req.write_text(json.dumps({**rows[1], "response": {"output_text": "\\boxed{A}"}}) + "\n")
-    rescore(req, tmp_path / "r.jsonl", GradingPolicy())
+    rescore(rescore_request(req, tmp_path / "r.jsonl"))
     assert f'"i":{big},"j":{-(2**64)}' in (tmp_path / "r.jsonl").read_text()
 
 

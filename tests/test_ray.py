@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
-from conftest import SAMPLE, read_jsonl
+from conftest import SAMPLE, read_jsonl, rescore_request
 
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.rescore import ray_engine, ray_plan
@@ -44,9 +44,9 @@ def _shards(out_dir):
 def _both(tmp_path, inp, *, chunk_bytes, **kw):
     """(one-process output bytes, its report dict, Ray output bytes, Ray report dict, shard names)."""
     policy = kw.pop("policy", GradingPolicy())
-    local = rescore(inp, tmp_path / "local.jsonl", policy, **kw)
+    local = rescore(rescore_request(inp, tmp_path / "local.jsonl", policy, **kw))
     report, run = ray_engine.rescore_on_ray(
-        inp, tmp_path / "ray", policy, workers=2, chunk_bytes=chunk_bytes, **kw
+        rescore_request(inp, tmp_path / "ray", policy, workers=2, chunk_bytes=chunk_bytes, **kw)
     )
     data, names = _shards(tmp_path / "ray")
     assert [s["file"] for s in run.shards] == names
@@ -139,7 +139,7 @@ def _dataset(path, n=50):
 
 def test_sample_rollouts_same_rows_and_summary(ray_session, tmp_path):
     local, lrep, data, rrep, names = _both(
-        tmp_path, SAMPLE / "rollouts.jsonl", chunk_bytes=4096, rows_paths=SAMPLE_ROWS
+        tmp_path, SAMPLE / "rollouts.jsonl", chunk_bytes=4096, rows=SAMPLE_ROWS
     )
     assert len(names) > 1  # several chunks, several shards
     assert data == local
@@ -160,7 +160,7 @@ def test_join_index_account_is_the_local_one(ray_session, tmp_path):
         tmp_path,
         SAMPLE / "rollouts.jsonl",
         chunk_bytes=4096,
-        rows_paths=[rows, SAMPLE / "validation.parquet", SAMPLE / "rollouts.jsonl"],
+        rows=[rows, SAMPLE / "validation.parquet", SAMPLE / "rollouts.jsonl"],
     )
     assert data == local and rrep == lrep
     left = rrep["join"]["dataset_rows_left_out"]
@@ -184,7 +184,7 @@ def test_generated_rollouts_row_for_row_in_input_order(ray_session, tmp_path, ch
         tmp_path,
         inp,
         chunk_bytes=chunk_bytes,
-        rows_paths=[ds],
+        rows=[ds],
         compare_mode="robust",
         compare_policy=GradingPolicy(),
         explain=True,
@@ -217,7 +217,7 @@ def test_parquet_row_groups_same_rows(ray_session, tmp_path):
 def test_rescore_batch_is_rescore_row_on_a_table(tmp_path):
     """The batch function without Ray: the same lines and outcomes as rescore_row, one per input row."""
     lines = [ln for ln in _rollouts(60, seed=11) if ln.strip()]
-    settings, _ = setup(tmp_path / "in.jsonl", tmp_path / "out.jsonl", GradingPolicy())
+    settings, _ = setup(rescore_request(tmp_path / "in.jsonl", tmp_path / "out.jsonl"))
     raws = [(ln + "\n").encode() for ln in lines]
     table = ray_engine.rows_table(["in.jsonl"] * len(raws), list(range(1, len(raws) + 1)), raws)
     out = ray_engine.rescore_batch(table, settings)
@@ -394,7 +394,7 @@ def _interrupted_run(tmp_path, monkeypatch, inp, out, policy):
 
     monkeypatch.setattr(ray_engine, "_run", run_then_stop)
     with pytest.raises(_Interrupted):
-        ray_engine.rescore_on_ray(inp, out, policy, workers=2, chunk_bytes=1500)
+        ray_engine.rescore_on_ray(rescore_request(inp, out, policy, workers=2, chunk_bytes=1500))
     monkeypatch.setattr(ray_engine, "_run", real)
     work = out.parent / f".{out.name}.ray-partial"
     assert work.is_dir() and not out.exists()
@@ -405,7 +405,7 @@ def test_resume_reuses_complete_chunks_and_redoes_a_damaged_one(ray_session, tmp
     inp = tmp_path / "rollouts.jsonl"
     inp.write_text("\n".join(_rollouts(300, seed=5)) + "\n", encoding="utf-8")
     policy = GradingPolicy()
-    local = rescore(inp, tmp_path / "local.jsonl", policy)
+    local = rescore(rescore_request(inp, tmp_path / "local.jsonl", policy))
     out = tmp_path / "ray"
     work = _interrupted_run(tmp_path, monkeypatch, inp, out, policy)
     shards = sorted(work.glob("rescored-*.jsonl"))
@@ -413,7 +413,7 @@ def test_resume_reuses_complete_chunks_and_redoes_a_damaged_one(ray_session, tmp
     damaged = bytearray(shards[1].read_bytes())
     damaged[0:1] = b"X"
     shards[1].write_bytes(bytes(damaged))  # same size, other bytes: the chunk is rescored again
-    report, run = ray_engine.rescore_on_ray(inp, out, policy, workers=2, resume=True)
+    report, run = ray_engine.rescore_on_ray(rescore_request(inp, out, policy, workers=2, resume=True))
     assert run.resumed == len(shards) - 1
     assert _shards(out)[0] == (tmp_path / "local.jsonl").read_bytes()
     a, b = local.to_dict(), report.to_dict()
@@ -434,17 +434,17 @@ def test_resume_refuses_another_job_and_keeps_its_chunks(ray_session, tmp_path, 
     before = sorted(p.name for p in work.iterdir())
     other = GradingPolicy().with_overrides(final_answer_only=True)
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(inp, out, other, workers=2, resume=True)
+        ray_engine.rescore_on_ray(rescore_request(inp, out, other, workers=2, resume=True))
     assert err.value.reason == "resume_mismatch" and "contract" in [d.field for d in err.value.differences]
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2, resume=True, explain=True)
+        ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2, resume=True, explain=True))
     assert [d.field for d in err.value.differences] == ["settings"]
     os.utime(inp, ns=(1, 1))  # the input changed (its identity) since the interrupted run
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2, resume=True)
+        ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2, resume=True))
     assert "inputs" in [d.field for d in err.value.differences]
     assert sorted(p.name for p in work.iterdir()) == before  # refused: nothing of the job was touched
-    report, run = ray_engine.rescore_on_ray(inp, out, GradingPolicy(), workers=2)  # no resume: start over
+    report, run = ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2))  # no resume: start over
     assert run.resumed == 0 and report.rows > 0 and not work.exists()
 
 
@@ -455,8 +455,8 @@ def test_report_state_round_trips_exactly(tmp_path):
     inp = tmp_path / "rollouts.jsonl"
     inp.write_text("\n".join(_rollouts(200, seed=8)) + "\n", encoding="utf-8")
     ds = _dataset(tmp_path / "train.jsonl")
-    rep = rescore(inp, tmp_path / "o.jsonl", GradingPolicy(), rows_paths=[ds], compare_mode="robust",
-                  compare_policy=GradingPolicy().with_overrides(final_answer_only=True), examples=3)  # fmt: skip
+    rep = rescore(rescore_request(inp, tmp_path / "o.jsonl", rows=[ds], compare_mode="robust",
+                  compare_policy=GradingPolicy().with_overrides(final_answer_only=True), examples=3))  # fmt: skip
     state = json.loads(json.dumps(rep.to_state()))
     back = RescoreReport.from_state(state)
     assert back.to_dict() == rep.to_dict() and back.to_state() == rep.to_state()
@@ -476,7 +476,7 @@ def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
             updates.append("closed")
 
     report, run = ray_engine.rescore_on_ray(
-        inp, tmp_path / "ray", GradingPolicy(), workers=2, chunk_bytes=4000, progress=lambda **k: Bar()
+        rescore_request(inp, tmp_path / "ray", workers=2, chunk_bytes=4000, progress=lambda **k: Bar())
     )
     assert updates[-1] == "closed" and sum(updates[:-1]) == report.rows
     assert len(updates) - 1 == len(run.shards) > 2  # one update per chunk, in rows

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import rescore_request
 from test_ray import _rollouts
 
-from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.rescore.ray_plan import SLOW_ENV
 from mcqa_prep.rescore.run import rescore
 
@@ -42,7 +42,7 @@ def _input(tmp_path: Path, rows: int = 6000) -> Path:
 
 
 def _local(tmp_path: Path, inp: Path) -> tuple[bytes, dict]:
-    report = rescore(inp, tmp_path / "local.jsonl", GradingPolicy())
+    report = rescore(rescore_request(inp, tmp_path / "local.jsonl"))
     doc = report.to_dict()
     doc.pop("output")
     return (tmp_path / "local.jsonl").read_bytes(), doc

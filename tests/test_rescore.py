@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import CONFORMANCE, FIXTURES, SAMPLE, read_jsonl, report, write_jsonl
+from conftest import CONFORMANCE, FIXTURES, SAMPLE, read_jsonl, report, rescore_request, write_jsonl
 
 # the embedded sample's dataset rows, for joining its rollouts
 SAMPLE_ROWS = ("--rows", SAMPLE / "train.jsonl", "--rows", SAMPLE / "validation.parquet")
@@ -370,7 +370,6 @@ def test_rows_whose_nan_was_written_as_null_are_counted(tmp_path, workers):
     metadata.grading; the report counted nothing, so a run that changed values read as clean (found by an
     audit)."""
     from mcqa_prep import parallel
-    from mcqa_prep.policy import GradingPolicy
     from mcqa_prep.rescore.run import rescore
 
     lines = []
@@ -389,10 +388,30 @@ def test_rows_whose_nan_was_written_as_null_are_counted(tmp_path, workers):
     mp = pytest.MonkeyPatch()
     mp.setattr(parallel, "JSONL_CHUNK_BYTES", 1024)
     try:
-        rep = rescore(src, tmp_path / "out.jsonl", GradingPolicy(), workers=workers)
+        rep = rescore(rescore_request(src, tmp_path / "out.jsonl", workers=workers))
     finally:
         mp.undo()
     doc = rep.to_dict()["values_written_as_null"]
     assert doc["count"] == 6 and doc["examples"] == ["u3", "u10", "u17", "u24", "u31"]
     rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r["uuid"] for r in rows if r["metadata"]["score"] is None] == [f"u{i}" for i in range(3, 40, 7)]
+
+
+def test_a_run_request_is_checked_alike_for_every_engine(tmp_path):
+    """rescore's local and Ray engines take one request (RescoreRequest: the run's settings, runs.RunRequest,
+    beside rescore's own) and refuse a bad run setting in one way, before anything is read."""
+    from mcqa_prep.errors import UsageError
+    from mcqa_prep.rescore.ray_engine import rescore_on_ray
+    from mcqa_prep.rescore.run import rescore, setup
+
+    src = write_jsonl(tmp_path / "in.jsonl", [{"options": [{"A": "a"}], "expected_answer": "A"}])
+    for bad, message in (
+        ({"workers": 0}, "workers must be at least 1"),
+        ({"examples": -1}, "examples must be"),
+    ):
+        for run in (rescore, rescore_on_ray, setup):
+            with pytest.raises(UsageError, match=message):
+                run(rescore_request(src, tmp_path / "out", **bad))
+    assert not (tmp_path / "out").exists()
+    req = rescore_request(src, tmp_path / "out.jsonl", examples=2, rows=[src])
+    assert req.run.input == src and req.rows == (src,) and req.run.workers == 1

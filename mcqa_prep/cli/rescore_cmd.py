@@ -8,7 +8,8 @@ import click
 
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
-from ..rescore.run import rescore
+from ..rescore.run import RescoreRequest, rescore
+from ..runs import RunRequest
 from .common import (
     FORMAT_OPTION,
     QUIET_OPTION,
@@ -120,19 +121,15 @@ def rescore_command(
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
-    common = dict(
-        rows_paths=rows_paths or None,
-        examples=examples,
-        explain=explain,
-        compare_policy=other,
-        compare_mode=compare_mode,
-    )
+
+    def request(workers: int | None) -> RescoreRequest:
+        run = RunRequest((input_path,), output, workers, bar_factory(quiet), resume, examples=examples)
+        return RescoreRequest(run, policy, tuple(rows_paths), explain, other, compare_mode)
+
     if engine == "ray":
         from ..rescore.ray_engine import rescore_on_ray
 
-        report, run = rescore_on_ray(
-            input_path, output, policy, workers=workers, progress=bar_factory(quiet), resume=resume, **common
-        )
+        report, run = rescore_on_ray(request(workers))
         if run.resumed and fmt != "json" and not quiet:
             click.echo(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused", err=True)
     else:
@@ -141,14 +138,7 @@ def rescore_command(
         for path, what in ((input_path, "INPUT"), (output, "--output")):
             if path != "-" and os.path.isdir(path):
                 raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
-        report = rescore(
-            input_path,
-            output,
-            policy,
-            progress=bar_factory(quiet),
-            workers=cap_workers(workers),
-            **common,
-        )
+        report = rescore(request(cap_workers(workers)))
     problem = None
     if report.invalid.count:
         problem = report_error(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
@@ -33,13 +33,12 @@ from ..errors import InputError, McqaPrepError, OutputError, UsageError
 from ..io.readers import read_jsonl
 from ..io.staging import commit
 from ..io.writers import write_atomic_json
-from ..policy import GradingPolicy
 from ..progress import Progress
 from . import ray_local
 from .ray_plan import ChunkDone, chunk_size, numbered, plan, run_chunk, shard_name
 from .ray_work import WorkDir, job_record, path_identities
 from .rows import Outcome, Settings, rescore_row
-from .run import RescoreReport, setup
+from .run import RescoreReport, RescoreRequest, setup
 
 __all__ = [
     "rescore_batch",
@@ -171,46 +170,26 @@ class RayRun:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def rescore_on_ray(
-    input_path: str | Path,
-    output_dir: str | Path,
-    policy: GradingPolicy,
-    *,
-    rows_paths: Iterable[str | Path] | None = None,
-    examples: int = 5,
-    explain: bool = False,
-    compare_policy: GradingPolicy | None = None,
-    compare_mode: str | None = None,
-    workers: int | None = None,
-    chunk_bytes: int | None = None,
-    progress: Progress | None = None,
-    resume: bool = False,
-) -> tuple[RescoreReport, RayRun]:
-    """Rescore `input_path` on Ray (the running Ray session, else the cluster in RAY_ADDRESS, else a local
-    instance) into the directory `output_dir`: shards in input order plus summary.json. Same rows and the same
-    report as `rescore.rescore`. `resume=True` continues an interrupted run of the same job from its complete
-    chunks. `progress` is a bar factory (progress(total=, desc=, unit=)), advanced in rows as chunks complete."""
+def rescore_on_ray(req: RescoreRequest) -> tuple[RescoreReport, RayRun]:
+    """Rescore the run's input on Ray (the running Ray session, else the cluster in RAY_ADDRESS, else a local
+    instance) into the run's output directory: shards in input order plus summary.json. Same rows and the
+    same report as `rescore.rescore`. The run's `resume` continues an interrupted run of the same job from its
+    complete chunks; its `progress` bar is advanced in rows as chunks complete; `workers` None: what Ray
+    offers."""
     import time
 
     from ..sources import resolve
 
     marks = {"start": time.perf_counter()}
     ray = _import_ray()
-    if workers is not None and workers < 1:
-        raise UsageError(f"workers must be 1 or more, got {workers}", reason="bad_workers")
+    req.run.check()
+    input_path, output_dir = req.run.input, req.run.output
+    if output_dir is None:
+        raise UsageError("rescore on Ray needs an output directory")
     out = Path(output_dir)
     _check_output_dir(out, Path(input_path))
-    rows_paths = list(rows_paths or [])
-    settings, report = setup(
-        input_path,
-        output_dir,
-        policy,
-        rows_paths=rows_paths,
-        examples=examples,
-        explain=explain,
-        compare_policy=compare_policy,
-        compare_mode=compare_mode,
-    )
+    workers = req.run.workers
+    settings, report = setup(req)
     sources = resolve([input_path], allow_stdin=False).sources
     marks["setup"] = time.perf_counter()
     work = WorkDir(out)
@@ -220,8 +199,7 @@ def rescore_on_ray(
         marks["ray"] = time.perf_counter()
         with ray_local.quiet(ray, session.log_dir):
             try:
-                run = _plan_and_run(ray, session, work, sources, settings, report, workers, chunk_bytes,
-                                    resume, rows_paths, progress, marks)  # fmt: skip
+                run = _plan_and_run(ray, session, work, sources, settings, report, req, marks)
                 if report.rows == 0:
                     raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
                 work.finish()
@@ -257,26 +235,23 @@ def _plan_and_run(
     sources: list[Any],
     settings: Settings,
     report: RescoreReport,
-    workers: int | None,
-    chunk_bytes: int | None,
-    resume: bool,
-    rows_paths: list[str | Path],
-    progress: Progress | None,
+    req: RescoreRequest,
     marks: dict[str, float],
 ) -> RayRun:
     """Plan the chunks, record the job (or take over the interrupted one), run what is left."""
     import time
 
-    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    cb = chunk_bytes or _recorded_chunk_bytes(work, resume)
+    resume = req.run.resume
+    n = req.run.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    cb = req.run.chunk_bytes or _recorded_chunk_bytes(work, resume)
     cb = cb or chunk_size(sum(os.path.getsize(s.path) for s in sources), n)
     chunks = plan(sources, cb)
     doc = {"examples": report.examples, "explain": settings.explain, "compare_contract": report.compare_contract,
            "compare_mode": report.compare_mode, "index": report.index}  # fmt: skip
-    work.start(job_record(report, doc, chunks, path_identities(rows_paths), cb), resume)
+    work.start(job_record(report, doc, chunks, path_identities(req.rows), cb), resume)
     done = work.completed(chunks) if resume else {}
     marks["plan"] = time.perf_counter()
-    shards = _run(ray, chunks, done, settings, report, str(work.path), n, progress)
+    shards = _run(ray, chunks, done, settings, report, str(work.path), n, req.run.progress)
     marks["job"] = time.perf_counter()
     return RayRun(n, session.address, shards, len(done), session.log_dir)
 

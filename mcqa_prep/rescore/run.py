@@ -28,9 +28,10 @@ from ..policy import GradingPolicy
 from ..progress import Progress
 from ..prompt import prompt_key
 from ..records import display_name
+from ..runs import RunRequest
 from .rows import CONFLICT, GRADING_FIELDS, JOIN_FIELDS, Outcome, Settings, rescore_row
 
-__all__ = ["rescore", "setup", "RescoreReport", "RowIndex"]
+__all__ = ["rescore", "setup", "RescoreReport", "RescoreRequest", "RowIndex"]
 
 
 class PackedRows:
@@ -453,66 +454,54 @@ def _bucket(d: dict[str, Any]) -> Bucket:
     return Bucket(int(d["count"]), [str(x) for x in d["examples"]])
 
 
-def setup(
-    input_path: str | Path,
-    output_path: str | Path,
-    policy: GradingPolicy,
-    *,
-    rows_paths: Iterable[str | Path] | None = None,
-    examples: int = 5,
-    explain: bool = False,
-    compare_policy: GradingPolicy | None = None,
-    compare_mode: str | None = None,
-) -> tuple[Settings, RescoreReport]:
+@dataclass(frozen=True)
+class RescoreRequest:
+    """One rescore: the run's settings (runs.RunRequest: its one input, the output, workers, progress, resume,
+    chunking, examples) and rescore's own: the policy to grade under, the dataset rows to join by prompt,
+    --explain, and a second grading to compare with (a policy, or this policy with another mode)."""
+
+    run: RunRequest
+    policy: GradingPolicy = field(default_factory=GradingPolicy)
+    rows: tuple[str | Path, ...] = ()
+    explain: bool = False
+    compare_policy: GradingPolicy | None = None
+    compare_mode: str | None = None
+
+
+def setup(req: RescoreRequest) -> tuple[Settings, RescoreReport]:
     """The settings every row is rescored with and the empty report, for any engine (one process, Ray)."""
-    if examples < 0:
-        raise UsageError(f"examples must be 0 or more, got {examples}")
-    rows_paths = list(rows_paths or [])
-    check_output(output_path, [input_path, *rows_paths])
-    index = RowIndex.build(rows_paths, examples=examples) if rows_paths else None
+    run, policy = req.run, req.policy
+    run.check()
+    if run.output is None:
+        raise UsageError("rescore needs an output")
+    check_output(run.output, [run.input, *req.rows])
+    index = RowIndex.build(req.rows, examples=run.examples) if req.rows else None
+    compare_mode = req.compare_mode
     settings = Settings(
         policy,
         index.rows if index is not None else None,
-        explain,
-        compare_policy,
+        req.explain,
+        req.compare_policy,
         policy.with_overrides(grading_mode_override=compare_mode) if compare_mode else None,
     )
-    report = RescoreReport(str(input_path), str(output_path), policy.contract_id(), examples)
+    report = RescoreReport(str(run.input), str(run.output), policy.contract_id(), run.examples)
     if index is not None:
         report.index = index.summary()
-    report.compare_contract = compare_policy.contract_id() if compare_policy is not None else None
+    report.compare_contract = req.compare_policy.contract_id() if req.compare_policy is not None else None
     report.compare_mode = compare_mode
     return settings, report
 
 
-def rescore(
-    input_path: str | Path,
-    output_path: str | Path,
-    policy: GradingPolicy,
-    *,
-    rows_paths: Iterable[str | Path] | None = None,
-    examples: int = 5,
-    explain: bool = False,
-    compare_policy: GradingPolicy | None = None,
-    compare_mode: str | None = None,
-    progress: Progress | None = None,
-    workers: int | None = 1,
-) -> RescoreReport:
-    """Grade every row of `input_path`, write rescored rows to `output_path` atomically, return counts.
+def rescore(req: RescoreRequest) -> RescoreReport:
+    """Grade every row of the run's input, write rescored rows to its output atomically, return counts.
 
-    `workers` processes grade chunks of the input (None: every core); the output is the same for any number.
-    `progress` is a bar factory (progress(total=, desc=, unit=) -> bar with update/close)."""
-    workers = check_workers(workers)
-    settings, report = setup(
-        input_path,
-        output_path,
-        policy,
-        rows_paths=rows_paths,
-        examples=examples,
-        explain=explain,
-        compare_policy=compare_policy,
-        compare_mode=compare_mode,
-    )
+    The run's `workers` processes grade chunks of the input (None: every core); the output is the same for any
+    number. Its `progress` bar is advanced in rows."""
+    workers = check_workers(req.run.workers)
+    settings, report = setup(req)
+    progress = req.run.progress
+    input_path, output_path = req.run.input, req.run.output
+    assert output_path is not None  # setup refuses a run without one
     bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
     try:
         target = AtomicFile(output_path, "wb")
