@@ -16,6 +16,7 @@ from .errors import Failure
 __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
+    "NO_VERIFY_OPTION",
     "WORKERS_OPTION",
     "cap_workers",
     "regex_timeout_option",
@@ -37,6 +38,12 @@ FORMAT_OPTION = click.option(
 )
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+NO_VERIFY_OPTION = click.option(
+    "--no-verify",
+    "no_verify",
+    is_flag=True,
+    help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (the command warns).",
+)
 
 
 def regex_timeout_option(default: float | None):

@@ -7,7 +7,7 @@ import click
 from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertError, ConvertReport, convert
 from ..convert.shapes import MAP_KEYS
 from ..errors import UsageError
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 def _list_presets(ctx: click.Context, _param, value: bool) -> None:
@@ -153,7 +153,7 @@ def render_text(report: ConvertReport) -> list[str]:
 @click.option(
     "--rejects", type=click.Path(), help="Rejects file (default: OUT.rejects.jsonl beside the output)."
 )
-@click.option("--no-verify", is_flag=True, help="Pulled directories: skip the hash check against the lock.")
+@NO_VERIFY_OPTION
 @click.option(
     "--list-presets",
     is_flag=True,

@@ -14,6 +14,7 @@ from ..prepared.verify import verify_prepared
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     FORMAT_OPTION,
+    NO_VERIFY_OPTION,
     QUIET_OPTION,
     WORKERS_OPTION,
     bar_factory,
@@ -58,13 +59,7 @@ from .policy_opts import policy_from_options, policy_options
     help="fail: any invalid row -> exit 1, nothing written. reject: invalid rows go to rejects.jsonl.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing (stale) preparation atomically.")
-@click.option(
-    "--no-verify",
-    "no_verify",
-    is_flag=True,
-    help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (warns); the manifest "
-    "then records the files' own sha256s, not the hub commit.",
-)
+@NO_VERIFY_OPTION
 @click.option(
     "--runtime",
     type=click.Choice(["nemo-gym"]),

@@ -9,7 +9,7 @@ import click
 
 from ..io.paths import check_output
 from ..report import build_report, write_html
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
 @click.command("report")
@@ -29,12 +29,7 @@ from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
     show_default=True,
     help="Examples kept per finding rule, agreement cell and template.",
 )
-@click.option(
-    "--no-verify",
-    "no_verify",
-    is_flag=True,
-    help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
-)
+@NO_VERIFY_OPTION
 @click.option(
     "--pass-rates",
     "pass_rates",

@@ -10,6 +10,7 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..validate import ValidateReport, validate_paths
 from .common import (
     FORMAT_OPTION,
+    NO_VERIFY_OPTION,
     QUIET_OPTION,
     WORKERS_OPTION,
     bar_factory,
@@ -90,12 +91,7 @@ def render_text(report: ValidateReport) -> list[str]:
     help="Findings listed (the summary counts all); 0 lists all.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 on any finding).")
-@click.option(
-    "--no-verify",
-    "no_verify",
-    is_flag=True,
-    help="For a pulled directory: skip checking the files against mcqa-prep.lock.json (warns).",
-)
+@NO_VERIFY_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @WORKERS_OPTION
 @FORMAT_OPTION
