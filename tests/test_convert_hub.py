@@ -143,10 +143,16 @@ def test_pulled_directory_is_verified_first(hub, tmp_path):
     p = run(hub, tmp_path, "pull", REPO, "--revision", "main", "--to", "mini")
     assert p.returncode == 0, p.stderr
     shard = tmp_path / "mini" / "data" / "validation-00000-of-00001.parquet"
-    shard.write_bytes(shard.read_bytes() + b"tampered")
+    original = shard.read_bytes()
+    shard.write_bytes(original + b"tampered")
     p = run(hub, tmp_path, "convert", "mini", "-o", "out.jsonl")
     assert p.returncode == 1 and "the file changed after the pull" in p.stderr, p.stderr
     assert not (tmp_path / "out.jsonl").exists()
+    # --no-verify skips the check, as in validate, prepare and report, and says so (convert was silent)
+    shard.write_bytes(original)
+    p = run(hub, tmp_path, "convert", "mini", "-o", "out.jsonl", "--no-verify")
+    assert p.returncode == 0, p.stderr
+    assert "warning: mini: --no-verify: the files were not checked against mcqa-prep.lock.json" in p.stderr
 
 
 def test_a_pulled_shard_with_no_readable_line_is_counted(tmp_path):

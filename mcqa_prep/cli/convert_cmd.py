@@ -227,6 +227,16 @@ def convert_command(
     srcs, pairs = _split_args(sources, maps)
     if not srcs:
         raise UsageError("no SOURCE given (KEY=COLUMN words are read as --map entries)")
+    if no_verify:
+        from ..pull.lock import LOCK_NAME, is_pulled_dir
+
+        for src in srcs:
+            if is_pulled_dir(src):
+                click.echo(
+                    f"warning: {src}: --no-verify: the files were not checked against {LOCK_NAME}; the rows "
+                    "record its repo and commit for whatever bytes are on disk",
+                    err=True,
+                )
     try:
         report = convert(
             srcs,
