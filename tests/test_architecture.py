@@ -331,3 +331,20 @@ def test_no_import_circle_between_modules():
         if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in zip(c, c[1:], strict=False))
     ]
     assert real == [], "\n".join(" -> ".join(c) for c in real)
+
+
+def test_the_cli_reads_no_private_click_attribute():
+    """The CLI uses click's public API only (it read ctx._protected_args, which click may rename in any
+    release): no attribute starting with an underscore is read off a click object or a context."""
+    offenders = []
+    for p in (PKG / "cli").rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in {"ctx", "click", "context", "parent"}
+            ):
+                offenders.append(f"{p.relative_to(PKG)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert offenders == []

@@ -78,9 +78,12 @@ class _Group(click.Group):
 
             raise to_click(exc) from None
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["mcqa_prep.args"] = list(args)  # the command line as given, for --format json (invoke)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
-        raw = [*ctx._protected_args, *ctx.args]
-        json_mode = _wants_json(raw)
+        json_mode = _wants_json(ctx.meta.get("mcqa_prep.args", []))
         # a file name that is not UTF-8 (Linux names are bytes) is written in its display form
         # (records.display_name, `\udcXX`), as on stderr, never refused by a strict UTF-8 stdout
         # and every output is UTF-8, also where the locale says ASCII (LC_ALL=C without Python's UTF-8 mode)
