@@ -497,7 +497,7 @@ def test_workers_above_the_cores_are_capped_with_one_note(tmp_path, monkeypatch)
         started.append(workers)
         return real(fn, items, 1, **kw)
 
-    for mod in ("mcqa_prep.validate.driver", "mcqa_prep.prepare.run", "mcqa_prep.rescore.run"):
+    for mod in ("mcqa_prep.validate.run", "mcqa_prep.prepare.run", "mcqa_prep.rescore.run"):
         monkeypatch.setattr(f"{mod}.ordered_map", spy)
     src = Path(__file__).resolve().parents[1] / "data" / "sample" / "train.jsonl"
     for args in (

@@ -92,7 +92,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
     rows = _shard_rows(out)
     assert len(rows) == 4
     row_schema = validator("prepared_row")
-    from mcqa_prep.validate.audit import audit
+    from mcqa_prep.validate.regex_audit import audit
 
     for row in rows:
         line = row["metadata"]["mcqa_prep"]["source"]["row"]
@@ -307,7 +307,7 @@ def test_nemo_gym_itself_takes_the_repaired_rows_and_grades_them_right(tmp_path)
     models = load_models()  # skips, saying why, when the wheel is not installed
     import nemo_gym_ref
 
-    from mcqa_prep.validate.audit import audit
+    from mcqa_prep.validate.regex_audit import audit
 
     ng = nemo_gym_ref.load(nemo_gym_ref.SITE)
     src = FIXTURES / TEMPLATED

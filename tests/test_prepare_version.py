@@ -109,13 +109,13 @@ def test_the_fingerprint_sees_a_changed_rule(tmp_path, monkeypatch):
     monkeypatch.setitem(
         registry.RULES, "regex_audit_edge", rule.__class__(**{**vars(rule), "severity": "error"})
     )
-    from mcqa_prep.validate import engine
+    from mcqa_prep.validate import row_checker
 
-    engine.rules_for.cache_clear()
+    row_checker.rules_for.cache_clear()
     try:
         assert fingerprint(tmp_path / "b") != before
     finally:
-        engine.rules_for.cache_clear()
+        row_checker.rules_for.cache_clear()
 
 
 # ---- staleness: a preparation made by another preparation version is refused, naming the versions ------

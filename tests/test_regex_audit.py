@@ -1,4 +1,4 @@
-"""The adversarial regex audit (validate/audit.py) and the prompt's answer format (validate/answer_format.py).
+"""The adversarial regex audit (validate/regex_audit.py) and the prompt's answer format (validate/answer_format.py).
 
 Every counterexample the audit reports is checked here against an independent reading of NeMo Gym 0.7.0's
 custom-regex semantics (docs/grading.md, "Custom regex": Python re, IGNORECASE, findall, the last match,
@@ -18,9 +18,9 @@ from mcqa_prep.convert.checks import TemplateChecker
 from mcqa_prep.convert.templates import BUILTIN
 from mcqa_prep.records import Row
 from mcqa_prep.validate import RowValidator
-from mcqa_prep.validate import audit as audit_mod
+from mcqa_prep.validate import regex_audit as audit_mod
 from mcqa_prep.validate.answer_format import examples, unrendered
-from mcqa_prep.validate.audit import audit, candidate_fixes, group_span
+from mcqa_prep.validate.regex_audit import audit, candidate_fixes, group_span
 
 BOXED = "strict_single_letter_boxed"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -18,9 +18,9 @@ from mcqa_prep.io.readers import read_jsonl
 from mcqa_prep.pull import lock
 from mcqa_prep.records import Row as RowRecord
 from mcqa_prep.validate import RULES, RowValidator, controls, normalize_texts, rules_markdown, validate_paths
-from mcqa_prep.validate.engine import RowChecker
 from mcqa_prep.validate.facts import Config, schema_quiet
 from mcqa_prep.validate.registry import ROW
+from mcqa_prep.validate.row_checker import RowChecker
 
 CASES_FILE = REPO / "data" / "golden" / "validate_cases.jsonl"
 CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]

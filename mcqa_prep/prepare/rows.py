@@ -23,7 +23,9 @@ from ..validate.crossrow import KeyColumns
 ERROR = "error"
 RULE_RUNTIME = "runtime_nemo_gym"  # a row stock NeMo Gym would refuse, under `prepare --runtime nemo-gym`
 _RUNTIME_REFUSAL = "NeMo Gym 0.7.0's request model refuses this row: "
-REPAIR_RULE = "regex_audit"  # the rule whose rows `repair_regexes` repairs (validate.engine.REPAIRABLE_RULE)
+REPAIR_RULE = (
+    "regex_audit"  # the rule whose rows `repair_regexes` repairs (validate.row_checker.REPAIRABLE_RULE)
+)
 
 
 _DICT_ONLY = {dict}
@@ -218,7 +220,7 @@ class RowWork:
     """What every worker needs: the validator's per-row half, the stamper, the difficulty judge, and whether
     rows the regex audit errs on get its fix in place of their output_regex (`repair_regexes`)."""
 
-    checker: Any  # validate.engine.RowChecker
+    checker: Any  # validate.row_checker.RowChecker
     stamper: Stamper
     difficulty: Difficulty | None
     repair_regexes: bool = False
@@ -227,7 +229,7 @@ class RowWork:
 
 def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: Any) -> tuple[Any, ...]:
     """(row, findings, keys, Repair or None) for a row the regex audit errs on and can fix (`fix`: the
-    output_regex with the fixes, validate.engine.RowChecker.check_repair). Without `repair_regexes` the row
+    output_regex with the fixes, validate.row_checker.RowChecker.check_repair). Without `repair_regexes` the row
     stays as it is and the Repair only says that it could be fixed. With it, the row with the fix is checked
     again by every row rule: when no error is left it replaces the row, else the row as given keeps its
     findings (and is rejected for them)."""

@@ -129,9 +129,11 @@ class RowFacts:
         self.orx: Any = None  # regex_rules.RegexKey of a usable output_regex, else None
         self.plan: Any = None  # regex_rules.RegexPlan for (orx, letters)
         self.may = 0
-        self.audit: Any = None  # audit.Audit of the row's output_regex (audit_rules.audit_facts)
+        self.audit: Any = None  # regex_audit.Audit of the row's output_regex (regex_audit_rules.audit_facts)
         self.quotes: list[Any] = []  # audit.Counterexample: the prompt's own examples quoted back, misread
-        self.formats: list[Any] = []  # audit_rules.FormatMiss: prompt examples not graded to their letter
+        self.formats: list[
+            Any
+        ] = []  # regex_audit_rules.FormatMiss: prompt examples not graded to their letter
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
 

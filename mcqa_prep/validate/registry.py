@@ -2,9 +2,9 @@
 
 A rule is a function decorated with `@rule(...)`. Row rules take the row's facts (facts.RowFacts) and yield
 `(path, message)` pairs, `path` a tuple of keys and indices (`("options", 2, "A")` renders `$.options[2].A`);
-the engine turns them into Findings with the row's address. A row rule names a `guard`: the fact bits
+the row checker (row_checker.py) turns them into Findings with the row's address. A row rule names a `guard`: the fact bits
 (facts.G_*) under which it *may* fire. The facts prove the other rules silent with cheap C-level checks, so
-the engine skips them instead of running a second, hand-written copy of them (docs/validate.md, "Speed").
+the row checker skips them instead of running a second, hand-written copy of them (docs/validate.md, "Speed").
 
 Scopes: `row` (one row, pure: what a worker process can run), `cross` (needs earlier rows: duplicates),
 `input` (the whole input: position bias, no rows), `file` (a file that cannot be read).

@@ -1,5 +1,5 @@
 """Rules on one row's prompt, options, gold and grading mode. Each reads the row's facts (facts.RowFacts);
-the engine calls it only when its guard bits are set for the row."""
+the row checker calls it only when its guard bits are set for the row."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def no_rows(rows_read: int) -> Iterator[Hit]:
     "fix or remove the line",
 )
 def malformed_row(f: Any) -> Iterator[Hit]:
-    """Run by the engine on a Row without data (f is the Row)."""
+    """Run by the row checker on a Row without data (f is the Row)."""
     yield (), f"{f.error or 'no data'}; fix or remove this line (the other lines are still checked)"
 
 

@@ -1,4 +1,4 @@
-"""Rules from the adversarial regex audit (audit.py) and from the prompt's own answer format (answer_format.py).
+"""Rules from the adversarial regex audit (regex_audit.py) and from the prompt's own answer format (answer_format.py).
 
 Both are properties of the template, not of the row: the audit is cached per (patterns, grading mode,
 offered letters), the quote probe per example text, and the format check per (examples, output_regex,
@@ -15,8 +15,8 @@ from typing import Any
 from ..grader import effective_mode, grade_text
 from ..grader.modes import BY_NAME
 from .answer_format import Example, examples
-from .audit import FLAGS, audit, grader_value, quote_check, repair
 from .facts import G_AUDIT, G_FORMAT, RowFacts
+from .regex_audit import FLAGS, audit, grader_value, quote_check, repair
 from .registry import ERROR, WARNING, Hit, quote, render_path, rule
 
 CACHE_MAX = 4096

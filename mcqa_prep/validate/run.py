@@ -1,4 +1,4 @@
-"""validate_paths: the `validate` command's driver over files, directories, stdin and pulled snapshots."""
+"""validate_paths: the `validate` command's run over files, directories, stdin and pulled snapshots."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..progress import Progress
 from ..records import Finding, display_name
 from .crossrow import KeyColumns, RowKeys
-from .engine import RowChecker
 from .registry import ERROR, RULES, WARNING
-from .validator import SUMMARY_FILE, RowValidator, check_timeout
+from .row_checker import RowChecker
+from .row_validator import SUMMARY_FILE, RowValidator, check_timeout
 
 REPORT_VERSION = schema.schema_version("validate_report")
 PROGRESS_EVERY = 1024

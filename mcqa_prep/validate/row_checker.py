@@ -1,10 +1,10 @@
-"""The engine: runs the registered rules on rows.
+"""The row checker: runs the registered per-row rules on rows.
 
 Two halves, so that a later pool of worker processes can run the first and the parent the second, in input
 order, with the same output as one process:
 - `RowChecker.check(row)`: pure per-row work, a row -> (its row findings, its RowKeys). Its only state is
   caches of pure functions (patterns, controls) and the set of output_regex keys that timed out on a prompt.
-- `RowValidator` (validator.py) feeds the RowKeys to crossrow.CrossRow and counts the findings.
+- `RowValidator` (row_validator.py) feeds the RowKeys to crossrow.CrossRow and counts the findings.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import functools
 from typing import Any
 
 from ..records import Finding, Row
-from .audit_rules import audit_facts, regex_repair
 from .crossrow import RowKeys, row_keys
 from .facts import Config, RowFacts
+from .regex_audit_rules import audit_facts, regex_repair
 from .regex_rules import regex_facts
 from .registry import ROW, RULES, Rule, render_path
 
@@ -58,7 +58,7 @@ class RowChecker:
 
     def check_repair(self, row: Row) -> tuple[list[Finding], RowKeys | None, Any]:
         """check(), and for a row the regex audit errs on, its output_regex with the audit's fixes
-        (audit_rules.regex_repair; None when the audit finds no error or some pattern has no fix)."""
+        (regex_audit_rules.regex_repair; None when the audit finds no error or some pattern has no fix)."""
         out, keys, f = self.run(row)
         if f is None or not any(x.rule == REPAIRABLE_RULE for x in out):
             return out, keys, None

@@ -12,9 +12,9 @@ from ..errors import UsageError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..records import Finding, Row
 from .crossrow import CrossRow, KeyColumns, RowKeys, Seen
-from .engine import RowChecker, findings_of
 from .facts import Config, positive_finite
 from .registry import CROSS, ERROR, RULES, WARNING
+from .row_checker import RowChecker, findings_of
 
 SUMMARY_FILE = "<inputs>"
 _CROSS_RULES = [r for r in RULES.values() if r.scope == CROSS]

@@ -130,7 +130,7 @@ class Audit:
     fix: str | None  # a rewritten pattern that passes (for the first counterexample's pattern), else None
     probes: int
     complete: bool  # False when the deadline stopped it
-    # the finding each template's rows get, built once (audit_rules): rows of one template share the audit
+    # the finding each template's rows get, built once (regex_audit_rules): rows of one template share the audit
     notes: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
