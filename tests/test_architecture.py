@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parents[1] / "mcqa_prep"
 
 
@@ -348,3 +350,57 @@ def test_the_cli_reads_no_private_click_attribute():
             ):
                 offenders.append(f"{p.relative_to(PKG)}:{node.lineno}: {node.value.id}.{node.attr}")
     assert offenders == []
+
+
+# ---- the floors (docs/architecture.md, "Layers") -----------------------------------------------------------
+
+
+def _unit(module: str) -> str:
+    """The unit a module belongs to: a top-level package (`cli`), a top-level module (`sources`), or the
+    package's own `__init__` (`__init__`)."""
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def _floors_from_the_doc() -> dict[str, int]:
+    """unit -> floor, read from the layer table of docs/architecture.md (so the doc cannot drift)."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if re.match(r"^\|\s*\d+\s*\|", ln)]
+    assert rows, "docs/architecture.md: no layer table under 'Layers'"
+    floors: dict[str, int] = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        for name in re.findall(r"`([^`]+)`", cells[-1]):
+            unit = name.removesuffix("/").removesuffix(".py")
+            assert unit not in floors, f"{name} stands on two floors"
+            floors[unit] = int(cells[0])
+    return floors
+
+
+def test_the_layer_table_is_the_import_graph():
+    """Every unit of the package stands on one floor of docs/architecture.md's table, and imports (lazy ones
+    included) only units on lower floors."""
+    floors = _floors_from_the_doc()
+    edges = _internal_edges()
+    units = {_unit(m) for m in edges}
+    assert sorted(units - set(floors)) == [], "units the layer table does not place"
+    assert sorted(set(floors) - units) == [], "the layer table places units that do not exist"
+    upward = sorted(
+        f"{a} (floor {floors[_unit(a)]}) imports {b} (floor {floors[_unit(b)]})"
+        for a, targets in edges.items()
+        for b in targets
+        if _unit(a) != _unit(b) and floors[_unit(b)] >= floors[_unit(a)]
+    )
+    assert upward == [], "\n".join(upward)
+
+
+def test_the_layer_check_sees_a_sideways_import(monkeypatch):
+    """The check above fails when a unit imports one on its own floor (here: io/ importing runs.py)."""
+    edges = _internal_edges()
+    edges["mcqa_prep.io.paths"].add("mcqa_prep.runs")
+    monkeypatch.setattr(sys.modules[__name__], "_internal_edges", lambda: edges)
+    with pytest.raises(
+        AssertionError, match=r"mcqa_prep.io.paths \(floor 2\) imports mcqa_prep.runs \(floor 2\)"
+    ):
+        test_the_layer_table_is_the_import_graph()
