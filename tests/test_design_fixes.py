@@ -44,28 +44,9 @@ def test_the_pull_lock_is_written_durably(tmp_path, monkeypatch):
     calls = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
-    doc = {
-        "lock_version": 1,
-        "tool": {"name": "mcqa-prep", "version": "0"},
-        "repo": "o/n",
-        "repo_type": "dataset",
-        "requested_revision": "main",
-        "commit": "0" * 40,
-        "endpoint": "https://huggingface.co",
-        "license": None,
-        "splits": None,
-        "created_at": "2026-01-01T00:00:00Z",
-        "files": [
-            {
-                "path": "README.md",
-                "split": None,
-                "size": 0,
-                "hash_kind": "git-blob-sha1",
-                "hash": "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
-                "rows": None,
-            }
-        ],
-    }
+    from pull_helpers import lock_document, lock_entry
+
+    doc = lock_document([lock_entry("README.md", b"", lfs=False)], repo="o/n", commit="0" * 40)
     lock.write_lock(tmp_path, doc)
     assert calls, "the lock must be fsynced before it is renamed into place"
     assert json.loads((tmp_path / lock.LOCK_NAME).read_text())["commit"] == "0" * 40

@@ -25,8 +25,10 @@ from mcqa_prep.pull import lock as locks
 
 try:  # tests/ as a package or as a rootdir-relative directory
     from .fakehub import FakeHub, FakeRepo, git_blob_sha1, nemotron_like_repo, sha256
+    from .pull_helpers import write_pulled
 except ImportError:
     from fakehub import FakeHub, FakeRepo, git_blob_sha1, nemotron_like_repo, sha256
+    from pull_helpers import write_pulled
 
 REPO = "nvidia/Nemotron-RL-knowledge-mcqa"
 GATED = "acme/gated-mcqa"
@@ -441,42 +443,10 @@ def test_tampered_lock_is_refused(hub, tmp_path, pulled):
 
 def _pulled_dir(tmp_path: Path) -> Path:
     """A pulled directory written by hand: what validate/prepare will read."""
-    d = tmp_path / "pulled"
     repo, c1, _ = nemotron_like_repo()
-    entries = []
-    for path, data in sorted(repo.commits[c1].items()):
-        if path == ".gitattributes":
-            continue
-        (d / path).parent.mkdir(parents=True, exist_ok=True)
-        (d / path).write_bytes(data)
-        lfs = repo.is_lfs(path)
-        entries.append(
-            {
-                "path": path,
-                "split": locks.split_of(path) if locks.is_data_path(path) else None,
-                "size": len(data),
-                "hash_kind": "sha256" if lfs else "git-blob-sha1",
-                "hash": sha256(data) if lfs else git_blob_sha1(data),
-                "rows": None,
-            }
-        )
-    locks.write_lock(
-        d,
-        {
-            "lock_version": 1,
-            "tool": {"name": "mcqa-prep", "version": "0"},
-            "repo": REPO,
-            "repo_type": "dataset",
-            "requested_revision": "main",
-            "commit": c1,
-            "endpoint": "https://huggingface.co",
-            "license": "cc-by-4.0",
-            "splits": None,
-            "created_at": "2025-01-01T00:00:00Z",
-            "files": entries,
-        },
-    )
-    return d
+    files = {path: data for path, data in sorted(repo.commits[c1].items()) if path != ".gitattributes"}
+    small = {path for path in files if not repo.is_lfs(path)}
+    return write_pulled(tmp_path / "pulled", files, small=small, commit=c1, license="cc-by-4.0")
 
 
 def test_lock_schema_is_draft_2020_12_with_id():

@@ -4,7 +4,6 @@ schema, controls that never hang, and the command's output and exit codes."""
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 import time
@@ -12,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, REPO, write_jsonl
+from pull_helpers import write_pulled
 
 from mcqa_prep import schema
 from mcqa_prep.io.readers import read_jsonl
-from mcqa_prep.pull import lock
 from mcqa_prep.records import Row as RowRecord
 from mcqa_prep.validate import RULES, RowValidator, controls, normalize_texts, rules_markdown, validate_paths
 from mcqa_prep.validate.facts import Config, schema_quiet
@@ -598,35 +597,9 @@ def test_cli_directory_recursive(tmp_path, cli):
 
 
 def _pulled(tmp_path: Path, rows: list) -> Path:
-    d = tmp_path / "pulled"
-    f = write_jsonl((d / "data").mkdir(parents=True) or d / "data" / "train-00000-of-00001.jsonl", rows)
-    data = f.read_bytes()
-    lock.write_lock(
-        d,
-        {
-            "lock_version": 1,
-            "tool": {"name": "mcqa-prep", "version": "0"},
-            "repo": "nvidia/Nemotron-RL-knowledge-mcqa",
-            "repo_type": "dataset",
-            "requested_revision": "main",
-            "commit": "a" * 40,
-            "endpoint": "https://huggingface.co",
-            "license": None,
-            "splits": None,
-            "created_at": "2025-01-01T00:00:00Z",
-            "files": [
-                {
-                    "path": "data/train-00000-of-00001.jsonl",
-                    "split": "train",
-                    "size": len(data),
-                    "hash_kind": "sha256",
-                    "hash": hashlib.sha256(data).hexdigest(),
-                    "rows": len(rows),
-                }
-            ],
-        },
-    )
-    return d
+    path = "data/train-00000-of-00001.jsonl"
+    data = write_jsonl(tmp_path / "rows.jsonl", rows).read_bytes()
+    return write_pulled(tmp_path / "pulled", {path: data}, rows={path: len(rows)})
 
 
 def test_cli_pulled_dir_verified_and_provenance_recorded(tmp_path, cli):

@@ -96,42 +96,11 @@ def prepared(tmp: Path, *extra: str) -> Path:
 
 def pulled(tmp: Path, files: dict[str, bytes] | None = None) -> Path:
     """A pulled directory written by hand (what `pull` leaves): the sample's files (or `files`) and a lock."""
-    from mcqa_prep.io.hashing import HASH_SHA256, hash_file
-    from mcqa_prep.pull import lock
+    from pull_helpers import write_pulled
 
-    d = tmp / "pulled"
     if files is None:
         files = {
             "data/train-00000-of-00001.jsonl": TRAIN.read_bytes(),
             "data/validation-00000-of-00001.parquet": VALIDATION.read_bytes(),
         }
-    entries = []
-    for rel, data in files.items():
-        dst = write(d / rel, data)
-        entries.append(
-            {
-                "path": rel,
-                "split": lock.split_of(rel),
-                "size": dst.stat().st_size,
-                "hash_kind": HASH_SHA256,
-                "hash": hash_file(dst, HASH_SHA256)[0],
-                "rows": None,
-            }
-        )
-    lock.write_lock(
-        d,
-        {
-            "lock_version": 1,
-            "tool": {"name": "mcqa-prep", "version": "0"},
-            "repo": "nvidia/Nemotron-RL-knowledge-mcqa",
-            "repo_type": "dataset",
-            "requested_revision": "main",
-            "commit": "a" * 40,
-            "endpoint": "https://huggingface.co",
-            "license": None,
-            "splits": None,
-            "created_at": "2025-01-01T00:00:00Z",
-            "files": entries,
-        },
-    )
-    return d
+    return write_pulled(tmp / "pulled", files)
