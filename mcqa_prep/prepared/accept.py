@@ -178,37 +178,34 @@ def decide(
             reason="stale_settings",
             directory=str(out_dir),
         )
-    _decide_difficulty(out_dir, manifest, difficulty)
-    _decide_decontamination(out_dir, manifest, decontamination)
+    _decide_section(out_dir, manifest, "difficulty", difficulty)
+    _decide_section(out_dir, manifest, "decontamination", decontamination)
     return manifest
 
 
-def _decide_difficulty(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
-    """Another pass-rate table (content hash), another model, other thresholds or stamping: another
-    preparation. A directory prepared without any is stale for a run that asks for one, and vice versa."""
-    recorded = (manifest.section("difficulty") or {}).get("settings")
-    if recorded == (dict(requested) if requested is not None else None):
-        return
-    raise refusal(
-        StaleCache,
-        f"{out_dir}: prepared with other pass-rate settings",
-        contract_differences(recorded or {}, requested or {}, prefix="difficulty."),
-        reason="stale_difficulty",
-        directory=str(out_dir),
-    )
+# a manifest section whose `settings` make part of a preparation: what the refusal calls it, its reason
+_SECTIONS = {
+    # another pass-rate table (content hash), another model, other thresholds or stamping
+    "difficulty": ("pass-rate settings", "stale_difficulty"),
+    # another benchmark set (by content: sha256), another way of reading it or other thresholds
+    "decontamination": ("decontamination settings", "stale_decontamination"),
+}
 
 
-def _decide_decontamination(out_dir: Path, manifest: Manifest, requested: Mapping[str, Any] | None) -> None:
-    """Another benchmark set (by content: sha256), another way of reading it or other thresholds: another
-    preparation. A directory decontaminated is stale for a run that asks for none, and vice versa."""
-    recorded = (manifest.section("decontamination") or {}).get("settings")
+def _decide_section(
+    out_dir: Path, manifest: Manifest, name: str, requested: Mapping[str, Any] | None
+) -> None:
+    """A section's settings other than the run asks for make another preparation; a directory prepared
+    without the section is stale for a run that asks for it, and vice versa."""
+    recorded = (manifest.section(name) or {}).get("settings")
     if recorded == (dict(requested) if requested is not None else None):
         return
+    what, reason = _SECTIONS[name]
     raise refusal(
         StaleCache,
-        f"{out_dir}: prepared with other decontamination settings",
-        contract_differences(recorded or {}, requested or {}, prefix="decontamination."),
-        reason="stale_decontamination",
+        f"{out_dir}: prepared with other {what}",
+        contract_differences(recorded or {}, requested or {}, prefix=f"{name}."),
+        reason=reason,
         directory=str(out_dir),
     )
 
