@@ -235,7 +235,7 @@ def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: A
     findings (and is rejected for them)."""
     tm = rec.data["template_metadata"]  # type: ignore[index]
     tid = tm.get("template_id")
-    template = tid if isinstance(tid, str) else None
+    template = tid if isinstance(tid, str) and tid else None
     if not work.repair_regexes:
         return rec, findings, keys, Repair(template, tm["output_regex"], None)
     data = dict(rec.data)  # type: ignore[arg-type]

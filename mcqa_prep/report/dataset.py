@@ -132,8 +132,8 @@ class DatasetTally:
         orx = None
         if type(tm) is dict:
             t = tm.get("template_id")
-            if t is not None and t != "":
-                tid = t if type(t) is str else str(t)
+            if type(t) is str and t:
+                tid = t
             orx = tm.get("output_regex")
         t = self.templates.get(tid) or self._template(tid)
         t.rows += 1

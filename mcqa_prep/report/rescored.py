@@ -206,9 +206,9 @@ def _finite(v: Any) -> bool:
 def _template(d: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
     tm = d.get("template_metadata")
     tid = tm.get("template_id") if isinstance(tm, Mapping) else None
-    if tid is None:  # a rollout joined with its dataset row at rescore time carries it in the grading
+    if not (isinstance(tid, str) and tid):  # a rollout joined at rescore time carries it in the grading
         tid = grading.get("template_id")
-    return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
+    return tid if isinstance(tid, str) and tid else NO_TEMPLATE
 
 
 def _group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:

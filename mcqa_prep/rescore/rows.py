@@ -204,7 +204,7 @@ def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
 def _template_id(row: Mapping[str, Any]) -> str | None:
     tm = row.get("template_metadata")
     tid = tm.get("template_id") if _is_map(tm) else None
-    return tid if isinstance(tid, str) else None
+    return tid if isinstance(tid, str) and tid else None
 
 
 def _input_contract(row: Mapping[str, Any]) -> str | None:

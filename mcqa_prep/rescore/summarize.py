@@ -33,9 +33,9 @@ MAX_MALFORMED_REPORTED = 20
 def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
     tm = row.get("template_metadata")
     tid = tm.get("template_id") if isinstance(tm, Mapping) else None
-    if tid is None:  # a rollout joined with its dataset row at rescore time carries it in the grading
+    if not (isinstance(tid, str) and tid):  # a rollout joined at rescore time carries it in the grading
         tid = grading.get("template_id")
-    return str(tid) if tid is not None and tid != "" else NO_TEMPLATE
+    return tid if isinstance(tid, str) and tid else NO_TEMPLATE
 
 
 def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:

@@ -1,0 +1,54 @@
+"""The fields of a row, read by one rule in every command (mcqa_prep/fields.py): the commands that read the same
+field of the same rows put them in the same buckets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from mcqa_prep.cli import main
+
+
+def _json(args: list) -> dict:
+    res = CliRunner().invoke(main, [str(a) for a in (*args, "--format", "json")])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def _rollout(i: int, template: object) -> dict:
+    row = {
+        "uuid": f"q{i}",
+        "responses_create_params": {"input": [{"role": "user", "content": f"Question {i}?\nA: x\nB: y\nC: z"}]},
+        "options": [{"A": "x"}, {"B": "y"}, {"C": "z"}],
+        "expected_answer": "C",
+        # no box: strict boxed reads nothing, robust reads the gold (a format miss under --compare-mode)
+        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "The answer is C."}]}]},
+    }
+    if template is not None:
+        row["template_metadata"] = {"template_id": template}
+    return row
+
+
+def test_rescore_summarize_and_report_bucket_a_template_id_alike(tmp_path: Path):
+    """A template id is a non-empty string (the row schema's type). An integer id once went to "(none)" in
+    rescore's format misses and to "7" in summarize and report; an empty one was written into the grading."""
+    src = tmp_path / "rollouts.jsonl"
+    templates = ["t1", 7, "", None]
+    src.write_text("".join(json.dumps(_rollout(i, t)) + "\n" for i, t in enumerate(templates)))
+    out = tmp_path / "rescored.jsonl"
+    r = _json(["rescore", src, "-o", out, "--compare-mode", "robust", "-q"])
+    per_template = r["compare_mode"]["per_template"]
+    assert {t: v["rows"] for t, v in per_template.items()} == {"t1": 1, "(none)": 3}
+    written = [json.loads(x)["metadata"]["grading"] for x in out.read_text().splitlines()]
+    assert [g.get("template_id") for g in written] == ["t1", None, None, None]
+
+    s = _json(["summarize", out])
+    assert s["templates"] == {"t1": {"rows": 1, "accuracy": 0.0}, "(none)": {"rows": 3, "accuracy": 0.0}}
+    assert set(s["pass_rates"]["by_template"]) == {"t1", "(none)"}
+
+    rep = _json(["report", out, "-o", tmp_path / "page.html", "-q"])
+    (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
+    (table,) = [b for b in sec["blocks"] if b["id"].endswith("templates-table")]
+    assert sorted(row[0] for row in table["rows"]) == ["(none)", "t1"]
