@@ -20,11 +20,15 @@ def _json(args: list) -> dict:
 def _rollout(i: int, template: object) -> dict:
     row = {
         "uuid": f"q{i}",
-        "responses_create_params": {"input": [{"role": "user", "content": f"Question {i}?\nA: x\nB: y\nC: z"}]},
+        "responses_create_params": {
+            "input": [{"role": "user", "content": f"Question {i}?\nA: x\nB: y\nC: z"}]
+        },
         "options": [{"A": "x"}, {"B": "y"}, {"C": "z"}],
         "expected_answer": "C",
         # no box: strict boxed reads nothing, robust reads the gold (a format miss under --compare-mode)
-        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "The answer is C."}]}]},
+        "response": {
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "The answer is C."}]}]
+        },
     }
     if template is not None:
         row["template_metadata"] = {"template_id": template}

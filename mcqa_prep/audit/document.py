@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from .._version import __version__
+from ..fields import NONE
 from ..records import display_name
 from . import duplicates as dp
 from .contamination import METHODS
@@ -81,7 +82,7 @@ def _duplicates(found: list[dict[str, Any]], fold: Any) -> dict[str, Any]:
     by_kind = Counter(f["kind"] for f in found)
     pairs: Counter = Counter()
     for f in found:
-        pairs[(f["first"]["split"] or "(none)", f["row"]["split"] or "(none)", f["kind"])] += 1
+        pairs[(f["first"]["split"] or NONE, f["row"]["split"] or NONE, f["kind"])] += 1
     return {
         "rows_indexed": fold.dups.rows,
         "rows": len(found),

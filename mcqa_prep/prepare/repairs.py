@@ -21,7 +21,9 @@ from ..errors import InvalidRows
 from ..records import Finding
 from .rows import REPAIR_RULE, Outcome
 
-NO_TEMPLATE = "(no template_id)"  # the key of rows without a template_id in the by-template counts
+# the key of rows without a template id in the by-template counts: the manifest's own spelling (schemas/manifest.v1,
+# "(no template_id)"), kept apart from the reports' fields.NONE because a preparation's bytes are versioned
+NO_TEMPLATE = "(no template_id)"
 REPAIRS_LISTED = 100  # distinct (template, original, fix) entries kept in the manifest; counts are complete
 
 

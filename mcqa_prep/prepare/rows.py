@@ -9,6 +9,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..fields import template_id
 from ..grader.letters import normalize_gold
 from ..grader.modes import ROW_MODES
 from ..io.writers import WideInteger, row_line
@@ -234,8 +235,7 @@ def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: A
     again by every row rule: when no error is left it replaces the row, else the row as given keeps its
     findings (and is rejected for them)."""
     tm = rec.data["template_metadata"]  # type: ignore[index]
-    tid = tm.get("template_id")
-    template = tid if isinstance(tid, str) and tid else None
+    template = template_id(rec.data)  # type: ignore[arg-type]
     if not work.repair_regexes:
         return rec, findings, keys, Repair(template, tm["output_regex"], None)
     data = dict(rec.data)  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from itertools import chain
 from typing import Any
 
 from ..evidence import RATE_BINS, rate_bin_of
+from ..fields import NONE, template_id
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..prompt import user_prompt
 from ..records import Finding, Row
@@ -38,7 +39,6 @@ REGEX_RULES = (
 # A pattern failing one of these is not run by the later controls (the validator skips unusable patterns).
 REGEX_BLOCKING = ("regex_compile", "regex_groups", "regex_time_bound")
 DUPLICATE_RULES = ("duplicate_row", "duplicate_uuid", "duplicate_prompt")
-NO_TEMPLATE = "(none)"
 UNSET_MODE = "(unset: policy default)"
 CUSTOM_MODE = "output_regex (custom)"
 MAX_OPTIONS_BIN = 26  # options-per-row histogram: 0..26, then "27+"
@@ -101,7 +101,7 @@ class DatasetTally:
     def add(self, rec: Row) -> None:
         findings = self.validator.check(rec)
         self.rows += 1
-        split = rec.split or "(none)"
+        split = rec.split or NONE
         counts = self.splits.counts
         if split in counts:
             counts[split] += 1
@@ -128,13 +128,8 @@ class DatasetTally:
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
         tm = d.get("template_metadata")
-        tid = NO_TEMPLATE
-        orx = None
-        if type(tm) is dict:
-            t = tm.get("template_id")
-            if type(t) is str and t:
-                tid = t
-            orx = tm.get("output_regex")
+        tid = template_id(d) or NONE
+        orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
         t.rows += 1
         modes = self.modes.counts

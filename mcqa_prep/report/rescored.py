@@ -16,12 +16,12 @@ from typing import Any
 
 from ..counts import Tally, is_graded, reward_of
 from ..evidence import RATE_BINS, model_of, passed, rate_bin
+from ..fields import NONE, template_id
 from ..prompt import prompt_key
 from ..records import Row, display_name
 from ..rescore.rows import row_id
 from .bins import LENGTH_EDGES, Examples, Histogram, length_bin
 
-NO_TEMPLATE = "(none)"
 NO_MODE = "(not graded)"
 TEMPLATE_CAP = 500
 MODE_CAP = 64
@@ -106,7 +106,7 @@ class RescoredTally:
         r = float(reward) if graded else None
         if graded or not is_graded(status):
             self.tally.add(status, r or 0.0, reward_of(grading.get("previous_reward")))
-        tid = _template(d, grading)
+        tid = template_id(d, grading) or NONE
         mode = grading.get("mode")
         mode = mode if isinstance(mode, str) and mode else NO_MODE
         _group(self.templates, tid, TEMPLATE_CAP, "(other templates)").add(status, r)
@@ -201,14 +201,6 @@ def _prompt_rates(prompts: Mapping[int, int]) -> dict[str, Any]:
 
 def _finite(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-
-
-def _template(d: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
-    tm = d.get("template_metadata")
-    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
-    if not (isinstance(tid, str) and tid):  # a rollout joined at rescore time carries it in the grading
-        tid = grading.get("template_id")
-    return tid if isinstance(tid, str) and tid else NO_TEMPLATE
 
 
 def _group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:

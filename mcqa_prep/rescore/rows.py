@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from ..counts import is_change
+from ..fields import template_id
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.writers import row_line
@@ -201,12 +202,6 @@ def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(x) is dict or (x is not None and isinstance(x, Mapping))
 
 
-def _template_id(row: Mapping[str, Any]) -> str | None:
-    tm = row.get("template_metadata")
-    tid = tm.get("template_id") if _is_map(tm) else None
-    return tid if isinstance(tid, str) and tid else None
-
-
 def _input_contract(row: Mapping[str, Any]) -> str | None:
     meta = row.get("metadata")
     old = meta.get("grading") if _is_map(meta) else None
@@ -274,7 +269,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             grading["message"] = result.message
         if result.validity:
             grading["validity"] = result.validity
-        template = _template_id(graded)
+        template = template_id(graded)
         if template is not None:
             grading["template_id"] = template
         grading.update(prov)

@@ -19,6 +19,7 @@ from typing import Any
 from .._perf import streaming_gc
 from ..counts import Tally
 from ..errors import InputError, UsageError
+from ..fields import NONE
 from ..grader.letters import normalize_gold
 from ..io import AtomicFile, iter_file
 from ..io.paths import check_output
@@ -320,7 +321,7 @@ class RescoreReport:
             else:
                 self.compare_differ.setdefault(o.compare, Bucket()).add(o.rid, n)
         if o.format_miss is not None:
-            tid = o.template or "(none)"
+            tid = o.template or NONE
             self.rows_per_template[tid] += 1
             if o.format_miss:
                 self.misses.setdefault(tid, Bucket()).add(o.rid, n)

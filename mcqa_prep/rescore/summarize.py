@@ -20,22 +20,13 @@ from typing import Any
 from ..counts import Tally, reward_of
 from ..errors import ContractMismatch, InputError
 from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
+from ..fields import NONE, template_id
 from ..io.readers import iter_file
 from ..prompt import prompt_key
 from ..records import display_name
 
-NO_TEMPLATE = "(none)"
-NO_CONTRACT = "(none)"
 NO_MODEL = "(unknown)"
 MAX_MALFORMED_REPORTED = 20
-
-
-def _template_id(row: Mapping[str, Any], grading: Mapping[str, Any]) -> str:
-    tm = row.get("template_metadata")
-    tid = tm.get("template_id") if isinstance(tm, Mapping) else None
-    if not (isinstance(tid, str) and tid):  # a rollout joined at rescore time carries it in the grading
-        tid = grading.get("template_id")
-    return tid if isinstance(tid, str) and tid else NO_TEMPLATE
 
 
 def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:
@@ -73,7 +64,7 @@ class _Pool:
             self.boundaries[boundary] += 1
         if not self.tally.add(status, reward, reward_of(grading.get("previous_reward"))):
             return  # invalid_row: not graded, so neither a template's accuracy nor evidence of a pass
-        tid = _template_id(row, grading)
+        tid = template_id(row, grading) or NONE
         t = self.templates.setdefault(tid, [0, 0.0])
         t[0] += 1
         t[1] += reward
@@ -180,7 +171,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
                 unscored += 1
                 continue
             cid = grading.get("contract")
-            cid = cid if isinstance(cid, str) and cid else NO_CONTRACT
+            cid = cid if isinstance(cid, str) and cid else NONE
             pool = pools.get(cid)
             if pool is None:
                 pool = pools[cid] = _Pool()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..fields import template_id
 from ..grader import effective_mode, grade_text
 from ..grader.modes import BY_NAME
 from .answer_format import Example, examples
@@ -189,16 +190,12 @@ def regex_audit_edge(f: RowFacts) -> Iterator[Hit]:
     if f.audit.warnings:
         yield _audit_hit(f, f.audit.warnings)
     elif f.quotes:  # only the prompt's example, quoted back after an answer, is read: the prompt's defect
-        tm = f.d.get("template_metadata") or {}
-        tid = tm.get("template_id")
-        yield _build_hit(f, tuple(f.quotes), tid if isinstance(tid, str) else None, _QUOTE_FIX)
+        yield _build_hit(f, tuple(f.quotes), template_id(f.d), _QUOTE_FIX)
 
 
 def _audit_hit(f: RowFacts, found: tuple[Any, ...]) -> Hit:
     """The finding, built once per (audit, template id, which list) and shared by the template's rows."""
-    tm = f.d.get("template_metadata") or {}
-    tid = tm.get("template_id")
-    key = (tid if isinstance(tid, str) else None, found is f.audit.errors, f.orx.kind)
+    key = (template_id(f.d), found is f.audit.errors, f.orx.kind)
     hit = f.audit.notes.get(key)
     if hit is None:
         hit = f.audit.notes[key] = _build_hit(f, found, key[0])
