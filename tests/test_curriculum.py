@@ -130,6 +130,19 @@ def test_rows_prepared_under_another_contract_are_refused(cli, inputs, tmp_path)
     assert "rows.jsonl:3" in res.output and not (tmp_path / "s.jsonl").exists()
 
 
+def test_a_stamp_that_names_no_contract_is_no_contract(cli, inputs, tmp_path):
+    """A stamp holding no contract id (a number, an empty string) is read as none, as every command reads it
+    (fields.stamp): the row is placed like an unstamped one. An empty string once counted as "another
+    contract" and refused the run, while a number did not."""
+    _, table, _ = inputs
+    rows = dataset_rows(5, ["a"], ["s"])
+    rows[1]["metadata"]["mcqa_prep"] = {"contract": 5}
+    rows[2]["metadata"]["mcqa_prep"] = {"contract": ""}
+    src = write_jsonl(tmp_path / "rows.jsonl", rows)
+    res = cli("curriculum", table, "--rows", src, "-o", tmp_path / "s.jsonl", "--model", "m1")
+    assert res.exit_code == 0, res.output
+
+
 def test_unreadable_rows_are_rejected_and_counted(cli, inputs, tmp_path):
     _, table, _ = inputs
     src = tmp_path / "rows.jsonl"

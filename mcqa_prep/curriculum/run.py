@@ -189,7 +189,7 @@ def _stamp_contract(data: Mapping[str, Any]) -> str | None:
     meta = data.get("metadata")
     mp = meta.get("mcqa_prep") if isinstance(meta, Mapping) else None
     c = mp.get("contract") if isinstance(mp, Mapping) else None
-    return c if isinstance(c, str) else None
+    return c if isinstance(c, str) and c else None
 
 
 def _ratios(req: CurriculumRequest, rows: Counter) -> tuple[dict[str, float], str]:
