@@ -4,6 +4,10 @@
   row schema's type: a string or null); None for anything else (absent, null, empty, a number). A rollout
   joined with its dataset row at rescore time carries it in its grading (`metadata.grading.template_id`),
   read when the row itself names none.
+- **The contract stamp** (`contract_stamp`): `metadata.mcqa_prep.contract`, the id of the contract a row was prepared
+  under. A row is stamped when it carries `metadata.mcqa_prep` at all; `Stamp.contract` is the id when the
+  stamp holds a non-empty string, else None (an unstamped row, or a stamp that names no contract: `serve`
+  refuses the latter, `verify` names what it holds, `report` and `curriculum` take the row as unstamped).
 - **The split** of a row is the split of its file (`records.Row.split`, from `io.paths.split_of`;
   `io.paths.DEFAULT_SPLIT` for stdin).
 
@@ -13,7 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 NONE = "(none)"
 
@@ -34,3 +38,28 @@ def template_id(row: Mapping[str, Any], grading: Mapping[str, Any] | None = None
         if type(tid) is str and tid:
             return tid
     return None
+
+
+class Stamp(NamedTuple):
+    """A row's contract stamp: whether it carries `metadata.mcqa_prep`, and what its `contract` holds."""
+
+    present: bool
+    value: Any = None  # as found: None when absent or null
+
+    @property
+    def contract(self) -> str | None:
+        """The contract id the stamp names (a non-empty string), else None."""
+        v = self.value
+        return v if type(v) is str and v else None
+
+
+UNSTAMPED = Stamp(False)
+
+
+def contract_stamp(row: Mapping[str, Any] | None) -> Stamp:
+    """The row's contract stamp (UNSTAMPED for a row without `metadata.mcqa_prep`, or for no row)."""
+    md = row.get("metadata") if row is not None else None
+    if not _is_map(md) or "mcqa_prep" not in md:
+        return UNSTAMPED
+    s = md["mcqa_prep"]
+    return Stamp(True, s.get("contract") if _is_map(s) else None)

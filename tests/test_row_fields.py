@@ -56,3 +56,17 @@ def test_rescore_summarize_and_report_bucket_a_template_id_alike(tmp_path: Path)
     (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
     (table,) = [b for b in sec["blocks"] if b["id"].endswith("templates-table")]
     assert sorted(row[0] for row in table["rows"]) == ["(none)", "t1"]
+
+
+def test_the_contract_stamp_tells_unstamped_from_a_stamp_that_names_no_contract():
+    from mcqa_prep.fields import UNSTAMPED, contract_stamp
+
+    cid = "sha256:" + "a" * 64
+    assert contract_stamp(None) == contract_stamp({}) == contract_stamp({"metadata": None}) == UNSTAMPED
+    assert contract_stamp({"metadata": {"other": 1}}) == UNSTAMPED
+    assert contract_stamp({"metadata": {"mcqa_prep": {"contract": cid}}}).contract == cid
+    # stamped, but naming no contract: serve refuses these, verify names what they hold
+    for held in (None, 5, "", ["x"]):
+        s = contract_stamp({"metadata": {"mcqa_prep": {"contract": held}}})
+        assert s.present and s.value == held and s.contract is None
+    assert contract_stamp({"metadata": {"mcqa_prep": None}}) == (True, None)

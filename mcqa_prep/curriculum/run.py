@@ -31,6 +31,7 @@ from typing import Any
 from .._version import __version__
 from ..columns import group_of
 from ..errors import ContractMismatch, InputError, UsageError
+from ..fields import contract_stamp
 from ..io.hashing import check_unchanged, stamp
 from ..io.paths import check_output
 from ..io.readers import iter_file
@@ -160,7 +161,7 @@ def _place(
 
 
 def _place_row(req, table, model, buckets, prior, data, where, out) -> _Placed | None:  # noqa: ANN001
-    stamped = _stamp_contract(data)
+    stamped = contract_stamp(data).contract
     if stamped is not None and stamped != table.contract_id:
         out.other_contract[stamped] += 1
         if len(out.other_contract_examples) < EXAMPLES:
@@ -183,13 +184,6 @@ def _place_row(req, table, model, buckets, prior, data, where, out) -> _Placed |
         mean, lower, upper, evidence = e.posterior_mean, e.posterior_lower, e.posterior_upper, True
     domain = group_of(data, req.by) if req.by else ALL
     return _Placed(domain, bucket_of(mean, buckets), mean, lower, upper, evidence)
-
-
-def _stamp_contract(data: Mapping[str, Any]) -> str | None:
-    meta = data.get("metadata")
-    mp = meta.get("mcqa_prep") if isinstance(meta, Mapping) else None
-    c = mp.get("contract") if isinstance(mp, Mapping) else None
-    return c if isinstance(c, str) and c else None
 
 
 def _ratios(req: CurriculumRequest, rows: Counter) -> tuple[dict[str, float], str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IntegrityError
+from ..fields import contract_stamp
 from ..io.hashing import Digest, sha256_file
 from ..io.readers import block_lines, read_jsonl, read_parquet
 from ..policy import GradingPolicy
@@ -53,12 +54,6 @@ class VerifyReport:
         }
 
 
-def _stamp(row: dict[str, Any] | None) -> Any:
-    md = row.get("metadata") if row is not None else None
-    stamp = md.get("mcqa_prep") if isinstance(md, dict) else None
-    return stamp.get("contract") if isinstance(stamp, dict) else None
-
-
 def _stamp_error(path: Path, line: int, found: Any, expected: str) -> IntegrityError:
     return IntegrityError(
         f"{path}:{line}: $.metadata.mcqa_prep.contract: row stamped {json.dumps(found)}, the manifest says {expected}: "
@@ -83,14 +78,14 @@ def _scan_shard(
                 n += 1
                 if row.data is None:
                     raise IntegrityError(f"{path}:{row.line}: {row.error}", path=str(path), line=row.line)
-                if _stamp(row.data) != expected:
-                    raise _stamp_error(path, row.line, _stamp(row.data), expected)
+                if contract_stamp(row.data).value != expected:
+                    raise _stamp_error(path, row.line, contract_stamp(row.data).value, expected)
         return seen.hexdigest(), n
     n = 0
     for row in rows:
         n += 1
-        if _stamp(row.data) != expected:
-            raise _stamp_error(path, row.line, _stamp(row.data), expected)
+        if contract_stamp(row.data).value != expected:
+            raise _stamp_error(path, row.line, contract_stamp(row.data).value, expected)
     return digest, n
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError
+from ..fields import contract_stamp
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
@@ -84,13 +85,6 @@ def _grading(d: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return g if isinstance(g, Mapping) else None
 
 
-def _stamp(d: Mapping[str, Any] | None) -> str | None:
-    meta = d.get("metadata") if d is not None else None
-    s = meta.get("mcqa_prep") if type(meta) is dict else None
-    c = s.get("contract") if type(s) is dict else None
-    return c if isinstance(c, str) and c else None
-
-
 def _display(src: Source) -> str:
     if src.kind in (KIND_PULLED, KIND_PREPARED):
         return display_name(f"{src.arg.rstrip('/')}/{src.name}")
@@ -141,9 +135,7 @@ class _Reader:
         if self.kind == DATASET:
             contract = self.contract
             if contract is None and d is not None and not self.prepared:
-                meta = d.get("metadata")
-                if type(meta) is dict and "mcqa_prep" in meta:
-                    contract = _stamp(d)
+                contract = contract_stamp(d).contract
             if self._tally is None or contract != self._tally_key:
                 self._tally, self._tally_key = self.state.dataset(contract, self.name), contract
             self._tally.add(rec)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Difference, fields_that_differ
+from ..fields import contract_stamp
 from ..grader.modes import OVERRIDE_MODES, ROW_MODES
 from ..policy import Component, GradingPolicy, contract_differences, contract_id
 
@@ -68,15 +69,6 @@ _MATCH = RowCheck(MATCH)
 _UNSTAMPED = RowCheck(UNSTAMPED)
 
 
-def row_stamp(row: Mapping[str, Any]) -> tuple[bool, Any]:
-    """(whether the row carries a stamp, the contract id it names) of a row."""
-    md = row.get("metadata")
-    if type(md) is not dict or "mcqa_prep" not in md:
-        return False, None
-    stamp = md["mcqa_prep"]
-    return True, stamp.get("contract") if type(stamp) is dict else None
-
-
 class ServedContract:
     """The served policy and contract, the contracts the server knows, and the per-row check."""
 
@@ -101,7 +93,7 @@ class ServedContract:
         self._cache: OrderedDict[Any, RowCheck] = OrderedDict()
 
     def check(self, row: Mapping[str, Any]) -> RowCheck:
-        stamped, cid = row_stamp(row)
+        stamped, cid = contract_stamp(row)
         if not stamped:
             return self._required() if self.require_stamp else _UNSTAMPED
         if cid == self.id:
