@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,9 +80,12 @@ class Tally:
 
 
 def reward_of(value: Any) -> float | None:
-    """A recorded reward as a float (a finite number, not a boolean); None when it is not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    """A recorded reward as a float (a finite number, not a boolean); None when it is not one (an integer beyond
+    a float's range neither)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if value in (float("inf"), float("-inf")):
+    try:
+        f = float(value)
+    except OverflowError:
         return None
-    return float(value)
+    return f if math.isfinite(f) else None

@@ -70,3 +70,23 @@ def test_the_contract_stamp_tells_unstamped_from_a_stamp_that_names_no_contract(
         s = contract_stamp({"metadata": {"mcqa_prep": {"contract": held}}})
         assert s.present and s.value == held and s.contract is None
     assert contract_stamp({"metadata": {"mcqa_prep": None}}) == (True, None)
+
+
+def test_an_integer_beyond_a_float_is_no_recorded_reward_not_a_crash(tmp_path: Path):
+    """JSON integers have no bound; Python reads one beyond a float's range exactly, and float() of it raises:
+    rescore stopped with an internal error on such a recorded reward, and report on such a rescored row."""
+    big = 10**400
+    src = tmp_path / "rollouts.jsonl"
+    src.write_text(json.dumps(_rollout(0, "t1") | {"reward": big}) + "\n")
+    out = tmp_path / "rescored.jsonl"
+    r = _json(["rescore", src, "-o", out, "-q"])
+    assert r["graded"] == 1 and r["agreement"]["recorded"] == 0
+    (row,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert row["metadata"]["grading"]["previous_reward"] is None
+    row["reward"] = big
+    row["metadata"]["grading"]["previous_reward"] = -big
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(json.dumps(row) + "\n")
+    rep = _json(["report", edited, "-o", tmp_path / "page.html", "-q"])
+    (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
+    assert sec["summary"]["graded"] == 0 and sec["summary"]["recorded"] == 0

@@ -9,7 +9,6 @@ packed int per distinct prompt (as `summarize` does, with smaller keys).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -35,9 +34,8 @@ _COUNT_BITS = 32
 
 
 def reward_bucket(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        return "other"
-    return "1" if v == 1 else "0" if v == 0 else "other"
+    r = reward_of(v)
+    return "1" if r == 1 else "0" if r == 0 else "other"
 
 
 class Group:
@@ -102,8 +100,8 @@ class RescoredTally:
             self.grader_versions[gv] += 1
         reward: Any = d.get("reward")
         # invalid rows were not graded: counted in the statuses, never in a mean reward nor as a change
-        graded = is_graded(status) and _finite(reward)
-        r = float(reward) if graded else None
+        r = reward_of(reward) if is_graded(status) else None
+        graded = r is not None
         if graded or not is_graded(status):
             self.tally.add(status, r or 0.0, reward_of(grading.get("previous_reward")))
         tid = template_id(d, grading) or NONE
@@ -197,10 +195,6 @@ def _prompt_rates(prompts: Mapping[int, int]) -> dict[str, Any]:
         "mean_pass_rate": hist.stats()["mean"],
         "samples_per_prompt": {("17+" if k == 17 else str(k)): v for k, v in sorted(samples.items())},
     }
-
-
-def _finite(v: Any) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
 
 def _group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..counts import is_change
+from ..counts import is_change, reward_of
 from ..fields import template_id
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
@@ -72,12 +72,6 @@ def row_id(row: Mapping[str, Any] | None, file: str, line: int) -> str:
             if isinstance(v, (str, int)) and not isinstance(v, bool):
                 return str(v)
     return f"{display_name(file.rsplit('/', 1)[-1])}:{line}"
-
-
-def _reward_value(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        return None
-    return float(v)
 
 
 def _plain_response(response: Any) -> bool:
@@ -216,7 +210,7 @@ def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
 
 
 def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) -> float | None:
-    prev = _reward_value(row.get("reward"))
+    prev = reward_of(row.get("reward"))
     if "reward" in row or "extracted_answer" in row:
         grading["previous_reward"] = prev
         grading["previous_extracted_answer"] = row.get("extracted_answer")
