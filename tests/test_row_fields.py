@@ -90,3 +90,19 @@ def test_an_integer_beyond_a_float_is_no_recorded_reward_not_a_crash(tmp_path: P
     rep = _json(["report", edited, "-o", tmp_path / "page.html", "-q"])
     (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
     assert sec["summary"]["graded"] == 0 and sec["summary"]["recorded"] == 0
+
+
+def test_the_recorded_reward_is_the_top_level_one_in_summarize_as_in_report(tmp_path: Path):
+    """A rescored row records its reward at the top level, where rescore writes it; summarize also took a
+    `metadata.grading.reward` (which nothing writes) when the row had none, and counted the row as graded
+    where report does not count it."""
+    graded = {"reward": 1.0, "metadata": {"grading": {"status": "ok", "contract": "sha256:" + "1" * 64}}}
+    hidden = {"metadata": {"grading": {"status": "ok", "contract": "sha256:" + "1" * 64, "reward": 1.0}}}
+    f = tmp_path / "rescored.jsonl"
+    f.write_text(json.dumps(graded) + "\n" + json.dumps(hidden) + "\n")
+    s = _json(["summarize", f])
+    assert (s["scored"], s["graded"], s["malformed"]["count"]) == (1, 1, 1)
+    assert "$.reward: None is not a reward" in s["malformed"]["lines"][0]
+    rep = _json(["report", f, "-o", tmp_path / "page.html", "-q"])
+    (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
+    assert (sec["summary"]["rows"], sec["summary"]["graded"]) == (1, 1)

@@ -29,10 +29,6 @@ NO_MODEL = "(unknown)"
 MAX_MALFORMED_REPORTED = 20
 
 
-def _reward(row: Mapping[str, Any], grading: Mapping[str, Any]) -> Any:
-    return row.get("reward", grading.get("reward"))
-
-
 @dataclass
 class _Pool:
     """Counts of the rows scored under one contract: scored, graded, invalid, mean reward and changed in the
@@ -53,7 +49,7 @@ class _Pool:
         return self.tally.scored
 
     def add(self, row: Mapping[str, Any], grading: Mapping[str, Any]) -> None:
-        reward = float(_reward(row, grading))
+        reward = float(row["reward"])  # (_grading: a row without a reward in [0, 1] is malformed)
         status = grading.get("status")
         self.statuses[status if isinstance(status, str) else "(unknown)"] += 1
         gate = grading.get("gate")
@@ -142,7 +138,7 @@ def _grading(rec: Any) -> tuple[Mapping[str, Any] | None, str | None]:
     grading = meta.get("grading") if isinstance(meta, Mapping) else None
     if not isinstance(grading, Mapping):
         return None, None
-    return grading, reward_problem(_reward(rec.data, grading))
+    return grading, reward_problem(rec.data.get("reward"))
 
 
 def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[str, Any]:
