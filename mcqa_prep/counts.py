@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,15 +76,3 @@ class Tally:
             "recorded": self.recorded,
             "changed": self.changed,
         }
-
-
-def reward_of(value: Any) -> float | None:
-    """A recorded reward as a float (a finite number, not a boolean); None when it is not one (an integer beyond
-    a float's range neither)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        f = float(value)
-    except OverflowError:
-        return None
-    return f if math.isfinite(f) else None

@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .fields import reward_of
 from .prompt import prompt_id
 
 PASS_THRESHOLD = 1.0
@@ -38,7 +39,8 @@ def passed(reward: float) -> bool:
 def reward_problem(value: Any) -> str | None:
     """Why a recorded reward is not one (a number in [0, 1]: not a boolean, a string, NaN or Infinity);
     None when it is."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+    r = reward_of(value)
+    if r is None or not 0 <= r <= 1:
         return f"$.reward: {value!r} is not a reward in [0, 1]"
     return None
 

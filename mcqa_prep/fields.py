@@ -8,6 +8,10 @@
   under. A row is stamped when it carries `metadata.mcqa_prep` at all; `Stamp.contract` is the id when the
   stamp holds a non-empty string, else None (an unstamped row, or a stamp that names no contract: `serve`
   refuses the latter, `verify` names what it holds, `report` and `curriculum` take the row as unstamped).
+- **The recorded reward** (`recorded_reward`; `reward_of` for a value read elsewhere, such as a grading's
+  `previous_reward`): the row's top-level `reward`, where rescore writes it and NeMo Gym's rollouts carry it,
+  when it is a finite number and not a boolean (an integer beyond a float's range is none), as a float; None
+  otherwise. Evidence of a pass asks more of it: a number in [0, 1] (`evidence.reward_problem`).
 - **The split** of a row is the split of its file (`records.Row.split`, from `io.paths.split_of`;
   `io.paths.DEFAULT_SPLIT` for stdin).
 
@@ -16,6 +20,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeGuard
 
@@ -63,3 +68,19 @@ def contract_stamp(row: Mapping[str, Any] | None) -> Stamp:
         return UNSTAMPED
     s = md["mcqa_prep"]
     return Stamp(True, s.get("contract") if _is_map(s) else None)
+
+
+def reward_of(value: Any) -> float | None:
+    """A reward as a float: a finite number, not a boolean; None when the value is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:  # (an integer beyond a float's range)
+        return None
+    return f if math.isfinite(f) else None
+
+
+def recorded_reward(row: Mapping[str, Any]) -> float | None:
+    """The reward a row records (its top-level `reward`), or None when it records no readable one."""
+    return reward_of(row.get("reward"))

@@ -106,3 +106,18 @@ def test_the_recorded_reward_is_the_top_level_one_in_summarize_as_in_report(tmp_
     rep = _json(["report", f, "-o", tmp_path / "page.html", "-q"])
     (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
     assert (sec["summary"]["rows"], sec["summary"]["graded"]) == (1, 1)
+
+
+def test_a_reward_is_a_finite_number_that_is_not_a_boolean():
+    from mcqa_prep.evidence import reward_problem
+    from mcqa_prep.fields import recorded_reward, reward_of
+
+    for value, want in [(1, 1.0), (0.5, 0.5), (-2, -2.0), (True, None), ("1", None), (None, None)]:
+        assert reward_of(value) == want
+    for value in (float("nan"), float("inf"), -float("inf"), 10**400, [1.0], {"r": 1}):
+        assert reward_of(value) is None
+    assert recorded_reward({"reward": 1}) == 1.0 and recorded_reward({"metadata": {"reward": 1}}) is None
+    # evidence of a pass asks more of it: [0, 1]
+    assert [reward_problem(v) is None for v in (0, 1.0, 0.5, 2, -0.1, 10**400, True)] == [
+        True, True, True, False, False, False, False,
+    ]  # fmt: skip

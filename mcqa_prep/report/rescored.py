@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..counts import Tally, is_graded, reward_of
+from ..counts import Tally, is_graded
 from ..evidence import RATE_BINS, model_of, passed, rate_bin
-from ..fields import NONE, template_id
+from ..fields import NONE, recorded_reward, reward_of, template_id
 from ..prompt import prompt_key
 from ..records import Row, display_name
 from ..rescore.rows import row_id
@@ -100,7 +100,7 @@ class RescoredTally:
             self.grader_versions[gv] += 1
         reward: Any = d.get("reward")
         # invalid rows were not graded: counted in the statuses, never in a mean reward nor as a change
-        r = reward_of(reward) if is_graded(status) else None
+        r = recorded_reward(d) if is_graded(status) else None
         graded = r is not None
         if graded or not is_graded(status):
             self.tally.add(status, r or 0.0, reward_of(grading.get("previous_reward")))

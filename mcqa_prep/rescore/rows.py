@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..counts import is_change, reward_of
-from ..fields import template_id
+from ..counts import is_change
+from ..fields import recorded_reward, template_id
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.writers import row_line
@@ -210,7 +210,7 @@ def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
 
 
 def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) -> float | None:
-    prev = reward_of(row.get("reward"))
+    prev = recorded_reward(row)
     if "reward" in row or "extracted_answer" in row:
         grading["previous_reward"] = prev
         grading["previous_extracted_answer"] = row.get("extracted_answer")

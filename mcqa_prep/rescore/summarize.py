@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..counts import Tally, reward_of
+from ..counts import Tally
 from ..errors import ContractMismatch, InputError
 from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
-from ..fields import NONE, template_id
+from ..fields import NONE, reward_of, template_id
 from ..io.readers import iter_file
 from ..prompt import prompt_key
 from ..records import display_name

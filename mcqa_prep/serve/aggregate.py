@@ -19,6 +19,7 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
+from ..fields import reward_of
 from .contract import MISMATCH, MISMATCH_KIND, UNSTAMPED, ServedContract
 
 TASK = "_ng_task_index"
@@ -36,8 +37,7 @@ def _responses(body: Any) -> list[dict[str, Any]]:
     for i, r in enumerate(out):
         if type(r) is not dict:
             raise BadAggregateRequest(f"verify_responses[{i}]: a verify response is an object")
-        reward = r.get("reward")
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not math.isfinite(reward):
+        if reward_of(r.get("reward")) is None:
             raise BadAggregateRequest(f"verify_responses[{i}].reward: a finite number is required")
     return out
 
