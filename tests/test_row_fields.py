@@ -121,3 +121,30 @@ def test_a_reward_is_a_finite_number_that_is_not_a_boolean():
     assert [reward_problem(v) is None for v in (0, 1.0, 0.5, 2, -0.1, 10**400, True)] == [
         True, True, True, False, False, False, False,
     ]  # fmt: skip
+
+
+def _graded_rollout(contract: object) -> dict:
+    return _rollout(0, None) | {
+        "reward": 1.0,
+        "metadata": {"grading": {"status": "ok", "contract": contract}},
+    }
+
+
+def test_a_grading_contract_is_a_non_empty_string_in_rescore_and_passrates(tmp_path: Path):
+    """An empty metadata.grading.contract names no contract, as summarize, report and passrates' own count read
+    it: rescore listed "" among the input's contracts, and passrates (keep_graded, as audit reads rollouts)
+    took such a rollout for graded, then left it out for carrying no contract."""
+    from mcqa_prep.passrates.measure import Measurement
+    from mcqa_prep.policy import GradingPolicy
+    from mcqa_prep.records import Row
+    from mcqa_prep.rescore.rows import Settings
+
+    src = tmp_path / "rollouts.jsonl"
+    src.write_text(json.dumps(_graded_rollout("")) + "\n" + json.dumps(_graded_rollout("sha256:x")) + "\n")
+    r = _json(["rescore", src, "-o", tmp_path / "out.jsonl", "-q"])
+    assert r["input_contracts"] == {"sha256:x": 1}
+
+    policy = GradingPolicy()
+    run = Measurement(Settings(policy), None, "m", "prompt", keep_graded=True)
+    run.add(Row("r.jsonl", 1, 0, _graded_rollout(""), None, "train"))
+    assert run.no_contract.count == 0 and list(run.pools) == [policy.contract_id()]

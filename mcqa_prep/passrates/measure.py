@@ -211,7 +211,8 @@ class Measurement:
 def _carries_contract(row: Mapping[str, Any]) -> bool:
     meta = row.get("metadata")
     grading = meta.get("grading") if isinstance(meta, Mapping) else None
-    return isinstance(grading, Mapping) and isinstance(grading.get("contract"), str)
+    cid = grading.get("contract") if isinstance(grading, Mapping) else None
+    return isinstance(cid, str) and cid != ""
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------

@@ -200,7 +200,7 @@ def _input_contract(row: Mapping[str, Any]) -> str | None:
     meta = row.get("metadata")
     old = meta.get("grading") if _is_map(meta) else None
     cid = old.get("contract") if _is_map(old) else None
-    return cid if isinstance(cid, str) else None
+    return cid if isinstance(cid, str) and cid else None
 
 
 def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:
