@@ -8,6 +8,8 @@
   under. A row is stamped when it carries `metadata.mcqa_prep` at all; `Stamp.contract` is the id when the
   stamp holds a non-empty string, else None (an unstamped row, or a stamp that names no contract: `serve`
   refuses the latter, `verify` names what it holds, `report` and `curriculum` take the row as unstamped).
+- **The grading** a rescored row carries (`grading_of`: `metadata.grading` when it is an object) and the
+  contract it was graded under (`grading_contract`: its `contract` when a non-empty string, else None).
 - **The recorded reward** (`recorded_reward`; `reward_of` for a value read elsewhere, such as a grading's
   `previous_reward`): the row's top-level `reward`, where rescore writes it and NeMo Gym's rollouts carry it,
   when it is a finite number and not a boolean (an integer beyond a float's range is none), as a float; None
@@ -43,6 +45,19 @@ def template_id(row: Mapping[str, Any], grading: Mapping[str, Any] | None = None
         if type(tid) is str and tid:
             return tid
     return None
+
+
+def grading_of(row: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The grading a rescored row carries (`metadata.grading`), or None when it carries none."""
+    md = row.get("metadata") if row is not None else None
+    g = md.get("grading") if _is_map(md) else None
+    return g if _is_map(g) else None
+
+
+def grading_contract(grading: Mapping[str, Any] | None) -> str | None:
+    """The contract a grading names (a non-empty string), else None."""
+    c = grading.get("contract") if grading is not None else None
+    return c if type(c) is str and c else None
 
 
 class Stamp(NamedTuple):

@@ -23,6 +23,7 @@ from typing import Any
 from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import KEY_BY, distribution, key_kind, model_of, question_key, reward_problem, uuid_of
+from ..fields import grading_contract, grading_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
@@ -169,7 +170,7 @@ class Measurement:
         """(contract id, reward, grader version, extracted answer or UNKNOWN) of one rollout, or None when it
         was tallied as left out."""
         data: dict[str, Any] = rec.data  # type: ignore[assignment]  # (add() left out a row without data)
-        if self.rescore is not None and not (self.keep_graded and _carries_contract(data)):
+        if self.rescore is not None and not (self.keep_graded and grading_contract(grading_of(data))):
             from ..rescore.rows import rescore_row
 
             _, o = rescore_row(rec, self.rescore)
@@ -179,10 +180,9 @@ class Measurement:
                 self.invalid.add(o.problem or "invalid_row", f"{where} ({o.problem or 'invalid_row'})")
                 return None
             return self.rescore.policy.contract_id(), o.reward, None, o.extracted or None
-        meta = data.get("metadata")
-        grading: Any = meta.get("grading") if isinstance(meta, Mapping) else None
-        cid = grading.get("contract") if isinstance(grading, Mapping) else None
-        if not isinstance(cid, str) or not cid:
+        grading = grading_of(data)
+        cid = grading_contract(grading)
+        if grading is None or cid is None:
             self.no_contract.add("no_contract", where)
             return None
         if not is_graded(grading.get("status")):
@@ -206,13 +206,6 @@ class Measurement:
             uuid = uuid_of(ds) if ds is not None else None
             self.uuid_from_join += uuid is not None
         return question_key(uuid, prompt_id(rcp), self.key_by)
-
-
-def _carries_contract(row: Mapping[str, Any]) -> bool:
-    meta = row.get("metadata")
-    grading = meta.get("grading") if isinstance(meta, Mapping) else None
-    cid = grading.get("contract") if isinstance(grading, Mapping) else None
-    return isinstance(cid, str) and cid != ""
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------

@@ -13,14 +13,14 @@ rows that were not prepared. Rescored rows go to one section per `metadata.gradi
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError
-from ..fields import contract_stamp
+from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
@@ -79,12 +79,6 @@ class _State:
         return t
 
 
-def _grading(d: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    meta = d.get("metadata") if d is not None else None
-    g = meta.get("grading") if type(meta) is dict else None
-    return g if isinstance(g, Mapping) else None
-
-
 def _display(src: Source) -> str:
     if src.kind in (KIND_PULLED, KIND_PREPARED):
         return display_name(f"{src.arg.rstrip('/')}/{src.name}")
@@ -115,7 +109,7 @@ class _Reader:
                 if rec.data is None and len(pending) < LEADING_MALFORMED:
                     pending.append(rec)
                     continue
-                self.kind = RESCORED if _grading(rec.data) is not None else DATASET
+                self.kind = RESCORED if grading_of(rec.data) is not None else DATASET
                 self.entry["detected"] = self.kind
                 for r in pending:
                     self.route(r)
@@ -143,13 +137,13 @@ class _Reader:
                 for b in self.state.breakdowns:
                     b.add_row(d)
             return
-        g = _grading(d)
+        g = grading_of(d)
         if g is None:
             if d is not None:
                 e["unscored"] += 1  # a row without metadata.grading in a rescored file: not pooled
             return
-        c = g.get("contract")
-        self.state.rescored_tally(c if isinstance(c, str) and c else None).add(rec, g)
+        c = grading_contract(g)
+        self.state.rescored_tally(c).add(rec, g)
         for b in self.state.breakdowns:
             if d is not None and b.table.contract_id == c:  # an example only under the table's contract
                 b.add_rollout(d)

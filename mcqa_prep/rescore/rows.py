@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from ..counts import is_change
-from ..fields import recorded_reward, template_id
+from ..fields import grading_contract, grading_of, recorded_reward, template_id
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.writers import row_line
@@ -197,10 +197,7 @@ def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
 
 
 def _input_contract(row: Mapping[str, Any]) -> str | None:
-    meta = row.get("metadata")
-    old = meta.get("grading") if _is_map(meta) else None
-    cid = old.get("contract") if _is_map(old) else None
-    return cid if isinstance(cid, str) and cid else None
+    return grading_contract(grading_of(row))
 
 
 def _with_grading(meta: Any, grading: dict[str, Any]) -> dict[str, Any]:

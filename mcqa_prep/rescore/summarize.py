@@ -20,7 +20,7 @@ from typing import Any
 from ..counts import Tally
 from ..errors import ContractMismatch, InputError
 from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
-from ..fields import NONE, reward_of, template_id
+from ..fields import NONE, grading_contract, grading_of, reward_of, template_id
 from ..io.readers import iter_file
 from ..prompt import prompt_key
 from ..records import display_name
@@ -134,9 +134,8 @@ def _grading(rec: Any) -> tuple[Mapping[str, Any] | None, str | None]:
     not one (NaN, a string) is malformed: pooled, it would poison every sum."""
     if rec.data is None:
         return None, rec.error or "no data"
-    meta = rec.data.get("metadata")
-    grading = meta.get("grading") if isinstance(meta, Mapping) else None
-    if not isinstance(grading, Mapping):
+    grading = grading_of(rec.data)
+    if grading is None:
         return None, None
     return grading, reward_problem(rec.data.get("reward"))
 
@@ -166,8 +165,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
             if grading is None:
                 unscored += 1
                 continue
-            cid = grading.get("contract")
-            cid = cid if isinstance(cid, str) and cid else NONE
+            cid = grading_contract(grading) or NONE
             pool = pools.get(cid)
             if pool is None:
                 pool = pools[cid] = _Pool()
