@@ -21,9 +21,11 @@ from typing import Any
 
 import orjson
 
+from .fields import NONE
+
 SOURCE = "source"
 SUBJECT = "subject"
-MISSING = "(none)"
+MISSING = NONE  # a row with no value in the column
 VALUE_CHARS = 80
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, UsageError
-from .io.paths import DATA_KINDS, STDIN, data_kind, expand_inputs
+from .io.paths import DATA_KINDS, DEFAULT_SPLIT, STDIN, data_kind, expand_inputs
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def resolve(
         if arg == STDIN:
             if not allow_stdin:
                 raise UsageError("stdin ('-') cannot be read here: give a file", reason="no_stdin")
-            out.sources.append(Source(STDIN, STDIN, split or "train", arg, KIND_STDIN))
+            out.sources.append(Source(STDIN, STDIN, split or DEFAULT_SPLIT, arg, KIND_STDIN))
         elif locks.is_pulled_dir(arg):
             _pulled(out, arg, split, verify, progress)
         elif mf.is_prepared_dir(arg):

@@ -36,7 +36,7 @@ import orjson
 
 from ..errors import InputError
 from ..records import Row
-from .paths import STDIN, expand_inputs, is_parquet, split_of
+from .paths import DEFAULT_SPLIT, STDIN, expand_inputs, is_parquet, split_of
 
 PARQUET_BATCH_ROWS = 2048
 STDIN_NAME = "<stdin>"
@@ -69,7 +69,7 @@ def iter_file(f: Path | str, *, split: str | None = None) -> Iterator[Row]:
     """The rows of one data file ('-' is stdin, JSONL); the split defaults to the one its name says.
     Raises InputError when it cannot be opened at all."""
     if str(f) == STDIN:
-        yield from read_jsonl(sys.stdin.buffer, STDIN_NAME, split or "train")
+        yield from read_jsonl(sys.stdin.buffer, STDIN_NAME, split or DEFAULT_SPLIT)
         return
     path = Path(f)
     sp = split or split_of(path.name)
