@@ -2,9 +2,10 @@
 
 Every entry of every table in `phrases.py` and `languages.py` (an element of a tuple, list or frozenset of
 strings, a word of a triple-quoted string split into words, a key of a dict, a row of `ANCHORS_OTHER_LANGUAGES`, a pair of
-`REASONING_MARKERS`, a character of a string of characters) is removed from the source, the package is built
-again from the patched source (as `mcqa_prep.grader._ablated`, next to the real one), and cases are graded
-with it. An entry whose removal changes no outcome of any case is dead weight: the tables should hold
+`REASONING_MARKERS`, a character of a string of characters), and every script of the package's label table
+(`SCRIPTS` in mcqa_prep/labels.py, which the mode reads), is removed from the source, the package is built
+again from the patched source (as `mcqa_prep.grader._ablated`, next to the real one; a patched label table
+is the `mcqa_prep.labels` it imports while it is built), and cases are graded with it. An entry whose removal changes no outcome of any case is dead weight: the tables should hold
 only what some response needs.
 
     python tests/robust_ablation.py            # report entries and how many witnesses each has
@@ -34,6 +35,9 @@ if str(REPO) not in sys.path:
 
 PACKAGE = REPO / "mcqa_prep" / "grader" / "robust"
 TABLE_FILES = ("phrases.py", "languages.py")
+LABELS = "mcqa_prep/labels.py"  # the package's label table: only its SCRIPTS, one entry per script
+LABELS_MODULE = "mcqa_prep.labels"
+PATHS = {**{name: PACKAGE / name for name in TABLE_FILES}, LABELS: REPO / LABELS}
 WITNESSES = REPO / "data" / "golden" / "robust_phrase_witnesses.json"
 POOL = (
     [REPO / "data" / "golden" / "robust_cases.jsonl"]
@@ -49,7 +53,7 @@ from mcqa_prep.grader.robust.derive import literal_prefixes  # noqa: E402
 
 
 class Entry(NamedTuple):
-    file: str  # phrases.py or languages.py
+    file: str  # phrases.py, languages.py or mcqa_prep/labels.py
     table: str  # the table's name
     index: int  # position in the table (in source order)
     text: str  # the entry, as written (a word, a pattern, a key, an anchor's word, a marker pair)
@@ -81,6 +85,9 @@ def _elements(node: ast.expr) -> list[tuple[ast.AST, str]] | None:
             elif isinstance(e, ast.Call) and getattr(e.func, "id", "") == "Anchor":
                 word = e.args[0].value if e.args and isinstance(e.args[0], ast.Constant) else "?"
                 out.append((e, f"Anchor({word}#{e.lineno})"))
+            elif isinstance(e, ast.Call) and getattr(e.func, "id", "") == "Script":
+                name = e.args[0].value if e.args and isinstance(e.args[0], ast.Constant) else "?"
+                out.append((e, f"Script({name})"))
             elif isinstance(e, ast.Tuple) and all(isinstance(x, ast.Constant) for x in e.elts):
                 out.append((e, " ~ ".join(str(x.value) for x in e.elts)))
         return out
@@ -89,12 +96,14 @@ def _elements(node: ast.expr) -> list[tuple[ast.AST, str]] | None:
 
 def entries() -> list[Entry]:
     out: list[Entry] = []
-    for name in TABLE_FILES:
-        tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+    for name, path in PATHS.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             if not isinstance(target, ast.Name) or value is None or not target.id.isupper():
+                continue
+            if name == LABELS and target.id != "SCRIPTS":
                 continue
             table = target.id
             if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "split":
@@ -126,7 +135,7 @@ def _pos(n: ast.AST) -> tuple[int, int, int, int]:
 
 def ablated_source(entry: Entry) -> str:
     """The source of entry.file without the entry."""
-    source = (PACKAGE / entry.file).read_text(encoding="utf-8")
+    source = PATHS[entry.file].read_text(encoding="utf-8")
     tree = ast.parse(source)
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
@@ -210,7 +219,16 @@ def build(patched: dict[str, str]) -> Any:
     for name in [m for m in sys.modules if m == ABLATED or m.startswith(ABLATED + ".")]:
         del sys.modules[name]
     _LOADER.patched = patched
-    return importlib.import_module(ABLATED).extract_robust
+    if LABELS not in patched:
+        return importlib.import_module(ABLATED).extract_robust
+    real = sys.modules[LABELS_MODULE]
+    table = importlib.util.module_from_spec(importlib.util.spec_from_loader(LABELS_MODULE, loader=None))
+    exec(compile(patched[LABELS], str(PATHS[LABELS]), "exec"), table.__dict__)
+    sys.modules[LABELS_MODULE] = table  # (what the ablated package imports while it is built)
+    try:
+        return importlib.import_module(ABLATED).extract_robust
+    finally:
+        sys.modules[LABELS_MODULE] = real
 
 
 # --------------------------------------------------------------------------------------------------
@@ -253,6 +271,11 @@ def needles(entry: Entry) -> list[str]:
     text = entry.text
     if text.startswith("Anchor("):
         return [text[7:].split("#")[0].lower()]
+    if text.startswith("Script("):  # (its labels, their other spellings, its look-alikes)
+        from mcqa_prep.labels import SCRIPTS
+
+        (s,) = [s for s in SCRIPTS if f"Script({s.name})" == text]
+        return sorted({c.lower() for run in (*s.label_runs, s.spellings, s.lookalikes) for c in run})
     if entry.table == "REASONING_MARKERS":
         return [m.lower() for m in text.split(" ~ ")]
     from robust_witness_templates import REGEX_TABLES
@@ -375,11 +398,10 @@ def main(argv: list[str] | None = None) -> int:
 def prune(victims: list[Entry]) -> None:
     """Remove the given entries from the source files, keeping the formatting of the rest (a tuple's element
     with the comma and space after it; a word of a split string)."""
-    for name in TABLE_FILES:
+    for name, path in PATHS.items():
         mine = sorted((e for e in victims if e.file == name), key=lambda e: (e.span, e.index), reverse=True)
         if not mine:
             continue
-        path = PACKAGE / name
         lines = path.read_text(encoding="utf-8").split("\n")
         for e in mine:
             (l0, c0, l1, c1) = e.span

@@ -80,8 +80,6 @@ TEMPLATES: dict[str, list[Any]] = {
     "CONDITIONAL_AFTER": ["The answer is B {w} the pressure is high.", "I choose B {w} it is dense."],
     "READING_VERBS": ["{W} one way, the answer is B; read the other way, it is C."],
     "READING_NOUNS": ["On one {w}, the answer is B."],
-    "LOCAL_LETTERS": ["Answer: {w}", "Ответ: {w}"],
-    "NATIVE_LABELS": ["Answer: {w}", "答案：{w}", "Answer: ({w})"],
     "LETTER_NAMES": ['উত্তর: "{w}"', "उत्तर: {w}"],
     "NUMBER_LABEL_COUNTERS": [
         ("정답: 2{w}", OPTIONS, {"option_labels": "numbers"}),

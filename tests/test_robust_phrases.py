@@ -1,6 +1,7 @@
 """One source of truth for the words of `robust` (docs/robust.md, "Measuring it"): every entry of every table
-in `phrases.py` and `languages.py` changes the outcome (letter, status or deciding rule) of at least one
-recorded case when it is removed, the mode being rebuilt from the patched source (tests/robust_ablation.py).
+in `phrases.py` and `languages.py`, and every script of the package's label table (mcqa_prep/labels.py),
+changes the outcome (letter, status or deciding rule) of at least one recorded case when it is removed, the
+mode being rebuilt from the patched source (tests/robust_ablation.py).
 
 The witnesses are recorded in data/golden/robust_phrase_witnesses.json: cases of the golden file and of the
 corpora, found by `python tests/robust_ablation.py --write --templates`, which writes a short golden
@@ -27,7 +28,7 @@ def test_entries_are_found_and_unique():
     twice = sorted({k for k in keys if keys.count(k) > 1})
     assert not twice, f"entries written twice in one table (the second changes nothing): {twice}"
     tables = {e.table for e in entries}
-    assert {"ANCHORS_OTHER_LANGUAGES", "REASONING_MARKERS", "NATIVE_LABELS", "REFUSALS_LATIN"} <= tables
+    assert {"ANCHORS_OTHER_LANGUAGES", "REASONING_MARKERS", "SCRIPTS", "REFUSALS_LATIN"} <= tables
 
 
 def test_every_entry_has_a_witness(recorded):

@@ -1,10 +1,11 @@
 """The phrase table of anchored options: per language, the words that make an option anchored (see
 anchors.py for what each field means and how it is read). Data only; add a language here, with its test in
-tests/test_anchors.py."""
+tests/test_anchors.py. The option labels of other scripts are the package's one label table
+(mcqa_prep/labels.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,6 @@ class Language:
     conj: tuple[str, ...] = ()  # joins letters: "and", "or", "nor"
     keywords: tuple[str, ...] = ()  # marks a letter reference: "only", "both", "options"
     verdicts: tuple[str, ...] = ()  # may end a letter reference: "are correct"
-    letters: dict[str, str] = field(default_factory=dict)  # native option letters -> A, B, C, ...
     inside_keys: tuple[str, ...] = ()  # literal text one of which an `inside` match holds (a fast pre-test)
     inside: tuple[
         str, ...
@@ -68,7 +68,6 @@ LANGS: tuple[Language, ...] = (
         conj=('と', 'および', '及び', 'または', '又は', 'か', '、', '・', 'や'),
         keywords=('のみ', 'だけ', '両方', '両方とも', 'ともに', '選択肢', 'の両方'),
         verdicts=('が正しい', 'は正しい', '正しい', 'が誤り', 'は誤り', '誤り', '正解', 'が正解'),
-        letters={'ア': 'A', 'イ': 'B', 'ウ': 'C', 'エ': 'D', 'オ': 'E'},
         inside_keys=('上記', '以上'),
         inside=(r"(?:上記|以上)の(?:すべて|全て|いずれ|どれ)",),
         spaced=False,
@@ -172,7 +171,6 @@ LANGS: tuple[Language, ...] = (
         conj=('и', 'или', 'а также', 'ни'),
         keywords=('только', 'лишь', 'оба', 'обе', 'как', 'так и', 'варианты', 'вариант', 'ответы', 'ответ', 'ни'),
         verdicts=('верны', 'верно', 'правильны', 'правильно', 'неверны', 'неверно', 'правильные', 'верные'),
-        letters={'А': 'A', 'Б': 'B', 'В': 'C', 'Г': 'D', 'Д': 'E'},
         inside_keys=('вышеперечисленн', 'вышеуказанн'),
         inside=(r"вышеперечисленн|вышеуказанн",),
     ),
@@ -186,7 +184,6 @@ LANGS: tuple[Language, ...] = (
         conj=('і', 'й', 'та', 'або', 'ні'),
         keywords=('лише', 'тільки', 'обидва', 'обидві', 'як', 'так і', 'варіанти', 'варіант', 'відповіді'),
         verdicts=('правильні', 'правильно', 'вірні', 'вірно', 'неправильні'),
-        letters={'А': 'A', 'Б': 'B', 'В': 'C', 'Г': 'D', 'Д': 'E'},
         inside_keys=('вищезазначен', 'вищенаведен'),
         inside=(r"вищезазначен|вищенаведен",),
     ),
@@ -201,7 +198,6 @@ LANGS: tuple[Language, ...] = (
         keywords=('فقط', 'كلا', 'كلاهما', 'كل من', 'الخيار', 'الخياران', 'الخيارين', 'الإجابتان', 'الإجابتين',
             'من'),
         verdicts=('صحيح', 'صحيحة', 'صحيحان', 'صحيحتان', 'خطأ', 'خاطئة', 'خاطئ'),
-        letters={'أ': 'A', 'ب': 'B', 'ج': 'C', 'د': 'D', 'ه': 'E', 'هـ': 'E'},
         inside_keys=('سبق', 'ذكر'),
         inside=(r"(?:ما|مما) (?:سبق|ذكر)",),
     ),
@@ -233,7 +229,6 @@ LANGS: tuple[Language, ...] = (
         conj=('और', 'या', 'तथा', 'एवं', 'व'),
         keywords=('केवल', 'सिर्फ़', 'सिर्फ', 'मात्र', 'दोनों', 'विकल्प', 'न तो', 'न ही', 'ना तो'),
         verdicts=('सही है', 'सही हैं', 'सही', 'गलत है', 'गलत हैं', 'गलत', 'ग़लत'),
-        letters={'क': 'A', 'ख': 'B', 'ग': 'C', 'घ': 'D', 'अ': 'A', 'ब': 'B', 'स': 'C', 'द': 'D'},
         inside_keys=('उपरोक्त', 'उपर्युक्त'),
         inside=(r"उपरोक्त|उपर्युक्त",),
     ),
@@ -245,7 +240,6 @@ LANGS: tuple[Language, ...] = (
         conj=('এবং', 'ও', 'বা', 'অথবা'),
         keywords=('শুধু', 'শুধুমাত্র', 'কেবল', 'কেবলমাত্র', 'উভয়', 'উভয়ই', 'বিকল্প'),
         verdicts=('সঠিক', 'ভুল', 'সত্য', 'সঠিক নয়'),
-        letters={'ক': 'A', 'খ': 'B', 'গ': 'C', 'ঘ': 'D', 'অ': 'A', 'ব': 'B', 'ড': 'C', 'ঢ': 'D'},
         inside_keys=('উপরের', 'উপরোক্ত'),
         inside=(r"উপরের|উপরোক্ত",),
     ),

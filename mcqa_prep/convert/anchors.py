@@ -8,12 +8,14 @@ in place (balance.pinned_positions).
 The table (anchor_phrases.py) is data: per language, whole options that are positional (`exact`), beginnings of
 positional options followed by at most a few more words (`prefixes`; counted in characters for scripts
 written without spaces), and the words of a letter reference: connectors ("and", "or"), keywords ("only",
-"both", "options") and verdicts ("are correct"). Native option letters (Arabic أ ب ج د, Devanagari क ख ग घ
-and अ ब स द, Bengali ক খ গ ঘ and অ ব ড ঢ, Cyrillic А Б В Г Д) map to A, B, C, ... by their order.
+"both", "options") and verdicts ("are correct"). The option labels of other scripts (Arabic أ ب ج د ه,
+Devanagari क ख ग घ and अ ब स द, Bengali ক খ গ ঘ and অ ব ড ঢ, Cyrillic А Б В Г Д, Japanese ア イ ウ エ, ...: the
+package's one label table, mcqa_prep/labels.py) map to A, B, C, ... by their order.
 
 A reference that cannot be resolved is reported, never guessed: a letter that is not one of the row's
-options ("A and E" with four options), or Cyrillic letters that read differently as Latin look-alikes
-("А и В": Cyrillic order says A and C, the shapes say A and B). Such a row keeps its option order.
+options ("A and E" with four options), or labels that could all be Latin look-alikes and read differently
+as such ("А и В": Cyrillic order says A and C, the shapes say A and B; "Б и В" shows Cyrillic labels: B and
+C). Such a row keeps its option order.
 Phrases were written for each language and checked against option texts of public multiple-choice data
 (CMMLU, Global-MMLU, MMMLU and quiz banks in those languages) where they could be found.
 """
@@ -24,25 +26,13 @@ import functools
 import re
 import unicodedata
 
+from ..labels import LOOKALIKES, NATIVE, SCRIPTS, TWO_READINGS
 from .anchor_phrases import LANGS, Language
 
 TAIL_WORDS = 4
 TAIL_CHARS = 8
 _LANGS = LANGS
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in _LANGS}
-
-# Cyrillic letters whose shape is a Latin letter: in 'А и В' they may be Latin look-alikes
-_CYRILLIC_LOOKALIKES = {
-    "А": "A",
-    "В": "B",
-    "С": "C",
-    "Е": "E",
-    "Н": "H",
-    "К": "K",
-    "М": "M",
-    "О": "O",
-    "Р": "P",
-}
 _EDGE = " \t\n.,;:!?。．、，；：！？\"'“”‘’«»()（）[]【】"
 
 
@@ -109,17 +99,17 @@ def _alt(words) -> str:
     return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
 
 
+# the labels of other scripts a reference can hold: those NFKC keeps (the text is read in NFKC, where a circled
+# ① is the digit 1)
+_NATIVE = {c: L for c, L in NATIVE.items() if unicodedata.normalize("NFKC", c) == c}
 # the letters a native option letter must not be followed by (it would be the start of a word)
 _SCRIPT_LETTERS = {
-    "ARABIC": "\u0600-\u06ff", "DEVANAGARI": "\u0900-\u097f", "BENGALI": "\u0980-\u09ff",
-    "CYRILLIC": "\u0400-\u04ff", "KATAKANA": "\u30a0-\u30ff",
-}  # fmt: skip
+    label: s.letters or "\\w" for s in SCRIPTS for run in (*s.label_runs, s.spellings) for label in run
+}
 
 
 def _native_letter(ch: str) -> str:
-    script = unicodedata.name(ch[0], "").split(" ")[0]
-    block = _SCRIPT_LETTERS.get(script, "\\w")
-    return f"{re.escape(ch)}(?![{block}])"
+    return f"{re.escape(ch)}(?![{_SCRIPT_LETTERS[ch]}])"
 
 
 @functools.cache
@@ -140,7 +130,7 @@ def _token() -> re.Pattern[str]:
 
 @functools.cache
 def _letter_pattern() -> str:
-    natives = sorted(_native(), key=len, reverse=True)
+    natives = sorted(_NATIVE, key=len, reverse=True)
     latin = rf"(?<![{_LATIN}])[A-Z](?![{_LATIN}])"  # not a letter of a word, accented ones included ('Cả')
     return "|".join([r"\(\s*[A-Za-z]\s*\)", latin, *map(_native_letter, natives)])
 
@@ -153,14 +143,6 @@ def _has_letter() -> re.Pattern[str]:
 @functools.cache
 def _keywords() -> re.Pattern[str]:
     return re.compile(rf"(?i:{_alt(w for lang in _LANGS for w in lang.keywords)})")
-
-
-@functools.cache
-def _native() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for lang in _LANGS:
-        out.update(lang.letters)
-    return out
 
 
 _ROMAN = frozenset("IVX")
@@ -181,11 +163,10 @@ def letter_refs(text: str, n: int | None = None) -> list[str] | str | None:
     raw = [m.group("L") for m in _token().finditer(s) if m.group("L")]
     if not raw or (len(raw) == 1 and _keywords().search(s) is None):
         return None
-    native = _native()
-    cyrillic = [c for c in raw if c in _CYRILLIC_LOOKALIKES or c in ("Б", "Г", "Д")]
-    if cyrillic and all(c in _CYRILLIC_LOOKALIKES for c in cyrillic):
-        if any(_CYRILLIC_LOOKALIKES[c] != native.get(c, _CYRILLIC_LOOKALIKES[c]) for c in cyrillic):
-            return UNRESOLVED  # 'А и В': Cyrillic order (A, C) or Latin look-alikes (A, B)?
+    native = _NATIVE
+    labels = [c for c in raw if c in native]
+    if labels and all(c in LOOKALIKES for c in labels) and any(c in TWO_READINGS for c in labels):
+        return UNRESOLVED  # 'А и В': Cyrillic order (A, C) or Latin look-alikes (A, B)?
     letters = [r.strip("() \t").upper() if r.startswith("(") else native.get(r, r) for r in raw]
     if n is not None and any(ord(L) - 65 >= n for L in letters):
         if set(letters) <= _ROMAN:
@@ -212,7 +193,7 @@ def _maybe() -> tuple[frozenset[str], frozenset[str], re.Pattern[str]]:
             ws = t.split(" ")
             short = len(ws) > 1 and len(ws[0]) <= 3 and not (len(ws) == 2 and phrase.endswith("*"))
             words.add(ws[0] + " " + ws[1] if short else ws[0])  # a stem's second word goes on: key its first
-    native = "".join(sorted(c for c in _native() if len(c) == 1))
+    native = "".join(sorted(c for c in _NATIVE if len(c) == 1))
     letters = re.compile(rf"\n(?:\(|[A-Z](?![{_LATIN}])|[{re.escape(native)}])")
     return frozenset(words), frozenset(chars), letters
 

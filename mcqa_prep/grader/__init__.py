@@ -41,7 +41,7 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.5.0"
+GRADER_VERSION = "1.6.0"
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per response, over all its patterns; see custom_regex
 

@@ -6,17 +6,11 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-# Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin.
-LOCALISED = {
-    "أ": "A",
-    "ب": "B",
-    "ج": "C",
-    "د": "D",
-    "অ": "A",
-    "ব": "B",
-    "ড": "C",
-    "ঢ": "D",
-}
+from ..labels import LETTER_SET, NEMO_GYM_LOCALISED
+
+# Localised letters that models write for A-D (Arabic abjad order, Bengali) -> Latin: NeMo Gym's mapping, a
+# view of the one label table (labels.py), frozen for parity.
+LOCALISED = dict(NEMO_GYM_LOCALISED)
 _LOCALISED_TABLE = str.maketrans(LOCALISED)
 
 
@@ -48,9 +42,6 @@ def _allowed_general(options: list[Any]) -> dict[str, str | None]:
     return out
 
 
-_ASCII_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
 def _allowed_fast(options: list[Any]) -> dict[str, str | None] | None:
     """The common shape in few C-level steps: single-key dicts, upper-case one-letter ASCII keys, string
     texts, no repeated letter. None for anything else (the general loop handles it)."""
@@ -63,7 +54,7 @@ def _allowed_fast(options: list[Any]) -> dict[str, str | None] | None:
             update(opt)
     except TypeError:
         return None
-    if len(d) != len(options) or not _ASCII_UPPER.issuperset(d):  # a repeated letter, or another key
+    if len(d) != len(options) or not LETTER_SET.issuperset(d):  # a repeated letter, or another key
         return None
     for text in d.values():
         if type(text) is not str:

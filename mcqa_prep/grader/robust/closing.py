@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..letters import LOCALISED
+from ...labels import ONE_READING
 from . import patterns as X
 from . import phrases as P
 from .candidates import Text
@@ -35,7 +35,9 @@ _DESCRIPTION_RE = re.compile(r"(?:is|are|was|were)\s+(?:a|an)\b", re.IGNORECASE)
 # A label of another script (not a look-alike of a Latin one) standing alone after a colon at the end of
 # the line ("الاختيار الصحيح: ج").
 _LOCAL_LABEL_RE = re.compile(
-    r"[:：][ \t]*[*_(\[]*([" + "".join(sorted({**LOCALISED, **P.NATIVE_LABELS})) + r"])[*_)\]]*[ \t.。]*$"
+    r"[:：][ \t]*[*_(\[]*(["
+    + "".join(sorted(c for c in ONE_READING if len(c) == 1))
+    + r"])[*_)\]]*[ \t.。]*$"
 )
 # One restricting adverb may stand before a letter that opens the line ("Only C holds up.").
 _ONLY_RE = re.compile(r"(?:only|just|\w+ly)\s*")

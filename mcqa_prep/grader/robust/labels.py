@@ -1,9 +1,10 @@
 """Labels as the question labels them: which tokens of a response name which option (docs/robust.md,
 "Labels").
 
-Latin capitals always (lower-case ones after an anchor, in a box or in brackets); besides them, by default,
-the labels of other scripts that name an option in one reading only (phrases.NATIVE_LABELS) and the
-Cyrillic and Greek capitals that look like Latin ones (phrases.LOCAL_LETTERS: В read as B). A row whose
+Latin capitals always (lower-case ones after an anchor, in a box or in brackets); besides them, by default
+(the question labels in Latin, as the row's option keys do), the labels of other scripts that name an option
+in one reading only (labels.ONE_READING, from the package's one label table, mcqa_prep/labels.py) and the
+capitals of other scripts drawn like Latin ones (labels.LOOKALIKES: Cyrillic В read as B). A row whose
 prompt labels its options otherwise says so in `template_metadata.option_labels`:
 
 - "lower": a b c d — lower-case letters are labels wherever capitals are;
@@ -20,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ...labels import LOOKALIKES, ONE_READING
 from . import patterns as X
 from . import phrases as P
 
@@ -31,7 +33,8 @@ class Labels(NamedTuple):
     order: tuple[str, ...] = ()  # the option letters in order (for numbers)
 
 
-DEFAULT_LOCAL: dict[str, str] = {**P.LOCAL_LETTERS, **P.NATIVE_LABELS}
+# (a label of one character: the mode reads a response character by character)
+DEFAULT_LOCAL: dict[str, str] = {**{c: L for c, L in ONE_READING.items() if len(c) == 1}, **LOOKALIKES}
 DEFAULT = Labels(DEFAULT_LOCAL)
 _CACHE: dict[tuple[Any, ...], Labels] = {}
 

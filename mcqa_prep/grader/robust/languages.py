@@ -1,44 +1,17 @@
 """The words of the `robust` mode in other languages and scripts, as plain tables: answer anchors, the
-labels of other scripts, the names of letters. Part of `phrases.py` (which re-exports every table here;
-the mode reads them as `phrases.X`), kept apart so that neither file grows past the size rule.
+names of letters. Part of `phrases.py` (which re-exports every table here; the mode reads them as
+`phrases.X`), kept apart so that neither file grows past the size rule. The labels of other scripts are the
+package's one label table (mcqa_prep/labels.py), read by labels.py.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..letters import LOCALISED
-
 # --------------------------------------------------------------------------------------------------
 # Letters
 # --------------------------------------------------------------------------------------------------
 
-# Letters written in another script that stand for a Latin option letter, read only as standalone tokens
-# after an explicit anchor: Arabic/Bengali labels (letters.LOCALISED), the Thai labels ก ข ค ง จ, and the
-# Cyrillic and Greek capitals that look like Latin ones.
-LOCAL_LETTERS: dict[str, str] = {
-    **LOCALISED,
-    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "К": "K", "М": "M", "О": "O", "Р": "P",
-    "Т": "T", "Х": "X",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-    "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X",
-    "ก": "A", "ข": "B", "ค": "C", "ง": "D", "จ": "E",
-}  # fmt: skip
-
-# Labels of other scripts that name one option in one reading only (the first letters of an alphabet, in
-# order), read as that option where a Latin label would be read after an anchor (labels.py): Persian ا,
-# Bengali ক খ গ ঘ, Devanagari क ख ग घ, Japanese ア イ ウ エ, Korean 가 나 다 라, Cyrillic Б Г Д (А and В
-# are look-alikes above), circled ① ② ③ ④. A row whose prompt labels its options in a script says so
-# (template_metadata.option_labels), and its labels win over these and over the look-alikes.
-NATIVE_LABELS: dict[str, str] = {
-    "ا": "A",
-    "ক": "A", "খ": "B", "গ": "C", "ঘ": "D", "ঙ": "E",
-    "क": "A", "ख": "B", "ग": "C", "घ": "D", "ङ": "E",
-    "ア": "A", "イ": "B", "ウ": "C", "エ": "D", "オ": "E",
-    "가": "A", "나": "B", "다": "C", "라": "D", "마": "E",
-    "Б": "B", "Г": "D", "Д": "E",
-    "①": "A", "②": "B", "③": "C", "④": "D", "⑤": "E",
-}  # fmt: skip
 # The names of Latin letters written in another script (`উত্তর: "এ"`): a payload that is nothing else.
 LETTER_NAMES: dict[str, str] = {
     "এ": "A", "সি": "C", "ডি": "D", "ই": "E",

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 
 from . import phrases as P
@@ -88,9 +89,9 @@ def letter_use(s: str, j: int) -> str | None:
 
 
 def _glued(ch: str, label: str) -> bool:
-    """`ch` next to a label of another script makes it part of a word: any letter, except that a katakana
-    label stands alone between hiragana or kanji ("答えはイです")."""
-    if not ch.isalpha():
+    """`ch` next to a label of another script makes it part of a word: any letter or combining mark (a vowel
+    sign: "बात", "খানা"), except that a katakana label stands alone between hiragana or kanji ("答えはイです")."""
+    if not ch.isalpha() and not (ch > "\u02ff" and unicodedata.category(ch)[0] == "M"):
         return False
     if "\u30a0" <= label <= "\u30ff":
         return "\u30a0" <= ch <= "\u30ff"
