@@ -82,3 +82,14 @@ def test_robust_and_convert_read_every_label_of_the_table(script):
                 continue  # convert reads option texts in NFKC: a circled ① is the digit 1 there
             refs = letter_refs(f"Only {label} and {run[(i + 1) % 4]}", 5)
             assert refs == [want, LETTERS[(i + 1) % 4]], (script.name, label, refs)
+
+
+def test_the_option_alphabet_is_written_once():
+    """A-Z as option letters is `labels.LETTERS`; nine modules once spelled it themselves."""
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[1] / "mcqa_prep"
+    spelled = [
+        str(p.relative_to(pkg)) for p in pkg.rglob("*.py") if "ABCDEFGHIJKLMNOP" in p.read_text("utf-8")
+    ]
+    assert spelled == ["labels.py"]

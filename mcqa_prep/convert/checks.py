@@ -21,8 +21,9 @@ from ..grader import DEFAULT_REGEX_TIMEOUT, grade_text
 from ..grader.custom_regex import compile_pattern, last_match
 from ..grader.modes import ANSWER_LINE, BY_NAME, LAST_BOX
 from ..io import iter_rows
+from ..labels import LETTERS
 from ..validate import RowValidator
-from .shapes import LETTERS, RowReject
+from .shapes import RowReject
 from .templates import Template, render_variables
 
 # Rules that concern the set of rows, not one row; a probe row is alone by construction.

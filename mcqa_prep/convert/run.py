@@ -18,13 +18,14 @@ from .._version import __version__
 from ..errors import InputError, UsageError
 from ..io.writers import row_line
 from ..jsonsafe import as_text, json_safe
+from ..labels import LETTERS
 from ..records import display_name
 from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, scan_pins
 from .checks import SelfCheck, TemplateChecker
 from .extract import Extractor
 from .outputs import Outputs
-from .shapes import LETTERS, ColumnMap, RowReject
+from .shapes import ColumnMap, RowReject
 from .sources import Stream
 from .templates import Template, TemplateMix
 

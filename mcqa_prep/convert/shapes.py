@@ -23,8 +23,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
 from ..errors import UsageError
+from ..labels import LETTERS
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_OPTIONS = len(LETTERS)
 
 ANSWER_TYPES = ("auto", "index", "index1", "letter", "label", "text", "flags")

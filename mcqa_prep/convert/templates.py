@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..errors import UsageError
+from ..labels import LETTERS
 
 # Render-time variables, documented in docs/convert.md (and listed in the undefined-variable error)
 VARIABLES = (
@@ -419,7 +420,7 @@ def _letters(n: int) -> tuple[list[str], list[str], str, str]:
     """(letters, "L: " prefixes, letters_slash, letters_comma) for n options, computed once per n."""
     c = _LETTER_CACHE.get(n)
     if c is None:
-        letters = list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:n])
+        letters = list(LETTERS[:n])
         comma = ", ".join(letters[:-1]) + " or " + letters[-1] if n > 1 else letters[0]
         c = _LETTER_CACHE[n] = (letters, [f"{L}: " for L in letters], "/".join(letters), comma)
     return c

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..labels import LETTER_SET
 from ..records import STATUS_AMBIGUOUS, STATUS_NO_ANSWER, STATUS_OK, STATUS_OUT_OF_RANGE
 from .base import Extraction
 
@@ -77,7 +78,7 @@ def strip_text_wrappers(s: str) -> str:
     return s
 
 
-_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_UPPER = LETTER_SET
 _LABEL_DELIMS = frozenset(":).-")
 
 

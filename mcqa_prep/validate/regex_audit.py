@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..grader import grade_text
+from ..labels import LETTERS
 from ..records import STATUS_OUT_OF_RANGE, STATUS_REGEX_TIMEOUT
 from .synth import synthesize
 
 CACHE_MAX = 1024
 FLAGS = "IGNORECASE"  # NeMo Gym 0.7.0 compiles every output_regex pattern with re.IGNORECASE, nothing else
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _FALLBACK = ("Answer: {L}", "\\boxed{{{L}}}", "The answer is ({L})", "ANSWER IS {L}", "({L})", "{L}")
 
 # Ordinary words that may follow an anchor mid-sentence, by initial (the letter a loose class reads out of
@@ -425,7 +425,7 @@ def group_span(pattern: str) -> tuple[int, int] | None:
 
 def letter_class(letters: str) -> str:
     """'[A-D]' for contiguous letters from A, else the letters listed."""
-    if letters == _ALPHABET[: len(letters)]:
+    if letters == LETTERS[: len(letters)]:
         return f"[A-{letters[-1]}]" if len(letters) > 1 else f"[{letters}]"
     return f"[{letters}]"
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from ...labels import LETTERS
 from . import patterns as X
 from . import phrases as P
 from .evidence import ANCHORED, PHRASE, Evidence, letter_reading
 
 RULE = "robust.ordinal"
 _POSITION = {w: i for i, w in enumerate(P.ORDINALS)}
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def ordinal_commitment(t: str, low: str, k: int, kw: str, letters: Collection[str]) -> Evidence | None:
@@ -27,7 +27,7 @@ def ordinal_commitment(t: str, low: str, k: int, kw: str, letters: Collection[st
     if word == "last":
         letter = max(letters) if letters else "A"
     else:
-        letter = _LETTERS[_POSITION[word]]
+        letter = LETTERS[_POSITION[word]]
     r = letter_reading(letter, letters, k, "ordinal")._replace(span=(k, k + len(kw)))
     tier = ANCHORED if low.startswith("answer", m.start()) else PHRASE
     return Evidence(m.start(), tier, RULE, r)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...labels import LETTERS
+
 # The label right before an option's text, after a line start or a separator: an opening bracket or none, one
 # token (a number of one or two digits, or one letter of any script), a closing mark or none; spaces around.
 _LABEL_BEFORE_RE = re.compile(
@@ -30,8 +32,7 @@ _LABEL_BEFORE_RE = re.compile(
 _CIRCLED = frozenset("①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳")
 _LOOKBACK = 12  # characters before an option's text where its label may stand
 _MAX_HITS = 32  # occurrences of one option's text examined (a short text may occur often)
-_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LOWER = _UPPER.lower()
+_LOWER = LETTERS.lower()
 
 
 def prompt_option_labels(prompt: str, texts: Sequence[str]) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ...labels import LETTERS
 from . import patterns as X
 from . import phrases as P
 from .options import Options, contains_words
@@ -19,6 +20,7 @@ from .text import norm
 
 _ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii")
 _VERDICT_WORDS = ("correct", "incorrect", "wrong", "right", "true", "false", "option", "statement", "choice")
+_LISTING = LETTERS[:16]  # the labels of a listing of options, in order (at most 16 counted)
 
 
 def may_have_structure(t: str) -> bool:
@@ -106,7 +108,7 @@ def foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
         k = above
     items.reverse()
     letters = "".join(c for _, c in items)
-    if len(items) < 3 or not "ABCDEFGHIJKLMNOP".startswith(letters) or not _items_are_foreign(t, items, opts):
+    if len(items) < 3 or not _LISTING.startswith(letters) or not _items_are_foreign(t, items, opts):
         return None
     q_end = items[0][0] - 1
     q_start = t.rfind("\n", 0, max(0, q_end)) + 1
@@ -174,7 +176,7 @@ def _inline_listing(line: str, opts: Options, *, same_line: bool) -> bool:
     if same_line:  # (the last run A, B, C, ... on the line)
         first = max((k for k, m in enumerate(labels) if m.group(1) == "A"), default=None)
         labels = labels[first:] if first is not None else []
-    if len(labels) < 3 or "".join(m.group(1) for m in labels) != "ABCDEFGHIJKLMNOP"[: len(labels)]:
+    if len(labels) < 3 or "".join(m.group(1) for m in labels) != _LISTING[: len(labels)]:
         return False  # (a listing counts A, B, C, ... in order)
     low = line[labels[0].start() :].lower() if same_line else line.lower()
     if X.LISTING_VERDICT_RE.search(low) or X.CLOSING_DISMISSAL_RE.search(low):

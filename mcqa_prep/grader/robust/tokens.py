@@ -7,15 +7,16 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 
+from ...labels import LETTER_SET, LETTERS
 from . import phrases as P
 from .labels import DEFAULT_LOCAL
 from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE
 
-ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+UPPER = LETTER_SET
+ASCII_LETTERS = UPPER | frozenset(LETTERS.lower())
 # ASCII letters and digits: `ch in WORD_ASCII or (ch > "\x7f" and is_word_char(ch))` is is_word_char(ch)
 # without a call in the common (ASCII) case.
-WORD_ASCII = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+WORD_ASCII = ASCII_LETTERS | frozenset("0123456789")
 _FORMULA_OPS = frozenset(P.FORMULA_OPERATORS)
 _APOSTROPHES = frozenset("'’‘")  # ("O‘zbekiston": Uzbek writes o‘ and g‘)
 # Neighbours of a letter that can make it part of a word, an abbreviation, a compound or a formula.
