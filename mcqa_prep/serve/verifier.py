@@ -36,9 +36,9 @@ def field_error(loc: str, message: str, kind: str) -> dict[str, Any]:
 
 
 def field_problem(doc: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(field, what is wrong) for a row field grading reads whose type NeMo Gym's request model refuses too:
-    options (objects of letter -> text or null), expected_answer and grading_mode (strings),
-    template_metadata, metadata and responses_create_params (objects). Null or absent is fine."""
+    """(field, what is wrong) for a row field whose type NeMo Gym's request model refuses: options (objects of
+    letter -> text or null), uuid, expected_answer and grading_mode (strings), template_metadata, metadata and
+    responses_create_params (objects). Null or absent is fine."""
     options = doc.get("options")
     if options is not None:
         if type(options) is not list:
@@ -46,7 +46,7 @@ def field_problem(doc: Mapping[str, Any]) -> tuple[str, str] | None:
         for i, opt in enumerate(options):
             if type(opt) is not dict or not all(v is None or type(v) is str for v in opt.values()):
                 return f"options[{i}]", "an object of letter -> text (or null) is required"
-    for name in ("expected_answer", "grading_mode"):
+    for name in ("uuid", "expected_answer", "grading_mode"):
         v = doc.get(name)
         if v is not None and type(v) is not str:
             return name, f"a string is required, got {_kind(v)}"
