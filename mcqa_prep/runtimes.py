@@ -9,7 +9,8 @@ by it, which is decided in two halves:
   rows and, as its server config's `grading_mode`, one more (`lenient_answer_colon_md`: a requirement on the
   server config, not a blocker);
 - each written row (`row_problem`): a value NeMo Gym's request model refuses (HTTP 422 at verify time), such
-  as a row mode of this project's own or an integer `uuid`.
+  as a row mode of this project's own or an integer `uuid`. The fields it types and what it takes in each
+  are one list, `REQUEST_FIELDS` (`request_field_problem`), which `serve` answers by too.
 
 The mode sets come from the table of modes (grader/modes.py, its `nemo_gym` flag), which tests/test_serve_gym.py
 checks against NeMo Gym 0.7.0's own code (`resources_servers/mcqa/app.py`: `MCQARunRequest.grading_mode` and
@@ -34,6 +35,23 @@ RUNTIMES = (NEMO_GYM,)
 # row may carry (anything else: HTTP 422), and `MCQAResourcesServerConfig.grading_mode`, its server override.
 NEMO_GYM_ROW_MODES = tuple(m.name for m in MODES if m.nemo_gym and m.row)
 NEMO_GYM_CONFIG_MODES = tuple(m.name for m in MODES if m.nemo_gym)
+
+# NeMo Gym 0.7.0's request model (resources_servers/mcqa/app.py: MCQARunRequest and the BaseRunRequest it
+# extends): the row fields it types, in the order they are checked here, and what it takes in each. Null or
+# absent passes this check (responses_create_params is required at verify time: serve asks for it itself).
+STRING = "a string"
+OBJECT = "an object"
+OPTIONS = "a list of {letter: text} objects"
+OPTION = "an object of letter -> text (or null)"  # one element of `options`
+REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("options", OPTIONS),
+    ("uuid", STRING),
+    ("expected_answer", STRING),
+    ("grading_mode", STRING),
+    ("template_metadata", OBJECT),
+    ("metadata", OBJECT),
+    ("responses_create_params", OBJECT),
+)
 
 
 @dataclass(frozen=True)
@@ -92,21 +110,33 @@ def nemo_gym_config(policy: GradingPolicy) -> dict[str, Any]:
     return {"grading_mode": override if override not in NEMO_GYM_ROW_MODES else None}
 
 
+def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+    """(where, what NeMo Gym 0.7.0's request model takes there, the value found) for the first field of
+    REQUEST_FIELDS it refuses by type, or None."""
+    for name, takes in REQUEST_FIELDS:
+        v = row.get(name)
+        if v is None:
+            continue
+        if takes is OPTIONS:
+            if type(v) is not list:
+                return name, takes, v
+            for i, opt in enumerate(v):
+                if type(opt) is not dict or not all(x is None or type(x) is str for x in opt.values()):
+                    return f"{name}[{i}]", OPTION, opt
+        elif type(v) is not (str if takes is STRING else dict):
+            return name, takes, v
+    return None
+
+
 def row_problem(row: Mapping[str, Any]) -> str | None:
     """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None."""
     mode = row.get("grading_mode", NEMO_GYM_ROW_MODES[0])
     if mode not in NEMO_GYM_ROW_MODES:
         return f"grading_mode {mode!r} is not one NeMo Gym 0.7.0 accepts ({', '.join(NEMO_GYM_ROW_MODES)})"
-    uuid = row.get("uuid")
-    if uuid is not None and not isinstance(uuid, str):
-        return f"uuid is {type(uuid).__name__}: NeMo Gym 0.7.0 accepts a string only"
-    for name in ("template_metadata", "metadata"):
-        v = row.get(name)
-        if v is not None and not isinstance(v, dict):
-            return f"{name} is {type(v).__name__}: NeMo Gym 0.7.0 accepts an object only"
-    gold = row.get("expected_answer")
-    if gold is not None and not isinstance(gold, str):
-        return f"expected_answer is {type(gold).__name__}: NeMo Gym 0.7.0 accepts a string only"
+    bad = request_field_problem(row)
+    if bad is not None:
+        where, takes, value = bad
+        return f"{where} is {type(value).__name__}: NeMo Gym 0.7.0 accepts {takes} only"
     return None
 
 

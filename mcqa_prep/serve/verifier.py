@@ -20,6 +20,7 @@ from typing import Any
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..grader.letters import normalize_gold
 from ..grader.request import grade_request
+from ..runtimes import OPTION, request_field_problem
 from .contract import MISMATCH, MISMATCH_KIND, UNSTAMPED, ServedContract
 from .metrics import INVALID_STATUSES, Counters
 
@@ -36,25 +37,13 @@ def field_error(loc: str, message: str, kind: str) -> dict[str, Any]:
 
 
 def field_problem(doc: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(field, what is wrong) for a row field whose type NeMo Gym's request model refuses: options (objects of
-    letter -> text or null), uuid, expected_answer and grading_mode (strings), template_metadata, metadata and
-    responses_create_params (objects). Null or absent is fine."""
-    options = doc.get("options")
-    if options is not None:
-        if type(options) is not list:
-            return "options", f"a list of {{letter: text}} objects is required, got {_kind(options)}"
-        for i, opt in enumerate(options):
-            if type(opt) is not dict or not all(v is None or type(v) is str for v in opt.values()):
-                return f"options[{i}]", "an object of letter -> text (or null) is required"
-    for name in ("uuid", "expected_answer", "grading_mode"):
-        v = doc.get(name)
-        if v is not None and type(v) is not str:
-            return name, f"a string is required, got {_kind(v)}"
-    for name in ("template_metadata", "metadata", "responses_create_params"):
-        v = doc.get(name)
-        if v is not None and type(v) is not dict:
-            return name, f"an object is required, got {_kind(v)}"
-    return None
+    """(field, what is wrong) for a row field whose type NeMo Gym's request model refuses (the one list:
+    runtimes.REQUEST_FIELDS). Null or absent is fine."""
+    bad = request_field_problem(doc)
+    if bad is None:
+        return None
+    where, takes, value = bad
+    return where, f"{takes} is required" if takes is OPTION else f"{takes} is required, got {_kind(value)}"
 
 
 def has_custom_regex(doc: Mapping[str, Any]) -> bool:
