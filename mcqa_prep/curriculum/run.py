@@ -39,7 +39,7 @@ from ..io.writers import AtomicFile, row_line
 from ..passrates.measure import hash_inputs
 from ..passrates.pool import read_tables
 from ..passrates.posterior import PosteriorCache, bucket_edges, bucket_of
-from ..passrates.table import PassRateTable, describe_models
+from ..passrates.table import PassRateTable
 from ..policy import canonical_json
 from ..progress import Progress
 from ..records import display_name
@@ -119,26 +119,6 @@ class _Pass:
     other_contract: Counter = field(default_factory=Counter)
     other_contract_examples: list[str] = field(default_factory=list)
     read: int = 0
-
-
-def choose_model(table: PassRateTable, model: str | None) -> str:
-    models = table.models
-    if model is None:
-        if len(models) == 1:
-            return next(iter(models))
-        raise UsageError(
-            f"{table.path}: holds pass rates of {len(models)} models ({describe_models(models)}): name the "
-            "model to schedule for",
-            reason="model_ambiguous",
-            models=models,
-        )
-    if model not in models:
-        raise InputError(
-            f"{table.path}: no pass rates for model {model!r}; the table has: {describe_models(models)}",
-            reason="model_not_in_table",
-            models=models,
-        )
-    return model
 
 
 def _place(
@@ -229,7 +209,7 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     """Build and write the curriculum; returns the report (the schedule's header, and what became of rows)."""
     req.check()
     table = read_tables(req.tables, progress)
-    model = choose_model(table, req.model)
+    model = table.choose_model(req.model, "schedule for")
     buckets = req.buckets or table.buckets
     req.spec.check(buckets)
     from ..sources import resolve

@@ -24,7 +24,7 @@ from ..evidence import key_kind
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..records import display_name
-from .table import PassRateTable, describe_models, read_table
+from .table import PassRateTable, read_table
 
 EVIDENCE_TABLE = "table"
 EVIDENCE_UPSTREAM = "upstream_reward_profiles"
@@ -166,34 +166,16 @@ class Difficulty:
             table.check_contract(policy)
         self = cls(request, policy, table)
         if f is not None and f.evidence == EVIDENCE_TABLE:
-            self.model = self._table_model(f.model)
+            assert table is not None  # (wants_table)
+            self.model = table.choose_model(f.model, "filter on")
         if request.blend:
             if not request.stamp:
                 raise UsageError(
                     "the blend fields are written with the reward profiles", reason="blend_alone"
                 )
-            self.blend_model = self._table_model(request.blend_model or self.model)
+            assert table is not None  # (a stamp: wants_table)
+            self.blend_model = table.choose_model(request.blend_model or self.model, "filter on")
         return self
-
-    def _table_model(self, model: str | None) -> str:
-        assert self.table is not None
-        models = self.table.models
-        if model is None:
-            if len(models) == 1:
-                return next(iter(models))
-            raise UsageError(
-                f"{self.table.path}: holds pass rates of {len(models)} models ({describe_models(models)}): "
-                "name the model to filter on",
-                reason="model_ambiguous",
-                models=models,
-            )
-        if model not in models:
-            raise InputError(
-                f"{self.table.path}: no pass rates for model {model!r}; the table has: {describe_models(models)}",
-                reason="model_not_in_table",
-                models=models,
-            )
-        return model
 
     # ---- per row (pure) ---------------------------------------------------------------------------------
 

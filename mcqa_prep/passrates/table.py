@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from .._version import __version__
-from ..errors import ContractMismatch, Difference, InputError, IntegrityError, refusal
+from ..errors import ContractMismatch, Difference, InputError, IntegrityError, UsageError, refusal
 from ..evidence import row_keys
 from ..io.readers import block_lines, is_blank
 from ..io.writers import AtomicFile
@@ -154,6 +154,27 @@ class PassRateTable:
     def models(self) -> dict[str, int]:
         """Entries per model, as the header counts them (checked against the entries on reading)."""
         return dict(self.header["counts"]["models"])
+
+    def choose_model(self, model: str | None, purpose: str) -> str:
+        """The model whose pass rates to use: `model`, which the table must hold, or (None) the table's only
+        one; UsageError naming `purpose` when it holds several, InputError when it lacks `model`."""
+        models = self.models
+        if model is None:
+            if len(models) == 1:
+                return next(iter(models))
+            raise UsageError(
+                f"{self.path}: holds pass rates of {len(models)} models ({describe_models(models)}): name the "
+                f"model to {purpose}",
+                reason="model_ambiguous",
+                models=models,
+            )
+        if model not in models:
+            raise InputError(
+                f"{self.path}: no pass rates for model {model!r}; the table has: {describe_models(models)}",
+                reason="model_not_in_table",
+                models=models,
+            )
+        return model
 
     def find(self, row: Mapping[str, Any]) -> tuple[str, dict[str, Entry]] | None:
         """(key, entries by model) of a dataset row: by its uuid, else by its prompt; None without evidence."""
