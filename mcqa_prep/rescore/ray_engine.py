@@ -119,7 +119,7 @@ def outcomes(table: Any) -> Iterator[Outcome]:
     """The outcomes of a `rescore_batch` table (or of its outcome columns), in row order."""
     columns = [table.column(name).to_pylist() for name in _OUTCOME_FIELDS]
     for values in zip(*columns, strict=True):
-        yield Outcome(*values)
+        yield Outcome(**dict(zip(_OUTCOME_FIELDS, values, strict=True)))
 
 
 def lines_table(data: bytes, name: str, first_line: int) -> Any:

@@ -52,14 +52,14 @@ class Outcome:
 
     rid: str
     status: str  # invalid_row when the row could not be graded
-    mode: str | None
     reward: float
-    previous: float | None  # the recorded reward, when the row carried a readable one
-    joined: bool | None  # None: no join asked or needed; True: joined; False: no dataset row found
-    input_contract: str | None
-    compare: str | None  # "0->1" / "1->0" when the compare policy's reward differs, "same" otherwise
-    template: str | None
-    format_miss: bool | None
+    mode: str | None = None
+    previous: float | None = None  # the recorded reward, when the row carried a readable one
+    joined: bool | None = None  # None: no join asked or needed; True: joined; False: no dataset row found
+    input_contract: str | None = None  # the contract the input row was graded under (metadata.grading)
+    compare: str | None = None  # "0->1" / "1->0" when the compare policy's reward differs, "same" otherwise
+    template: str | None = None
+    format_miss: bool | None = None
     problem: str | None = None  # why an invalid row could not be graded: unreadable, response, options, gold
     replaced: bool = False  # values JSON cannot hold (NaN, Infinity, bytes) were written as null
     extracted: str | None = None  # the answer the grader read (passrates and audit's wrong-key evidence)
@@ -223,9 +223,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         grading = _invalid_grading(s, f"{display_name(rec.file)}:{rec.line}: {rec.error}")
         grading["line"] = rec.line
         out = {"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}
-        return row_line(out), Outcome(
-            rid, STATUS_INVALID_ROW, None, 0.0, None, None, None, None, None, None, "unreadable"
-        )
+        return row_line(out), Outcome(rid, STATUS_INVALID_ROW, 0.0, problem="unreadable")
     if rec.nonfinite or rec.foreign:
         row = json_safe(row)  # NaN and values JSON has no form for (the reader's findings) as null
     graded, joined, ambiguous = _join(row, s.index) if s.index is not None else (row, None, None)
@@ -238,15 +236,11 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         outcome = Outcome(
             rid,
             STATUS_INVALID_ROW,
-            None,
             0.0,
-            prev,
-            joined,
-            _input_contract(row),
-            None,
-            None,
-            None,
-            problem[0],
+            previous=prev,
+            joined=joined,
+            input_contract=_input_contract(row),
+            problem=problem[0],
         )
     else:
         result, prov = grade_request(graded, s.policy)
@@ -278,16 +272,16 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         outcome = Outcome(
             rid,
             result.status,
-            result.mode,
             result.reward,
-            prev,
-            joined,
-            _input_contract(row),
-            compare,
-            template,
-            miss,
+            mode=result.mode,
+            previous=prev,
+            joined=joined,
+            input_contract=_input_contract(row),
+            compare=compare,
+            template=template,
+            format_miss=miss,
+            extracted=result.extracted_answer,
         )
-        outcome.extracted = result.extracted_answer
     if rec.nonfinite:
         grading["nonfinite_replaced"] = list(rec.nonfinite)
     if rec.foreign:
