@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from . import keywords as K
-from . import patterns as X
+from . import keywords, patterns
 from .evidence import (
     ANCHORED,
     DECISIVE,
@@ -21,8 +20,10 @@ from .evidence import (
     letter_reading,
     none_reading,
 )
+from .keywords import QUALIFIED, Handler
 from .options import Options
 from .ordinals import ordinal_commitment
+from .patterns import NOUN_ALONE_RE, VERDICT_WITH_NOUN_RE
 from .payload import read_letter_list, read_payload
 from .scope import may_be_label
 from .text import at_line_start, az_run_start, box_content, line_end
@@ -68,7 +69,7 @@ def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
         out.extend(_json_fields(x, lo, hi))
     seen: set[int] = set()
     low = x.low
-    for k, kw in K.keyword_hits(low, lo, hi, x.ascii):
+    for k, kw in keywords.keyword_hits(low, lo, hi, x.ascii):
         latin = x.ascii or kw[0] < "\u0250"
         if latin:
             if word_char_before(low, k):
@@ -77,7 +78,7 @@ def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
             if e < len(low) and low[e].isalpha():
                 if low[e] != "s" or (e + 1 < len(low) and low[e + 1].isalpha()):
                     continue
-        for h in K.handlers(kw):
+        for h in keywords.handlers(kw):
             ev = _TRY[h.what](x, k, kw, h, seen)
             if ev is not None:
                 out.append(ev)
@@ -93,7 +94,7 @@ def strong_candidates(x: Text, lo: int, hi: int) -> list[Evidence]:
 
 
 def _boxes(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
-    for m in X.BOX_RE.finditer(x.t, lo, min(len(x.t), hi + 20)):
+    for m in patterns.BOX_RE.finditer(x.t, lo, min(len(x.t), hi + 20)):
         if m.start() >= hi:
             break
         a, b = box_content(x.t, m.end())
@@ -104,7 +105,7 @@ def _boxes(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
 
 
 def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
-    for m in X.JSON_ANSWER_RE.finditer(x.t, lo, min(len(x.t), hi + 400)):
+    for m in patterns.JSON_ANSWER_RE.finditer(x.t, lo, min(len(x.t), hi + 400)):
         if m.start() >= hi:
             break
         a, b = m.span("v")
@@ -119,7 +120,7 @@ def _json_fields(x: Text, lo: int, hi: int) -> Iterator[Evidence]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _anchor(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     found = anchor_at(x.t, x.low, k, kw, h, x.ascii or kw[0] < "\u0250")
     if found is None:
         return None
@@ -137,7 +138,7 @@ def _anchor(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
 def example_before(low: str, k: int) -> bool:
     """An example marker ("e.g.", "例如") stands on the line within 16 characters before k."""
     a = max(0, k - 16)  # (bounded: a scan back to the line start would be quadratic on one long line)
-    return X.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", a, k) + 1, a), k) is not None
+    return patterns.EXAMPLE_BEFORE_RE.search(low, max(low.rfind("\n", a, k) + 1, a), k) is not None
 
 
 def _draft_before(low: str, k: int) -> bool:
@@ -147,27 +148,27 @@ def _draft_before(low: str, k: int) -> bool:
     j = k - 1
     while j > 0 and low[j - 1] in " \t":
         j -= 1
-    return low[az_run_start(low, j) : j] in X.DRAFT_QUALIFIERS
+    return low[az_run_start(low, j) : j] in patterns.DRAFT_QUALIFIERS
 
 
 def anchor_at(
-    t: str, low: str, k: int, kw: str, h: K.Handler, latin: bool
+    t: str, low: str, k: int, kw: str, h: Handler, latin: bool
 ) -> tuple[int, int, bool, bool] | None:
     """(start, payload start, is final, is hedged) when an anchor starts with the keyword at k."""
     if (
         latin
         and k > 1
         and low[k - 1] == " "
-        and low[az_run_start(low, k - 1) : k - 1] in X.ANCHOR_DEMONSTRATIVES
+        and low[az_run_start(low, k - 1) : k - 1] in patterns.ANCHOR_DEMONSTRATIVES
     ):
         return None  # ("This answer choice is less likely": a mention of an option)
     q = None
     heading = False  # "Choice: B" opening a line: the noun is a label of the answer, no qualifier needed
-    if h.kind == K.QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)
+    if h.kind == QUALIFIED:  # (cheap test first: a qualified noun needs a qualifier or "selected" after it)
         q = qualifier_before(low, k) if latin else None
         if q is None and low.find("selected", k, k + 30) < 0 and low.find("chosen", k, k + 30) < 0:
             heading = (
-                kw in X.HEADING_NOUNS
+                kw in patterns.HEADING_NOUNS
                 and low[k + len(kw) : k + len(kw) + 5].lstrip("s*_ \t")[:1] in (":", "：")
                 and at_line_start(t, k)
             )
@@ -177,26 +178,30 @@ def anchor_at(
     if m is None or m.end() == k:
         return None
     start, final = k, False
-    if h.kind == K.OTHER:
+    if h.kind == keywords.OTHER:
         if h.before is not None:
             b = h.before.search(low, max(0, k - 8), k)
             if b is None:
                 return None
-        elif len(kw) == 1 and "\uac00" <= kw <= "\ud7a3" and X.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k):
+        elif (
+            len(kw) == 1
+            and "\uac00" <= kw <= "\ud7a3"
+            and patterns.HANGUL_BEFORE_RE.search(low, max(0, k - 1), k)
+        ):
             return None
-        if low[max(0, k - 2) : k] in X.FINAL_BEFORE_CJK:  # ("最终答案")
+        if low[max(0, k - 2) : k] in patterns.FINAL_BEFORE_CJK:  # ("最终答案")
             start, final = k - 2, True
-    elif h.kind == K.CHOSEN:
-        c = X.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
+    elif h.kind == keywords.CHOSEN:
+        c = patterns.CHOSEN_BEFORE_RE.search(low, max(0, k - 20), k)
         if c is None:
             return None
         start = c.start()
     else:
-        if h.kind != K.QUALIFIED:
+        if h.kind != QUALIFIED:
             q = qualifier_before(low, k) if latin else None
         if q is not None:
             start, final = q
-        elif h.kind == K.QUALIFIED and not heading and not X.AFTER_NOUN_CHOSEN_RE.match(low, m.end()):
+        elif h.kind == QUALIFIED and not heading and not patterns.AFTER_NOUN_CHOSEN_RE.match(low, m.end()):
             return None
     if "eol" in m.re.groupindex and m.group("eol") is not None and not at_line_start(t, start):
         return None
@@ -221,9 +226,9 @@ def qualifier_before(low: str, k: int) -> tuple[int, bool] | None:
         h -= 1
     g = az_run_start(low, h)
     prev = low[g:h]
-    if prev in X.DEGREE_WORDS or (prev == "only" and word == "correct"):
+    if prev in patterns.DEGREE_WORDS or (prev == "only" and word == "correct"):
         return g, False
-    if word in X.QUALIFIERS:
+    if word in patterns.QUALIFIERS:
         return i, word == "final"
     return None
 
@@ -232,7 +237,7 @@ def anchor_payload(t: str, pos: int) -> tuple[int, int]:
     """The rest of the line after an anchor, or the next non-empty line when that rest is only markup."""
     e = line_end(t, pos)
     rest = t[pos:e]
-    if rest.strip(" \t\r*_:：#$\\[]()`") and not X.ONLY_MARKUP_RE.fullmatch(rest):
+    if rest.strip(" \t\r*_:：#$\\[]()`") and not patterns.ONLY_MARKUP_RE.fullmatch(rest):
         return pos, min(e, pos + 400)
     n = len(t)
     k = e + 1
@@ -241,7 +246,7 @@ def anchor_payload(t: str, pos: int) -> tuple[int, int]:
             break
         e2 = line_end(t, k)
         line = t[k:e2]
-        if line.strip(" \t\r*_:#$\\[]()`-—") and not X.ONLY_MARKUP_RE.fullmatch(line):
+        if line.strip(" \t\r*_:#$\\[]()`-—") and not patterns.ONLY_MARKUP_RE.fullmatch(line):
             return k, min(e2, k + 400)
         k = e2 + 1
     return pos, e
@@ -252,8 +257,8 @@ def conditional_before(low: str, a: int, b: int) -> bool:
     necessary test first: one of the condition words occurs after the last "." or newline."""
     e = b - 1 if b > a and low[b - 1] == "\n" else b
     c = max(a, low.rfind(".", a, e) + 1, low.rfind("\n", a, e) + 1)
-    if X.CONDITION_HINT_RE.search(low, c, e) is not None:
-        return X.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
+    if patterns.CONDITION_HINT_RE.search(low, c, e) is not None:
+        return patterns.CONDITIONAL_BEFORE_RE.search(low, a, b) is not None
     return False
 
 
@@ -277,14 +282,14 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     if reason is None and kind in ("it_is", "verdict_alone", "conclusion", "closing"):
         if conditional_before(x.low, max(0, start - 60), start):
             reason = "conditional, not a commitment"
-        elif kind == "it_is" and X.RETRACTED_BEFORE_RE.search(t, max(0, start - 40), start):
+        elif kind == "it_is" and patterns.RETRACTED_BEFORE_RE.search(t, max(0, start - 40), start):
             reason = "doubted, not a commitment"  # ("I'm no longer sure it's B")
     if (
         reason is None
         and kind != "self_correction"
-        and X.CONDITION_AFTER_HINT_RE.search(x.low, j + 1, j + 24)
+        and patterns.CONDITION_AFTER_HINT_RE.search(x.low, j + 1, j + 24)
     ):
-        if X.CONDITIONAL_AFTER_RE.match(t, j + 1):
+        if patterns.CONDITIONAL_AFTER_RE.match(t, j + 1):
             reason = "conditional, not a commitment"
     if reason is not None:
         return none_reading((j, j + 1), reason)
@@ -298,7 +303,7 @@ def _letters_at(x: Text, j: int, kind: str, start: int) -> Reading:
     return letter_reading(letter, x.opts.letters, j, "commitment")
 
 
-def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _commit(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     m = h.tail.match(x.low, k)  # type: ignore[union-attr]
     if m is None:
         if h.kind != "it_is":
@@ -317,7 +322,7 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
     rule, tier = _COMMIT_RULES[h.kind]
     r = _letters_at(x, j, h.kind, start)
     if h.kind == "option_correct" and m.group("more") and r.kind == LETTER:
-        more = [c.upper() for c in X.LONE_LETTER_RE.findall(m.group("more"))]
+        more = [c.upper() for c in patterns.LONE_LETTER_RE.findall(m.group("more"))]
         if any(c != r.letter for c in more):
             r = Reading(
                 SEVERAL,
@@ -331,9 +336,9 @@ def _commit(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence 
 
 def _letter_it_is(x: Text, k: int, seen: set[int]) -> Evidence | None:
     """ "D it is.": a capital letter opening its line, then "it is" closing the sentence."""
-    if not X.IT_IS_AFTER_LETTER_RE.match(x.low, k):
+    if not patterns.IT_IS_AFTER_LETTER_RE.match(x.low, k):
         return None
-    q = X.LETTER_BEFORE_IT_IS_RE.search(x.t, max(0, k - 24), k)
+    q = patterns.LETTER_BEFORE_IT_IS_RE.search(x.t, max(0, k - 24), k)
     if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
@@ -345,14 +350,14 @@ def _label_sentence(x: Text, k: int, kw: str, seen: set[int]) -> Evidence | None
     """ "D) Trajan is the answer.", "So (A) New York City is the best answer.": a label (opening the line,
     or in brackets anywhere), its own option text, then "is the answer" / "is the best answer"."""
     ls = x.t.rfind("\n", 0, k) + 1
-    noun = X.NOUN_ALONE_RE.match(x.low, k) if kw == "answer" else X.VERDICT_WITH_NOUN_RE.match(x.low, k)
+    noun = NOUN_ALONE_RE.match(x.low, k) if kw == "answer" else VERDICT_WITH_NOUN_RE.match(x.low, k)
     if noun is None:
         return None
     q = None
     if k - ls <= 140 and may_be_label(x.t, ls, k):  # (cheap tests first: a label opens the line, or "(X) ")
-        q = X.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
+        q = patterns.LABEL_SENTENCE_BEFORE_RE.search(x.t, max(0, k - 140), k)
     if q is None and x.t.find(") ", max(ls, k - 140), k) >= 0:
-        q = X.PAREN_LABEL_SENTENCE_BEFORE_RE.search(x.t, max(ls, k - 140), k)
+        q = patterns.PAREN_LABEL_SENTENCE_BEFORE_RE.search(x.t, max(ls, k - 140), k)
     if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
@@ -373,7 +378,7 @@ def _it_is_text(x: Text, k: int) -> Evidence | None:
         e = len(x.t)
     if e - k > 160:  # (cheap tests first: a short rest of the line, starting like a name or a number)
         return None
-    m = X.IT_IS_TEXT_RE.match(x.low, k, e)
+    m = patterns.IT_IS_TEXT_RE.match(x.low, k, e)
     if m is None or not (x.t[m.start("T")].isupper() or x.t[m.start("T")].isdigit()):
         return None
     if conditional_before(x.low, max(0, k - 60), k):
@@ -385,42 +390,42 @@ def _it_is_text(x: Text, k: int) -> Evidence | None:
     return Evidence(k, PHRASE, "robust.commit_phrase", Reading(LETTER, letter, (a, b), "option text"))
 
 
-def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _verdict(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     """ "B is the correct answer", "C is the least accurate statement", "A and C are right", "B is the
     answer": a letter and a verdict on it, found from the verdict word backwards."""
     low = x.low
-    if kw == "best" and X.STATEMENT_END_RE.match(low, k + 4):
-        f = X.FITS_BEST_BEFORE_RE.search(x.t, max(0, k - 24), k)
+    if kw == "best" and patterns.STATEMENT_END_RE.match(low, k + 4):
+        f = patterns.FITS_BEST_BEFORE_RE.search(x.t, max(0, k - 24), k)
         if f is not None and f.start("L") not in seen:
             seen.add(f.start("L"))
             r = _letters_at(x, f.start("L"), "verdict_alone", f.start())
             return Evidence(f.start(), PHRASE, "robust.commit_correct", r, verdict_of_letter=True)
     if not copula_before(low, k):
         return _as_the_answer(x, k, seen) if kw == "answer" else None
-    q = X.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
+    q = patterns.VERDICT_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None:
         return _label_sentence(x, k, kw, seen)
     j = q.start("L")
     if j in seen:
         return None
     more = [c for c in q.group("more") if c.isupper()]
-    if kw in X.VERDICT_NOUNS_ALONE:
+    if kw in patterns.VERDICT_NOUNS_ALONE:
         words = low[q.start() : k].split()
-        if words and words[-1] in X.VERDICT_FINAL_WORDS:
+        if words and words[-1] in patterns.VERDICT_FINAL_WORDS:
             words.pop()
-        if not words or words[-1] not in X.VERDICT_DETERMINERS or not X.NOUN_ALONE_RE.match(low, k):
+        if not words or words[-1] not in patterns.VERDICT_DETERMINERS or not NOUN_ALONE_RE.match(low, k):
             return None
         tier, kind = ANCHORED, "verdict_noun"
-    elif X.VERDICT_WITH_NOUN_RE.match(low, k):
+    elif VERDICT_WITH_NOUN_RE.match(low, k):
         tier, kind = ANCHORED, "verdict_noun"
-    elif X.VERDICT_ALONE_RE.match(low, k) or (more and X.PLURAL_VERDICT_RE.match(low, k)):
+    elif patterns.VERDICT_ALONE_RE.match(low, k) or (more and patterns.PLURAL_VERDICT_RE.match(low, k)):
         tier, kind = PHRASE, "verdict_alone"
     else:
         return None
-    if not more and kw in X.PLURAL_ONLY_VERDICTS:
+    if not more and kw in patterns.PLURAL_ONLY_VERDICTS:
         return None
     seen.add(j)
-    if X.LIST_BEFORE_RE.search(low, max(0, j - 30), j):
+    if patterns.LIST_BEFORE_RE.search(low, max(0, j - 30), j):
         r = none_reading((j, j + 1), "one of several letters, not a commitment")
     else:
         r = _letters_at(x, j, kind, q.start())
@@ -431,7 +436,7 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
                 (j, q.end("more")),
                 "several letters: " + "/".join([r.letter, *more]),  # type: ignore[list-item]  # a LETTER reading
             )
-    also = any(w in X.ALSO_WORDS for w in low[q.start() : k].split())
+    also = any(w in patterns.ALSO_WORDS for w in low[q.start() : k].split())
     return Evidence(
         q.start(), tier, "robust.commit_correct", r, verdict_of_letter=kind == "verdict_alone", also=also
     )
@@ -439,14 +444,14 @@ def _verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
 
 def _as_the_answer(x: Text, k: int, seen: set[int]) -> Evidence | None:
     """ "So we get D as the answer.": a letter taken as the answer, closing its line."""
-    if k < 8 or x.low[k - 1] != " " or not X.LINE_CLOSES_RE.match(x.low, k + 6):
+    if k < 8 or x.low[k - 1] != " " or not patterns.LINE_CLOSES_RE.match(x.low, k + 6):
         return None
-    q = X.AS_THE_ANSWER_BEFORE_RE.search(x.t, max(0, k - 40), k)
+    q = patterns.AS_THE_ANSWER_BEFORE_RE.search(x.t, max(0, k - 40), k)
     if q is None or q.start("L") in seen:
         return None
     j = q.start("L")
     c = max(x.low.rfind(p, max(0, j - 80), j) for p in ".;!?\n:") + 1  # (the clause before the letter)
-    if not X.AS_THE_ANSWER_LEAD_RE.fullmatch(x.low, max(c, j - 80), j):
+    if not patterns.AS_THE_ANSWER_LEAD_RE.fullmatch(x.low, max(c, j - 80), j):
         return None
     seen.add(j)
     return Evidence(q.start(), PHRASE, "robust.conclusion", _letters_at(x, j, "conclusion", q.start()))
@@ -458,17 +463,17 @@ def copula_before(low: str, k: int) -> bool:
     if k == 0 or not low[k - 1].isspace():
         return False
     words = low[max(0, k - 24) : k].split()
-    while words and words[-1] in X.VERDICT_AFTER_COPULA:
+    while words and words[-1] in patterns.VERDICT_AFTER_COPULA:
         words.pop()
-    return bool(words) and words[-1] in X.VERDICT_COPULAS
+    return bool(words) and words[-1] in patterns.VERDICT_COPULAS
 
 
-def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _cjk_verdict(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     """ "选项B正确", "B是正确的": a letter right before a Chinese verdict word."""
-    q = X.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
+    q = patterns.CJK_VERDICT_BEFORE_RE.search(x.t, max(0, k - 12), k)
     if q is None or q.start("L") in seen:
         return None
-    if X.CJK_VERDICT_NEGATED_AFTER_RE.match(x.t, k + len(kw)):
+    if patterns.CJK_VERDICT_NEGATED_AFTER_RE.match(x.t, k + len(kw)):
         return None  # ("5번은 정답이 아닙니다", "Cは正解ではない": a verdict against the letter)
     j = q.start("L")
     seen.add(j)
@@ -477,17 +482,17 @@ def _cjk_verdict(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     )
 
 
-def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _elimination(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     """ "rules out A and B, leaving C", "which leaves B", "only D remains"."""
-    m = X.ELIMINATION_BEFORE_RE.match(x.low, k)
+    m = patterns.ELIMINATION_BEFORE_RE.match(x.low, k)
     if m is not None:
         j = m.start("L")
         start = k
     else:
-        if kw not in X.ELIMINATION_AFTER_KEYWORDS:
+        if kw not in patterns.ELIMINATION_AFTER_KEYWORDS:
             return None
-        q = X.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
-        if q is None or X.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:
+        q = patterns.ELIMINATION_AFTER_RE.search(x.low, max(0, k - 40), k + len(kw))
+        if q is None or patterns.STATEMENT_END_RE.match(x.low, k + len(kw)) is None:
             return None
         j = q.start("L")
         start = q.start()
@@ -497,7 +502,7 @@ def _elimination(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evid
     return Evidence(start, PHRASE, "robust.elimination", _letters_at(x, j, "elimination", start))
 
 
-def _ordinal(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence | None:
+def _ordinal(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | None:
     """ "That's the second option." (ordinals.py), unless under a condition."""
     ev = ordinal_commitment(x.t, x.low, k, kw, x.opts.letters)
     if ev is not None and ev.decisive and conditional_before(x.low, max(0, ev.pos - 60), ev.pos):
@@ -507,12 +512,12 @@ def _ordinal(x: Text, k: int, kw: str, h: K.Handler, seen: set[int]) -> Evidence
 
 # What each kind of keyword handler tries (keywords.py): all take (text, position, keyword, handler, seen).
 _TRY = {
-    K.ANCHOR: _anchor,
-    K.COMMIT: _commit,
-    K.VERDICT: _verdict,
-    K.CJK_VERDICT: _cjk_verdict,
-    K.ELIMINATION: _elimination,
-    K.ORDINAL: _ordinal,
+    keywords.ANCHOR: _anchor,
+    keywords.COMMIT: _commit,
+    keywords.VERDICT: _verdict,
+    keywords.CJK_VERDICT: _cjk_verdict,
+    keywords.ELIMINATION: _elimination,
+    keywords.ORDINAL: _ordinal,
 }
 
 
@@ -532,7 +537,7 @@ def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evi
                 break
             e = hi
         k = e
-        while k > ls and t[k - 1] in X.LINE_END_TRAIL:
+        while k > ls and t[k - 1] in patterns.LINE_END_TRAIL:
             k -= 1
         k -= 1
         line_start, ls = ls, e + 1
@@ -542,8 +547,8 @@ def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evi
         w = low[a:k].rstrip("([*")
         if not w or not w[-1].isspace():
             continue
-        if w.rstrip().endswith(X.CONCLUSION_ENDINGS):
-            m = X.CONCLUSION_RE.search(low, a, e)
+        if w.rstrip().endswith(patterns.CONCLUSION_ENDINGS):
+            m = patterns.CONCLUSION_RE.search(low, a, e)
             if m is not None and m.start("L") not in seen:
                 seen.add(m.start("L"))
                 yield Evidence(
@@ -555,7 +560,7 @@ def _line_end_letters(x: Text, lo: int, hi: int, seen: set[int]) -> Iterator[Evi
                 continue
         closing = line_start == last_line_start or (t[k - 1] == "(" and t[k + 1 : k + 2] == ")")
         if closing or (e < n and t[k] in x.opts.letters):
-            m = X.CLOSING_COPULA_RE.search(low, a, e)
+            m = patterns.CLOSING_COPULA_RE.search(low, a, e)
             if m is None or m.start("L") in seen or t[m.start("L")] not in x.opts.letters:
                 continue
             if closing or only_remarks_after(x, e, t[k]):
@@ -569,11 +574,11 @@ def only_remarks_after(x: Text, e: int, letter: str) -> bool:
     at most 200 characters in at most 3 lines, no revision or hedge, and every option letter in it is
     another letter than `letter`, dismissed."""
     rest = x.t[e:]
-    if len(rest) > 200 or rest.strip().count("\n") > 2 or X.REVISION_RE.search(rest):
+    if len(rest) > 200 or rest.strip().count("\n") > 2 or patterns.REVISION_RE.search(rest):
         return False
-    if X.HEDGE_WORDS_RE.search(x.low, e):
+    if patterns.HEDGE_WORDS_RE.search(x.low, e):
         return False
-    for m in X.PROSE_LETTER_RE.finditer(rest):
+    for m in patterns.PROSE_LETTER_RE.finditer(rest):
         j = m.start()
         c = rest[j]
         if c not in x.opts.letters or letter_use(rest, j) is not None:
@@ -581,6 +586,9 @@ def only_remarks_after(x: Text, e: int, letter: str) -> bool:
         if c == letter:
             return False
         found, end = read_letter_list(rest, j, c, False)
-        if not (X.NEGATED_BEFORE_RE.search(rest, max(0, j - 20), j) or X.DISMISSED_AFTER_RE.match(rest, end)):
+        if not (
+            patterns.NEGATED_BEFORE_RE.search(rest, max(0, j - 20), j)
+            or patterns.DISMISSED_AFTER_RE.match(rest, end)
+        ):
             return False
     return True

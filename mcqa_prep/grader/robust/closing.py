@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 
 from ...labels import ONE_READING
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .candidates import Text
 from .evidence import FORMAT, LETTER, Evidence, Reading, none_reading
 from .payload import read_letter_list
@@ -50,7 +49,9 @@ _LAST_FIRST_PERSON_RE = re.compile(
     r"[.!]\s+((?:I|I['’](?:m|d|ll|ve)|We|We['’](?:d|ll|re)|My|Our)\s[^.!?\n]*[.!]?\s*)$"
 )
 # Answer nouns of every language: a letter after one is no name ("Somit lautet die Antwort E.").
-_ANSWER_WORDS = frozenset((*P.ANSWER_NOUNS, *P.QUALIFIED_NOUNS, *(a.word for a in P.ANCHORS_OTHER_LANGUAGES)))
+_ANSWER_WORDS = frozenset(
+    (*phrases.ANSWER_NOUNS, *phrases.QUALIFIED_NOUNS, *(a.word for a in phrases.ANCHORS_OTHER_LANGUAGES))
+)
 
 
 def closing_line(x: Text) -> Evidence:
@@ -59,9 +60,8 @@ def closing_line(x: Text) -> Evidence:
     e = len(t.rstrip())
     s0 = t.rfind("\n", 0, e) + 1
     j, why = _line_letter(x, s0, e)
-    if (
-        j < 0 and e - s0 > _MAX_LINE
-    ):  # a paragraph closing with a first-person choice ("... I'm going with B.")
+    # a paragraph closing with a first-person choice ("... I'm going with B.")
+    if j < 0 and e - s0 > _MAX_LINE:
         m = _LAST_FIRST_PERSON_RE.search(t, max(s0, e - _MAX_LINE), e)
         if m is not None:
             j, why = _line_letter(x, m.start(1), e)
@@ -95,7 +95,7 @@ def _next_listing_label(t: str, s0: int, e: int, letter: str) -> bool:
     prev = t[s2:e2].lstrip(" \t>*_-(")
     if not (prev[:1] == chr(ord(letter) - 1) and prev[1:2] in (".", ")", ":") and len(prev) > 3):
         return False
-    return X.LISTING_VERDICT_RE.search(prev) is None  # "B. is wrong" / "C.": a walk that ends on C
+    return patterns.LISTING_VERDICT_RE.search(prev) is None  # "B. is wrong" / "C.": a walk that ends on C
 
 
 def _remark(x: Text, s0: int, e: int) -> set[str] | None:
@@ -104,19 +104,21 @@ def _remark(x: Text, s0: int, e: int) -> set[str] | None:
     a revision, a hedge, a contrast, a letter not dismissed, or over 200 characters."""
     raw = x.t[s0:e]
     low = raw.lower()
-    if len(raw) > 200 or X.REVISION_RE.search(raw) or X.HEDGE_WORDS_RE.search(low):
+    if len(raw) > 200 or patterns.REVISION_RE.search(raw) or patterns.HEDGE_WORDS_RE.search(low):
         return None
     if dangling(raw):  # ("... As anatomy of A.\n\nThe": the response was cut off, not closed by a remark)
         return None
-    if X.CLOSING_REMARK_CONTRAST_RE.search(low):
+    if patterns.CLOSING_REMARK_CONTRAST_RE.search(low):
         return None
     s = blank_markup(raw)
     letters = set()
-    for m in X.PROSE_LETTER_RE.finditer(s):  # (inclusive: "C and A both fail" names A too)
+    for m in patterns.PROSE_LETTER_RE.finditer(s):  # (inclusive: "C and A both fail" names A too)
         j = m.start()
         if not s[j + 1 : j + 2].isalpha() and letter_use(s, j) in (None, "article, not a letter"):
             letters.add(s[j])
-    if letters and (not letters <= set(x.opts.letters) or X.CLOSING_REMARK_DISMISSAL_RE.search(low) is None):
+    if letters and (
+        not letters <= set(x.opts.letters) or patterns.CLOSING_REMARK_DISMISSAL_RE.search(low) is None
+    ):
         return None
     return letters
 
@@ -132,7 +134,13 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
     if len(raw) > _MAX_LINE or not raw.strip():
         return -1, "not a short closing line"
     s = blank_markup(raw)
-    if X.BULLET_START_RE.match(raw) or _ITEM_LABEL_RE.match(s) or "|" in s or "?" in s or dangling(raw):
+    if (
+        patterns.BULLET_START_RE.match(raw)
+        or _ITEM_LABEL_RE.match(s)
+        or "|" in s
+        or "?" in s
+        or dangling(raw)
+    ):
         return -1, "not a closing sentence"
     core = s.strip(" \t*_`$")
     if core.startswith(("(", "[")) and core.rstrip(".!").endswith((")", "]")):
@@ -147,20 +155,21 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
         return -1, f"{letter or 'the article A'} is not an option"
     low = s.lower()
     before, after = _without_option_text(x, low, j, letter)
-    if X.CLOSING_LINE_VETO_RE.search(before) or X.CLOSING_LINE_VETO_RE.search(after):
+    if patterns.CLOSING_LINE_VETO_RE.search(before) or patterns.CLOSING_LINE_VETO_RE.search(after):
         return -1, "said against the letter, or not a commitment"
     if _names_other_option(x, before + " " + after, letter):
         return -1, "another option's text stands in the line"
-    words_before = X.CLOSING_LINE_WORD_RE.findall(before)
-    words_after = X.CLOSING_LINE_WORD_RE.findall(after)
-    if not after.strip(_TRAIL) or X.CLOSING_RE.match(after):  # it closes the line: "That narrows it to A."
-        if len(words_before) > P.CLOSING_LINE_MAX_WORDS_BEFORE or not _one_sentence(before):
+    words_before = patterns.CLOSING_LINE_WORD_RE.findall(before)
+    words_after = patterns.CLOSING_LINE_WORD_RE.findall(after)
+    # it closes the line: "That narrows it to A."
+    if not after.strip(_TRAIL) or patterns.CLOSING_RE.match(after):
+        if len(words_before) > phrases.CLOSING_LINE_MAX_WORDS_BEFORE or not _one_sentence(before):
             return -1, "not one short sentence"
         frame = " ".join(words_before[-3:])
         pattern = r"\b" + re.escape(frame).replace(r"\ ", r"\W+") + r"\W{0,4}([A-Z])\b" if frame else None
     elif not before.strip(_OPEN) or _ONLY_RE.fullmatch(before.strip(_OPEN)):  # it opens it: "E wins out."
         rest = after.lstrip(" \t*_`$")
-        if rest[:1] in ":;,.-–—()]" or len(words_after) > P.CLOSING_LINE_MAX_WORDS_AFTER:
+        if rest[:1] in ":;,.-–—()]" or len(words_after) > phrases.CLOSING_LINE_MAX_WORDS_AFTER:
             return -1, "a label followed by a discussion"
         if _DESCRIPTION_RE.match(rest):
             return -1, "a description of the option"
@@ -178,7 +187,7 @@ def _line_letter(x: Text, s0: int, e: int) -> tuple[int, str]:
 def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
     """Standalone capital letters of the line (and a lower-case label named by its noun: "option (c)")."""
     out = []
-    for m in X.PROSE_LETTER_RE.finditer(s):
+    for m in patterns.PROSE_LETTER_RE.finditer(s):
         j = m.start()
         if is_word_char(s[j + 1 : j + 2] or " "):  # ("Vậy": a word in another script; not "Aです")
             continue
@@ -192,7 +201,7 @@ def _letter_tokens(x: Text, s: str, s0: int) -> list[tuple[int, str]]:
             continue
         found, _ = read_letter_list(s, j, s[j], False)  # ("C and A both work": A is no article here)
         out.extend((j, c) for c in found)
-    for m in X.CLOSING_LINE_LOWER_RE.finditer(s.lower()):
+    for m in patterns.CLOSING_LINE_LOWER_RE.finditer(s.lower()):
         j = m.start(1)
         if s[j].islower():
             out.append((j, s[j].upper()))
@@ -208,14 +217,18 @@ def _a_before_verb(x: Text, s: str, j: int, s0: int) -> bool:
     start of option A's text) is the letter, when the response names other option letters before."""
     if s[j] != "A" or s[:j].strip(_OPEN) or letter_use(s, j) != "article, not a letter":
         return False
-    words = X.CLOSING_LINE_WORD_RE.findall(s[j + 1 :])
-    if not words or len(words) > P.CLOSING_LINE_MAX_WORDS_AFTER or not re.fullmatch(r"[a-z]+[^s]s", words[0]):
+    words = patterns.CLOSING_LINE_WORD_RE.findall(s[j + 1 :])
+    if (
+        not words
+        or len(words) > phrases.CLOSING_LINE_MAX_WORDS_AFTER
+        or not re.fullmatch(r"[a-z]+[^s]s", words[0])
+    ):
         return False
     if dict(x.opts.norms).get("A", "").startswith(words[0]):
         return False
     return any(
         c in x.opts.letters and c != "A" and letter_use(x.t, m.start()) is None
-        for m in X.PROSE_LETTER_RE.finditer(x.t, 0, s0)
+        for m in patterns.PROSE_LETTER_RE.finditer(x.t, 0, s0)
         for c in x.t[m.start()]
     )
 
@@ -244,7 +257,10 @@ def _without_option_text(x: Text, low: str, j: int, letter: str) -> tuple[str, s
     before, after = low[:j], low[j + 1 :]
     if own:
         m = re.match(r"[\s)\]*_]*(?:\(([^()\n]{1,100})\)|[:\-–—]\s*([^\n]{1,100}?))(?=[\s.!*_]*$)", after)
-        if m is not None and x.opts.equal((m.group(1) or m.group(2) or "").strip(X.STRIP_CHARS)) == letter:
+        if (
+            m is not None
+            and x.opts.equal((m.group(1) or m.group(2) or "").strip(patterns.STRIP_CHARS)) == letter
+        ):
             after = after[m.end() :]
         b = before.rstrip(" \t*_([-–—:,")
         if b.endswith(own) and len(b) < len(before):

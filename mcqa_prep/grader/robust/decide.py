@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ...records import Candidate
-from . import patterns as X
+from . import patterns
 from .evidence import ANCHORED, LETTER, NONE, PHRASE, SEVERAL, Evidence, Reading
 from .scope import part_of
 from .tokens import letter_use
@@ -37,7 +37,7 @@ def decide(evidence: list[Evidence], t: str, parts: list[int]) -> Decision:
     anchored = [e for e in decisive if e.tier == ANCHORED]
     if anchored:
         base = anchored[-1]
-        m = None if base.draft else X.REVISION_RE.search(t, base.end)
+        m = None if base.draft else patterns.REVISION_RE.search(t, base.end)
         revised_from = base.end if base.draft else m.start() if m is not None else len(t)
         later = [
             e
@@ -76,7 +76,7 @@ def _cycle(anchored: list[Evidence], base: Evidence, t: str) -> str | None:
         return None
     others = {e.reading.letter for e in anchored if first.pos < e.pos < base.pos and e.decisive}
     others.discard(letter)
-    if others and X.REVISION_RE.search(t, first.pos, base.pos) is None:
+    if others and patterns.REVISION_RE.search(t, first.pos, base.pos) is None:
         return "the answers cycle between several letters"
     return None
 
@@ -84,12 +84,15 @@ def _cycle(anchored: list[Evidence], base: Evidence, t: str) -> str | None:
 def _withdrawn(t: str, lo: int, letter: str | None) -> bool:
     """After a revision marker at `lo`, the answer's own letter is declared wrong ("Hmm, actually no. C
     can't be right.") or doubted ("I'm no longer sure it's B"), and no new answer follows (the caller)."""
-    for m in X.PROSE_LETTER_RE.finditer(t, lo):
+    for m in patterns.PROSE_LETTER_RE.finditer(t, lo):
         j = m.start()
         if (
             t[j] == letter
             and letter_use(t, j) is None
-            and (X.RETRACTED_AFTER_RE.match(t, j + 1) or X.RETRACTED_BEFORE_RE.search(t, max(lo, j - 60), j))
+            and (
+                patterns.RETRACTED_AFTER_RE.match(t, j + 1)
+                or patterns.RETRACTED_BEFORE_RE.search(t, max(lo, j - 60), j)
+            )
         ):
             return True
     return False
@@ -104,20 +107,22 @@ def _conflict(base: Evidence, decisive: list[Evidence], t: str, parts: list[int]
         if prev.tier >= base.tier and not _same(prev.reading, base.reading):
             bare = gap.strip(" \t*_$`()[]{}")  # (a gap of markup only: the two stand side by side)
             joined = (
-                X.COORDINATION_GAP_RE.fullmatch(gap) if bare else "\n" not in gap and prev.rule == base.rule
+                patterns.COORDINATION_GAP_RE.fullmatch(gap)
+                if bare
+                else "\n" not in gap and prev.rule == base.rule
             )
-            if joined or X.COORDINATION_OPENER_RE.search(t, max(0, prev.pos - 12), prev.pos):
+            if joined or patterns.COORDINATION_OPENER_RE.search(t, max(0, prev.pos - 12), prev.pos):
                 return "several answers given together"
     if any(e.also and e.pos > base.pos and not _same(e.reading, base.reading) for e in decisive):
         return "another answer is called valid too"
-    if before and X.ALSO_VALID_RE.match(t, base.end):
+    if before and patterns.ALSO_VALID_RE.match(t, base.end):
         if any(not _same(e.reading, base.reading) for e in before if e.tier >= PHRASE):
             return "another answer is called valid too"
     if base.verdict_of_letter:
         for e in decisive:
             if e is not base and e.verdict_of_letter and not _same(e.reading, base.reading):
                 lo, hi = sorted((e.end, base.pos))
-                if not X.REVISION_RE.search(t, lo, hi):
+                if not patterns.REVISION_RE.search(t, lo, hi):
                     return "verdicts on several letters"
     if base.hedged:
         for e in decisive:

@@ -17,7 +17,7 @@ from ...records import (
     Candidate,
 )
 from ..base import Extraction
-from . import patterns as X
+from . import patterns
 from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
 from .evidence import DECISIVE, LETTER, NONE, Evidence, Reading
@@ -84,7 +84,7 @@ def read_text(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -
     x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False)
     before = ext.span[0] if ext.span is not None else len(t)
-    markers = structure and X.STRUCTURE_NL_RE.search(x.low) is not None
+    markers = structure and patterns.STRUCTURE_NL_RE.search(x.low) is not None
     bounds = follow_up_boundaries(t, x.low, x.opts, before, markers=markers)
     for b in bounds:
         prefix = make_text(t[:b], x.low[:b], x.opts, structure)
@@ -157,15 +157,14 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     if dec.chosen is not None:
         chosen, reading = dec.chosen, dec.reading
         section = _unread_section(evidence, chosen, t)
-        if (
-            section is not None
-        ):  # ("... so C. ## Final Answer <nothing readable>"): the reasoning's C is no answer
+        # ("... so C. ## Final Answer <nothing readable>"): the reasoning's C is no answer
+        if section is not None:
             why = "the final-answer section commits to nothing readable; earlier letters are reasoning"
             out = explain(evidence, None) + [Candidate("robust.scope", section.reading.span, None, why)]
             return Extraction(
                 None, STATUS_NO_ANSWER, "robust.scope", section.reading.span, tuple(out), message=why
             )
-        if chosen.draft or X.REVISION_RE.search(t, chosen.end):
+        if chosen.draft or patterns.REVISION_RE.search(t, chosen.end):
             ll = last_line(x)  # "Answer: B ... let me check again ... \n\nC": a corrected bare answer
             if (
                 ll.decisive
@@ -203,8 +202,8 @@ def _foreign_answer(x: Text, e: Evidence) -> Evidence:
 def _none_correct_after(x: Text, end: int) -> tuple[int, int] | None:
     """The span of a verdict that none of the options is correct after `end`, unless an option's text is
     itself such a verdict ("None of the above" as an option: saying so may choose it)."""
-    m = X.NONE_CORRECT_RE.search(x.low, end)
-    if m is None or any(X.REFUSAL_RE.search(ot) for _, ot in x.opts.norms):
+    m = patterns.NONE_CORRECT_RE.search(x.low, end)
+    if m is None or any(patterns.REFUSAL_RE.search(ot) for _, ot in x.opts.norms):
         return None
     return m.span()
 
@@ -236,15 +235,15 @@ def may_join_earlier(t: str, lo: int, pos: int) -> bool:
     if lo == 0:
         return False
     gap = t[lo:pos]
-    if gap.strip() and not X.COORDINATION_GAP_RE.fullmatch(gap):
+    if gap.strip() and not patterns.COORDINATION_GAP_RE.fullmatch(gap):
         return False
     tail = t[max(0, lo - 40) : lo].rstrip(" \t\r\n*_$`([{").lower()
-    if tail.endswith(X.JOINER_ENDINGS) or tail in X.JOINER_WORDS:
+    if tail.endswith(patterns.JOINER_ENDINGS) or tail in patterns.JOINER_WORDS:
         return True
     near = t[max(0, pos - 12) : pos].lower()
     return (
-        any(w in near for w in X.COORDINATION_OPENERS)
-        and X.COORDINATION_OPENER_RE.search(t, max(0, pos - 12), pos) is not None
+        any(w in near for w in patterns.COORDINATION_OPENERS)
+        and patterns.COORDINATION_OPENER_RE.search(t, max(0, pos - 12), pos) is not None
     )
 
 

@@ -25,9 +25,7 @@ from typing import Any
 
 from ...records import STATUS_OK, Candidate
 from ..base import Extraction
-from . import keywords as K
-from . import patterns as X
-from . import phrases as P
+from . import keywords, patterns, phrases
 from .candidates import anchor_at, anchor_payload, conditional_before, copula_before
 from .evidence import DECISIVE, LETTER, Reading, letter_reading
 from .extract import STATUS_OF, first_stage_start, may_join_earlier, said_before
@@ -41,12 +39,12 @@ from .tokens import UPPER, letter_use
 # The shapes' words, all from phrases.py: a conclusion word that may open the line, a qualifier, an answer
 # noun (a qualified noun only with its qualifier), an answer word of another language written like
 # "Answer:" (only with a colon, opening the line), the nouns of "Option B is correct".
-_LEADS = tuple(w for w in P.CONCLUSION_WORDS if w.isalpha())
-_NOUNS = P.ANSWER_NOUNS + tuple(n for n in P.HEADING_NOUNS if n not in P.QUALIFIERS)
+_LEADS = tuple(w for w in phrases.CONCLUSION_WORDS if w.isalpha())
+_NOUNS = phrases.ANSWER_NOUNS + tuple(n for n in phrases.HEADING_NOUNS if n not in phrases.QUALIFIERS)
 _FOREIGN = tuple(
     dict.fromkeys(
         a.word
-        for a in P.ANCHORS_OTHER_LANGUAGES
+        for a in phrases.ANCHORS_OTHER_LANGUAGES
         if a.word.isascii()
         and a.word.isalpha()
         and a.link_required
@@ -57,13 +55,17 @@ _FOREIGN_SET = frozenset(_FOREIGN)
 _LETTER = r"[(*]*(?P<L>[a-z])[)*.]*"
 _BOX = r"\$?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}\$?\.?"
 _HEAD = (
-    r"(?:\*\*)?(?:(?:" + "|".join(_LEADS) + r"),? )?(?:the )?(?:(?P<q>" + "|".join(P.QUALIFIERS) + ") )?"
+    r"(?:\*\*)?(?:(?:"
+    + "|".join(_LEADS)
+    + r"),? )?(?:the )?(?:(?P<q>"
+    + "|".join(phrases.QUALIFIERS)
+    + ") )?"
     r"(?P<kw>" + "|".join(_NOUNS + _FOREIGN) + r")(?P<conn>(?:\*\*)?:(?:\*\*)?| is) "
 )
 ANCHOR_RE = re.compile(_HEAD + "(?:" + _LETTER + "|" + _BOX + ")")
 HEAD_RE = re.compile(_HEAD)
 COMMIT_RE = re.compile(
-    r"(?:\*\*)?(?P<kw>" + "|".join(P.OPTION_NOUNS) + r") (?P<L>[a-z]) is correct\.?(?:\*\*)?"
+    r"(?:\*\*)?(?P<kw>" + "|".join(phrases.OPTION_NOUNS) + r") (?P<L>[a-z]) is correct\.?(?:\*\*)?"
 )
 BOX_LINE_RE = re.compile(
     r"(?:\\\[ ?|\$\$? ?)?(?P<bx>\\boxed)\{(?:\\text\{(?P<BL>[a-z])\}|(?P<BL2>[a-z]))\}(?: ?\\\]| ?\$\$?)?\.?"
@@ -74,7 +76,8 @@ CJK_RE = re.compile(r"(?:\*\*)?(?P<kw>答案)(?:\*\*)?:(?:\*\*)? ?" + _LETTER)
 _FIRST = frozenset(
     "*\\$"
     + "".join(
-        w[0] + w[0].upper() for w in (*_LEADS, "the", *P.QUALIFIERS, *_NOUNS, *_FOREIGN, *P.OPTION_NOUNS)
+        w[0] + w[0].upper()
+        for w in (*_LEADS, "the", *phrases.QUALIFIERS, *_NOUNS, *_FOREIGN, *phrases.OPTION_NOUNS)
     )
 )
 
@@ -139,7 +142,7 @@ def _anchor_shape(
     k = m.start("kw")
     r = m.start()
     if q is None:
-        if kw not in P.ANSWER_NOUNS and kw not in _FOREIGN_SET:  # (a qualified noun without one)
+        if kw not in phrases.ANSWER_NOUNS and kw not in _FOREIGN_SET:  # (a qualified noun without one)
             return None
         if kw in _FOREIGN_SET and (k - r > 2 or m.group("conn") == " is"):
             return None
@@ -157,7 +160,7 @@ def _anchor_shape(
         or (q is not None and q != "final" and _verdict_before(text, w0 + m.start("q")))
     ):
         return None
-    conditional = X.CONDITION_HINT_RE.search(
+    conditional = patterns.CONDITION_HINT_RE.search(
         low, max(0, start - 80), start
     ) is not None and conditional_before(low, start - 80, start)
     start += w0
@@ -202,7 +205,7 @@ def _closing_copula(low: str, m: re.Match[str], w0: int, text: str) -> bool:
     j = m.start("L")
     e = m.end()
     return (
-        X.CLOSING_COPULA_RE.search(low, max(m.start(), j - 60), e) is not None
+        patterns.CLOSING_COPULA_RE.search(low, max(m.start(), j - 60), e) is not None
         and not text[j - 1 + w0].isalnum()
     )
 
@@ -225,8 +228,8 @@ def _free_anchor(
     if (
         kw in rest
         or (q is not None and q in rest)
-        or K.words_present(rest)
-        or X.LINE_END_CAPITAL_RE.search(text, lo1) is not None
+        or keywords.words_present(rest)
+        or patterns.LINE_END_CAPITAL_RE.search(text, lo1) is not None
     ):
         return None
     k = m.start("kw")
@@ -234,8 +237,8 @@ def _free_anchor(
         q is not None and q != "final" and _verdict_before(text, w0 + m.start("q"))
     ):
         return None
-    handlers = K.handlers(kw)
-    if any(h.what == K.COMMIT and h.tail.match(low, k) for h in handlers):  # type: ignore[union-attr]
+    handlers = keywords.handlers(kw)
+    if any(h.what == keywords.COMMIT and h.tail.match(low, k) for h in handlers):  # type: ignore[union-attr]
         return None
     full = text.lower()
     found = anchor_at(text, full, k + w0, kw, handlers[0], True)
@@ -255,7 +258,7 @@ def _verdict_before(text: str, k: int) -> bool:
     a = max(0, k - 30)
     return (
         copula_before(text[a:k].lower(), k - a)
-        and X.VERDICT_BEFORE_RE.search(text, max(0, k - 40), k) is not None
+        and patterns.VERDICT_BEFORE_RE.search(text, max(0, k - 40), k) is not None
     )
 
 
@@ -319,9 +322,9 @@ def _accepted(p: Reading) -> str:
 
 
 # How a line ends when it may join the closing line's answer to another, or start a verdict on it.
-_VERDICT_LEAD_WORDS = tuple(X.VERDICT_COPULAS | X.VERDICT_AFTER_COPULA)
-_ABOVE_ENDINGS = X.JOINER_ENDINGS + tuple(" " + w for w in _VERDICT_LEAD_WORDS)
-_ABOVE_WORDS = X.JOINER_WORDS | frozenset(_VERDICT_LEAD_WORDS)
+_VERDICT_LEAD_WORDS = tuple(patterns.VERDICT_COPULAS | patterns.VERDICT_AFTER_COPULA)
+_ABOVE_ENDINGS = patterns.JOINER_ENDINGS + tuple(" " + w for w in _VERDICT_LEAD_WORDS)
+_ABOVE_WORDS = patterns.JOINER_WORDS | frozenset(_VERDICT_LEAD_WORDS)
 
 
 def _plain_above(t: str, lo1: int) -> bool:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .candidates import Text
 from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
@@ -33,7 +32,7 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     sub-items, not the question."""
     t = x.t
     if parts:
-        m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
+        m = patterns.REFUSAL_RE.search(t, max(0, len(t) - 400))
         if m is not None and not x.opts.is_option_phrase(m.group()):
             yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
         return
@@ -51,7 +50,7 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     listing = _Listing(t)
     yield last_line(x)
     yield from _bold(x)
-    m = X.REFUSAL_RE.search(t, max(0, len(t) - 400))
+    m = patterns.REFUSAL_RE.search(t, max(0, len(t) - 400))
     if m is not None and not x.opts.is_option_phrase(m.group()):
         yield Evidence(m.start(), FORMAT, RULE_REFUSAL, Reading(REFUSAL, None, m.span(), "refusal"))
     e = len(t.rstrip())
@@ -78,9 +77,11 @@ class _Listing:
 
             t = self.t
             out = []
-            first = X.LABEL_LINE_RE.match(t)
+            first = patterns.LABEL_LINE_RE.match(t)
             start = 0 if first is None else first.end()
-            matches = ([first] if first is not None else []) + list(X.LABEL_LINE_NL_RE.finditer(t, start))
+            matches = ([first] if first is not None else []) + list(
+                patterns.LABEL_LINE_NL_RE.finditer(t, start)
+            )
             for m in matches:
                 pre, c, post = m.group("pre", "L", "post")
                 if c.isupper() and letter_use(t, m.start(2)) is None:
@@ -98,7 +99,7 @@ def _bare(x: Text, stripped: str) -> Evidence:
     """The whole (short) response is the answer: "**C**", ": B", "b. 4", "C and D", "I don't know"."""
     t = x.t
     a = t.find(stripped[:1]) if stripped else 0
-    only = stripped.strip(X.STRIP_CHARS + "*_$`")
+    only = stripped.strip(patterns.STRIP_CHARS + "*_$`")
     if len(only) == 1 and only.isascii() and only.isalpha():
         j = t.find(only)
         return Evidence(j, FORMAT, RULE_BARE, letter_reading(only.upper(), x.opts.letters, j, "bare letter"))
@@ -126,7 +127,7 @@ def listing_in(s: str) -> bool:
     """Two or more different labels ("A:", "B：", "C)") stand in `s`: a listing of options (echoed or
     invented: "A:紧急避险…;B:意外事件…", "…F:… G:…"), not an answer."""
     found = set()
-    for m in X.INLINE_LABEL_RE.finditer(s):
+    for m in patterns.INLINE_LABEL_RE.finditer(s):
         found.add(m.group(1))
         if len(found) >= 2:
             return True
@@ -145,7 +146,7 @@ def _lower_label(x: Text, a: int, b: int) -> Reading | None:
     letter = s[k].upper()
     if letter not in x.opts.letters:
         return None
-    rest = s[k + 2 :].strip(X.STRIP_CHARS + "*_")
+    rest = s[k + 2 :].strip(patterns.STRIP_CHARS + "*_")
     if rest and _names_option(x, rest) == letter:
         return Reading(LETTER, letter, (a + k, a + k + 1), "lower-case label confirmed by its option text")
     return None
@@ -160,7 +161,7 @@ def _discusses(t: str, pos: int) -> bool:
     """The words right after a leading label talk about the option ("A: The first option suggests")."""
     e = line_end(t, pos)
     sentence = t[pos : min(e, pos + 80)]
-    return X.DISCUSSION_RE.search(sentence) is not None
+    return patterns.DISCUSSION_RE.search(sentence) is not None
 
 
 def last_line(x: Text) -> Evidence:
@@ -182,19 +183,19 @@ def last_line(x: Text) -> Evidence:
     if listing_in(line):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "a listing of options, not an answer"))
     after = t[r.span[1] : e]
-    m = X.LABEL_DELIMITER_RE.match(after)
+    m = patterns.LABEL_DELIMITER_RE.match(after)
     rest = after[m.end() :] if m else after
-    rest_clean = rest.strip(X.STRIP_CHARS + "*_`$ \t")
+    rest_clean = rest.strip(patterns.STRIP_CHARS + "*_`$ \t")
     label_only = not rest_clean
     if not label_only and r.verdict != "option text":
         if (
             dangling(line)
-            or X.BULLET_START_RE.match(line)
+            or patterns.BULLET_START_RE.match(line)
             or not _option_text_then_aside(x, r.letter, rest_clean)  # type: ignore[arg-type]  # a LETTER reading
         ):
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label followed by a discussion"))
         aside = x.opts.equal(rest_clean) != r.letter  # (more than the option's own text)
-        if aside and line.rstrip(" \t*_`$")[-1:] not in X.TERMINAL_CHARS:
+        if aside and line.rstrip(" \t*_`$")[-1:] not in patterns.TERMINAL_CHARS:
             # an aside after the option text, with no end to its sentence: the line was cut off
             return Evidence(s0, FORMAT, rule, none_reading(r.span, "a label line cut off"))
         if aside and _walk_above(x, s0, r.letter):
@@ -205,13 +206,13 @@ def last_line(x: Text) -> Evidence:
         return Evidence(
             s0, FORMAT, rule, none_reading(r.span, "the article opening an announced step, cut off")
         )
-    if r.letter == next(iter(x.opts.letters), None) and X.WALK_ANNOUNCEMENT_RE.search(
+    if r.letter == next(iter(x.opts.letters), None) and patterns.WALK_ANNOUNCEMENT_RE.search(
         t, max(0, s0 - 300), s0
     ):
         return Evidence(
             s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
         )
-    if X.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
+    if patterns.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "an item of a bulleted list, not an answer"))
     w0 = (
         t.rfind("\n", 0, max(0, s0 - 600)) + 1
@@ -249,7 +250,7 @@ def _walk_above(x: Text, s0: int, letter: str | None) -> bool:
         a = t.rfind("\n", 0, max(k, 0)) + 1
         if k <= 0 or not t[a:k].strip():
             break
-        m = X.LINE_OPENING_LETTER_RE.match(t, a, k)
+        m = patterns.LINE_OPENING_LETTER_RE.match(t, a, k)
         if (
             m is not None
             and m.group(1) != letter
@@ -269,9 +270,10 @@ def _option_text_then_aside(x: Text, letter: str, rest: str) -> bool:
         if lt == letter and (nc == ot or (nc.startswith(ot) and not nc[len(ot) : len(ot) + 1].isalnum())):
             aside = nc[len(ot) :]
             return (
-                X.DISCUSSION_RE.search(aside) is None
-                and X.DISMISSED_AFTER_RE.match(aside) is None
-                and X.CLOSING_DISMISSAL_RE.search(aside) is None  # ("D (Iodine) gets crossed out, since ...")
+                patterns.DISCUSSION_RE.search(aside) is None
+                and patterns.DISMISSED_AFTER_RE.match(aside) is None
+                and patterns.CLOSING_DISMISSAL_RE.search(aside)
+                is None  # ("D (Iodine) gets crossed out, since ...")
             )
     return x.opts.equal(rest) == letter or x.opts.restated(nc) == letter
 
@@ -283,7 +285,7 @@ def _bold(x: Text) -> Iterator[Evidence]:
     para = t.rfind("\n\n", 0, e)
     pstart = 0 if para < 0 else para + 2
     found: dict[str, tuple[int, int]] = {}
-    for m in X.BOLD_RE.finditer(t, pstart):
+    for m in patterns.BOLD_RE.finditer(t, pstart):
         g = 1 if m.group(1) is not None else 2
         if at_line_start(t, m.start()):
             continue
@@ -321,13 +323,13 @@ def _leading_letter(x: Text) -> Evidence:
     return Evidence(0, FORMAT, RULE_LEADING, none_reading(r.span, "no leading letter"))
 
 
-_AFTER_A = frozenset(P.WORDS_AFTER_OPTION_LETTER) | frozenset(P.WORDS_AFTER_OPTION_A)
+_AFTER_A = frozenset(phrases.WORDS_AFTER_OPTION_LETTER) | frozenset(phrases.WORDS_AFTER_OPTION_A)
 
 
 def _article_before_name(x: Text, j: int) -> bool:
     """ "A Type I error is ...", "A Carnot engine ...": an opening "A" before a capitalised word that
     neither follows an option letter nor starts option A's text is the article."""
-    m = X.NEXT_CAP_WORD_RE.match(x.t, j + 1) if x.t[j] == "A" else None
+    m = patterns.NEXT_CAP_WORD_RE.match(x.t, j + 1) if x.t[j] == "A" else None
     if m is None or m.group(1).lower() in _AFTER_A:
         return False
     text_a = dict(x.opts.norms).get("A", "")
@@ -341,16 +343,20 @@ def _closing_option_text(x: Text, listing: _Listing) -> Evidence:
     e = len(t.rstrip())
     para = t.rfind("\n\n", 0, e)
     pstart = 0 if para < 0 else para + 2
-    if not x.opts.norms or t[:e][-1:] not in X.TERMINAL_CHARS:
+    if not x.opts.norms or t[:e][-1:] not in patterns.TERMINAL_CHARS:
         return Evidence(pstart, FORMAT, RULE_OPTION_TEXT, none_reading((pstart, e), "no closing option text"))
     whole = norm(t)
-    ending = whole.rstrip(X.STRIP_CHARS + "*_`$")
+    ending = whole.rstrip(patterns.STRIP_CHARS + "*_`$")
     mentioned = [(lt, ot) for lt, ot in x.opts.norms if len(ot) >= 3 and _contains(whole, ot)]
     if len(mentioned) == 1:
         letter, ot = mentioned[0]
         k = ending.rfind(ot)
         c = max(ending.rfind(p, 0, k) for p in ".!?\n") + 1  # (the sentence that ends with it)
-        if k >= 0 and len(ending) - (k + len(ot)) <= 3 and not X.CLOSING_TEXT_VETO_RE.search(ending, c, k):
+        if (
+            k >= 0
+            and len(ending) - (k + len(ot)) <= 3
+            and not patterns.CLOSING_TEXT_VETO_RE.search(ending, c, k)
+        ):
             return Evidence(
                 pstart,
                 FORMAT,
@@ -373,7 +379,7 @@ def _closing_value(x: Text, ending: str) -> str | None:
     """The option whose value the response ends with, when no other option's value occurs in it."""
     values: set[str] = set()
     last = None
-    for m in X.NUMBER_RE.finditer(ending):
+    for m in patterns.NUMBER_RE.finditer(ending):
         parsed = parse_number(m.group())
         if parsed is not None:
             values.update(lt for lt, (v, _) in x.opts.table.numbers if same_value(v, parsed[0]))

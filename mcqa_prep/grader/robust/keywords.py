@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .derive import trie_pattern
 
 # What a keyword can start.
@@ -36,33 +35,33 @@ def _table() -> dict[str, list[Handler]]:
     def add(kw: str, h: Handler) -> None:
         table.setdefault(kw, []).append(h)
 
-    for kw in P.ANSWER_NOUNS:
-        add(kw, Handler(ANCHOR, X.ANSWER_TAIL_RE, PLAIN))
-    add("ans", Handler(ANCHOR, X.ANS_TAIL_RE, PLAIN))
-    for kw, tail in X.QUALIFIED_TAIL_RES.items():
+    for kw in phrases.ANSWER_NOUNS:
+        add(kw, Handler(ANCHOR, patterns.ANSWER_TAIL_RE, PLAIN))
+    add("ans", Handler(ANCHOR, patterns.ANS_TAIL_RE, PLAIN))
+    for kw, tail in patterns.QUALIFIED_TAIL_RES.items():
         add(kw, Handler(ANCHOR, tail, QUALIFIED))
-    for kw, tail in X.CHOSEN_TAIL_RES.items():
+    for kw, tail in patterns.CHOSEN_TAIL_RES.items():
         add(kw, Handler(ANCHOR, tail, CHOSEN))
-    for kw, tail, before in X.OTHER_ANCHORS:
+    for kw, tail, before in patterns.OTHER_ANCHORS:
         add(kw, Handler(ANCHOR, tail, OTHER, before))
-    for kw in P.OPTION_NOUNS:
-        add(kw, Handler(COMMIT, X.OPTION_IS_CORRECT_RE, "option_correct"))
-    for kw in P.SELF_CORRECTION_WORDS:
-        add(kw, Handler(COMMIT, X.SELF_CORRECTION_RE, "self_correction"))
-    for kw in P.CHOOSE_VERBS:
-        add(kw, Handler(COMMIT, X.CHOOSE_RE, "choose", X.FIRST_PERSON_BEFORE_RE))
-    for kw in P.IT_IS_PHRASES:
-        add(kw, Handler(COMMIT, X.IT_IS_RE, "it_is"))
-    for kw in P.MATCH_PHRASES:
-        add(kw, Handler(COMMIT, X.MATCH_RE, "it_is"))
-    for kw in X.VERDICT_KEYWORDS + P.VERDICT_NOUNS_ALONE:
+    for kw in phrases.OPTION_NOUNS:
+        add(kw, Handler(COMMIT, patterns.OPTION_IS_CORRECT_RE, "option_correct"))
+    for kw in phrases.SELF_CORRECTION_WORDS:
+        add(kw, Handler(COMMIT, patterns.SELF_CORRECTION_RE, "self_correction"))
+    for kw in phrases.CHOOSE_VERBS:
+        add(kw, Handler(COMMIT, patterns.CHOOSE_RE, "choose", patterns.FIRST_PERSON_BEFORE_RE))
+    for kw in phrases.IT_IS_PHRASES:
+        add(kw, Handler(COMMIT, patterns.IT_IS_RE, "it_is"))
+    for kw in phrases.MATCH_PHRASES:
+        add(kw, Handler(COMMIT, patterns.MATCH_RE, "it_is"))
+    for kw in patterns.VERDICT_KEYWORDS + phrases.VERDICT_NOUNS_ALONE:
         if all(h.what != VERDICT for h in table.get(kw, ())):
             add(kw, Handler(VERDICT))
-    for kw in X.ELIMINATION_KEYWORDS:
+    for kw in patterns.ELIMINATION_KEYWORDS:
         add(kw, Handler(ELIMINATION))
-    for kw in X.CJK_VERDICT_KEYWORDS:
+    for kw in patterns.CJK_VERDICT_KEYWORDS:
         add(kw, Handler(CJK_VERDICT))
-    for kw in X.ORDINAL_KEYWORDS:
+    for kw in patterns.ORDINAL_KEYWORDS:
         add(kw, Handler(ORDINAL))
     return table
 

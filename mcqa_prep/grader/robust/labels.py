@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ...labels import LOOKALIKES, ONE_READING
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 
 
 class Labels(NamedTuple):
@@ -65,7 +64,7 @@ def numbers_as_letters(t: str, labels: Labels) -> str:
     """When the question numbers its options, a one-digit number with a counter word ("3번", and each of
     "3, 4, 5번") is that option's letter and the counter a space ("C ", "C, D, E "), one character for
     one, so every rule reads it as a label."""
-    if not labels.numbers or not any(c in t for c in P.NUMBER_LABEL_COUNTERS):
+    if not labels.numbers or not any(c in t for c in phrases.NUMBER_LABEL_COUNTERS):
         return t
     order = labels.order
 
@@ -73,7 +72,7 @@ def numbers_as_letters(t: str, labels: Labels) -> str:
         out = [order[int(c) - 1] if c.isdigit() and 1 <= int(c) <= len(order) else c for c in m.group(1)]
         return "".join(out) + " " * (m.end() - m.end(1))
 
-    return X.NUMBER_COUNTER_RE.sub(letters, t)
+    return patterns.NUMBER_COUNTER_RE.sub(letters, t)
 
 
 def _build(spec: Any, order: tuple[str, ...]) -> Labels:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from . import phrases as P
+from . import phrases
 from .labels import DEFAULT, Labels
 from .patterns import MARKUP_PRESENT_RE, STRIP_CHARS, WORD_RE
 from .text import blank_markup, fold_width, norm
@@ -55,7 +55,7 @@ def content_words(s: str) -> frozenset[str]:
     """The words of a normalised text that carry its meaning: stopwords dropped, plural -s folded."""
     out = set()
     for w in WORD_RE.findall(s):
-        if w in P.STOPWORDS:
+        if w in phrases.STOPWORDS:
             continue
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]

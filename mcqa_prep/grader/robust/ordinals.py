@@ -7,20 +7,19 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ...labels import LETTERS
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .evidence import ANCHORED, PHRASE, Evidence, letter_reading
 
 RULE = "robust.ordinal"
-_POSITION = {w: i for i, w in enumerate(P.ORDINALS)}
+_POSITION = {w: i for i, w in enumerate(phrases.ORDINALS)}
 
 
 def ordinal_commitment(t: str, low: str, k: int, kw: str, letters: Collection[str]) -> Evidence | None:
     """The evidence of "<commitment> the <ordinal> <noun>" whose ordinal starts at k, or None."""
-    if not X.ORDINAL_AFTER_RE.match(low, k + len(kw)):
+    if not patterns.ORDINAL_AFTER_RE.match(low, k + len(kw)):
         return None
     ls = low.rfind("\n", 0, k) + 1
-    m = X.ORDINAL_BEFORE_RE.search(low, max(ls, k - 40), k)
+    m = patterns.ORDINAL_BEFORE_RE.search(low, max(ls, k - 40), k)
     if m is None:
         return None
     word = kw.split()[0]

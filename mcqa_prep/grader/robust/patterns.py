@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from . import phrases as P
+from . import phrases
 from .derive import alt as _alt
 from .derive import case_variants as _case_variants
 from .derive import coordinators as _coordinators
@@ -39,45 +39,45 @@ PROSE_LETTER_RE = re.compile(r"(?<![A-Za-z0-9'’\\])[A-Z](?![A-Za-z0-9])")
 EN_CONN = (
     r"(?:[ \t]*(?:[*_]{1,3}[ \t]*)?(?:[:：]|=(?!=)|-{1,2}(?=\s)|[—–→](?=\s)|\(\s*(?=[a-z]\s*\)))"
     r"|(?:[ \t]*[*_]{1,3})?(?:(?:[ \t]*,)?\s*"
-    + _alt(P.ANCHOR_ADVERBS)
+    + _alt(phrases.ANCHOR_ADVERBS)
     + r"(?:\s*,)?)?\s+(?:(?P<hedge>"
-    + "|".join(P.HEDGED_LINKS)
+    + "|".join(phrases.HEDGED_LINKS)
     + r")\s+(?:"
-    + _alt(P.VERDICT_ALSO_WORDS)
+    + _alt(phrases.VERDICT_ALSO_WORDS)
     + r"\s+)?be\b|"
-    + "|".join(P.ANCHOR_LINK_VERBS)
+    + "|".join(phrases.ANCHOR_LINK_VERBS)
     + r")|(?P<eol>(?=[ \t]*(?:[*_#]{1,3}[ \t]*)?(?:\r?\n|$))))"
 )
 EN_CONN_REFERENCE = (
     r"(?:[ \t]*[*_]{0,3}[ \t]*(?:[:：]|=(?!=)|-{1,2}(?=\s)|[—–→](?=\s)|\(\s*(?=[a-z]\s*\))"
     r"|(?:,?\s*"
-    + _alt(P.ANCHOR_ADVERBS)
+    + _alt(phrases.ANCHOR_ADVERBS)
     + r"\s*,?)?\s+(?:(?P<hedge>"
-    + "|".join(P.HEDGED_LINKS)
+    + "|".join(phrases.HEDGED_LINKS)
     + r")\s+(?:"
-    + _alt(P.VERDICT_ALSO_WORDS)
+    + _alt(phrases.VERDICT_ALSO_WORDS)
     + r"\s+)?be\b|"
-    + "|".join(P.ANCHOR_LINK_VERBS)
+    + "|".join(phrases.ANCHOR_LINK_VERBS)
     + r"))|(?P<eol>(?=[ \t]*[*_#]{0,3}[ \t]*(?:\r?\n|$))))"
 )
 ANSWER_TAIL_RE = re.compile(
     r"(?<!/)"
-    + _alt(P.ANSWER_NOUNS)
+    + _alt(phrases.ANSWER_NOUNS)
     + r"(?:>|(?:\s+(?:choice|option|letter)(?!s?[ \t]*\())?s?(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     + EN_CONN
     + ")"
 )
 ANS_TAIL_RE = re.compile(r"ans\.?(?=\s*:)" + EN_CONN)
-QUALIFIED_TAIL_RES = {kw: re.compile(re.escape(kw) + r"s?" + EN_CONN) for kw in P.QUALIFIED_NOUNS}
-CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in P.NOUN_SUFFIX_CHOSEN}
-AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(P.NOUN_SUFFIX_CHOSEN) + r"\b")
+QUALIFIED_TAIL_RES = {kw: re.compile(re.escape(kw) + r"s?" + EN_CONN) for kw in phrases.QUALIFIED_NOUNS}
+CHOSEN_TAIL_RES = {kw: re.compile(re.escape(kw) + EN_CONN) for kw in phrases.NOUN_SUFFIX_CHOSEN}
+AFTER_NOUN_CHOSEN_RE = re.compile(r"[ \t]+" + _alt(phrases.NOUN_SUFFIX_CHOSEN) + r"\b")
 CHOSEN_BEFORE_RE = re.compile(r"\b(?:option|choice|answer)[ \t]+$")
-QUALIFIERS = frozenset(P.QUALIFIERS)
-FINAL_BEFORE_CJK = frozenset(P.FINAL_BEFORE_CJK)
-ANCHOR_DEMONSTRATIVES = frozenset(P.ANCHOR_DEMONSTRATIVES)
-CLOSING_TEXT_VETO_RE = re.compile(r"\b" + _alt(P.CLOSING_TEXT_VETOES) + r"\b")
-HEADING_NOUNS = frozenset(P.HEADING_NOUNS)
-DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
+QUALIFIERS = frozenset(phrases.QUALIFIERS)
+FINAL_BEFORE_CJK = frozenset(phrases.FINAL_BEFORE_CJK)
+ANCHOR_DEMONSTRATIVES = frozenset(phrases.ANCHOR_DEMONSTRATIVES)
+CLOSING_TEXT_VETO_RE = re.compile(r"\b" + _alt(phrases.CLOSING_TEXT_VETOES) + r"\b")
+HEADING_NOUNS = frozenset(phrases.HEADING_NOUNS)
+DEGREE_WORDS = frozenset(phrases.QUALIFIER_DEGREE_WORDS)
 
 # --------------------------------------------------------------------------------------------------
 # Anchors in other languages
@@ -85,7 +85,7 @@ DEGREE_WORDS = frozenset(P.QUALIFIER_DEGREE_WORDS)
 
 
 def _other_anchor(
-    a: P.Anchor, *, reference: bool = False
+    a: phrases.Anchor, *, reference: bool = False
 ) -> tuple[str, re.Pattern[str], re.Pattern[str] | None]:
     links = []
     for link in sorted(a.links, key=len, reverse=True):  # (longest first: "হলো" before "হল")
@@ -124,7 +124,7 @@ def _other_anchor(
     return a.word, re.compile(body), before
 
 
-OTHER_ANCHORS = tuple(_other_anchor(a) for a in P.ANCHORS_OTHER_LANGUAGES)
+OTHER_ANCHORS = tuple(_other_anchor(a) for a in phrases.ANCHORS_OTHER_LANGUAGES)
 # A one-syllable Hangul answer word must start its word ("답은" but not the end of "정답은").
 HANGUL_BEFORE_RE = re.compile(r"[가-힣]$")
 
@@ -133,23 +133,25 @@ HANGUL_BEFORE_RE = re.compile(r"[가-힣]$")
 # --------------------------------------------------------------------------------------------------
 
 _LETTER_END = r"(?=\s*(?:[.!;,)\n]|$))"
-FIRST_PERSON_BEFORE_RE = re.compile(r"(?:\b" + "|\\b".join(P.FIRST_PERSON_SUBJECTS) + r")\s+$")
+FIRST_PERSON_BEFORE_RE = re.compile(r"(?:\b" + "|\\b".join(phrases.FIRST_PERSON_SUBJECTS) + r")\s+$")
 # (the word and the letter in one line: "wait, actually D", "No — B.")
 SELF_CORRECTION_RE = re.compile(
     "(?:"
-    + "|".join(P.SELF_CORRECTION_PATTERNS)
+    + "|".join(phrases.SELF_CORRECTION_PATTERNS)
     + r")[ \t,.:;!—–-]*(?:(?:"
-    + "|".join(P.SELF_CORRECTION_FILLERS)
+    + "|".join(phrases.SELF_CORRECTION_FILLERS)
     + r")\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
     + _LETTER_END
 )
-CHOOSE_RE = re.compile(_alt(P.CHOOSE_VERBS) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT)
-MATCH_RE = re.compile(_alt(P.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT + _LETTER_END)
-IT_IS_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
+CHOOSE_RE = re.compile(_alt(phrases.CHOOSE_VERBS) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT)
+MATCH_RE = re.compile(
+    _alt(phrases.MATCH_PHRASES) + r"\s+(?:(?:option|choice|answer)\s+)?" + SLOT + _LETTER_END
+)
+IT_IS_RE = re.compile(_alt(phrases.IT_IS_PHRASES) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + _LETTER_END)
 # "Option B is correct", "Options B and D are both correct".
 OPTION_IS_CORRECT_RE = re.compile(
-    _alt(P.OPTION_NOUNS) + r"s?\s+" + SLOT + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
+    _alt(phrases.OPTION_NOUNS) + r"s?\s+" + SLOT + r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)\s*"
     r"\(?[a-z]\)?(?![a-z]))*)\s+(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:both\s+|all\s+)?(?:the\s+)?"
     r"(?:(?:most\s+)?correct|right|best|true)\b(?!\s+(?:only\s+)?(?:if|when|for|in|under)\b)"
 )
@@ -159,27 +161,27 @@ VERDICT_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[*_]{0,2}[\(\[]?(?P<L>[A-Z])[\)\]]?[*_]{0,2}"
     r"(?P<more>(?:\s*(?:,|&|/|\band\b|\bor\b)?\s*[\(\[]?[A-Z][\)\]]?(?![\w'’.-]))*)"
     r"\s+"
-    + _alt(P.VERDICT_COPULAS)
+    + _alt(phrases.VERDICT_COPULAS)
     + r"\s+(?:"
-    + _alt(P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS)
+    + _alt(phrases.VERDICT_SCOPE_WORDS + phrases.VERDICT_ALSO_WORDS)
     + r"\s+)?"
-    r"(?:" + _alt(P.VERDICT_DETERMINERS) + r"\s+)?(?:" + _alt(P.VERDICT_RESTRICTORS) + r"\s+)?"
-    r"(?:" + _alt(P.VERDICT_FINAL_WORDS) + r"\s+)?$"
+    r"(?:" + _alt(phrases.VERDICT_DETERMINERS) + r"\s+)?(?:" + _alt(phrases.VERDICT_RESTRICTORS) + r"\s+)?"
+    r"(?:" + _alt(phrases.VERDICT_FINAL_WORDS) + r"\s+)?$"
 )
 # The words that may stand between a verdict's copula and its adjective or noun ("is the only", "are both").
 VERDICT_AFTER_COPULA = frozenset(
-    P.VERDICT_SCOPE_WORDS + P.VERDICT_ALSO_WORDS + P.VERDICT_DETERMINERS + P.VERDICT_RESTRICTORS
-    + P.VERDICT_FINAL_WORDS
+    phrases.VERDICT_SCOPE_WORDS + phrases.VERDICT_ALSO_WORDS + phrases.VERDICT_DETERMINERS + phrases.VERDICT_RESTRICTORS
+    + phrases.VERDICT_FINAL_WORDS
 )  # fmt: skip
-VERDICT_COPULAS = frozenset(P.VERDICT_COPULAS)
-VERDICT_DETERMINERS = frozenset(P.VERDICT_DETERMINERS)
-VERDICT_NOUNS_ALONE = frozenset(P.VERDICT_NOUNS_ALONE)
-ALSO_WORDS = frozenset(P.VERDICT_ALSO_WORDS)
+VERDICT_COPULAS = frozenset(phrases.VERDICT_COPULAS)
+VERDICT_DETERMINERS = frozenset(phrases.VERDICT_DETERMINERS)
+VERDICT_NOUNS_ALONE = frozenset(phrases.VERDICT_NOUNS_ALONE)
+ALSO_WORDS = frozenset(phrases.VERDICT_ALSO_WORDS)
 # Verdicts that commit only when said of several letters ("A and C are both plausible" is several answers).
-PLURAL_ONLY_VERDICTS = frozenset(P.PLURAL_VERDICTS) - frozenset(P.VERDICT_ADJECTIVES)
-VERDICT_FINAL_WORDS = frozenset(P.VERDICT_FINAL_WORDS)
-DRAFT_QUALIFIERS = frozenset(P.DRAFT_QUALIFIERS)
-_NOUN = _alt(P.VERDICT_NOUNS)
+PLURAL_ONLY_VERDICTS = frozenset(phrases.PLURAL_VERDICTS) - frozenset(phrases.VERDICT_ADJECTIVES)
+VERDICT_FINAL_WORDS = frozenset(phrases.VERDICT_FINAL_WORDS)
+DRAFT_QUALIFIERS = frozenset(phrases.DRAFT_QUALIFIERS)
+_NOUN = _alt(phrases.VERDICT_NOUNS)
 # "B fits best.": a letter, a verb of fitting and "best" closing the sentence (found from "best" backwards).
 FITS_BEST_BEFORE_RE = re.compile(
     r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?:fits|works|matches|suits|applies)\s+(?:the\s+)?$"
@@ -192,45 +194,48 @@ PAREN_LABEL_SENTENCE_BEFORE_RE = re.compile(
     r"(?<![\w(\[])\((?P<L>[A-Z])\)\s+(?P<T>[^\n()]{1,120}?)\s+is\s+(?:the|my|our)\s+$"
 )
 VERDICT_WITH_NOUN_RE = re.compile(
-    r"(?:" + _alt(P.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
+    r"(?:" + _alt(phrases.VERDICT_ADJECTIVES) + r"|(?:most|least)\s+[a-z]+)\s+" + _NOUN + r"\b"
 )
-VERDICT_ALONE_RE = re.compile(_alt(P.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))")
-PLURAL_VERDICT_RE = re.compile(_alt(P.PLURAL_VERDICTS) + r"\b")
-NOUN_ALONE_RE = re.compile(_alt(P.VERDICT_NOUNS_ALONE) + r"\b(?!\s+(?:to|of|for|that|which|who)\b)")
-VERDICT_KEYWORDS = P.VERDICT_ADJECTIVES + P.QUALIFIER_DEGREE_WORDS + P.PLURAL_VERDICTS
+VERDICT_ALONE_RE = re.compile(_alt(phrases.VERDICT_ADJECTIVES) + r"(?=\s*(?:[.!;]|$))")
+PLURAL_VERDICT_RE = re.compile(_alt(phrases.PLURAL_VERDICTS) + r"\b")
+NOUN_ALONE_RE = re.compile(_alt(phrases.VERDICT_NOUNS_ALONE) + r"\b(?!\s+(?:to|of|for|that|which|who)\b)")
+VERDICT_KEYWORDS = phrases.VERDICT_ADJECTIVES + phrases.QUALIFIER_DEGREE_WORDS + phrases.PLURAL_VERDICTS
 # "选项B正确", "B选项是正确的": a Chinese verdict on a letter, found from the verdict word backwards (on the
 # original text: the letter is a capital).
 CJK_VERDICT_BEFORE_RE = re.compile(
-    r"(?:" + _alt(P.CJK_OPTION_WORDS) + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:" + _alt(P.CJK_OPTION_WORDS)
-    + r")?\s*(?:" + _alt(P.CJK_PARTICLES) + r")?\s*$"
+    r"(?:" + _alt(phrases.CJK_OPTION_WORDS) + r")?\s*[(（]?(?P<L>[A-Z])[)）]?\s*(?:" + _alt(phrases.CJK_OPTION_WORDS)
+    + r")?\s*(?:" + _alt(phrases.CJK_PARTICLES) + r")?\s*$"
 )  # fmt: skip
-CJK_VERDICT_KEYWORDS = P.CJK_VERDICTS
+CJK_VERDICT_KEYWORDS = phrases.CJK_VERDICTS
 CJK_VERDICT_NEGATED_AFTER_RE = re.compile(
-    r"\s*" + _alt(P.CJK_PARTICLES) + r"?\s*" + _alt(P.CJK_VERDICT_NEGATIONS_AFTER)
+    r"\s*" + _alt(phrases.CJK_PARTICLES) + r"?\s*" + _alt(phrases.CJK_VERDICT_NEGATIONS_AFTER)
 )
 # "Therefore, B." closing a line.
 CONCLUSION_RE = re.compile(
     r"(?:\b"
-    + _alt(P.CONCLUSION_WORDS)
+    + _alt(phrases.CONCLUSION_WORDS)
     + r"\b|"
-    + _alt(P.CONCLUSION_ARROWS)
+    + _alt(phrases.CONCLUSION_ARROWS)
     + r")\s*[,:]?\s+(?:"
-    + _alt(P.CONCLUSION_LINKS)
+    + _alt(phrases.CONCLUSION_LINKS)
     + r"\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
     + r"\s*[.!]?\s*$"
 )
 CONCLUSION_ENDINGS = (
-    ("option", "choice", ",", ":") + P.CONCLUSION_WORDS + P.CONCLUSION_ARROWS + tuple(P.CONCLUSION_LINKS)
+    ("option", "choice", ",", ":")
+    + phrases.CONCLUSION_WORDS
+    + phrases.CONCLUSION_ARROWS
+    + tuple(phrases.CONCLUSION_LINKS)
 )
 # "So we get D as the answer.": found from "answer" backwards (on the original text: the letter is a
 # capital), then the line must close right after "answer".
 AS_THE_ANSWER_BEFORE_RE = re.compile(
-    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?i:" + "|".join(P.AS_THE_ANSWER) + r")$"
+    r"(?<![\w'’.-])[\(\[]?(?P<L>[A-Z])[\)\]]?\s+(?i:" + "|".join(phrases.AS_THE_ANSWER) + r")$"
 )
 AS_THE_ANSWER_LEAD_RE = re.compile(
     r"\s*(?:(?:so|thus|therefore|hence|finally|overall)\s*,?\s*)?(?:(?:"
-    + "|".join(P.AS_THE_ANSWER_LEADS)
+    + "|".join(phrases.AS_THE_ANSWER_LEADS)
     + r")\s+)?[(\[]?"
 )
 # (runs of the same characters never adjacent: "[ \t*_]*[.!]?[ \t*_]*" tries every split of a long run)
@@ -240,28 +245,30 @@ LETTER_BEFORE_IT_IS_RE = re.compile(
     r"(?:^|\n)[ \t*_>#-]*(?:(?:option|choice)\s+)?[\(\[]?\**(?P<L>[A-Z])\**[\)\]]?,?[ \t]+$", re.IGNORECASE
 )
 IT_IS_AFTER_LETTER_RE = re.compile(
-    _alt(P.IT_IS_AFTER_LETTER) + r"(?:[ \t]*then)?[ \t*_]*(?:[.!][ \t*_]*)?(?=\n|$)"
+    _alt(phrases.IT_IS_AFTER_LETTER) + r"(?:[ \t]*then)?[ \t*_]*(?:[.!][ \t*_]*)?(?=\n|$)"
 )
 # A line that starts with a bullet and a capital letter ("* D -> ...", "- **B**"): as the last line, an item
 # of a bulleted discussion of the options (maybe cut off), not an answer.
 BULLET_LETTER_LINE_RE = re.compile(r"(?m)^[ \t>]*(?P<b>[-*+•])[ \t]+[*_]{0,2}[\(\[]?[A-Z](?![A-Za-z0-9])")
 # "... it is Bach.": an it-is phrase followed by a whole option text closing its line.
-IT_IS_TEXT_RE = re.compile(_alt(P.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
+IT_IS_TEXT_RE = re.compile(_alt(phrases.IT_IS_PHRASES) + r"\s+(?P<T>[^\n]{1,200}?)[\s.!*]*$")
 # "That's the second option.": the commitment before "the <ordinal> <noun>" (searched backwards on the
 # line) and the sentence closing after it.
-ORDINAL_BEFORE_RE = re.compile(r"(?:^|(?<=[\s,:;—–(]))(?:" + "|".join(P.ORDINAL_COMMITS) + r")\s+the\s+$")
+ORDINAL_BEFORE_RE = re.compile(
+    r"(?:^|(?<=[\s,:;—–(]))(?:" + "|".join(phrases.ORDINAL_COMMITS) + r")\s+the\s+$"
+)
 ORDINAL_AFTER_RE = re.compile(r"[ \t*_)]*(?:[.!;]|$|\n)")
-ORDINAL_KEYWORDS = tuple(o + " " + n for o in P.ORDINALS for n in P.ORDINAL_NOUNS)
+ORDINAL_KEYWORDS = tuple(o + " " + n for o in phrases.ORDINALS for n in phrases.ORDINAL_NOUNS)
 # "The vitamin in question is (D)." closing the last line.
 CLOSING_COPULA_RE = re.compile(
-    r"(?:^|\s)" + _alt(P.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"
+    r"(?:^|\s)" + _alt(phrases.CLOSING_COPULAS) + r"\s+(?:(?:option|choice)\s+)?" + SLOT + r"\s*[.!]?[\s*_]*$"
 )
 CLOSING_PAREN_RE = re.compile(r"\s\((?P<L>[a-z])\)\s*[.!]?\s*$")
 # "leaving C", "only D remains"
 ELIMINATION_BEFORE_RE = re.compile(
-    _alt(P.ELIMINATION_BEFORE)
+    _alt(phrases.ELIMINATION_BEFORE)
     + r",?\s+(?:(?:only|just)\s+)?(?:"
-    + _alt(P.OPTION_NOUNS)
+    + _alt(phrases.OPTION_NOUNS)
     + r"\s+)?"
     + SLOT
     + _LETTER_END
@@ -270,15 +277,15 @@ ELIMINATION_AFTER_RE = re.compile(
     r"(?<![\w'’.-])(?:only\s+)?(?:(?:option|choice)\s+)?"
     + SLOT
     + r"\s+(?:is\s+(?:the\s+only\s+(?:one|option|choice)\s+)?)?"
-    + _alt(P.ELIMINATION_AFTER)
+    + _alt(phrases.ELIMINATION_AFTER)
     + r"\b$"
 )
 STATEMENT_END_RE = re.compile(r"[ \t]*(?:[.!;,)\n]|$|as\b|the\b|standing\b)")
 LONE_LETTER_RE = re.compile(r"(?<![a-z])[a-z](?![a-z])")
 ELIMINATION_KEYWORDS = tuple(
-    dict.fromkeys([w.split()[0] for w in P.ELIMINATION_BEFORE] + list(P.ELIMINATION_AFTER))
+    dict.fromkeys([w.split()[0] for w in phrases.ELIMINATION_BEFORE] + list(phrases.ELIMINATION_AFTER))
 )
-ELIMINATION_AFTER_KEYWORDS = frozenset(P.ELIMINATION_AFTER)
+ELIMINATION_AFTER_KEYWORDS = frozenset(phrases.ELIMINATION_AFTER)
 # The end of a line whose last word (before " \t\r.!*)]") is a capital letter.
 LINE_END_CAPITAL_RE = re.compile(r"[A-Z][ \t\r.!*)\]]*(?=\n|\Z)")
 LINE_END_TRAIL = frozenset(" \t\r.!*)]")
@@ -287,101 +294,110 @@ LINE_END_TRAIL = frozenset(" \t\r.!*)]")
 # Revisions, hedges, conditions, negations
 # --------------------------------------------------------------------------------------------------
 
-REVISION_RE = re.compile(r"\b(?:" + "|".join(P.REVISION_MARKERS) + r")\b", re.IGNORECASE)
-RETRACTED_AFTER_RE = re.compile(r"[\s)\]*_]*(?:" + "|".join(P.RETRACTIONS_AFTER) + r")\b", re.IGNORECASE)
+REVISION_RE = re.compile(r"\b(?:" + "|".join(phrases.REVISION_MARKERS) + r")\b", re.IGNORECASE)
+RETRACTED_AFTER_RE = re.compile(
+    r"[\s)\]*_]*(?:" + "|".join(phrases.RETRACTIONS_AFTER) + r")\b", re.IGNORECASE
+)
 RETRACTED_BEFORE_RE = re.compile(
-    r"\b(?:" + "|".join(P.RETRACTIONS_BEFORE) + r")\b[^.!?\n]{0,24}$", re.IGNORECASE
+    r"\b(?:" + "|".join(phrases.RETRACTIONS_BEFORE) + r")\b[^.!?\n]{0,24}$", re.IGNORECASE
 )
 HEDGE_BEFORE_RE = re.compile(
-    r"\b(?:" + "|".join(P.HEDGE_BEFORE) + r")\s+(?:(?:option|choice)\s+)?$", re.IGNORECASE
+    r"\b(?:" + "|".join(phrases.HEDGE_BEFORE) + r")\s+(?:(?:option|choice)\s+)?$", re.IGNORECASE
 )
-HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(P.HEDGE_AFTER) + r")\b", re.IGNORECASE)
+HEDGE_AFTER_RE = re.compile(r"[\s)\]*]*(?:" + "|".join(phrases.HEDGE_AFTER) + r")\b", re.IGNORECASE)
 HEDGE_WORDS_RE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b")
 _READING_CONDITIONS = (
-    _alt(P.READING_VERBS) + r"\s+(?:one|the\s+other|another|this|that)\s+way",
-    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+" + _alt(P.READING_NOUNS),
+    _alt(phrases.READING_VERBS) + r"\s+(?:one|the\s+other|another|this|that)\s+way",
+    r"(?:on|under|with)\s+(?:one|the\s+other|another|the\s+first|the\s+second)\s+"
+    + _alt(phrases.READING_NOUNS),
 )
 CONDITIONAL_BEFORE_RE = re.compile(
-    r"\b(?:" + _alt(P.CONDITIONAL_BEFORE) + "|" + "|".join(_READING_CONDITIONS) + r")\b[^.\n]*$"
+    r"\b(?:" + _alt(phrases.CONDITIONAL_BEFORE) + "|" + "|".join(_READING_CONDITIONS) + r")\b[^.\n]*$"
 )
 # A cheap necessary test for CONDITIONAL_BEFORE_RE: a condition word, "way" or a reading noun occurs.
-CONDITION_HINT_RE = re.compile(_alt(P.CONDITIONAL_BEFORE + ("way",) + P.READING_NOUNS))
+CONDITION_HINT_RE = re.compile(_alt(phrases.CONDITIONAL_BEFORE + ("way",) + phrases.READING_NOUNS))
 # ... and for CONDITIONAL_AFTER_RE (lower-cased text).
-CONDITION_AFTER_HINT_RE = re.compile(_alt(P.CONDITIONAL_AFTER))
-CONDITIONAL_BEFORE_WORDS = P.CONDITIONAL_BEFORE
+CONDITION_AFTER_HINT_RE = re.compile(_alt(phrases.CONDITIONAL_AFTER))
+CONDITIONAL_BEFORE_WORDS = phrases.CONDITIONAL_BEFORE
 # A clause (since the last ".", ";" or line break) that starts with a condition word.
 CONDITIONAL_CLAUSE_RE = re.compile(
-    r"(?:^|[.;\n]\s*)" + _alt(P.CONDITIONAL_BEFORE) + r"\b[^.;\n]*$", re.IGNORECASE
+    r"(?:^|[.;\n]\s*)" + _alt(phrases.CONDITIONAL_BEFORE) + r"\b[^.;\n]*$", re.IGNORECASE
 )
-CONDITIONAL_AFTER_RE = re.compile(r"[\s)\]*]*" + _alt(P.CONDITIONAL_AFTER) + r"\b", re.IGNORECASE)
+CONDITIONAL_AFTER_RE = re.compile(r"[\s)\]*]*" + _alt(phrases.CONDITIONAL_AFTER) + r"\b", re.IGNORECASE)
 NEGATED_BEFORE_RE = re.compile(
-    r"(?:\b" + _alt(P.NEGATIONS_BEFORE) + "|" + _alt(P.NEGATIONS_BEFORE_CJK) + r")\W*$", re.IGNORECASE
+    r"(?:\b" + _alt(phrases.NEGATIONS_BEFORE) + "|" + _alt(phrases.NEGATIONS_BEFORE_CJK) + r")\W*$",
+    re.IGNORECASE,
 )
 # (the letter may carry its option text in parentheses: "B (36 ohm) is out")
 DISMISSED_AFTER_RE = re.compile(
-    r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(P.DISMISSALS_AFTER) + ")", re.IGNORECASE
+    r"[\s)\]*]*(?:\([^)\n]{0,60}\)[\s*]*)?(?:" + "|".join(phrases.DISMISSALS_AFTER) + ")", re.IGNORECASE
 )
 # A negating copula that comes last ("… değildir"), found in the few words after a letter (payload.py
 # checks that only the letter's own option text stands between).
-NEGATED_AFTER_RE = re.compile(r"(?<![^\W\d_])" + _alt(P.NEGATIONS_AFTER))
+NEGATED_AFTER_RE = re.compile(r"(?<![^\W\d_])" + _alt(phrases.NEGATIONS_AFTER))
 # A list of letters dismissed together after a colon or a dash ("B and D: not supported.").
 LIST_DISMISSED_AFTER_RE = re.compile(
     DISMISSED_AFTER_RE.pattern
     + r"|[\s)\]*]*[:—–-][\s*]*(?:not|neither|none|wrong|incorrect|invalid|ruled\s+out|excluded|eliminated|rejected)\b",
     re.IGNORECASE,
 )
-EXAMPLE_BEFORE_RE = re.compile(_alt(P.EXAMPLE_MARKERS))
-NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(P.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
+EXAMPLE_BEFORE_RE = re.compile(_alt(phrases.EXAMPLE_MARKERS))
+NEGATED_PAYLOAD_RE = re.compile(r"\s*" + _alt(phrases.NEGATED_PAYLOAD) + r"\b", re.IGNORECASE)
 LIST_BEFORE_RE = re.compile(r"\b(?:whether|if|or|and|nor|either|neither|unless|both)\W*$")
-CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(P.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
+CLOSING_RE = re.compile(r"[\s)\]}*_\"'”’.!。]*(?:" + _alt(phrases.CLOSING_COPULAS_AFTER) + r")?[\s.!。]*$")
 CONCLUSION_BEFORE_RE = re.compile(
     r"\b(?:so|thus|therefore|hence|i\.e\.?|namely|is|be|only|leaves|leaving|choose|pick|select|answer|definitely)\W*$",
     re.IGNORECASE,
 )
 # A comma or colon before a letter concludes only when the letter also closes the payload ("..., B.").
 PUNCT_BEFORE_RE = re.compile(r"[,:]\W*$")
-WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(P.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
+WALK_ANNOUNCEMENT_RE = re.compile(r"\b(?:" + "|".join(phrases.WALK_ANNOUNCEMENTS) + r")\b", re.IGNORECASE)
 BULLET_START_RE = re.compile(r"[ \t>]*(?:[-*+•]|\d+[.)])[ \t]")
 
 
 # Coordination between two answers: "\boxed{A} and \boxed{C}", "B or D".
 COORDINATION_GAP_RE = re.compile(
-    r"[\s*_$`)\]}.]*" + _coordinators(P.COORDINATORS, False) + r"[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
+    r"[\s*_$`)\]}.]*" + _coordinators(phrases.COORDINATORS, False) + r"[\s*_$`(\[{]*(?:\\\w+\s*\{?)?",
     re.IGNORECASE,
 )
-ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(P.ALSO_VALID) + ")", re.IGNORECASE)
-COORDINATION_OPENER_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\s*[*_$`(\[]*$", re.IGNORECASE)
+ALSO_VALID_RE = re.compile(r"[\s)\]}*_.$`]*(?:" + "|".join(phrases.ALSO_VALID) + ")", re.IGNORECASE)
+COORDINATION_OPENER_RE = re.compile(
+    r"\b" + _alt(phrases.COORDINATION_OPENERS) + r"\s*[*_$`(\[]*$", re.IGNORECASE
+)
 # Text before a stage that might join its first answer to an earlier one ("\boxed{A} or\n\boxed{B}").
 COORDINATION_TAIL_RE = re.compile(
-    _coordinators(P.COORDINATORS + P.COORDINATION_OPENERS, True) + r"[\s*_$`(\[{]*$", re.IGNORECASE
+    _coordinators(phrases.COORDINATORS + phrases.COORDINATION_OPENERS, True) + r"[\s*_$`(\[{]*$",
+    re.IGNORECASE,
 )
 # How the text before a candidate ends when it may join that candidate to an earlier answer ("A or",
 # "both"): a cheap test on the lower-cased tail, marks as they are, words after a space (or alone).
-COORDINATION_OPENERS = P.COORDINATION_OPENERS
+COORDINATION_OPENERS = phrases.COORDINATION_OPENERS
 # An opener among the filler words before a payload's letter ("either (A) sky or (D) countryside").
-COORDINATION_OPENER_IN_RE = re.compile(r"\b" + _alt(P.COORDINATION_OPENERS) + r"\b", re.IGNORECASE)
-_WORDY = tuple(w for w in P.COORDINATORS + P.COORDINATION_OPENERS if w[:1].isalpha() and w.isascii())
+COORDINATION_OPENER_IN_RE = re.compile(r"\b" + _alt(phrases.COORDINATION_OPENERS) + r"\b", re.IGNORECASE)
+_WORDY = tuple(
+    w for w in phrases.COORDINATORS + phrases.COORDINATION_OPENERS if w[:1].isalpha() and w.isascii()
+)
 JOINER_ENDINGS = tuple(
-    (" " + w if w in P.COORDINATORS else w) if w in _WORDY else w
-    for w in P.COORDINATORS + P.COORDINATION_OPENERS
+    (" " + w if w in phrases.COORDINATORS else w) if w in _WORDY else w
+    for w in phrases.COORDINATORS + phrases.COORDINATION_OPENERS
 )
 JOINER_WORDS = frozenset(_WORDY)
 
 # The closing line (closing.py): words that stop its reading, and the shape of a lower-case label named
 # by its noun ("Locking in option (c).").
 CLOSING_LINE_VETO_RE = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_VETOES) + "|" + "|".join(P.DRAFT_QUALIFIERS)
+    r"(?<![^\W\d_])(?:" + "|".join(phrases.CLOSING_LINE_VETOES) + "|" + "|".join(phrases.DRAFT_QUALIFIERS)
     + r"|provisionally|tentatively)(?![^\W\d_])"
 )  # fmt: skip
 CLOSING_REMARK_DISMISSAL_RE = re.compile(
     r"(?<![^\W\d_])(?:"
-    + "|".join(P.CLOSING_LINE_NEGATIONS + P.CLOSING_LINE_DISMISSALS + P.CLOSING_LINE_OTHERS)
+    + "|".join(phrases.CLOSING_LINE_NEGATIONS + phrases.CLOSING_LINE_DISMISSALS + phrases.CLOSING_LINE_OTHERS)
     + r")(?![^\W\d_])"
 )
 CLOSING_DISMISSAL_RE = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(P.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
+    r"(?<![^\W\d_])(?:" + "|".join(phrases.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
 )
-CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(P.CLOSING_REMARK_CONTRASTS) + r"\b")
+CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(phrases.CLOSING_REMARK_CONTRASTS) + r"\b")
 CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
 CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -406,7 +422,7 @@ MARKUP_PRESENT_RE = re.compile(r"[\\$*_`{}<]")
 # number followed by a word ("2 m/s", "2 veces": a quantity); or a list of them ("1, 3" is several).
 NUMBER_LABEL_RE = re.compile(
     r"[(\[]?(?P<n>\d{1,2}(?:[ \t]*(?:,|/|and|和)[ \t]*\d{1,2})*)(?P<close>[)\]\"'”»]?)[ \t]*"
-    + _alt(P.NUMBER_LABEL_COUNTERS) + r"?" + _alt(P.CLOSING_COPULAS_AFTER)
+    + _alt(phrases.NUMBER_LABEL_COUNTERS) + r"?" + _alt(phrases.CLOSING_COPULAS_AFTER)
     + r"?(?:[\s.。!*_)\]]*$|(?<=[)\]\"'”»])|[.,;:。،][ \t]|[ \t]*\n|[ \t]+[(\[\"'“«\-–—])"
 )  # fmt: skip
 # ... or a number followed by a word ("la opción 2 y las demás no"): a label when the options are not
@@ -415,35 +431,35 @@ NUMBER_WORD_RE = re.compile(r"[(\[]?(?P<n>\d{1,2})[ \t]+(?=[^\W\d_])")
 # A one-digit number right before a counter word ("3번"), not inside a longer number.
 # (a list of them too: "3, 4, 5번")
 NUMBER_COUNTER_RE = re.compile(
-    r"(?<![\d.,])(\d(?:[ \t]*[,/][ \t]*\d)*)[ \t]*" + _alt(P.NUMBER_LABEL_COUNTERS)
+    r"(?<![\d.,])(\d(?:[ \t]*[,/][ \t]*\d)*)[ \t]*" + _alt(phrases.NUMBER_LABEL_COUNTERS)
 )
 SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!,;]*$")
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
     r"(?:[\s\"'“”‘’«»「」『』\[\]\(<:：#>|.,–—→⇒➡👉✅✔☑️▶►•·=]|-(?![\d.])|\b"
-    + _alt(P.PAYLOAD_FILLER_WORDS)
+    + _alt(phrases.PAYLOAD_FILLER_WORDS)
     + r"\b"
-    r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(P.PAYLOAD_FILLER_CJK) + ")*",
+    r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(phrases.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )
 LIST_SEP_RE = re.compile(
-    r"[\s)\]}'\"”’]*(?:,\s*(?:" + _alt([w for w in P.LIST_SEPARATOR_WORDS if w in P.COORDINATORS]) + r"\b|&)?|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in P.LIST_SEPARATOR_WORDS)
-    + "|" + "|".join(re.escape(s) for s in P.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
-    + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(P.LIST_JOINER_ADVERBS)
-    + r"|(?!(?:" + "|".join(P.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"
+    r"[\s)\]}'\"”’]*(?:,\s*(?:" + _alt([w for w in phrases.LIST_SEPARATOR_WORDS if w in phrases.COORDINATORS]) + r"\b|&)?|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in phrases.LIST_SEPARATOR_WORDS)
+    + "|" + "|".join(re.escape(s) for s in phrases.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
+    + r"(?:(?<=[a-z,])[ \t]+(?:" + "|".join(phrases.LIST_JOINER_ADVERBS)
+    + r"|(?!(?:" + "|".join(phrases.LIST_JOINER_NOT_ADVERBS) + r")\b)[a-z]+ly)\b)?"
     r"[\s(\[{'\"“‘]*",
     re.IGNORECASE,
 )  # fmt: skip
 REFUSAL_RE = re.compile(
-    r"\b(?:" + "|".join(P.REFUSALS_LATIN) + r")\b|" + "|".join(P.REFUSALS_OTHER), re.IGNORECASE
+    r"\b(?:" + "|".join(phrases.REFUSALS_LATIN) + r")\b|" + "|".join(phrases.REFUSALS_OTHER), re.IGNORECASE
 )
-NONE_CORRECT_RE = re.compile("|".join(P.NONE_CORRECT))
-ALL_OF_ABOVE_RE = re.compile(r"\b" + P.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
+NONE_CORRECT_RE = re.compile("|".join(phrases.NONE_CORRECT))
+ALL_OF_ABOVE_RE = re.compile(r"\b" + phrases.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
 ONLY_MARKUP_RE = re.compile(
     r"[\s*_:：#$`]*(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*"
 )
 LABEL_DELIMITER_RE = re.compile(r"[ \t]*(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*)[ \t]*")
-DISCUSSION_RE = re.compile(r"\b" + _alt(P.DISCUSSION_WORDS) + r"\b", re.IGNORECASE)
+DISCUSSION_RE = re.compile(r"\b" + _alt(phrases.DISCUSSION_WORDS) + r"\b", re.IGNORECASE)
 
 # --------------------------------------------------------------------------------------------------
 # Formats, scope, structure
@@ -469,12 +485,12 @@ TERMINAL_CHARS = frozenset(".!?)]}*$>\"'”’`。！？」』")
 # Follow-up boundaries and sub-items start at a line start: the text start is tried with match(), the
 # rest with a pattern that begins with a literal newline (the engine skips from newline to newline).
 # The follow-up patterns run on the lower-cased text.
-_FOLLOW_UP = P.FOLLOW_UP_MARKERS + (_alt(P.FOLLOW_UP_WORDS) + r"\s*\d*\s*[:.)：]",)
+_FOLLOW_UP = phrases.FOLLOW_UP_MARKERS + (_alt(phrases.FOLLOW_UP_WORDS) + r"\s*\d*\s*[:.)：]",)
 _FOLLOW_UP_BODY = r"[ \t]*(?:[#>*_=-]+[ \t]*)*(?:" + "|".join(_FOLLOW_UP) + ")"
 FOLLOW_UP_NL_RE = re.compile(r"\n" + _FOLLOW_UP_BODY)
 _SUB_ITEM_BODY = (
     r"[ \t>*#_-]*(?:(?i:"
-    + "|".join(P.SUB_ITEM_PREFIXES)
+    + "|".join(phrases.SUB_ITEM_PREFIXES)
     + r")\s*(?:\d+\s*)?)?(?P<open>\()?(?P<lab>[a-h]|i{1,3}|iv|vi{0,3})\)"
     r"(?=[ \t:*_.\n]|$)"
 )
@@ -486,24 +502,24 @@ FOLLOW_UP_START_RE = re.compile(_FOLLOW_UP_BODY)
 INLINE_SUB_ITEM_RE = re.compile(r"(?<=[.!?:])[ \t]+(?P<open>\()?(?P<lab>[a-h])\)(?=[ \t])")
 LISTING_VERDICT_RE = re.compile(
     r"\b(?:"
-    + "|".join(P.LISTING_VERDICT_WORDS)
+    + "|".join(phrases.LISTING_VERDICT_WORDS)
     + r")\b|"
-    + "|".join(map(re.escape, P.LISTING_VERDICT_MARKS)),
+    + "|".join(map(re.escape, phrases.LISTING_VERDICT_MARKS)),
     re.IGNORECASE,
 )
 # "In the first situation, ... The answer is (H). In the second situation, ... (B).": parts named by ordinals.
 ORDINAL_PART_RE = re.compile(
     r"(?:^|(?<=[.!?:\n]))[ \t]*(?:in|for) the (?P<ord>"
-    + "|".join(P.PART_ORDINALS)
+    + "|".join(phrases.PART_ORDINALS)
     + r") (?:"
-    + "|".join(P.PART_NOUNS)
+    + "|".join(phrases.PART_NOUNS)
     + r")\b",
     re.IGNORECASE,
 )
 # "Q1: D", "Question 2) A": a numbered answer line (the rest of the line is checked to be short).
 NUMBERED_ITEM_RE = re.compile(
     r"(?m)^[ \t>*#_-]*(?:"
-    + _alt(P.NUMBERED_ITEM_PREFIXES)
+    + _alt(phrases.NUMBERED_ITEM_PREFIXES)
     + r")[ \t]*(?P<n>\d{1,2})[ \t]*[:.)][ \t]*(?P<rest>[^\n]*)",
     re.IGNORECASE,
 )
@@ -514,7 +530,7 @@ NUMBERED_ITEM_RE = re.compile(
 LABELLED_ANSWER_RE = re.compile(
     r"[ \t>*#_-]*(?P<pre>[A-Za-z]+(?:-[A-Za-z]+)?(?:[ \t]+|[ \t]*-[ \t]*))?"
     r"[(\[]?(?P<n>\d{1,2}|(?i:"
-    + "|".join(sorted(P.INDEX_WORDS, key=len, reverse=True))
+    + "|".join(sorted(phrases.INDEX_WORDS, key=len, reverse=True))
     + r")\b|[a-h]|i{1,3}|iv|vi{0,3})"
     r"(?:[)\]][ \t]*[:.=\-–—→]?|[ \t]*[:.)=\-–—→])[ \t]*[*_(\[]*(?P<L>[A-Z])[*_)\]]*[ \t.]*"
 )
@@ -526,7 +542,7 @@ LABELLED_ANSWER_RE = re.compile(
 # (A lookahead on the possible first characters rejects most lines before the alternation is tried.)
 _HINTS = sorted(
     {v for m in _FOLLOW_UP for h in literal_prefixes(m) for v in _case_variants(h)}
-    | {v for w in P.SUB_ITEM_PREFIXES for v in _case_variants(re.escape(w))}
+    | {v for w in phrases.SUB_ITEM_PREFIXES for v in _case_variants(re.escape(w))}
     | {re.escape("("), re.escape("b)"), re.escape("ii)")},  # (sub-item labels, as written: "B)" is an option's)
     key=len, reverse=True,
 )  # fmt: skip
@@ -538,14 +554,14 @@ STRUCTURE_NL_RE = re.compile(
     r"\n[ \t>*#_=-]*(?:"
     + "|".join(_FOLLOW_UP)
     + r"|(?:(?:"
-    + "|".join(P.SUB_ITEM_PREFIXES)
+    + "|".join(phrases.SUB_ITEM_PREFIXES)
     + r")\s*)?\(?(?:b|ii)\))"
 )
 JSON_ANSWER_RE = re.compile(
     r"[\"'](?:[a-z_ ]{0,24}[_ ])?"
-    + _alt(P.JSON_ANSWER_KEYS)
+    + _alt(phrases.JSON_ANSWER_KEYS)
     + r"s?(?:[_ ]"
-    + _alt(P.JSON_ANSWER_KEY_SUFFIXES)
+    + _alt(phrases.JSON_ANSWER_KEY_SUFFIXES)
     + r")?[\"']\s*:\s*"
     r"(?P<v>\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|\[[^\]\n]{0,300}\]|[A-Za-z](?=\s*[,}]))",
     re.IGNORECASE,
@@ -559,8 +575,8 @@ WORD_RE = re.compile(r"[^\W_]+")
 # --------------------------------------------------------------------------------------------------
 
 
-_OPEN_MARKERS = tuple(o for o, _ in P.REASONING_MARKERS)
-_CLOSE_MARKERS = tuple(c for _, c in P.REASONING_MARKERS)
+_OPEN_MARKERS = tuple(o for o, _ in phrases.REASONING_MARKERS)
+_CLOSE_MARKERS = tuple(c for _, c in phrases.REASONING_MARKERS)
 # The first characters of the markers (in any case): a marker can start only where one stands, which
 # str.find (memchr) finds at C speed.
 REASONING_FIRST_CHARS = "".join(
@@ -572,4 +588,4 @@ REASONING_MARKER_RE = re.compile(
     + "|".join(map(re.escape, sorted(_OPEN_MARKERS, key=len, reverse=True))) + ")",
     re.IGNORECASE,
 )  # fmt: skip
-SPECIAL_TOKEN_RE = re.compile("|".join(map(re.escape, P.SPECIAL_TOKENS)))
+SPECIAL_TOKEN_RE = re.compile("|".join(map(re.escape, phrases.SPECIAL_TOKENS)))

@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .evidence import LETTER, OUT_OF_RANGE, REFUSAL, SEVERAL, Reading, letter_reading, none_reading
 from .labels import DEFAULT_LOCAL
 from .options import Options
@@ -158,7 +157,7 @@ def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tupl
     r = _leading(s, j, a, letter, opts, anchored)
     if (
         r.kind == LETTER
-        and X.COORDINATION_OPENER_IN_RE.search(s, 0, j)
+        and patterns.COORDINATION_OPENER_IN_RE.search(s, 0, j)
         and _another_letter(s, j, letter, opts)
     ):
         return Reading(SEVERAL, None, (a + j, b), "either one letter or another"), None
@@ -178,7 +177,7 @@ def _other_label(s: str, j: int, a: int, b: int, opts: Options) -> Reading | Non
     """After an anchor: the name of a Latin letter in another script (`"এ"`, the whole payload), or a number
     naming an option when the question numbers them (`1`, `(2)`, `3번`; a list of numbers is several)."""
     core = s[j:].strip(STRIP_CHARS + "*_`$ ")
-    letter = P.LETTER_NAMES.get(core)
+    letter = phrases.LETTER_NAMES.get(core)
     if letter is not None:
         return letter_reading(letter, opts.letters, a + j, "the name of a letter")
     if not opts.labels.numbers:
@@ -310,7 +309,7 @@ _QUESTION_AFTER_RE = re.compile(r"[^.!?\n]*\?")
 
 # The first characters of every list separator (LIST_SEP_RE) and of a next letter: a cheap necessary test.
 _LIST_START = frozenset(
-    {s[0] for s in P.LIST_SEPARATOR_SYMBOLS} | {w[0] for w in P.LIST_SEPARATOR_WORDS}
+    {s[0] for s in phrases.LIST_SEPARATOR_SYMBOLS} | {w[0] for w in phrases.LIST_SEPARATOR_WORDS}
     | set(", ([")  # (the comma rule of LIST_SEP_RE, a space before a letter, an opening bracket)
     | set("abcdefghijklmnopqrstuvwxyz")  # (a next letter, or a separator word)
 )  # fmt: skip

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import patterns as X
+from . import patterns
 
 
 class Region(NamedTuple):
@@ -27,8 +27,8 @@ class Region(NamedTuple):
 def answer_region(text: str) -> Region | None:
     """The answer region of `text`, or None when the whole text is read."""
     last_open = last_close = None
-    match = X.REASONING_MARKER_RE.match
-    for c in X.REASONING_FIRST_CHARS:
+    match = patterns.REASONING_MARKER_RE.match
+    for c in patterns.REASONING_FIRST_CHARS:
         k = text.find(c)
         while k >= 0:
             m = match(text, k)
@@ -54,4 +54,4 @@ def blank_special_tokens(s: str) -> str:
     """Special tokens that carry no words (`<|im_end|>`, `<|end_of_solution|>`, ...) as spaces, one for one."""
     if "<" not in s:
         return s
-    return X.SPECIAL_TOKEN_RE.sub(lambda m: " " * (m.end() - m.start()), s)
+    return patterns.SPECIAL_TOKEN_RE.sub(lambda m: " " * (m.end() - m.start()), s)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 
 from ...labels import LETTERS
-from . import patterns as X
-from . import phrases as P
+from . import patterns, phrases
 from .options import Options, contains_words
 from .text import norm
 
@@ -27,10 +26,10 @@ def may_have_structure(t: str) -> bool:
     """A cheap necessary test for follow-up markers after the first line (a marker on the first line
     starts no boundary) and for sub-item labels (in the original text)."""
     return (
-        X.STRUCTURE_HINT_RE.search(t) is not None
-        or X.SUB_ITEM_START_RE.match(t) is not None
+        patterns.STRUCTURE_HINT_RE.search(t) is not None
+        or patterns.SUB_ITEM_START_RE.match(t) is not None
         or ("b)" in t and _may_have_inline_b(t))
-        or ("econd " in t and _may_name_parts(t) and X.ORDINAL_PART_RE.search(t) is not None)
+        or ("econd " in t and _may_name_parts(t) and patterns.ORDINAL_PART_RE.search(t) is not None)
     )
 
 
@@ -55,7 +54,7 @@ def _may_name_parts(t: str) -> bool:
     common in reasoning text and must not send every such text to the regex)."""
     i = t.find("econd ")
     while i >= 0:
-        if t.startswith(P.PART_NOUNS, i + 6):
+        if t.startswith(phrases.PART_NOUNS, i + 6):
             return True
         i = t.find("econd ", i + 6)
     return False
@@ -74,7 +73,7 @@ def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, marker
     """Start offsets (> 0) of the lines before `before` that begin another question or turn: a marker
     line (not a numbered answer line of the response's own, "Q2: A"), or the question line of an
     invented option listing right before `before` (the answer line)."""
-    out = [m.start() + 1 for m in X.FOLLOW_UP_NL_RE.finditer(low, 0, before)] if markers else []
+    out = [m.start() + 1 for m in patterns.FOLLOW_UP_NL_RE.finditer(low, 0, before)] if markers else []
     if out:
         own = set(numbered_items(t))
         out = [b for b in out if b not in own]
@@ -96,7 +95,7 @@ def foreign_listing_before(t: str, pos: int, opts: Options) -> int | None:
         if k <= 0:
             break
         above = t.rfind("\n", 0, k - 1) + 1
-        m = X.LABEL_LINE_BODY_RE.match(t, above, k - 1) if may_be_label(t, above, k - 1) else None
+        m = patterns.LABEL_LINE_BODY_RE.match(t, above, k - 1) if may_be_label(t, above, k - 1) else None
         if m is not None and m.group("L").isupper():
             if items and ord(m.group("L")) != ord(items[-1][1]) - 1:
                 return None  # (walking upwards, the letters of a listing count down to A)
@@ -172,14 +171,14 @@ def _inline_listing(line: str, opts: Options, *, same_line: bool) -> bool:
     the answer's own line, the last such run (the items of an earlier question on that line aside)."""
     if line.count(":") + line.count("：") + line.count(")") < 3:  # (a cheap necessary test)
         return False
-    labels = list((X.INLINE_LABEL_CJK_RE if same_line else X.INLINE_LABEL_RE).finditer(line))
+    labels = list((patterns.INLINE_LABEL_CJK_RE if same_line else patterns.INLINE_LABEL_RE).finditer(line))
     if same_line:  # (the last run A, B, C, ... on the line)
         first = max((k for k, m in enumerate(labels) if m.group(1) == "A"), default=None)
         labels = labels[first:] if first is not None else []
     if len(labels) < 3 or "".join(m.group(1) for m in labels) != _LISTING[: len(labels)]:
         return False  # (a listing counts A, B, C, ... in order)
     low = line[labels[0].start() :].lower() if same_line else line.lower()
-    if X.LISTING_VERDICT_RE.search(low) or X.CLOSING_DISMISSAL_RE.search(low):
+    if patterns.LISTING_VERDICT_RE.search(low) or patterns.CLOSING_DISMISSAL_RE.search(low):
         return False  # ("I can drop A: this is correct. I can drop B: ...": a walk through the options)
     own = 0
     for m, nxt in zip(labels, labels[1:] + [None], strict=True):
@@ -195,7 +194,7 @@ def numbered_items(t: str) -> list[int]:
     between), at least two; else []."""
     out: list[int] = []
     end = 0
-    for m in X.NUMBERED_ITEM_RE.finditer(t):
+    for m in patterns.NUMBERED_ITEM_RE.finditer(t):
         rest = m.group("rest").strip()
         if int(m.group("n")) != len(out) + 1 or not rest or len(rest) > 60 or rest.endswith("?"):
             break
@@ -215,8 +214,8 @@ def sub_items(t: str, opts: Options) -> list[int]:
     if numbered:
         return numbered
     found = []
-    first = X.SUB_ITEM_START_RE.match(t)
-    matches = ([first] if first is not None else []) + list(X.SUB_ITEM_NL_RE.finditer(t))
+    first = patterns.SUB_ITEM_START_RE.match(t)
+    matches = ([first] if first is not None else []) + list(patterns.SUB_ITEM_NL_RE.finditer(t))
     for m in matches:
         lab = m.group("lab")
         pos = m.start() + (t[m.start()] == "\n")
@@ -236,15 +235,15 @@ def _with_inline_items(t: str, opts: Options, found: list[tuple[int, str]]) -> l
     """The labels at line starts together with those after a sentence end inside a paragraph ("... is (C).
     (b) ..."), in text order, counted from the first (a); [] when an inline label is followed by that
     option's text (an option listing in lower case)."""
-    for m in X.INLINE_SUB_ITEM_RE.finditer(t):
+    for m in patterns.INLINE_SUB_ITEM_RE.finditer(t):
         lab = m.group("lab")
         ot = dict(opts.norms).get(lab.upper())
         if ot is not None and norm(t[m.end() : m.end() + len(ot) + 4]).strip().startswith(ot):
             return []
         found.append((m.start("open") if m.group("open") else m.start("lab"), lab))
     if _may_name_parts(t):
-        for m in X.ORDINAL_PART_RE.finditer(t):
-            found.append((m.start(), "abcde"[P.PART_ORDINALS.index(m.group("ord").lower())]))
+        for m in patterns.ORDINAL_PART_RE.finditer(t):
+            found.append((m.start(), "abcde"[phrases.PART_ORDINALS.index(m.group("ord").lower())]))
     found.sort()
     first_a = next((k for k, (_, lab) in enumerate(found) if lab == "a"), None)
     return _in_order(found[first_a:]) if first_a is not None else []
@@ -276,8 +275,8 @@ _INDEX_ORDERS = (
     tuple(str(k) for k in range(1, 21)),
     tuple("abcdefgh"),
     _ROMAN,
-    P.INDEX_NUMBER_WORDS,
-    P.INDEX_ORDINAL_WORDS,
+    phrases.INDEX_NUMBER_WORDS,
+    phrases.INDEX_ORDINAL_WORDS,
 )
 _SEGMENT_SPLIT_RE = re.compile(r"[|;]")
 
@@ -294,7 +293,9 @@ def labelled_answers(t: str) -> list[str]:
     for _ in range(12):  # (blank lines may stand between the lines of the run)
         s0 = t.rfind("\n", 0, k) + 1
         if t[s0:k].strip():
-            segs = [X.LABELLED_ANSWER_RE.fullmatch(g.rstrip()) for g in _SEGMENT_SPLIT_RE.split(t[s0:k])]
+            segs = [
+                patterns.LABELLED_ANSWER_RE.fullmatch(g.rstrip()) for g in _SEGMENT_SPLIT_RE.split(t[s0:k])
+            ]
             if any(m is None for m in segs):
                 break
             for m in reversed(segs):

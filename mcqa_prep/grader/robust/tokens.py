@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Mapping
 
 from ...labels import LETTER_SET, LETTERS
-from . import phrases as P
+from . import phrases
 from .labels import DEFAULT_LOCAL
 from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE
 
@@ -17,14 +17,14 @@ ASCII_LETTERS = UPPER | frozenset(LETTERS.lower())
 # ASCII letters and digits: `ch in WORD_ASCII or (ch > "\x7f" and is_word_char(ch))` is is_word_char(ch)
 # without a call in the common (ASCII) case.
 WORD_ASCII = ASCII_LETTERS | frozenset("0123456789")
-_FORMULA_OPS = frozenset(P.FORMULA_OPERATORS)
+_FORMULA_OPS = frozenset(phrases.FORMULA_OPERATORS)
 _APOSTROPHES = frozenset("'’‘")  # ("O‘zbekiston": Uzbek writes o‘ and g‘)
 # Neighbours of a letter that can make it part of a word, an abbreviation, a compound or a formula.
 _NEIGHBOUR_TRIGGERS = frozenset("'’‘.-\\^_")
-_PRE_OK = frozenset(P.FUNCTION_WORDS_BEFORE_LETTER)
-_AFTER_LETTER_I = frozenset(P.WORDS_AFTER_OPTION_LETTER)
-_AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(P.WORDS_AFTER_OPTION_A)
-_AFTER_PERIOD_OK = frozenset(P.WORDS_AFTER_LETTER_PERIOD)
+_PRE_OK = frozenset(phrases.FUNCTION_WORDS_BEFORE_LETTER)
+_AFTER_LETTER_I = frozenset(phrases.WORDS_AFTER_OPTION_LETTER)
+_AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(phrases.WORDS_AFTER_OPTION_A)
+_AFTER_PERIOD_OK = frozenset(phrases.WORDS_AFTER_LETTER_PERIOD)
 
 
 def is_word_char(ch: str) -> bool:
@@ -76,7 +76,7 @@ def letter_use(s: str, j: int) -> str | None:
             if (
                 c in "Aa"
                 and word not in _AFTER_LETTER_A
-                and not word.startswith(P.OPTION_WORD_STEMS_AFTER_LETTER)
+                and not word.startswith(phrases.OPTION_WORD_STEMS_AFTER_LETTER)
                 and not _list_follows(s, j)
             ):
                 return "article, not a letter"
@@ -158,4 +158,4 @@ def dangling(text: str) -> bool:
     while k > 0 and s[k - 1].isalpha():
         k -= 1
     word = s[k:]
-    return not (len(word) == 1 and word.isupper()) and word.lower() in P.DANGLING_WORDS
+    return not (len(word) == 1 and word.isupper()) and word.lower() in phrases.DANGLING_WORDS
