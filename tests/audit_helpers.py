@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES, REPO, SAMPLE
+from response_helpers import fake_response
 
 sys.path.insert(0, str(REPO / "bench"))
 
@@ -172,12 +173,7 @@ def _rollout(row: dict[str, Any], model: str, letter: str) -> dict[str, Any]:
     text = f"Let me think about each option carefully.\n\n\\boxed{{{letter}}}"
     return {
         "responses_create_params": {**row["responses_create_params"], "model": model},
-        "response": {
-            "model": model,
-            "output": [
-                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
-            ],
-        },
+        "response": fake_response(text, model=model),
     }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conftest import read_jsonl
 from prep_helpers import LETTERS, make_row, write_rows
+from response_helpers import fake_response
 
 from mcqa_prep.policy import canonical_json
 
@@ -37,18 +38,7 @@ def rollout(i: int, correct: bool, model: str | None, *, uuid: bool = True, opti
     letter = gold if correct else next(c for c in LETTERS[:4] if c != gold)
     r: dict = {
         "responses_create_params": dict(row["responses_create_params"]),
-        "response": {
-            "id": f"resp-{i}",
-            "object": "response",
-            "status": "completed",
-            "output": [
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": f"I pick \\boxed{{{letter}}}"}],
-                }
-            ],
-        },
+        "response": fake_response(f"I pick \\boxed{{{letter}}}", id=f"resp-{i}"),
         "reward": 1.0 if correct else 0.0,
     }
     if model is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner
 from conftest import SAMPLE
+from response_helpers import fake_response
 
 from mcqa_prep.cli import main
 
@@ -105,18 +106,7 @@ def _response(row: dict, rng: random.Random) -> dict:
         text = f"Reasoning.\nAnswer: {letter}"
     else:
         text = f"Reasoning.\n\\boxed{{{letter}}}"
-    return {
-        "id": f"resp-{row['uuid']}",
-        "object": "response",
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-    }
+    return fake_response(text, id=f"resp-{row['uuid']}")
 
 
 def heldback_inputs(tmp: Path) -> dict[str, Path]:

@@ -141,29 +141,6 @@ class Client:
         return status, doc
 
 
-def response_obj(text: str, status: str = "completed") -> dict[str, Any]:
-    """A Responses API response as NeMo Gym's agents send it, one message with `text`."""
-    return {
-        "id": "resp_test",
-        "created_at": 0,
-        "model": "m",
-        "object": "response",
-        "status": status,
-        "output": [
-            {
-                "id": "msg_test",
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
-
-
 def prepared_rows(directory: Path) -> list[dict[str, Any]]:
     rows = []
     for p in sorted(directory.glob("*-of-*.jsonl")):

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
 from conftest import SAMPLE, read_jsonl, rescore_request
+from response_helpers import fake_response
 
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.rescore import ray_engine, ray_plan
@@ -54,21 +55,6 @@ def _both(tmp_path, inp, *, chunk_bytes, **kw):
     a, b = local.to_dict(), report.to_dict()
     a.pop("output"), b.pop("output")
     return (tmp_path / "local.jsonl").read_bytes(), a, data, b, names
-
-
-def _response(text):
-    return {
-        "id": "resp_x",
-        "object": "response",
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-    }
 
 
 def _rollouts(n, seed=7):
@@ -109,7 +95,7 @@ def _row(rng, i):
     )
     row = {
         "responses_create_params": {"input": [{"role": "user", "content": f"Q{i % 50}?"}]},
-        "response": _response(text),
+        "response": fake_response(text),
         "options": opts,
         "expected_answer": gold,
         "uuid": f"u-{i}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from prep_helpers import make_row
-from serve_helpers import response_obj
+from response_helpers import fake_response
 
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.runtimes import row_problem
@@ -46,7 +46,7 @@ def test_serve_and_prepare_refuse_what_nemo_gym_refuses(field, value):
     row = {**make_row(0), field: value}
     assert _nemo_gym_refuses(row) in (True, None)
     status, body = Verifier(ServedContract(GradingPolicy())).verify(
-        {**row, "response": response_obj("\\boxed{A}")}
+        {**row, "response": fake_response("\\boxed{A}", model="m")}
     )
     assert status == 422 and body["detail"][0]["loc"][1].split("[")[0] == field, body
     if field not in ("options", "responses_create_params"):  # (a prepared row's types are the schema's)
@@ -57,6 +57,6 @@ def test_a_row_nemo_gym_takes_is_refused_by_neither():
     row = make_row(0)
     assert _nemo_gym_refuses(row) in (False, None)
     status, _ = Verifier(ServedContract(GradingPolicy())).verify(
-        {**row, "response": response_obj("\\boxed{A}")}
+        {**row, "response": fake_response("\\boxed{A}", model="m")}
     )
     assert status == 200 and row_problem(row) is None

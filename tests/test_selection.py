@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CONFORMANCE
+from response_helpers import fake_response
 
 from mcqa_prep.grader import request as request_mod
 from mcqa_prep.grader import response_text
@@ -47,13 +48,6 @@ def test_golden_covers_every_selection_verdict() -> None:
     assert {c["want"]["status"] for c in CASES if "status" in c["want"]} - {None} <= set(STATUSES)
 
 
-def _msg_response(*texts: str, status: str = "completed") -> dict:
-    return {
-        "status": status,
-        "output": [{"type": "message", "content": [{"type": "output_text", "text": t} for t in texts]}],
-    }
-
-
 def _shapes() -> list:
     """Response shapes, odd ones included, on which parity must hold."""
     shapes: list = [
@@ -77,8 +71,8 @@ def _shapes() -> list:
                 {"type": "message", "content": [{"type": "output_text", "text": 5}]},
             ]
         },
-        _msg_response("  a", "b  ", "\n<|im_end|>"),
-        _msg_response("<think>x</think>", " \\boxed{B} "),
+        fake_response("  a", "b  ", "\n<|im_end|>"),
+        fake_response("<think>x</think>", " \\boxed{B} "),
     ]
     for name in ("nemo_gym_parity_dev.jsonl", "answer_corpus_dev.jsonl"):
         path = CONFORMANCE / name
@@ -141,7 +135,7 @@ def test_detect_prompt_thinking(input_items, want) -> None:
 
 
 def test_parts_is_frozen() -> None:
-    sel = select({"response": _msg_response("x")}, GradingPolicy())
+    sel = select({"response": fake_response("x")}, GradingPolicy())
     assert isinstance(sel.parts, ResponseParts)
     with pytest.raises(AttributeError):
         sel.parts.raw_text = "y"  # type: ignore[misc]
@@ -184,7 +178,7 @@ def test_grade_request_passes_selected_text_and_policy_modes(spy) -> None:
     policy = GradingPolicy(
         final_answer_only=True, grading_mode_override="robust", grading_mode_default="lenient_boxed"
     )
-    row = dict(ROW, response=_msg_response("<think>A?</think>\n\\boxed{B}<|im_end|>"))
+    row = dict(ROW, response=fake_response("<think>A?</think>\n\\boxed{B}<|im_end|>"))
     result, prov = grade_request(row, policy, regex_timeout=0.25)
     assert result.reward == 1.0
     (call,) = spy
@@ -198,7 +192,7 @@ def test_grade_request_passes_selected_text_and_policy_modes(spy) -> None:
 
 
 def test_grade_request_off_passes_response_text(spy) -> None:
-    response = _msg_response("  <think>x</think>\\boxed{B}<|im_end|> ")
+    response = fake_response("  <think>x</think>\\boxed{B}<|im_end|> ")
     grade_request(dict(ROW, response=response), GradingPolicy())
     assert spy[0]["text"] == response_text(response)
 
@@ -222,7 +216,7 @@ def test_grade_request_off_passes_response_text(spy) -> None:
     ],
 )
 def test_grade_request_selection_status(spy, policy, text, status, rule) -> None:
-    result, prov = grade_request(dict(ROW, response=_msg_response(text)), policy)
+    result, prov = grade_request(dict(ROW, response=fake_response(text)), policy)
     assert (result.reward, result.extracted_answer, result.status) == (0.0, None, status)
     assert result.expected_answer == "B" and result.mode == "lenient_boxed"
     assert prov["boundary"] == status and prov["gate"] is None
@@ -234,7 +228,7 @@ def test_grade_request_selection_status(spy, policy, text, status, rule) -> None
 @pytest.mark.parametrize("final_answer_only", [False, True])
 def test_grade_request_truncation_gate(spy, final_answer_only) -> None:
     policy = GradingPolicy(final_answer_only=final_answer_only, zero_truncated=True)
-    row = dict(ROW, response=_msg_response("<think>x</think>\\boxed{B}", status="incomplete"))
+    row = dict(ROW, response=fake_response("<think>x</think>\\boxed{B}", status="incomplete"))
     result, prov = grade_request(row, policy)
     assert (result.reward, result.status, result.rule) == (0.0, "truncated", "truncation_gate")
     assert prov["gate"] == "truncated" and prov["component"]["gate"] == "truncated"
@@ -260,7 +254,7 @@ def test_grade_request_bad_rows_do_not_raise(spy) -> None:
 def test_provenance_keys_and_no_response_text(spy) -> None:
     policy = GradingPolicy(final_answer_only=True, component=GradingPolicy().component)
     secret = "UNIQUE-SECRET-RESPONSE"
-    row = dict(ROW, response=_msg_response(f"<think>{secret}-thought</think>{secret}"))
+    row = dict(ROW, response=fake_response(f"<think>{secret}-thought</think>{secret}"))
     _, prov = grade_request(row, policy)
     assert set(prov) == {
         "contract",
@@ -297,7 +291,7 @@ def test_contract_id_is_computed_once_per_policy(spy, monkeypatch) -> None:
     calls = []
     real = GradingPolicy.contract_id
     monkeypatch.setattr(GradingPolicy, "contract_id", lambda self: calls.append(1) or real(self))
-    row = dict(ROW, response=_msg_response("\\boxed{B}"))
+    row = dict(ROW, response=fake_response("\\boxed{B}"))
     for _ in range(50):
         _, prov = grade_request(row, policy)
     assert len(calls) <= 1
@@ -314,7 +308,7 @@ def test_grade_request_end_to_end() -> None:
     pytest.importorskip("mcqa_prep.grader.boxed")
     pytest.importorskip("mcqa_prep.grader.custom_regex")
     policy = GradingPolicy(final_answer_only=True)
-    row = dict(ROW, grading_mode=None, response=_msg_response("<think>\\boxed{A}</think>\nSo \\boxed{B}"))
+    row = dict(ROW, grading_mode=None, response=fake_response("<think>\\boxed{A}</think>\nSo \\boxed{B}"))
     result, _ = grade_request(row, policy)
     assert (result.reward, result.extracted_answer, result.status) == (1.0, "B", "ok")
     result, _ = grade_request(row, GradingPolicy())
@@ -328,7 +322,7 @@ def test_off_fast_path_provenance_matches_selection(spy, zero_truncated) -> None
     _, static = request_mod._static(policy, None)
     requests = [dict(ROW, response=shape) for shape in _shapes() if isinstance(shape, dict)]
     requests += [c["request"] for c in CASES if isinstance(c["request"].get("response"), dict)]
-    requests.append(dict(ROW, response=_msg_response("x", status="incomplete")))
+    requests.append(dict(ROW, response=fake_response("x", status="incomplete")))
     for req in requests:
         _, prov = grade_request(req, policy)
         assert prov == request_mod.provenance(select(req, policy), static)

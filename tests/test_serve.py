@@ -15,7 +15,8 @@ import time
 
 import pytest
 from prep_helpers import make_row, write_rows
-from serve_helpers import prepared_rows, response_obj, serving, start
+from response_helpers import fake_response
+from serve_helpers import prepared_rows, serving, start
 
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.prepare import prepare
@@ -39,7 +40,10 @@ def server(preps):
 
 
 def request_for(row: dict, text: str | None = None) -> dict:
-    return {**copy.deepcopy(row), "response": response_obj(text or f"\\boxed{{{row['expected_answer']}}}")}
+    return {
+        **copy.deepcopy(row),
+        "response": fake_response(text or f"\\boxed{{{row['expected_answer']}}}", model="m"),
+    }
 
 
 def test_a_stamped_row_is_graded_with_nemo_gyms_fields_plus_status_and_rule(server, preps):

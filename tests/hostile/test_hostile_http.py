@@ -15,14 +15,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prep_helpers import make_row, write_rows  # noqa: E402
-from serve_helpers import response_obj, serving  # noqa: E402
+from response_helpers import fake_response  # noqa: E402
+from serve_helpers import serving  # noqa: E402
 
 from mcqa_prep.prepare import prepare  # noqa: E402
 
 from .kit import FAILURE, USAGE, check, run  # noqa: E402
 
 ROW = {**make_row(1), "grading_mode": "strict_single_letter_boxed"}
-GOOD = {**ROW, "response": response_obj("\\boxed{B}")}
+GOOD = {**ROW, "response": fake_response("\\boxed{B}", model="m")}
 
 
 def _with(**fields):
@@ -65,19 +66,21 @@ REQUESTS = {
     "output-regex-a-number": (
         "POST",
         "/verify",
-        _with(template_metadata={"output_regex": 5}, response=response_obj("B")),
+        _with(template_metadata={"output_regex": 5}, response=fake_response("B", model="m")),
         {},
     ),
     "output-regex-invalid": (
         "POST",
         "/verify",
-        _with(template_metadata={"output_regex": "(["}, response=response_obj("B")),
+        _with(template_metadata={"output_regex": "(["}, response=fake_response("B", model="m")),
         {},
     ),
     "output-regex-catastrophic": (
         "POST",
         "/verify",
-        _with(template_metadata={"output_regex": "(a|aa)+$"}, response=response_obj("a" * 40 + "!")),
+        _with(
+            template_metadata={"output_regex": "(a|aa)+$"}, response=fake_response("a" * 40 + "!", model="m")
+        ),
         {},
     ),
     "metadata-a-string": ("POST", "/verify", _with(metadata="stamp"), {}),
@@ -88,9 +91,19 @@ REQUESTS = {
         _with(options=[{f"K{i}": f"option {i}"} for i in range(5000)]),
         {},
     ),
-    "ten-megabytes": ("POST", "/verify", _with(response=response_obj("x" * (10 * 1024 * 1024))), {}),
+    "ten-megabytes": (
+        "POST",
+        "/verify",
+        _with(response=fake_response("x" * (10 * 1024 * 1024), model="m")),
+        {},
+    ),
     "declared-twenty-megabytes": ("POST", "/verify", b"{}", {"Content-Length": str(20 * 1024 * 1024)}),
-    "twenty-megabytes": ("POST", "/verify", _with(response=response_obj("x" * (20 * 1024 * 1024))), {}),
+    "twenty-megabytes": (
+        "POST",
+        "/verify",
+        _with(response=fake_response("x" * (20 * 1024 * 1024), model="m")),
+        {},
+    ),
     "not-utf8": ("POST", "/verify", _with(uuid="@@").replace(b"@@", b"\xff\xfe"), {}),
     "lone-surrogate-escape": ("POST", "/verify", _with(uuid="@@").replace(b"@@", b"\\ud800"), {}),
     "nan": ("POST", "/verify", _with(uuid="@@").replace(b'"@@"', b"NaN"), {}),
