@@ -12,7 +12,6 @@ counts as no recorded reward.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
