@@ -8,6 +8,7 @@ from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertError, 
 from ..convert.shapes import MAP_KEYS
 from ..errors import UsageError
 from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .permute_opts import permute_from_options, permute_options
 
 
 def _list_presets(ctx: click.Context, _param, value: bool) -> None:
@@ -90,6 +91,13 @@ def render_text(report: ConvertReport) -> list[str]:
             f"shuffle: seed {sh['seed']}, {sh['rows_with_pins']} rows with pinned options "
             f"({sh['gold_pinned']} with a pinned gold)"
         )
+    p = d.get("permutation")
+    if p:
+        by = ", ".join(f"{n} with {k}" for k, n in p["by_variants"].items())
+        lines.append(
+            f"option orders ({p['mode']}, seed {p['seed']}): {p['rows']} rows for {p['questions']} question(s) "
+            f"({by or 'none'}); anchored options kept in place in {p['anchored_questions']}"
+        )
     for key, by_n in d["gold_histogram"].items():
         for n, hist in by_n.items():
             spread = d["gold_spread"].get(key, {}).get(n)
@@ -170,6 +178,7 @@ def render_text(report: ConvertReport) -> list[str]:
     callback=_list_templates,
     help="List built-in templates and exit.",
 )
+@permute_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def convert_command(
@@ -190,6 +199,7 @@ def convert_command(
     no_verify,
     fmt,
     quiet,
+    **permute_kw,
 ):
     """Convert multiple-choice datasets into NeMo Gym mcqa rows that pass `mcqa-prep validate`.
 
@@ -221,9 +231,12 @@ def convert_command(
     \b
     --shuffle: the gold letter is balanced (per option count and output file, counts within 1 of each
     other); options such as "None of the above" or "Both A and B" (and --pin texts) keep their place; the
-    original order is in metadata.convert.option_source_index. Exit codes: 0 ok, 1 data/IO failure,
-    2 usage error.
+    original order is in metadata.convert.option_source_index. --permute K writes each row as K option
+    orders (after --shuffle), each rendered by its template and linked to its question in
+    metadata.mcqa_prep.permutation (docs/prepare.md, Option permutations). Exit codes: 0 ok, 1 data/IO
+    failure, 2 usage error.
     """
+    permute = permute_from_options(**permute_kw)
     srcs, pairs = _split_args(sources, maps)
     if not srcs:
         raise UsageError("no SOURCE given (KEY=COLUMN words are read as --map entries)")
@@ -255,6 +268,7 @@ def convert_command(
             rejects=rejects,
             verify=not no_verify,
             progress=bar_factory(quiet),
+            permute=permute,
         )
     except ConvertError as exc:  # no rejects file is left: its first lines are shown before the error
         if fmt != "json":

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
@@ -25,6 +25,9 @@ from .shapes import REJECT_REASONS
 from .sources import Stream, plan_sources
 from .template_files import load_templates
 from .templates import Template
+
+if TYPE_CHECKING:  # imported when asked for: permute/orders.py imports convert (its phrase table)
+    from ..permute.orders import PermuteSpec
 
 
 class ConvertError(McqaPrepError):
@@ -127,10 +130,12 @@ def convert(
     verify: bool = True,
     progress: Progress | None = None,
     max_shown: int = 20,
+    permute: PermuteSpec | None = None,
 ) -> ConvertReport:
     """Convert SOURCES into NeMo Gym mcqa rows at `out` (a .jsonl file, or a directory of <split>.jsonl).
     Raises UsageError (bad option, missing input, template failing its controls), InputError (unreadable
-    input), ConvertError (no row could be converted). Nothing is written under `out` unless it succeeds."""
+    input), ConvertError (no row could be converted). Nothing is written under `out` unless it succeeds.
+    `permute`: each row is written as its option orders, each rendered by its template (convert/permute.py)."""
     out_p = Path(out)
     if str(out) == "-":
         raise UsageError("-o -: convert writes a file or a directory (output must be atomic), not stdout")
@@ -153,6 +158,7 @@ def convert(
         seed=seed,
         pins=frozenset(norm_pin(p) for p in pins if p.strip()),
         max_shown=max_shown,
+        permute=permute,
     )
     total = sum(s.num_rows() or 0 for s in srcs) if all(s.kind == "parquet" for s in srcs) else None
     bar = progress(total=total, desc="convert", unit="row") if progress is not None else None

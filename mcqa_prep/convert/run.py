@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import blake2b, sha1
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import InputError, UsageError
@@ -28,6 +28,9 @@ from .outputs import Outputs
 from .shapes import ColumnMap, RowReject
 from .sources import Stream
 from .templates import Template, TemplateMix
+
+if TYPE_CHECKING:  # imported when asked for: permute/orders.py imports convert (its phrase table)
+    from ..permute.orders import PermuteSpec
 
 REPORT_VERSION = 1
 # uuid5 namespace of converted rows: uuid5(NAMESPACE_URL, "mcqa-prep/convert")
@@ -140,9 +143,21 @@ class Run:
     document once every source is done."""
 
     def __init__(
-        self, tmpls: list[Template], *, shuffle: bool, seed: int, pins: frozenset[str], max_shown: int
+        self,
+        tmpls: list[Template],
+        *,
+        shuffle: bool,
+        seed: int,
+        pins: frozenset[str],
+        max_shown: int,
+        permute: PermuteSpec | None = None,
     ):
         self.tmpls = tmpls
+        self.permute = None
+        if permute is not None:
+            from .permute import ConvertOrders
+
+            self.permute = ConvertOrders(permute, pins)
         self.mix = TemplateMix(tmpls)
         self.shuffle = shuffle
         self.seed = seed
@@ -198,7 +213,7 @@ class Run:
         pick, slots, seed_salt = self.mix.pick_index, self.slots, self.seed_salt
         counts = self.balancer.counts
         fh = None
-        n_read = n_written = 0
+        n_read = n_written = n_lines = 0
         for index, line, data, error in src.rows(projection):
             n_read += 1
             tick()
@@ -209,7 +224,7 @@ class Run:
                 name = (prefix + str(index)).encode("utf-8", "surrogatepass")
                 h = blake2b(name, digest_size=32, salt=seed_salt).digest()
                 k = pick(int.from_bytes(h[:8], "big"))
-                line_out, target, n = self._line(
+                line_out, targets, n = self._line(
                     slots[k],
                     k,
                     item,
@@ -228,23 +243,26 @@ class Run:
             c = counts.get((key, n))
             if c is None:
                 c = counts[(key, n)] = [0] * n
-            c[target] += 1
+            for target in targets:
+                c[target] += 1
             if fh is None:
                 fh = outputs.handle(key)
             fh.write(line_out)
             n_written += 1
+            n_lines += len(targets)
             self.tpl_rows[slots[k][0]] += 1
             self.n_rows[n] += 1
         sdoc["read"] += n_read
         sdoc["written"] += n_written
         sdoc["rejected"] += n_read - n_written
-        outputs.rows[key] += n_written
+        outputs.rows[key] += n_lines
 
     def _line(
         self, slot, k, item, data, key, h, u, src_meta, meta_convert, label, index
-    ) -> tuple[bytes, int, int]:
-        """The output line of one decoded row, the gold's position in it and its option count."""
-        tid, render, mode, tms, possible, check = slot
+    ) -> tuple[bytes, list[int], int]:
+        """The output line(s) of one decoded row (with --permute, one per option order), the gold's position
+        in each and the option count."""
+        tid, _, _, _, _, _ = slot
         question, choices, gold, sidx, context, ident_col, subject, kept = item
         n = len(choices)
         if (tid, n) not in self.checker.done:
@@ -255,6 +273,29 @@ class Run:
             osi = [*map(sidx.__getitem__, perm)]
         else:
             target, texts, osi = gold, choices, sidx
+        if self.permute is None:
+            row = self._row(slot, item, data, texts, osi, target, u, src_meta, meta_convert, label, index)
+            return _dumps(row), [target], n
+        out, targets = [], []
+        for order, link in self.permute.orders(texts, u):
+            t = order.index(target)
+            row = self._row(
+                slot, item, data, [texts[j] for j in order], [osi[j] for j in order], t, u, dict(src_meta),
+                meta_convert, label, index,
+            )  # fmt: skip
+            row["metadata"]["mcqa_prep"] = {"permutation": link}
+            out.append(_dumps(row))
+            targets.append(t)
+        return b"".join(out), targets, n
+
+    def _row(
+        self, slot, item, data, texts, osi, target, u, src_meta, meta_convert, label, index
+    ) -> dict[str, Any]:
+        """The row of one decoded row in one option order (`texts`, `osi`: the texts and their source
+        positions; `target`: the gold's position)."""
+        tid, render, mode, tms, possible, check = slot
+        question, choices, gold, sidx, context, ident_col, subject, kept = item
+        n = len(choices)
         letters = LETTERS[:n]
         tm = tms[n]
         prompt = render(question, texts, context, subject, data)
@@ -283,7 +324,7 @@ class Run:
             "uuid": u,
             "metadata": meta,
         }
-        return _dumps(row), target, n
+        return row
 
     def _order(self, key: str, choices: list[str], gold: int, seed: int) -> tuple[int, list[int]]:
         """The gold's new position and the option permutation: balanced per (output, option count), with
@@ -386,6 +427,7 @@ class Run:
                 "gold_pinned": self.n_gold_pinned,
                 "unresolved_references": {"rows": self.n_unresolved, "shown": self.unresolved_shown},
             },
+            "permutation": self.permute.report() if self.permute is not None else None,
             "option_counts": {str(n): c for n, c in sorted(self.n_rows.items())},
             "gold_histogram": {
                 (key or "all"): {str(n): dict(zip(LETTERS[:n], c, strict=True)) for n, c in by_n.items()}

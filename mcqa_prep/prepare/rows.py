@@ -58,8 +58,11 @@ def normalise_options(options: Any) -> Any:
 class Stamper:
     """Turns a valid input row into a prepared row in place (key order kept, every other field kept)."""
 
-    def __init__(self, policy: GradingPolicy, output_format: str, runtime: str | None = None):
+    def __init__(
+        self, policy: GradingPolicy, output_format: str, runtime: str | None = None, permuter: Any = None
+    ):
         self.runtime = runtime  # NEMO_GYM: a row that runtime would refuse cannot be written
+        self.permuter = permuter  # prepare/permute.Permuter: each row written as its option orders
         self.override = policy.grading_mode_override
         self.default = policy.grading_mode_default
         self.contract = policy.contract_id()
@@ -93,12 +96,15 @@ class Stamper:
         if self.regex_as_list and isinstance(tm, dict) and isinstance(tm.get("output_regex"), str):
             data["template_metadata"] = {**tm, "output_regex": [tm["output_regex"]]}
         md = dict(md) if md else {}
+        link = _permutation(md.get("mcqa_prep"))
         md["mcqa_prep"] = {
             "contract": self.contract,
             "row_schema": mf.ROW_SCHEMA,
             "grading_mode": effective,
             "source": source,
         }
+        if link is not None:  # one order of a permuted question (convert --permute, or prepared before)
+            md["mcqa_prep"]["permutation"] = link
         if repair is not None and repair.fixed is not None:
             original = repair.original
             if self.regex_as_list and isinstance(original, str):  # one type per Parquet column, as above
@@ -110,6 +116,12 @@ class Stamper:
             if problem is not None:
                 return _RUNTIME_REFUSAL + problem
         return None
+
+
+def _permutation(stamp: Any) -> Any:
+    """The link of a row that is one order of a permuted question (kept when the row is stamped again)."""
+    link = stamp.get("permutation") if isinstance(stamp, dict) else None
+    return link if isinstance(link, dict) else None
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ class Outcome:
     gym_problem: str | None = None  # why stock NeMo Gym would refuse the written row (None: it takes it)
     repair: Repair | None = None  # the audit's fix of the row's output_regex (applied when `fixed` is set)
     contaminated: str | None = None  # a valid row dropped by decontamination: the benchmark question it holds
+    variants: Any = None  # prepare/permute.Variants: `line` holds the lines of the row's option orders
 
 
 def _finding(rec: Row, rule: str, message: str) -> Finding:
@@ -186,10 +199,32 @@ def _prepare_row(
         if verdict.dropped is not None:
             return Outcome(None, [], warnings, verdict)
         difficulty.apply(rec.data, verdict)
+    if stamper.permuter is not None:
+        return _permuted(rec, stamper, source, repair, warnings, verdict)
     line, message = _stamped_line(rec, stamper, source, repair)
     if line is not None:
         return Outcome(line, errors, warnings, verdict, gym_problem=row_problem(rec.data))
     return _unwritable(rec, message, warnings)
+
+
+def _permuted(
+    rec: Row,
+    stamper: Stamper,
+    source: dict[str, Any],
+    repair: Repair | None,
+    warnings: list[Finding],
+    verdict: Any,
+) -> Outcome:
+    """A valid row stamped, then written as its option orders (prepare/permute.py), or rejected saying why."""
+    message = stamper.stamp(rec.data, {**source, "row": rec.line}, rec.hint is not None, repair)  # type: ignore[arg-type]
+    if message is not None:
+        return _unwritable(rec, message, warnings)
+    blob, made = stamper.permuter.lines(rec, not stamper.ints_64)
+    if blob is None:
+        rule, why = made
+        extra = [_finding(rec, rule, why)]
+        return Outcome(None, extra, warnings, extra=extra)
+    return Outcome(blob, [], warnings, verdict, gym_problem=row_problem(rec.data), variants=made)
 
 
 def _unwritable(rec: Row, message: str, warnings: list[Finding]) -> Outcome:
@@ -290,7 +325,7 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
             if findings:
                 found[i] = findings
             outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty, repair)
-        elif work.difficulty is None and rec.data is not None:  # most rows: a clean line, no Outcome
+        elif work.difficulty is None and rec.data is not None and work.stamper.permuter is None:  # most rows
             line, message = _stamped_line(rec, work.stamper, source)
             if line is not None:
                 clean.append(line)
@@ -321,4 +356,5 @@ def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:
         gym_problem=outcome.gym_problem,
         repair=outcome.repair,
         contaminated=outcome.contaminated,
+        variants=outcome.variants,
     )

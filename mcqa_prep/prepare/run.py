@@ -33,12 +33,14 @@ from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
+from ..permute.orders import PermuteSpec
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..progress import Progress
 from ..records import Finding, Row, display_name
 from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
+from .permute import Permuter, PermuteTally, settings_of
 from .repairs import RepairTally, invalid_rows
 from .report import PrepareReport
 from .rows import (
@@ -70,6 +72,7 @@ def _settings(
     on_invalid: str,
     runtime: str | None = None,
     repair_regexes: bool = False,
+    permute: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if shard_rows < 1:
         raise UsageError(f"shard_rows must be at least 1, got {shard_rows}")
@@ -95,6 +98,8 @@ def _settings(
         out["runtime"] = runtime
     if repair_regexes:  # likewise: a preparation made without it keeps its settings (and stays up to date)
         out["repair_regexes"] = True
+    if permute is not None:  # likewise (prepare/permute.py)
+        out["permute"] = permute
     return out
 
 
@@ -228,6 +233,7 @@ class Router:
         self.gym_refused = 0  # written rows stock NeMo Gym 0.7.0 would refuse
         self.gym_first: str | None = None
         self.repairs = RepairTally(bool(settings.get("repair_regexes")))
+        self.permutation = PermuteTally(settings.get("permute"))
 
     def _shard_closed(self) -> None:
         if not self._first_shard:
@@ -259,8 +265,13 @@ class Router:
             return
         if self.fail_on_invalid and self.rejected:
             return  # nothing will be committed: stop writing, keep counting
-        self._writer(src.split).write(outcome.line)
-        self.written += 1
+        if outcome.variants is not None:  # the row's option orders, one line each
+            self._writer(src.split).write_run(memoryview(outcome.line), outcome.variants.sizes)
+            self.written += len(outcome.variants.sizes)
+            self.permutation.add(outcome.variants)
+        else:
+            self._writer(src.split).write(outcome.line)
+            self.written += 1
         self.repairs.written(outcome)
 
     def gym(self, problems: dict[int, str]) -> None:
@@ -306,6 +317,7 @@ class Router:
             out["dropped"] = sum(self.dropped.values())
             out["dropped_by_reason"] = dict(sorted(self.dropped.items()))
         out.update(self.repairs.counts())
+        out.update(self.permutation.counts())
         return out
 
 
@@ -413,6 +425,7 @@ def prepare(
     runtime: str | None = None,
     repair_regexes: bool = False,
     decontaminate: DecontaminationRequest | None = None,
+    permute: PermuteSpec | None = None,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
@@ -425,13 +438,16 @@ def prepare(
     `runtimes` record says whether NeMo Gym can honour the preparation. `repair_regexes`: a row whose
     output_regex the regex audit errs on (rule regex_audit) and can fix is written with the fix in its place
     and the original in its stamp (prepare/repairs.py); without it such a row is invalid, and the failure
-    counts the rows the repair would fix."""
+    counts the rows the repair would fix. `permute`: each valid row is written as its option orders, each a
+    complete row checked by every row rule (prepare/permute.py); recorded as `settings.permute`."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
     if not inputs:
         raise UsageError("prepare needs at least one input")
-    settings = _settings(split, shard_rows, output_format, on_invalid, runtime, repair_regexes)
+    settings = _settings(
+        split, shard_rows, output_format, on_invalid, runtime, repair_regexes, settings_of(permute)
+    )
     check_runtime(policy, runtime)
     out = Path(out_dir)
     existing = _existing_output(out, overwrite)
@@ -446,7 +462,9 @@ def prepare(
     from ..validate import RowValidator
 
     validator = RowValidator(regex_timeout=regex_timeout) if regex_timeout is not None else RowValidator()
-    work = RowWork(validator.checker, Stamper(policy, output_format, runtime), judge, repair_regexes, deco)
+    permuter = Permuter(permute, validator.checker) if permute is not None else None
+    stamper = Stamper(policy, output_format, runtime, permuter)
+    work = RowWork(validator.checker, stamper, judge, repair_regexes, deco)
     with staging_dir(out) as staging:
         crash_point("staging")
         router = Router(staging, settings, judge, deco)

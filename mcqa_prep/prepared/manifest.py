@@ -324,8 +324,13 @@ def check_consistency(doc: Mapping[str, Any], where: str) -> None:
     if c["written"] != written:
         problems.append(f"$.counts.written: {c['written']} but the splits hold {written} rows")
     dropped = sum(c.get("dropped_by_reason", {}).values())
-    if c["read"] != c["written"] + c["rejected"] + dropped:
-        problems.append(f"$.counts: read {c['read']} is not written + rejected + dropped")
+    perm = c.get("permutation")  # prepare --permute: a question read is written as its variants
+    kept = perm["questions"] if perm is not None else c["written"]
+    if c["read"] != kept + c["rejected"] + dropped:
+        what = "questions" if perm is not None else "written"
+        problems.append(f"$.counts: read {c['read']} is not {what} + rejected + dropped")
+    if perm is not None and perm["variants"] != c["written"]:
+        problems.append(f"$.counts.permutation.variants: {perm['variants']} but {c['written']} rows written")
     if c.get("dropped", dropped) != dropped:
         problems.append(f"$.counts.dropped: {c['dropped']} but dropped_by_reason sums to {dropped}")
     repaired = sum(c.get("repaired_by_template", {}).values())
