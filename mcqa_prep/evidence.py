@@ -3,6 +3,8 @@
 - `question_key(uuid, prompt)`: `uuid:<uuid>` when the row names a uuid, else `prompt:<32 hex>` (prompt.prompt_id),
   or always the prompt key when a table is keyed by prompt (one rendered prompt = one question under one
   template). `passrates` keys its table with it and `prepare` looks rows up with the same function.
+- `permutation_question(row)`: the question a row is one option order of (`prepare --permute`'s
+  `metadata.mcqa_prep.permutation.question`), which keys it in a uuid-keyed table even without a uuid.
 - `model_of(row)`: `responses_create_params.model` (what was asked for), else `response.model` (what the
   server says answered), else None (the caller's default, e.g. a model named on the command line).
 - `passed(reward)`: a rollout passes when its reward under the contract is at least PASS_THRESHOLD (1.0).
@@ -61,15 +63,27 @@ def question_key(uuid: str | None, prompt: str | None, key_by: str = "uuid") -> 
     return prompt
 
 
+def permutation_question(row: Mapping[str, Any] | None) -> str | None:
+    """The question id a row names as one option order of it (metadata.mcqa_prep.permutation.question)."""
+    md = row.get("metadata") if row is not None else None
+    mp = md.get("mcqa_prep") if isinstance(md, Mapping) else None
+    link = mp.get("permutation") if isinstance(mp, Mapping) else None
+    q = link.get("question") if isinstance(link, Mapping) else None
+    return q if isinstance(q, str) and q.startswith((UUID_PREFIX, PROMPT_PREFIX)) else None
+
+
 def row_keys(row: Mapping[str, Any], key_by: str) -> list[str]:
-    """The keys a dataset row may be found under in a table keyed by `key_by`, in lookup order: its uuid, then
-    its prompt (rollouts that named no uuid were keyed by prompt)."""
+    """The keys a dataset row may be found under in a table keyed by `key_by`, in lookup order: its uuid, the
+    question it is one option order of, then its prompt (rollouts that named no uuid were keyed by prompt)."""
     prompt = prompt_id(row.get("responses_create_params"))
     keys = []
     if key_by == "uuid":
         u = uuid_of(row)
         if u is not None:
             keys.append(UUID_PREFIX + u)
+        q = permutation_question(row)
+        if q is not None and q not in keys:
+            keys.append(q)
     if prompt is not None:
         keys.append(prompt)
     return keys

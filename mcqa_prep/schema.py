@@ -20,7 +20,8 @@ SCHEMA_FILES = {
     "pull_lock": "pull-lock.v1.schema.json",
     "validate_report": "validate-report.v1.schema.json",
     "rescored_row": "rescored-row.v1.schema.json",
-    "passrates": "passrates.v2.schema.json",
+    "passrates": "passrates.v3.schema.json",
+    "passrates_v2": "passrates.v2.schema.json",  # still read
     "passrates_v1": "passrates.v1.schema.json",  # still read
     "curriculum": "curriculum.v1.schema.json",
 }

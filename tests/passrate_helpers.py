@@ -78,8 +78,9 @@ def forge_table(path: Path, header: dict, lines: list[bytes]) -> Path:
     return path
 
 
-def entry(key: str, model: str, samples: int, passes: int, *, v1: bool = False) -> bytes:
-    """One entry line (passrates.v2 unless v1): every rollout answered, the posterior a plausible one."""
+def entry(key: str, model: str, samples: int, passes: int, *, v1: bool = False, v2: bool = False) -> bytes:
+    """One entry line (passrates.v3 unless v1 or v2): every rollout answered, the posterior a plausible one,
+    one variant of unknown prompt and gold, k unknown."""
     doc = {
         "key": key,
         "mean_reward": passes / samples,
@@ -101,10 +102,27 @@ def entry(key: str, model: str, samples: int, passes: int, *, v1: bool = False) 
             "posterior_upper": 0.75,
             "bucket": 2,
         }
+    if not v1 and not v2:
+        doc |= {
+            "k": None,
+            "variants": [{"prompt": None, "gold": None, "samples": samples, "passes": passes}],
+            "consistent_rate": passes / samples,
+            "consistent_mean": 0.5,
+            "consistent_lower": 0.25,
+            "consistent_upper": 0.75,
+            "corrected_mean": None,
+            "corrected_lower": None,
+            "corrected_upper": None,
+            "at_chance": None,
+            "corrected_bucket": None,
+        }
     return json.dumps(doc, separators=(",", ":"), sort_keys=True).encode() + b"\n"
 
 
-V2_HEADER = ("counting", "posterior", "metrics")
+V3_HEADER = ("consistency",)
+V3_ENTRY = ("k", "variants", "consistent_rate", "consistent_mean", "consistent_lower", "consistent_upper")
+V3_ENTRY += ("corrected_mean", "corrected_lower", "corrected_upper", "at_chance", "corrected_bucket")
+V2_HEADER = ("counting", "posterior", "metrics", *V3_HEADER)
 V2_COUNTS = ("unanswered_only", "answers_unknown")
 V1_ENTRY = ("key", "mean_reward", "model", "pass_rate", "passes", "samples")
 
@@ -122,6 +140,19 @@ def to_v1(table: Path, out: Path) -> Path:
         d = json.loads(line)
         v1_lines.append(json.dumps({k: d[k] for k in V1_ENTRY}, separators=(",", ":")).encode() + b"\n")
     return forge_table(out, header, v1_lines)
+
+
+def to_v2(table: Path, out: Path) -> Path:
+    """The same table as passrates.v2 wrote it: no fields across variants."""
+    header, lines = read_table_lines(table)
+    header = {k: v for k, v in header.items() if k not in V3_HEADER}
+    header["table_schema"] = "passrates.v2"
+    v2_lines = []
+    for line in lines:
+        d = json.loads(line)
+        keep = {k: v for k, v in d.items() if k not in V3_ENTRY}
+        v2_lines.append(json.dumps(keep, separators=(",", ":"), sort_keys=True).encode() + b"\n")
+    return forge_table(out, header, v2_lines)
 
 
 def make_setup(cli, tmp_path: Path) -> tuple[Path, Path]:

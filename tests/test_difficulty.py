@@ -74,7 +74,7 @@ def test_manifest_records_table_contract_settings_and_evidence(cli, tmp_path, se
     d = mf.read(out).section("difficulty")
     header, _ = read_table_lines(table)
     assert d["settings"]["table"] == {
-        "table_schema": "passrates.v2",
+        "table_schema": "passrates.v3",
         "content_sha256": header["content_sha256"],
         "contract_id": DEFAULT.contract_id(),
         "key_by": "uuid",

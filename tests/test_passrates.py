@@ -377,7 +377,7 @@ def test_contract_check_names_both_ids_and_the_fields(table):
 def test_table_schema_registered_and_header_valid(table):
     from mcqa_prep.schema import SCHEMA_FILES, validator
 
-    assert SCHEMA_FILES["passrates"] == "passrates.v2.schema.json"
+    assert SCHEMA_FILES["passrates"] == "passrates.v3.schema.json"
     assert SCHEMA_FILES["passrates_v1"] == "passrates.v1.schema.json"  # still read
     header, _ = read_table_lines(table)
     assert list(validator("passrates").iter_errors(header)) == []

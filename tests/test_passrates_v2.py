@@ -302,10 +302,11 @@ def test_passrates_text_names_prior_metrics_and_rule(cli, tmp_path):
 def test_schema_files_are_valid_and_versioned():
     from mcqa_prep.schema import load_schema, validator
 
-    for name in ("passrates", "passrates_v1", "curriculum"):
+    for name in ("passrates", "passrates_v2", "passrates_v1", "curriculum"):
         validator(name)  # checks the schema itself
-    assert load_schema("passrates")["properties"]["table_schema"]["const"] == "passrates.v2"
-    assert Path(__file__).resolve().parents[1].joinpath("schemas", "passrates.v2.schema.json").is_file()
+    assert load_schema("passrates")["properties"]["table_schema"]["const"] == "passrates.v3"
+    assert load_schema("passrates_v2")["properties"]["table_schema"]["const"] == "passrates.v2"
+    assert Path(__file__).resolve().parents[1].joinpath("schemas", "passrates.v3.schema.json").is_file()
 
 
 def test_estimate_settings_are_checked():

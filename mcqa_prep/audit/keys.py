@@ -55,7 +55,7 @@ class AnswerPool:
         self.unknown = 0  # rollouts that do not record their extracted answer (not evidence of a letter)
         self.cells: dict[str, dict[str, Counter]] = {}
 
-    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN) -> None:
+    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN, where: Any = None) -> None:
         self.rows += 1
         if answer is UNKNOWN:
             self.unknown += 1

@@ -85,7 +85,9 @@ def difficulty_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="What --keep-pass-rate reads: observed = passes/samples (default); mean = the table's posterior "
             "mean; lower / upper = its credible bound (lower: keep rows surely at least LO; upper: surely at most "
-            "HI). Recorded in the manifest.",
+            "HI); corrected-* the same of the chance-corrected posterior ((p - 1/k)/(1 - 1/k); a row at chance is "
+            "kept or dropped as --no-evidence says); consistent-* of the consistent one (every option order "
+            "passed). corrected-* and consistent-* need a passrates.v3 table. Recorded in the manifest.",
         ),
         click.option("--drop-solved", is_flag=True, help="Drop rows the model always solves (pass rate 1)."),
         click.option("--drop-unsolved", is_flag=True, help="Drop rows the model never solves (pass rate 0)."),

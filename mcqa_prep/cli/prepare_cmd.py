@@ -24,6 +24,7 @@ from .common import (
 )
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
 from .errors import describe
+from .permute_opts import PERMUTE_KWARGS, permute_from_options, permute_options
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -89,6 +90,7 @@ from .policy_opts import policy_from_options, policy_options
     "--against` finds them; counted as dropped, reason contaminated); repeatable.",
 )
 @contamination_options
+@permute_options
 @WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
@@ -145,6 +147,11 @@ def prepare_command(
     another benchmark set or threshold is another preparation.
 
     \b
+    Option orders (docs/prepare.md): --permute K writes each row as K option orders (rotation: every gold
+    position once with K >= the option count; random), seeded per question, anchored options in place,
+    each order a complete row checked by every row rule; the settings are part of the preparation.
+
+    \b
     Examples:
       mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject
       mcqa-prep prepare train.jsonl -o prepared/ --runtime nemo-gym
@@ -155,7 +162,9 @@ def prepare_command(
       mcqa-prep prepare train.jsonl -o prepared/ --stamp-reward-profiles t.jsonl
       mcqa-prep prepare rows/ -o p/ --upstream-pass-rates --model openai/gpt-oss-120b --drop-solved
       mcqa-prep prepare train.jsonl -o prepared/ --decontaminate-against mmlu/ --decontaminate-against gpqa.csv
+      mcqa-prep prepare train.jsonl -o permuted/ --permute 4 --permute-seed 7
     """
+    permute = permute_from_options(**{k: policy_kw.pop(k) for k in PERMUTE_KWARGS})
     request = difficulty_from_options(**{k: policy_kw.pop(k) for k in DIFFICULTY_KWARGS})
     bench_mapping, bench_settings = contamination_from_options(
         **{k: policy_kw.pop(k) for k in CONTAMINATION_KWARGS}
@@ -190,6 +199,7 @@ def prepare_command(
             runtime=runtime,
             repair_regexes=repair_regexes,
             decontaminate=decontaminate,
+            permute=permute,
         )
     except InvalidRows as exc:
         if fmt != "json":  # every finding on its own line, compiler style, before the one-line error
@@ -258,9 +268,24 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
     if c["rows_with_warnings"]:
         line += f", {c['rows_with_warnings']} with warnings"
     click.echo(line)
+    _echo_permutation(c)
     _echo_repairs(report, c)
     _echo_difficulty(report.difficulty, c)
     _echo_decontamination(report.decontamination, c)
+
+
+def _echo_permutation(counts) -> None:
+    """What --permute wrote: questions, the orders written for them, and why some have fewer."""
+    p = counts.get("permutation")
+    if p is None:
+        return
+    by = ", ".join(f"{n} with {k}" for k, n in p["by_variants"].items())
+    fewer = ", ".join(f"{why}: {n}" for why, n in p["fewer_orders"].items())
+    click.echo(
+        f"option orders: {p['variants']} row(s) for {p['questions']} question(s) ({by or 'none'}); "
+        f"anchored options kept in place in {p['anchored_questions']}"
+        + (f"; fewer orders than asked: {fewer}" if fewer else "")
+    )
 
 
 def _echo_decontamination(d, counts) -> None:
@@ -314,6 +339,12 @@ def _echo_difficulty(d, counts) -> None:
             "mean": " (posterior mean)",
             "lower": " (lower credible bound)",
             "upper": " (upper credible bound)",
+            "corrected-mean": " (chance-corrected posterior mean)",
+            "corrected-lower": " (chance-corrected lower bound)",
+            "corrected-upper": " (chance-corrected upper bound)",
+            "consistent-mean": " (consistent posterior mean)",
+            "consistent-lower": " (consistent lower bound)",
+            "consistent-upper": " (consistent upper bound)",
         }
         rules = [f"keep {lo:g}..{hi:g}{on.get(f.get('keep_on'), '')}"] if (lo, hi) != (0, 1) else []
         rules += ["drop solved"] * f["drop_solved"] + ["drop unsolved"] * f["drop_unsolved"]

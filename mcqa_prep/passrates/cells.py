@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..evidence import passed
+from .consistency import VariantTally
 from .estimate import Counts
 
 UNKNOWN: Any = object()  # a rollout whose extracted answer is not known (not "no answer")
@@ -38,13 +39,18 @@ class PassPool:
     rows: int = 0
     unknown: int = 0
     cells: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    variants: VariantTally = field(default_factory=VariantTally)  # the same rollouts by prompt (consistency)
 
-    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN) -> None:
+    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN, where: Any = None) -> None:
+        """One graded rollout; `where` (consistency.variant_of: its prompt id, gold position, option count)
+        counts it under its variant too."""
         self.rows += 1
         cell = self.cells.get((key, model))
         if cell is None:
             cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
         ok = passed(reward)
+        if where is not None:
+            self.variants.add(key, model, where, ok, answer is not None)
         cell[0] += 1
         cell[1] += ok
         cell[2] += reward

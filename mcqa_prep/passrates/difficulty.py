@@ -30,13 +30,17 @@ EVIDENCE_TABLE = "table"
 EVIDENCE_UPSTREAM = "upstream_reward_profiles"
 NO_EVIDENCE = ("keep", "drop")
 # Why a row was dropped, in the order they are tried (a row is dropped for the first that applies).
-DROP_REASONS = ("no_evidence", "unsolved", "solved", "pass_rate_below", "pass_rate_above")
+DROP_REASONS = ("no_evidence", "at_chance", "unsolved", "solved", "pass_rate_below", "pass_rate_above")
 SOURCE_UPSTREAM = "upstream"  # reward_profiles[].source of a profile found in the input row
 SOURCE_MEASURED = "mcqa-prep"  # ... of a profile measured under a contract and stamped by prepare
 PROFILE_RULE = "difficulty.reward_profiles"
 # What a pass-rate range is applied to: the observed rate (passes / samples), or the table's posterior mean or
 # credible bound (a lower bound keeps only rows surely easy enough, an upper bound rows surely hard enough).
-KEEP_ON = ("observed", "mean", "lower", "upper")
+# A passrates.v3 table adds the chance-corrected posterior (a question at chance is treated as one without
+# evidence: kept or dropped by `no_evidence`, reason at_chance) and the consistent one (every option order).
+CORRECTED_ON = ("corrected-mean", "corrected-lower", "corrected-upper")
+CONSISTENT_ON = ("consistent-mean", "consistent-lower", "consistent-upper")
+KEEP_ON = ("observed", "mean", "lower", "upper", *CORRECTED_ON, *CONSISTENT_ON)
 # The per-row fields of NVIDIA's released training blends, written back from the table for one model.
 BLEND_FIELDS = ("pass_rate", "pass_rate_total", "pass_rate_passed")
 BLEND_SOURCE = ("pass_rate_model", "pass_rate_contract")
@@ -87,10 +91,12 @@ class PassRateFilter:
                 reason="model_required",
             )
 
-    def reason(self, rate: float | None, solved: bool, unsolved: bool) -> str | None:
+    def reason(self, rate: float | None, solved: bool, unsolved: bool, at_chance: bool = False) -> str | None:
         """Why a row with this evidence is dropped (DROP_REASONS), or None when it is kept."""
         if rate is None:
             return "no_evidence" if self.no_evidence == "drop" else None
+        if at_chance:  # its evidence cannot be told from guessing: as a row without evidence
+            return "at_chance" if self.no_evidence == "drop" else None
         if self.drop_unsolved and unsolved:
             return "unsolved"
         if self.drop_solved and solved:
@@ -164,6 +170,12 @@ class Difficulty:
             _check_not_an_input(request.table, inputs)
             table = read_table(request.table, progress)
             table.check_contract(policy)
+            if f is not None and f.on in CORRECTED_ON + CONSISTENT_ON and table.version != "passrates.v3":
+                raise InputError(
+                    f"{table.path}: a {table.version} table records no chance-corrected or consistent posterior "
+                    "(measured before passrates.v3): measure the pass rates again",
+                    reason="table_version",
+                )
         self = cls(request, policy, table)
         if f is not None and f.evidence == EVIDENCE_TABLE:
             assert table is not None  # (wants_table)
@@ -191,7 +203,8 @@ class Difficulty:
             if entry is None:
                 return Verdict(key, None, None, f.reason(None, False, False)), None
             rate = entry.estimate(f.on)
-            dropped = f.reason(rate, entry.passes == entry.samples, entry.passes == 0)
+            at_chance = f.on in CORRECTED_ON and bool(entry.at_chance)
+            dropped = f.reason(rate, entry.passes == entry.samples, entry.passes == 0, at_chance)
             return Verdict(key, key_kind(key), rate, dropped), None  # type: ignore[arg-type]  # (found: a key)
         rate, others, problem = upstream_rate(row, self.model or "")
         if problem is not None:

@@ -12,6 +12,11 @@ passrates.v2 adds how the rollouts were counted and the posterior:
 - posterior_mean / posterior_lower / posterior_upper: the Beta posterior of the pass probability under the
   model's prior (header `posterior.priors`), at the header's credible level; bucket: its difficulty bucket
   (0 the easiest).
+
+passrates.v3 adds the question across its variants (passrates/consistency.py): k (the option count, null when
+unknown), variants (per distinct prompt: its id, gold position, samples, passes), the consistent rate
+(observed and its posterior: mean, lower, upper), the chance-corrected posterior (mean, lower, upper; null
+without k), at_chance and corrected_bucket (the bucket count when at chance).
 """
 
 from __future__ import annotations
@@ -31,7 +36,22 @@ V1_FIELDS = frozenset(("key", "model", "samples", "passes", "pass_rate", "mean_r
 V2_FIELDS = V1_FIELDS | frozenset(
     ("rollouts", "unanswered", "votes", "posterior_mean", "posterior_lower", "posterior_upper", "bucket")
 )
+V3_FIELDS = V2_FIELDS | frozenset(
+    ("k", "variants", "consistent_rate", "consistent_mean", "consistent_lower", "consistent_upper")
+    + ("corrected_mean", "corrected_lower", "corrected_upper", "at_chance", "corrected_bucket")
+)
 KEY_PATTERN = re.compile(r"^(uuid:.+|prompt:[0-9a-f]{32})$", re.S)
+_PROMPT_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+class Variant(NamedTuple):
+    """One variant of a question (passrates/consistency.py): its prompt id (32 hex digits; '' unknown), gold
+    position (0-based; None unknown), samples and passes."""
+
+    prompt: str
+    gold: int | None
+    samples: int
+    passes: int
 
 
 class Entry(NamedTuple):
@@ -48,21 +68,68 @@ class Entry(NamedTuple):
     posterior_lower: float | None = None
     posterior_upper: float | None = None
     bucket: int | None = None
+    k: int | None = None  # v3 on: the question across its variants (passrates/consistency.py)
+    variants: tuple[Variant, ...] | None = None
+    consistent_rate: float | None = None
+    consistent_mean: float | None = None
+    consistent_lower: float | None = None
+    consistent_upper: float | None = None
+    corrected_mean: float | None = None
+    corrected_lower: float | None = None
+    corrected_upper: float | None = None
+    at_chance: bool | None = None
+    corrected_bucket: int | None = None
 
     @property
     def pass_rate(self) -> float:
         return self.passes / self.samples
 
     def estimate(self, on: str) -> float | None:
-        """The pass probability a filter reads: 'observed' (passes / samples), or the posterior's 'mean',
-        'lower' or 'upper' bound."""
+        """The pass probability a filter reads: 'observed' (passes / samples), the posterior's 'mean', 'lower'
+        or 'upper' bound, or (a v3 table) the same of the chance-corrected ('corrected-mean', ...) or consistent
+        ('consistent-mean', ...) posterior; None when the table does not hold it."""
         if on == "observed":
             return self.pass_rate
-        return {"mean": self.posterior_mean, "lower": self.posterior_lower, "upper": self.posterior_upper}[on]
+        return {
+            "mean": self.posterior_mean,
+            "lower": self.posterior_lower,
+            "upper": self.posterior_upper,
+            "corrected-mean": self.corrected_mean,
+            "corrected-lower": self.corrected_lower,
+            "corrected-upper": self.corrected_upper,
+            "consistent-mean": self.consistent_mean,
+            "consistent-lower": self.consistent_lower,
+            "consistent-upper": self.consistent_upper,
+        }[on]
 
 
 def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
-    doc = {
+    return orjson.dumps(_v2_doc(key, model, e), option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def entry_line_v3(key: str, model: str, e: Entry) -> bytes:
+    doc = _v2_doc(key, model, e)
+    doc.update(
+        k=e.k,
+        variants=[
+            {"prompt": v.prompt or None, "gold": v.gold, "samples": v.samples, "passes": v.passes}
+            for v in e.variants or ()
+        ],
+        consistent_rate=e.consistent_rate,
+        consistent_mean=e.consistent_mean,
+        consistent_lower=e.consistent_lower,
+        consistent_upper=e.consistent_upper,
+        corrected_mean=e.corrected_mean,
+        corrected_lower=e.corrected_lower,
+        corrected_upper=e.corrected_upper,
+        at_chance=e.at_chance,
+        corrected_bucket=e.corrected_bucket,
+    )
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _v2_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
+    return {
         "key": key,
         "model": model,
         "rollouts": e.rollouts,
@@ -77,7 +144,6 @@ def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
         "posterior_upper": e.posterior_upper,
         "bucket": e.bucket,
     }
-    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 @functools.cache
@@ -129,10 +195,12 @@ def v2_problem(d: dict[str, Any], rule: str, buckets: int) -> str | None:
 def v2_fields_ok(d: Any) -> bool:
     """The fast check of a v2 entry's shape and types (the common case); anything else gets a precise message
     from `entry_problem`."""
+    return type(d) is dict and len(d) == 13 and _v2_core_ok(d)
+
+
+def _v2_core_ok(d: dict[str, Any]) -> bool:
     return (
-        type(d) is dict
-        and len(d) == 13
-        and type(d["key"]) is str
+        type(d["key"]) is str
         and type(d["model"]) is str
         and d["model"] != ""
         and type(d["samples"]) is int
@@ -155,6 +223,86 @@ def v2_fields_ok(d: Any) -> bool:
         and _unit(d["posterior_upper"])
         and type(d["bucket"]) is int
         and KEY_PATTERN.match(d["key"]) is not None
+    )
+
+
+def v3_fields_ok(d: Any) -> bool:
+    """The fast check of a v3 entry's shape and types (v2's, and the fields across variants)."""
+    if type(d) is not dict or len(d) != 24 or not _v2_core_ok(d):
+        return False
+    k, vs = d["k"], d["variants"]
+    corr = (d["corrected_mean"], d["corrected_lower"], d["corrected_upper"])
+    return (
+        (k is None or type(k) is int and k >= 2)
+        and type(vs) is list
+        and len(vs) >= 1
+        and all(_variant_ok(v, k) for v in vs)
+        and _unit(d["consistent_rate"])
+        and _unit(d["consistent_mean"])
+        and _unit(d["consistent_lower"])
+        and _unit(d["consistent_upper"])
+        and (
+            k is None
+            and corr == (None, None, None)
+            and d["at_chance"] is None
+            and d["corrected_bucket"] is None
+            or k is not None
+            and all(type(x) in _NUMBER and -1 <= x <= 1 for x in corr)
+            and type(d["at_chance"]) is bool
+            and type(d["corrected_bucket"]) is int
+        )  # fmt: skip
+    )
+
+
+def _variant_ok(v: Any, k: int | None) -> bool:
+    return (
+        type(v) is dict
+        and v.keys() == {"prompt", "gold", "samples", "passes"}
+        and (v["prompt"] is None or type(v["prompt"]) is str and _PROMPT_ID.match(v["prompt"]) is not None)
+        and (v["gold"] is None or type(v["gold"]) is int and 0 <= v["gold"] and (k is None or v["gold"] < k))
+        and type(v["samples"]) is int
+        and type(v["passes"]) is int
+        and 0 <= v["passes"] <= v["samples"]
+        and v["samples"] >= 1
+    )
+
+
+def v3_problem(d: dict[str, Any], rule: str, buckets: int) -> str | None:
+    """What is inconsistent in a v3 entry whose fields have the right types: v2's checks, then the variants
+    adding up to the entry, the intervals holding their means, and the bucket of a question at chance."""
+    found = v2_problem(d, rule, buckets)
+    if found is not None:
+        return found
+    vs = d["variants"]
+    if sum(v["samples"] for v in vs) != d["samples"] or sum(v["passes"] for v in vs) != d["passes"]:
+        return "$.variants: the variants' samples and passes do not add up to the entry's"
+    if not d["consistent_lower"] <= d["consistent_mean"] <= d["consistent_upper"]:
+        return f"$.consistent_mean: {d['consistent_mean']} is not within its bounds"
+    if d["k"] is not None:
+        if not d["corrected_lower"] <= d["corrected_mean"] <= d["corrected_upper"]:
+            return f"$.corrected_mean: {d['corrected_mean']} is not within its bounds"
+        if d["at_chance"] != (d["corrected_bucket"] == buckets) or not 0 <= d["corrected_bucket"] <= buckets:
+            return (
+                f"$.corrected_bucket: {d['corrected_bucket']} does not agree with at_chance {d['at_chance']}"
+            )
+    return None
+
+
+def entry_from_v3(d: dict[str, Any]) -> Entry:
+    return entry_from_v2(d)._replace(
+        k=d["k"],
+        variants=tuple(
+            Variant(v["prompt"] or "", v["gold"], v["samples"], v["passes"]) for v in d["variants"]
+        ),
+        consistent_rate=float(d["consistent_rate"]),
+        consistent_mean=float(d["consistent_mean"]),
+        consistent_lower=float(d["consistent_lower"]),
+        consistent_upper=float(d["consistent_upper"]),
+        corrected_mean=None if d["corrected_mean"] is None else float(d["corrected_mean"]),
+        corrected_lower=None if d["corrected_lower"] is None else float(d["corrected_lower"]),
+        corrected_upper=None if d["corrected_upper"] is None else float(d["corrected_upper"]),
+        at_chance=d["at_chance"],
+        corrected_bucket=d["corrected_bucket"],
     )
 
 

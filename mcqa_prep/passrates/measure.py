@@ -22,7 +22,16 @@ from typing import Any
 
 from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
-from ..evidence import KEY_BY, distribution, key_kind, model_of, question_key, reward_problem, uuid_of
+from ..evidence import (
+    KEY_BY,
+    distribution,
+    key_kind,
+    model_of,
+    permutation_question,
+    question_key,
+    reward_problem,
+    uuid_of,
+)
 from ..fields import grading_contract, grading_of
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
@@ -32,6 +41,7 @@ from ..progress import Progress
 from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
 from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
+from .consistency import extend, header_doc, variant_of
 from .estimate import Counts, estimate
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
@@ -142,7 +152,10 @@ class Measurement:
             for _ in outcomes:
                 self.no_model.add("no_model", where)
             return
-        key = self._key(row)
+        rcp = row.get("responses_create_params")
+        pk = prompt_key(rcp)
+        joined = self.index.rows.get(pk) if self.index is not None and pk is not None else None
+        key = self._key(row, rcp, joined)
         if key is None:
             for _ in outcomes:
                 self.invalid.add(
@@ -152,8 +165,9 @@ class Measurement:
         pool = self.pools.get(cid)
         if pool is None:
             pool = self.pools[cid] = self.pool(gv)
+        site = variant_of(row, joined)  # its variant: prompt, gold position, option count
         for reward, answer in outcomes:
-            pool.add(key, model, reward, answer)
+            pool.add(key, model, reward, answer, site)
 
     def _add_profile(self, data: Mapping[str, Any], where: str) -> None:
         """One `gym eval profile` row: its original row under `sample`, one reward per rollout."""
@@ -198,13 +212,17 @@ class Measurement:
         gv = grading.get("grader_version")
         return cid, float(reward), gv if isinstance(gv, str) else None, answer_of(data)
 
-    def _key(self, row: Mapping[str, Any]) -> str | None:
-        rcp = row.get("responses_create_params")
+    def _key(self, row: Mapping[str, Any], rcp: Any, joined: Mapping[str, Any] | None) -> str | None:
+        """The question: its uuid; without one, the question it is one option order of (prepare --permute),
+        its dataset row's uuid (the join), or its prompt."""
         uuid = uuid_of(row)
-        if uuid is None and self.key_by == "uuid" and self.index is not None:
-            ds = self.index.rows.get(prompt_key(rcp))
-            uuid = uuid_of(ds) if ds is not None else None
-            self.uuid_from_join += uuid is not None
+        if uuid is None and self.key_by == "uuid":
+            q = permutation_question(row) or permutation_question(joined)
+            if q is not None:
+                return q
+            if joined is not None:
+                uuid = uuid_of(joined)
+                self.uuid_from_join += uuid is not None
         return question_key(uuid, prompt_id(rcp), self.key_by)
 
 
@@ -331,6 +349,7 @@ def measure(
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
     cells, left = counted(pool, est.no_answer)
     entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
+    entries = extend(entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets)
     for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
         if model in metrics:
             metrics[model]["no_answer"] = share
@@ -347,6 +366,7 @@ def measure(
         "inputs": inputs,
         "join_inputs": join_inputs,
         "counts": _counts(run, cid, pool, cells, left),
+        "consistency": header_doc(entries, est.buckets),
     }
     written = write_table(output, header, entries)
     join = None

@@ -5,7 +5,9 @@ rule (`counting.no_answer`: a passrates.v1 table records none, so it pools only 
 kind, and no rollout file measured twice (an input sha256 found in two tables would count its rollouts twice).
 Anything else is refused in one line naming what differs. The counts of a (question, model) found in several
 tables are added; its answer groups (votes) cannot be (their letters are not recorded), so they become
-unknown for that entry. The prior, posterior and metrics are estimated again on the pooled counts.
+unknown for that entry. The prior, posterior and metrics are estimated again on the pooled counts, and so are
+the fields across variants (passrates.v3: the variants' counts added by prompt; a question some table records
+without variants, v1 and v2 tables, gets one variant of unknown prompt and gold).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from ..errors import ContractMismatch, InputError
 from ..progress import Progress
+from .consistency import extend, header_doc, merge
 from .estimate import Counts, estimate
 from .kmetrics import describe_rule
 from .posterior import settings_doc
@@ -72,9 +75,11 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
     check_poolable(tables)
     first = tables[0]
     cells: dict[tuple[str, str], Counts] = {}
+    variants: dict[tuple[str, str], Any] = {}
     for t in tables:
         for key, per in t.entries.items():
             for model, e in per.items():
+                _add_variants(variants, (key, model), e)
                 c = cells.get((key, model))
                 rollouts = e.rollouts if e.rollouts is not None else e.samples
                 reward_sum = e.mean_reward * e.samples
@@ -92,6 +97,7 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
                 )
                 c.votes = None
     entries, priors, metrics = estimate(cells, first.no_answer, first.level, first.buckets)
+    entries = extend(entries, variants, priors, first.level, first.buckets)
     by_key: dict[str, dict[str, Any]] = {}
     models: dict[str, int] = {}
     for key, model, e in entries:
@@ -111,7 +117,21 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
             "questions": len(by_key),
         },
         "entries": len(entries),
+        "consistency": header_doc(entries, first.buckets),
     }
     if first.counting is None:
         header.pop("counting", None)
     return PassRateTable(" + ".join(t.path for t in tables), header, by_key, priors)
+
+
+def _add_variants(acc: dict[tuple[str, str], Any], km: tuple[str, str], e: Any) -> None:
+    """Add an entry's variant counts to the pooled ones (by prompt); an entry without them (a v1 or v2 table)
+    leaves the cell's option count only."""
+    mine = (e.k, tuple(e.variants) if e.variants is not None else None)
+    have = acc.get(km)
+    if have is None:
+        acc[km] = mine if mine[1] is not None else (e.k, ())
+    elif mine[1] is None or not have[1]:
+        acc[km] = (have[0] if have[0] == e.k else None, ())
+    else:
+        acc[km] = merge(have, mine)

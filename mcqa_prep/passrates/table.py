@@ -14,8 +14,9 @@ with the old table stays up to date), and any edit after writing is detected. It
 a signature. A reader refuses: an unknown or missing table_schema (no legacy reading of unversioned tables),
 a header or entry that does not follow the schema, a NaN, a repeated (key, model), unsorted entries, counts
 that disagree with the counting rule, a hash that does not match, and (check_contract) a contract other than
-the caller's. passrates.v1 tables are still read: they record no counting rule and no posterior, which is
-computed on reading (the same estimate a v2 table records).
+the caller's. passrates.v1 and v2 tables are still read: v1 records no counting rule and no posterior, which is
+computed on reading (the same estimate a v2 table records); neither records the question across its variants
+(v3: consistency.py), whose fields are then None.
 """
 
 from __future__ import annotations
@@ -43,20 +44,26 @@ from .entries import (
     KEY_PATTERN,
     V1_FIELDS,
     V2_FIELDS,
+    V3_FIELDS,
     Entry,
     entry_from_v2,
-    entry_line_v2,
+    entry_from_v3,
+    entry_line_v3,
     entry_problem,
     v2_fields_ok,
     v2_problem,
+    v3_fields_ok,
+    v3_problem,
 )
 from .kmetrics import describe_rule
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, Prior
 
-TABLE_SCHEMA = schema_version("passrates")  # "passrates.v2"
+TABLE_SCHEMA = schema_version("passrates")  # "passrates.v3"
+TABLE_SCHEMA_V2 = schema_version("passrates_v2")
 TABLE_SCHEMA_V1 = schema_version("passrates_v1")
-SUPPORTED_TABLES = (TABLE_SCHEMA, TABLE_SCHEMA_V1)
-_SCHEMA_NAME = {TABLE_SCHEMA: "passrates", TABLE_SCHEMA_V1: "passrates_v1"}
+SUPPORTED_TABLES = (TABLE_SCHEMA, TABLE_SCHEMA_V2, TABLE_SCHEMA_V1)
+_SCHEMA_NAME = {TABLE_SCHEMA: "passrates", TABLE_SCHEMA_V2: "passrates_v2", TABLE_SCHEMA_V1: "passrates_v1"}
+_FIELDS = {TABLE_SCHEMA: V3_FIELDS, TABLE_SCHEMA_V2: V2_FIELDS, TABLE_SCHEMA_V1: V1_FIELDS}
 UNHASHED = ("content_sha256", "created_at", "tool")
 PROBLEMS_KEPT = 5
 
@@ -68,8 +75,9 @@ def _hashed_header(header: Mapping[str, Any]) -> bytes:
 def write_table(
     path: str | os.PathLike, header: Mapping[str, Any], entries: list[tuple[str, str, Entry]]
 ) -> dict[str, Any]:
-    """Write a passrates.v2 table atomically: `header` without its computed fields, `entries` as (key, model,
-    Entry) with their posterior (passrates/estimate.py). Returns the header as written."""
+    """Write a passrates.v3 table atomically: `header` without its computed fields, `entries` as (key, model,
+    Entry) with their posterior (passrates/estimate.py) and fields across variants (consistency.py). Returns
+    the header as written."""
     entries = sorted(entries, key=lambda e: (e[0], e[1]))
     doc = {
         "table_schema": TABLE_SCHEMA,
@@ -80,7 +88,7 @@ def write_table(
     }
     h = hashlib.sha256(_hashed_header(doc))
     for e in entries:  # serialised twice (hash, then write) rather than held twice in memory
-        h.update(entry_line_v2(*e))
+        h.update(entry_line_v3(*e))
     doc["content_sha256"] = h.hexdigest()
     errors = list(validator("passrates").iter_errors(doc))
     if errors:  # a bug here, not bad input: never write a table a reader would refuse
@@ -90,7 +98,7 @@ def write_table(
     with AtomicFile(path, "wb") as fh:
         fh.write(canonical_json(doc) + b"\n")
         for e in entries:
-            fh.write(entry_line_v2(*e))
+            fh.write(entry_line_v3(*e))
     return doc
 
 
@@ -265,9 +273,12 @@ class _Reader:
     message."""
 
     def __init__(self, header: Mapping[str, Any]) -> None:
-        self.v2 = header["table_schema"] == TABLE_SCHEMA
+        self.v3 = header["table_schema"] == TABLE_SCHEMA
+        self.v2 = (
+            self.v3 or header["table_schema"] == TABLE_SCHEMA_V2
+        )  # v2's fields and checks (v3: and more)
         self.schema = _SCHEMA_NAME[header["table_schema"]]
-        self.fields = V2_FIELDS if self.v2 else V1_FIELDS
+        self.fields = _FIELDS[header["table_schema"]]
         # the no_answer rule, read by v2 entries only (a v1 table has none)
         self.rule: str = header["counting"]["no_answer"] if self.v2 else ""
         self.buckets = header["posterior"]["buckets"]["count"] if self.v2 else DEFAULT_BUCKETS
@@ -291,7 +302,8 @@ class _Reader:
         if parsed is None:
             d, why = entry_problem(raw, self.schema, self.fields)
             if d is not None:
-                why = v2_problem(d, self.rule, self.buckets) if self.v2 else _v1_problem(d)
+                check = v3_problem if self.v3 else v2_problem
+                why = check(d, self.rule, self.buckets) if self.v2 else _v1_problem(d)
                 if why is None:
                     parsed = d["key"], d["model"], self._entry(d)
             if parsed is None:
@@ -300,6 +312,8 @@ class _Reader:
         self._index(line, *parsed)
 
     def _entry(self, d: dict[str, Any]) -> Entry:
+        if self.v3:
+            return entry_from_v3(d)
         return entry_from_v2(d) if self.v2 else Entry(d["samples"], d["passes"], float(d["mean_reward"]))
 
     def _v1(self, raw: bytes) -> tuple[str, str, Entry] | None:
@@ -328,10 +342,15 @@ class _Reader:
     def _v2(self, raw: bytes) -> tuple[str, str, Entry] | None:
         try:
             d = orjson.loads(raw)
-            ok = v2_fields_ok(d) and v2_problem(d, self.rule, self.buckets) is None
+            if self.v3:
+                ok = v3_fields_ok(d) and v3_problem(d, self.rule, self.buckets) is None
+            else:
+                ok = v2_fields_ok(d) and v2_problem(d, self.rule, self.buckets) is None
         except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
             return None
-        return (d["key"], d["model"], entry_from_v2(d)) if ok else None
+        if not ok:
+            return None
+        return d["key"], d["model"], entry_from_v3(d) if self.v3 else entry_from_v2(d)
 
     def _index(self, line: int, key: str, model: str, e: Entry) -> None:
         if key == self.prev_key:

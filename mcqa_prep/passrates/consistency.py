@@ -1,0 +1,234 @@
+"""A question across its variants: the consistent rate, the chance-corrected posterior, the gold positions.
+
+A question's **variants** are its distinct rendered prompts under one key (`prepare --permute`'s option orders,
+which share the question's uuid, or `metadata.mcqa_prep.permutation.question`; also NeMo Gym's renderings of
+one uuid under several templates). Each variant is counted apart, with the position of its gold option
+(`gold`, 0-based: A is 0) and the question's option count `k`, read from the rollout or from its dataset row
+(`--rows`). A table entry (passrates.v3) then holds, beside the plain rate over every rollout:
+
+- `variants`: per variant its prompt id, gold position, samples and passes (the per-position pass rate is their
+  sum by position);
+- **consistent**: the chance that one rollout of *each* variant passes, all of them: the product of the
+  variants' pass probabilities (CircularEval's "solved under every rotation", for any number of samples).
+  Observed: the product of the variants' observed rates (unbiased: the variants' rollouts are independent).
+  Posterior: each variant's pass probability has the model's Beta prior and its own counts, independently;
+  the product's mean and second moment are exact, and the credible interval is that of the Beta with those two
+  moments. With one variant it is the plain posterior exactly;
+- **chance-corrected**: (p - 1/k) / (1 - 1/k) of the plain pass probability p: 0 at guessing among k options,
+  1 always right, negative below chance. Its posterior is the plain posterior mapped by that (increasing,
+  linear) function, so its credible interval holds the true corrected rate exactly when the plain one holds p;
+- **at chance**: the plain credible interval holds 1/k, i.e. the evidence cannot tell the question from a
+  guess; such a question gets its own bucket, `corrected_bucket` = the bucket count (after the hardest), the
+  others the equal-width bucket of their corrected mean (clipped to [0, 1]; 0 the easiest). Unknown k: every
+  corrected field null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..grader.letters import normalize_gold
+from ..prompt import prompt_key
+from .entries import Variant
+from .posterior import DIGITS, Prior, beta_ppf, bucket_of
+
+METHOD = {
+    "variants": "distinct prompts of a question (option orders, templates), each counted apart",
+    "consistent": "product of the variants' pass probabilities, each with the model's prior (independent); "
+    "interval of the Beta with the product's exact mean and second moment",
+    "corrected": "(p - 1/k) / (1 - 1/k) of the plain posterior, k the question's option count",
+    "at_chance": "the plain credible interval holds 1/k: its own bucket, corrected_bucket = bucket count",
+}
+
+
+def layout(row: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    """(gold position, option count) of a row as graded: its options with a text, in order, and the position
+    of its expected_answer among them; (None, None) when the row does not say."""
+    if row is None:
+        return None, None
+    opts = row.get("options")
+    if not isinstance(opts, list):
+        return None, None
+    letters = [
+        str(k).upper()
+        for o in opts
+        if isinstance(o, Mapping)
+        for k, v in o.items()
+        if v is not None and isinstance(k, str)
+    ]
+    if len(letters) < 2:
+        return None, None
+    gold = row.get("expected_answer")
+    g = normalize_gold(gold) if isinstance(gold, str) else None
+    return (letters.index(g) if g in letters else None), len(letters)
+
+
+def variant_of(
+    row: Mapping[str, Any], joined: Mapping[str, Any] | None
+) -> tuple[str, int | None, int | None]:
+    """(prompt id, gold position, option count) of a rollout: its own options, else its dataset row's."""
+    key = prompt_key(row.get("responses_create_params"))
+    gold, k = layout(row)
+    if k is None:
+        gold, k = layout(joined)
+    return (key.hex() if key is not None else ""), gold, k
+
+
+class VariantTally:
+    """(key, model) -> prompt id -> [rollouts, passes, unanswered, unanswered passes, gold, k]."""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[str, str], dict[str, list[Any]]] = {}
+
+    def add(
+        self, key: str, model: str, where: tuple[str, int | None, int | None], ok: bool, answered: bool
+    ) -> None:
+        prompt, gold, k = where
+        per = self.cells.get((key, model))
+        if per is None:
+            per = self.cells[(key, model)] = {}
+        c = per.get(prompt)
+        if c is None:
+            c = per[prompt] = [0, 0, 0, 0, gold, k]
+        c[0] += 1
+        c[1] += ok
+        if not answered:
+            c[2] += 1
+            c[3] += ok
+
+    def counted(self, rule: str) -> dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]]:
+        """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
+        them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""
+        out = {}
+        for km, per in self.cells.items():
+            ks = {c[5] for c in per.values()}
+            k = ks.pop() if len(ks) == 1 else None
+            vs = []
+            for prompt, (n, p, u, up, gold, _) in sorted(per.items()):
+                samples = n if rule == "fail" else n - u
+                if samples:
+                    vs.append(Variant(prompt, gold, samples, p - up))
+            out[km] = (k, tuple(vs))
+        return out
+
+
+def _moments(prior: Prior, v: Variant) -> tuple[float, float]:
+    a = prior.alpha + v.passes
+    b = prior.beta + v.samples - v.passes
+    mean = a / (a + b)
+    return mean, mean * (a + 1.0) / (a + b + 1.0)
+
+
+def consistent(prior: Prior, variants: Iterable[Variant], level: float) -> tuple[float, float, float, float]:
+    """(observed, posterior mean, lower, upper) of the rate of passing every variant (module docstring)."""
+    observed, mean, second = 1.0, 1.0, 1.0
+    for v in variants:
+        observed *= v.passes / v.samples
+        m, s = _moments(prior, v)
+        mean *= m
+        second *= s
+    var = second - mean * mean
+    m = round(mean, DIGITS)
+    if var <= 1e-15 or not 0.0 < mean < 1.0:
+        return round(observed, DIGITS), m, m, m
+    t = mean * (1.0 - mean) / var - 1.0
+    tail = (1.0 - level) / 2.0
+    lo = min(round(beta_ppf(tail, mean * t, (1.0 - mean) * t), DIGITS), m)
+    hi = max(round(beta_ppf(1.0 - tail, mean * t, (1.0 - mean) * t), DIGITS), m)
+    return round(observed, DIGITS), m, lo, hi
+
+
+def corrected(x: float, k: int) -> float:
+    """(x - 1/k) / (1 - 1/k)."""
+    return round((k * x - 1.0) / (k - 1.0), DIGITS)
+
+
+def fields(
+    prior: Prior, level: float, buckets: int, post: tuple[float, float, float], k: int | None,
+    variants: tuple[Variant, ...],
+) -> dict[str, Any]:  # fmt: skip
+    """The v3 fields of one entry, given its plain posterior (mean, lower, upper)."""
+    rate, c_mean, c_lo, c_hi = consistent(prior, variants, level)
+    out: dict[str, Any] = {
+        "k": k,
+        "variants": variants,
+        "consistent_rate": rate,
+        "consistent_mean": c_mean,
+        "consistent_lower": c_lo,
+        "consistent_upper": c_hi,
+        "corrected_mean": None,
+        "corrected_lower": None,
+        "corrected_upper": None,
+        "at_chance": None,
+        "corrected_bucket": None,
+    }
+    if k is None or k < 2:
+        return out
+    mean, lo, hi = post
+    at_chance = lo <= 1.0 / k <= hi
+    cm = corrected(mean, k)
+    out.update(
+        corrected_mean=cm,
+        corrected_lower=corrected(lo, k),
+        corrected_upper=corrected(hi, k),
+        at_chance=at_chance,
+        corrected_bucket=buckets if at_chance else bucket_of(min(1.0, max(0.0, cm)), buckets),
+    )
+    return out
+
+
+def extend(
+    entries: Iterable[tuple[str, str, Any]],
+    counted: Mapping[tuple[str, str], tuple[int | None, tuple[Variant, ...]]],
+    priors: Mapping[str, Prior],
+    level: float,
+    buckets: int,
+) -> list[tuple[str, str, Any]]:
+    """Entries (key, model, Entry) with their v3 fields; an entry without variant counts gets one variant of
+    unknown prompt and gold (its consistent rate is its plain rate)."""
+    out = []
+    for key, model, e in entries:
+        k, vs = counted.get((key, model), (None, ()))
+        if not vs:
+            vs = (Variant("", None, e.samples, e.passes),)
+        post = (e.posterior_mean, e.posterior_lower, e.posterior_upper)
+        out.append((key, model, e._replace(**fields(priors[model], level, buckets, post, k, vs))))
+    return out
+
+
+def by_position(variants: Iterable[Variant]) -> dict[int, tuple[int, int]]:
+    """Samples and passes by gold position (variants of unknown gold left out)."""
+    out: dict[int, list[int]] = {}
+    for v in variants:
+        if v.gold is not None:
+            c = out.setdefault(v.gold, [0, 0])
+            c[0] += v.samples
+            c[1] += v.passes
+    return {g: (n, p) for g, (n, p) in sorted(out.items())}
+
+
+def merge(a: tuple[int | None, tuple[Variant, ...]], b: tuple[int | None, tuple[Variant, ...]]) -> Any:
+    """The variant counts of one (question, model) in two tables, added by prompt (for pooling)."""
+    k = a[0] if a[0] == b[0] else None
+    acc: dict[tuple[str, int | None], list[int]] = {}
+    for v in (*a[1], *b[1]):
+        c = acc.setdefault((v.prompt, v.gold), [0, 0])
+        c[0] += v.samples
+        c[1] += v.passes
+    return k, tuple(Variant(p, g, n, c) for (p, g), (n, c) in sorted(acc.items(), key=lambda kv: kv[0][0]))
+
+
+def header_doc(entries: Iterable[tuple[str, str, Any]], buckets: int) -> dict[str, Any]:
+    """The table header's `consistency` object."""
+    with_k = with_variants = 0
+    for _, _, e in entries:
+        with_k += e.k is not None
+        with_variants += len(e.variants) > 1
+    return {
+        "method": dict(METHOD),
+        "corrected_buckets": buckets,
+        "chance_bucket": buckets,
+        "questions_with_k": with_k,
+        "questions_with_variants": with_variants,
+    }
