@@ -9,6 +9,7 @@ import click
 from ..evidence import BUCKETS, RATE_BINS_LEGEND
 from ..passrates.kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES
 from ..passrates.measure import Estimate, measure
+from ..passrates.positions import describe
 from ..passrates.posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
 from .policy_opts import policy_from_options, policy_options
@@ -199,6 +200,8 @@ def _render_text(d: dict[str, Any]) -> None:
         )
         click.echo(f"    histogram ({RATE_BINS_LEGEND}): " + " ".join(str(n) for n in dist["histogram"]))
         _render_estimates(d, model)
+        for line in describe(d["positions"].get(model) or {"variants": False}):
+            click.echo(f"    {line}")
     click.echo(f"counting: no_answer={d['counting']['no_answer']}; content sha256 {d['content_sha256']}")
 
 

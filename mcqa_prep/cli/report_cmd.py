@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..io.paths import check_output
+from ..passrates.positions import describe, rstd_text
 from ..report import build_report, write_html
 from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
 
@@ -55,9 +56,19 @@ from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, 
     type=click.Path(exists=True, dir_okay=False),
     help="An audit document (`mcqa-prep audit DATA -o FILE`), shown as a section beside the datasets.",
 )
+@click.option(
+    "--drift",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="BEFORE AFTER",
+    default=None,
+    help="Two pass-rate tables (passrates.v3, one model each, one contract), e.g. before and after training: "
+    "a section with the pass rate by gold position of both (the letter prior's drift) and their consistent "
+    "rates.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
-def report_command(paths, output, title, examples, no_verify, pass_rates, by, audits, fmt, quiet):
+def report_command(paths, output, title, examples, no_verify, pass_rates, by, audits, drift, fmt, quiet):
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
@@ -78,6 +89,7 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, au
       mcqa-prep report prepared/ rescored.jsonl --pass-rates t.jsonl --by subject -o report.html
       mcqa-prep audit train.jsonl --against mmlu/ -o audit.json && \
         mcqa-prep report train.jsonl --audit audit.json -o report.html
+      mcqa-prep report permuted/ --pass-rates after.jsonl --drift before.jsonl after.jsonl -o report.html
     Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
     """
     for p in paths:
@@ -92,7 +104,7 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, au
     if by and not pass_rates:
         raise click.UsageError("--by breaks pass rates down: add --pass-rates TABLE")
     if output is not None:
-        check_output(output, [*paths, *pass_rates, *audits])
+        check_output(output, [*paths, *pass_rates, *audits, *(drift or ())])
     doc = build_report(
         paths,
         examples=examples,
@@ -102,6 +114,7 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, au
         pass_rates=pass_rates,
         by=by,
         audits=audits,
+        drift=tuple(drift) if drift else None,
     )
     if no_verify:
         for i in doc["inputs"]:
@@ -145,6 +158,14 @@ def summary_lines(doc: dict[str, Any], output: str, size: int | None) -> list[st
             lines.append(
                 f"  pass rates of {m['model']} ({contract}): {m['questions']:,} question(s), mean pass rate {rate}, "
                 f"{m['rows_matched']:,} dataset row(s) matched"
+            )
+            lines += [f"    {x}" for x in describe(m["positions"])]
+        elif s["kind"] == "drift":
+            d = m["drift"]
+            lines.append(
+                f"  letter-prior drift {m['before']['model']} -> {m['after']['model']}: RStd by option count "
+                f"{rstd_text(d['rstd_before'])} -> {rstd_text(d['rstd_after'])}, consistent {d['consistent_before']} -> {d['consistent_after']}, largest "
+                f"change by gold position {d['largest_change']}"
             )
         elif s["kind"] == "dataset":
             bias = ", ".join(m["position_bias"]["flagged"]) or "none"

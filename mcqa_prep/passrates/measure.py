@@ -44,6 +44,7 @@ from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
 from .consistency import extend, header_doc, variant_of
 from .estimate import Counts, estimate
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
+from .positions import summary
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
 from .profile import profile_rollouts
 from .table import write_table
@@ -81,6 +82,7 @@ class PassratesReport:
     input_contracts: dict[str, int]
     models: dict[str, dict[str, Any]]
     join: dict[str, Any] | None = None
+    positions: dict[str, dict[str, Any]] = field(default_factory=dict)  # per model (positions.summary)
 
     def to_dict(self) -> dict[str, Any]:
         h = self.header
@@ -102,6 +104,7 @@ class PassratesReport:
             "input_contracts": self.input_contracts,
             "models": self.models,
             "join": self.join,
+            "positions": self.positions,
         }
 
 
@@ -372,8 +375,18 @@ def measure(
     join = None
     if index is not None:
         join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
+    per_model: dict[str, list[tuple[str, Any]]] = {}
+    for key, model, e in entries:
+        per_model.setdefault(model, []).append((key, e))
+    positions = {m: summary(es) for m, es in sorted(per_model.items())}
     return PassratesReport(
-        str(output), written, run.invalid, dict(run.input_contracts), _model_distributions(cells), join
+        str(output),
+        written,
+        run.invalid,
+        dict(run.input_contracts),
+        _model_distributions(cells),
+        join,
+        positions,
     )
 
 

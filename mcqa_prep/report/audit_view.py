@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..io.readers import read_document
 from ..records import display_name
-from . import spec
+from . import positions_view, spec
 
 AUDIT_VERSIONS = ("audit.v1",)
 ROWS_SHOWN = 200
@@ -42,7 +42,7 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
 
 def section(sid: str, doc: dict[str, Any], path: str, report_inputs: list[str]) -> dict[str, Any]:
     p = sid + "-"
-    blocks = _contamination(p, doc) + _duplicates(p, doc) + _keys(p, doc) + _bias(p, doc)
+    blocks = _contamination(p, doc) + _duplicates(p, doc) + _keys(p, doc) + _bias(p, doc) + _orders(p, doc)
     return {
         "id": sid,
         "kind": "audit",
@@ -404,4 +404,19 @@ def _answer_bias(p: str, pb: dict[str, Any]) -> list[dict[str, Any]]:
                 panels=panels,
             )
         )
+    return out
+
+
+def _orders(p: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Across option orders (`audit --pass-rates`, `--drift`): the blocks of report/positions_view.py."""
+    o = doc.get("option_orders")
+    if o is None:
+        return []
+    out = []
+    for i, (model, s) in enumerate(o["models"].items(), 1):
+        for b in positions_view.blocks(f"{p}orders-{i}-", s):
+            out.append({**b, "title": f"{b['title']} ({model})"})
+    d = o["drift"]
+    if d is not None:
+        out += positions_view.drift_blocks(p, d["drift"], d["before"]["model"], d["after"]["model"])
     return out

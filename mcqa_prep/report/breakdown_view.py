@@ -7,8 +7,9 @@ from typing import Any
 
 from ..evidence import RATE_BINS, distribution
 from ..passrates.kmetrics import describe_rule
+from ..passrates.positions import summary as positions_summary
 from ..passrates.table import PassRateTable
-from . import spec
+from . import positions_view, spec
 from .breakdown import Breakdown
 from .rescored_view import BLUE, RED
 
@@ -78,6 +79,7 @@ def _summary(b: Breakdown, model: str) -> dict[str, Any]:
         "pass_rate": dist["pass_rate"],
         "histogram": dist["histogram"],
         "buckets": buckets,
+        "positions": positions_summary(_entries(t, model)),
         "metrics": (t.header.get("metrics") or {}).get(model),
         "rows_seen": b.rows_seen,
         "rows_matched": b.rows_found,
@@ -114,7 +116,11 @@ def _section(sid: str, b: Breakdown, model: str, dataset_rows: bool) -> dict[str
     s = _summary(b, model)
     m = s["metrics"] or {}
     p = sid + "-"
-    blocks = [_difficulty_block(p, s, b.table.buckets), *_k_blocks(p, m)]
+    blocks = [
+        _difficulty_block(p, s, b.table.buckets),
+        *_k_blocks(p, m),
+        *positions_view.blocks(p, s["positions"]),
+    ]
     for i, col in enumerate(b.columns):
         if dataset_rows:
             blocks += _column_blocks(f"{p}by-{i}", col, s["by_column"][col])
@@ -143,6 +149,7 @@ def _section(sid: str, b: Breakdown, model: str, dataset_rows: bool) -> dict[str
             ["no_answer", m.get("no_answer")],
             ["prior", f"Beta({prior['alpha']:g}, {prior['beta']:g})"],
             ["counting", f"no_answer={(s['counting'] or {}).get('no_answer', 'unrecorded')}"],
+            *positions_view.facts(s["positions"]),
             ["contract", s["contract"][:19] + "…"],
         ],
         "alerts": _alerts(s),

@@ -24,10 +24,12 @@ from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import iter_file, parquet_num_rows
+from ..passrates.positions import drift_of_tables
+from ..passrates.table import read_table
 from ..progress import Progress
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
-from . import audit_view, breakdown_view, dataset_view, rescored_view
+from . import audit_view, breakdown_view, dataset_view, positions_view, rescored_view
 from .breakdown import Breakdown, load_groups
 from .dataset import DatasetTally
 from .rescored import RescoredTally
@@ -187,15 +189,20 @@ def build_report(
     pass_rates: Iterable[str | os.PathLike] = (),
     by: Iterable[str] = (),
     audits: Iterable[str | os.PathLike] = (),
+    drift: tuple[str | os.PathLike, str | os.PathLike] | None = None,
 ) -> dict[str, Any]:
     """The report document of datasets and rescored files: every number behind every plot. `pass_rates` are
     pass-rate tables (one section per table group and model, broken down by source and by each `by` column).
     `audits` are audit documents (`mcqa-prep audit -o FILE`), each shown as a section beside the datasets
-    (audit_view.py).
+    (audit_view.py). `drift`: two pass-rate tables (before, after: one model each), shown as the letter-prior
+    drift between them (report/positions_view.py).
 
     Raises InputError when no row could be read from any input, or an audit document is not one (and what
     sources.resolve raises)."""
     audit_docs = [(str(a), audit_view.load(a)) for a in audits]
+    drift_doc = None
+    if drift is not None:
+        drift_doc = drift_of_tables(read_table(drift[0], progress), read_table(drift[1], progress))
     found = resolve(list(paths), verify=verify, progress=progress)
     state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
@@ -235,6 +242,8 @@ def build_report(
     names = [e["path"] for e in entries]
     for k, (path, adoc) in enumerate(audit_docs, 1):
         doc["sections"].append(audit_view.section(f"audit-{k}", adoc, path, names))
+    if drift_doc is not None:
+        doc["sections"].append(positions_view.drift_section("drift-1", drift_doc))
     return doc
 
 
