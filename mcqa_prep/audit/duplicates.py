@@ -8,10 +8,13 @@
 Each row leaves a fixed number of bytes in numpy columns, never the row: two 64-bit keys (question + options in
 order, question + option set), the row's place (file, line, split), its uuid (36 bytes) and SIG_BYTES of its
 signature (the low byte of each minimum: b-bit minwise hashing, whose agreement estimates Jaccard after a
-1/256 chance correction). Pairs are found at the end by sorting (`finish`): each duplicate row is reported
-with the first row (in input order) it repeats, and whether the two share their uuid (`same_uuid`: NVIDIA's
-data renders one question under several templates with one uuid, on purpose; across splits it is leakage
-all the same). `BYTES_PER_ROW` is what the index costs per row.
+1/256 chance correction) and whether it is one option order of a question (`prepare --permute`: it names
+its own uuid in metadata.mcqa_prep.permutation). Pairs are found at the end by sorting (`finish`): each
+duplicate row is reported with the first row (in input order) it repeats, and whether the two share their
+uuid (`same_uuid`: NVIDIA's data renders one question under several templates with one uuid, on purpose;
+across splits it is leakage all the same). Two option orders of one question in one split are what a
+permuted preparation is made of, not duplicates: they are not reported (across splits they are, as
+leakage). `BYTES_PER_ROW` is what the index costs per row.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from . import features as ft
 SIG_BYTES = ft.NUM_PERM
 DUP_BANDS = SIG_BYTES // 4  # bands of four bytes, read as one uint32
 UUID_BYTES = 36
-BYTES_PER_ROW = 8 + 8 + 8 + UUID_BYTES + SIG_BYTES  # place, two keys, uuid, signature
+BYTES_PER_ROW = 8 + 8 + 8 + UUID_BYTES + SIG_BYTES + 1  # place, two keys, uuid, signature, option order
 KINDS = ("exact", "permuted_options", "near_duplicate")
 NEIGHBOURS = 8  # per band, each row is compared with the 8 rows before it that share the band's key
 
@@ -40,10 +43,16 @@ class ChunkKeys:
     unordered: np.ndarray  # uint64: question + option set
     sigs: np.ndarray  # uint8, rows x SIG_BYTES
     uuids: np.ndarray  # S36
+    orders: np.ndarray  # bool: one option order of a permuted question (of its uuid)
 
 
 def chunk_keys(
-    rows: list[int], ordered: list[int], unordered: list[int], sigs: np.ndarray, uuids: list[str]
+    rows: list[int],
+    ordered: list[int],
+    unordered: list[int],
+    sigs: np.ndarray,
+    uuids: list[str],
+    orders: list[bool] | None = None,
 ) -> ChunkKeys:
     u = np.array([x.encode("utf-8", "replace")[:UUID_BYTES] for x in uuids], dtype=f"S{UUID_BYTES}")
     return ChunkKeys(
@@ -52,6 +61,7 @@ def chunk_keys(
         np.array(unordered, dtype=np.uint64),
         (sigs & 0xFF).astype(np.uint8),
         u,
+        np.array(orders if orders is not None else [False] * len(rows), dtype=bool),
     )
 
 
@@ -71,16 +81,16 @@ class DuplicateIndex:
             fid = self._file_ids[(file, split)] = len(self.files)
             self.files.append((file, split))
         where = (np.int64(fid) << np.int64(32)) | np.array(lines, dtype=np.int64)[keys.rows]
-        self._parts.append((where, keys.ordered, keys.unordered, keys.sigs, keys.uuids))
+        self._parts.append((where, keys.ordered, keys.unordered, keys.sigs, keys.uuids, keys.orders))
         self.rows += len(keys.rows)
 
     def finish(self) -> list[dict[str, Any]]:
         """Every duplicate row with the first row it repeats, kind and similarity, in input order."""
         if not self._parts:
             return []
-        cols = [np.concatenate([p[k] for p in self._parts]) for k in range(5)]
+        cols = [np.concatenate([p[k] for p in self._parts]) for k in range(6)]
         self._parts = [tuple(cols)]
-        where, ordered, unordered, sigs, uuids = cols
+        where, ordered, unordered, sigs, uuids, orders = cols
         first = _first_of(unordered)
         found: dict[int, tuple[int, str, float]] = {}
         for r in np.flatnonzero(first != np.arange(len(first))).tolist():
@@ -89,7 +99,12 @@ class DuplicateIndex:
         for r, f, sim in self._near(sigs, unordered):
             if r not in found:
                 found[r] = (f, "near_duplicate", sim)
-        return [self._describe(r, *found[r], where, uuids) for r in sorted(found)]
+        described = (self._describe(r, *found[r], where, uuids) for r in sorted(found))
+        return [
+            d
+            for d, r in zip(described, sorted(found), strict=True)
+            if not _orders_of_one(d, r, found, orders)
+        ]
 
     def _near(self, sigs: np.ndarray, unordered: np.ndarray) -> list[tuple[int, int, float]]:
         """(row, earlier row, estimated similarity) of rows whose signatures share a band and agree enough."""
@@ -144,3 +159,10 @@ def _first_of(keys: np.ndarray) -> np.ndarray:
     out = np.empty(len(k), dtype=np.int64)
     out[order] = np.repeat(group_first, np.diff(np.append(np.flatnonzero(starts), len(k))))
     return out
+
+
+def _orders_of_one(
+    d: dict[str, Any], r: int, found: dict[int, tuple[int, str, float]], orders: np.ndarray
+) -> bool:
+    """Two option orders of one permuted question, in one split: the preparation's design, not a duplicate."""
+    return bool(orders[r] and orders[found[r][0]] and d["same_uuid"] and not d["cross_split"])

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from .._perf import streaming_gc
 from ..errors import InputError, UsageError
-from ..evidence import row_keys
+from ..evidence import UUID_PREFIX, permutation_question, row_keys
 from ..io.paths import STDIN
 from ..io.readers import iter_file
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
@@ -33,6 +33,7 @@ from .benchmarks import SHINGLE, BenchIndex, Mapping
 from .contamination import Contamination, Settings
 from .duplicates import ChunkKeys, DuplicateIndex, chunk_keys
 from .keys import AnswerPool, KeyAudit, KeySettings
+from .orders import option_orders
 from .text import Boilerplate, Parsed, RowText
 
 ON_INVALID = ("fail", "skip")
@@ -53,6 +54,8 @@ class Request:
     default_model: str | None = None
     keys: KeySettings = KeySettings()
     on_invalid: str = "fail"
+    pass_rates: tuple[str, ...] = ()  # tables across option orders (orders.py)
+    drift: tuple[str, str] | None = None  # two tables: the letter-prior drift
 
     def check(self) -> None:
         self.contamination.check()
@@ -99,6 +102,7 @@ def audit_chunk(state: State, chunk: Chunk) -> ChunkResult:
     unreadable: list[tuple[int, str]] = []
     parsed: list[Parsed | None] = []
     uuids: list[str | None] = []
+    orders: list[bool] = []  # the row is one option order of its uuid's question (prepare --permute)
     rkeys: list[list[str]] | None = [] if state.key_by else None
     for rec in chunk.rows():
         lines.append(rec.line)
@@ -108,6 +112,7 @@ def audit_chunk(state: State, chunk: Chunk) -> ChunkResult:
         parsed.append(p)
         u = rec.data.get("uuid") if isinstance(rec.data, dict) else None
         uuids.append(None if u is None or isinstance(u, (dict, list)) else str(u))
+        orders.append(uuids[-1] is not None and permutation_question(rec.data) == UUID_PREFIX + uuids[-1])
         if rkeys is not None:
             rkeys.append(row_keys(rec.data, state.key_by) if p is not None else [])  # type: ignore[arg-type]
     live = [i for i, p in enumerate(parsed) if p is not None]
@@ -118,7 +123,7 @@ def audit_chunk(state: State, chunk: Chunk) -> ChunkResult:
     if state.contamination is not None and live:
         found = state.contamination.check([parsed[i] for i in live], docs, feats, offs, lay)  # type: ignore[misc]
         contaminated = {live[r]: ms for r, ms in found.items()}
-    keys = _dup_keys(parsed, live, uuids, feats, offs) if state.duplicates else None
+    keys = _dup_keys(parsed, live, uuids, orders, feats, offs) if state.duplicates else None
     golds = [p.gold if p is not None else None for p in parsed]
     letters = ["".join(p.letters) if p is not None else "" for p in parsed]
     return ChunkResult(lines, unreadable, uuids, golds, letters, contaminated, keys, rkeys)
@@ -131,7 +136,12 @@ def _parse(text: RowText, rec: Row) -> Parsed | None:
 
 
 def _dup_keys(
-    parsed: list[Parsed | None], live: list[int], uuids: list[str | None], feats: Any, offs: Any
+    parsed: list[Parsed | None],
+    live: list[int],
+    uuids: list[str | None],
+    orders: list[bool],
+    feats: Any,
+    offs: Any,
 ) -> ChunkKeys:
     import numpy as np
 
@@ -145,7 +155,14 @@ def _dup_keys(
         ordered.append(ft.text_key([q, *opts]))
         unordered.append(ft.text_key([q, *sorted(opts)]))
     sigs = ft.signatures(feats, offs)[keep] if keep else np.zeros((0, ft.NUM_PERM), dtype=np.uint32)
-    return chunk_keys([live[r] for r in keep], ordered, unordered, sigs, [uuids[live[r]] or "" for r in keep])
+    return chunk_keys(
+        [live[r] for r in keep],
+        ordered,
+        unordered,
+        sigs,
+        [uuids[live[r]] or "" for r in keep],
+        [orders[live[r]] for r in keep],
+    )
 
 
 EXAMPLES = 5
@@ -238,6 +255,7 @@ def audit(
             request.against, request.mapping, ngram=request.contamination.ngram, progress=progress
         )
     evidence = _evidence(request, sources, progress) if request.rollouts else None
+    orders = option_orders(request.pass_rates, request.drift, progress)
     text = RowText(_learn(sources))
     contamination = Contamination(bench, request.contamination) if bench is not None else None
     key_audit = KeyAudit(evidence.pool, request.keys) if evidence is not None else None
@@ -246,7 +264,10 @@ def audit(
     _stream(fold, state, sources, n_workers, progress)
     if fold.rows == 0:
         raise InputError("no dataset row to audit: the inputs hold no rows", reason="no_rows")
-    return document.build(request, fold, sources, evidence, text)
+    doc = document.build(request, fold, sources, evidence, text)
+    if orders is not None:
+        doc["option_orders"] = orders
+    return doc
 
 
 def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress: Progress | None) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..io.paths import check_output
+from ..passrates.positions import describe, rstd_text
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import FORMAT_OPTION, QUIET_OPTION, WORKERS_OPTION, bar_factory, emit_json, fail, report_error
 from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
@@ -83,12 +84,29 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
     is_flag=True,
     help="Exit 1 when any row is contaminated, duplicated or has a wrong key.",
 )
+@click.option(
+    "--pass-rates",
+    "pass_rates",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="TABLE",
+    help="A pass-rate table (passrates.v3, repeatable, pooled as report pools them): per model the consistent "
+    "rate against the plain one, the pass rate by gold position and the questions solved at one position only.",
+)
+@click.option(
+    "--drift",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="BEFORE AFTER",
+    default=None,
+    help="Two pass-rate tables of one model each (before and after training): the letter prior's drift.",
+)
 @WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
 def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contract, default_model, key_by,
-                  min_rollouts, min_agreement, on_invalid, output, max_shown, fail_on_findings, workers, fmt, quiet,
-                  **kw):  # fmt: skip
+                  min_rollouts, min_agreement, on_invalid, output, max_shown, fail_on_findings, pass_rates, drift,
+                  workers, fmt, quiet, **kw):  # fmt: skip
     """Audit DATA rows for benchmark contamination, duplicates, wrong answer keys and position bias.
 
     DATA is a dataset (JSONL or Parquet file, directory, pulled or prepared directory). Each check names the
@@ -104,7 +122,10 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
       the gold, ranked by self-confidence. Raw rollouts are graded under the policy options (as
       `passrates --rescore`), rescored ones read as graded; evidence under another contract is refused;
     - position bias: the gold letter's balance per option count, the option-count distribution against the
-      benchmarks', and each model's answer-letter bias (per-letter recall and its spread, RStd).
+      benchmarks', and each model's answer-letter bias (per-letter recall and its spread, RStd);
+    - across option orders (--pass-rates TABLE of rows prepared with --permute): consistent against plain
+      rate, pass rate by gold position, questions solved at one position only; --drift BEFORE AFTER: the
+      letter prior before and after training.
 
     Findings do not change the exit code unless --fail-on-findings. `prepare --decontaminate-against BENCH`
     drops contaminated rows while preparing.
@@ -123,7 +144,7 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
     from ..audit.keys import KeySettings
 
     if output is not None:
-        check_output(output, [*data, *against, *rollouts])
+        check_output(output, [*data, *against, *rollouts, *pass_rates, *(drift or ())])
     mapping, settings = contamination_from_options(**{k: kw.pop(k) for k in CONTAMINATION_KWARGS})
     policy = policy_from_options(**{k: kw.pop(k) for k in POLICY_KWARGS})
     request = Request(
@@ -138,6 +159,8 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
         default_model=default_model,
         keys=KeySettings(min_rollouts, min_agreement, key_by),
         on_invalid=on_invalid,
+        pass_rates=tuple(pass_rates),
+        drift=tuple(drift) if drift else None,
     )
     doc = audit(list(data), request, workers=workers, progress=bar_factory(quiet))
     unreadable = _unreadable_problem(doc) if on_invalid == "fail" else None
@@ -200,6 +223,7 @@ def text_lines(doc: dict[str, Any], shown: int, output: str | None) -> list[str]
     lines += _duplicate_lines(doc, shown)
     lines += _key_lines(doc, shown)
     lines += _bias_lines(doc)
+    lines += _order_lines(doc)
     if output is not None:
         lines.append(f"wrote {output}")
     return lines
@@ -273,4 +297,27 @@ def _bias_lines(doc: dict[str, Any]) -> list[str]:
     for b in p["answer_bias"]:
         if b["rstd"] is not None:
             out.append(f"  {b['model']} ({b['options']} options): answer recall RStd {b['rstd']} points")
+    return out
+
+
+def _order_lines(doc: dict[str, Any]) -> list[str]:
+    o = doc.get("option_orders")
+    if o is None:
+        return []
+    out = []
+    for model, s in o["models"].items():
+        lines = describe(s) or ["across option orders: no question seen in two or more orders"]
+        out.append(f"{model}: {lines[0]}")
+        out += [f"  {x}" for x in lines[1:]]
+        for ex in s["one_position_examples"][:3]:
+            by = " ".join(f"{L}:{c}/{n}" for L, (n, c) in ex["by_position"].items())
+            out.append(f"  solved only at {ex['position']}: {ex['key']} ({by})")
+    d = o["drift"]
+    if d is not None:
+        dd = d["drift"]
+        out.append(
+            f"letter-prior drift {d['before']['model']} -> {d['after']['model']}: RStd by option count "
+            f"{rstd_text(dd['rstd_before'])} -> {rstd_text(dd['rstd_after'])}; consistent "
+            f"{dd['consistent_before']} -> {dd['consistent_after']}"
+        )
     return out
