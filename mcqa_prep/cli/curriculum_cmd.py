@@ -106,12 +106,23 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
 @click.option(
     "--column", default="difficulty", show_default=True, help="Name of the per-row object (--rows-out)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ordered-out's draw order.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of --ordered-out's draw order and of --epochs."
+)
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Rows of `prepare --permute`: deal each question's option orders to N epochs (no order seen twice "
+    "before every order was seen once); a question counts once in the schedule, --rows-out rows carry the "
+    "epochs in which they are seen, --ordered-out shows a question's next order at each draw.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
 def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_step, model, by, ratios, kind,
                        steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma, buckets, drop_solved,
-                       drop_unsolved, no_evidence, column, seed, fmt, quiet):  # fmt: skip
+                       drop_unsolved, no_evidence, column, seed, epochs, fmt, quiet):  # fmt: skip
     """Export a curriculum: a schedule of sampling weights per difficulty bucket and domain over training steps.
 
     Rows are bucketed by the posterior mean of their pass probability under --model (from `mcqa-prep
@@ -132,6 +143,7 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
       mcqa-prep curriculum t.jsonl --rows train.jsonl --by subject --drop-solved -o s.jsonl --steps 500
       mcqa-prep curriculum t.jsonl --rows train.jsonl --schedule easy-first --bootstrap-steps 50 -o s.jsonl
       mcqa-prep curriculum t.jsonl --rows train.jsonl -o s.jsonl --ordered-out ordered.jsonl --prompts-per-step 128
+      mcqa-prep curriculum t.jsonl --rows permuted/ -o s.jsonl --rows-out rows.jsonl --epochs 4
     """
     spec = ScheduleSpec(kind, steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma)
     req = CurriculumRequest(
@@ -151,6 +163,7 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
         no_evidence=no_evidence,
         column=column,
         seed=seed,
+        epochs=epochs,
     )
     report = curriculum(req, progress=bar_factory(quiet))
     if fmt == "json":
@@ -184,6 +197,13 @@ def _render_text(report: dict[str, Any], rows_out: str | None, ordered_out: str 
         extra = f" mean {rng['gaussian_mean']:.3f}" if "gaussian_mean" in rng else ""
         extra += f" window {rng['window'][0]}-{rng['window'][1]}" if "window" in rng else ""
         click.echo(f"  steps {rng['step_start']}-{rng['step_end']} {rng['phase']}{extra}: {b}")
+    e = h.get("epochs")
+    if e is not None:
+        by = ", ".join(f"{n} with {k}" for k, n in e["by_orders"].items())
+        click.echo(
+            f"epochs: {e['count']}; {e['questions']} question(s) in {e['orders']} row(s) ({by}); "
+            f"{e['repeating']} question(s) have fewer orders than epochs (an order is seen again)"
+        )
     if rows_out:
         click.echo(f"rows with their `{h['column']}` column: {rows_out}")
     if ordered_out:

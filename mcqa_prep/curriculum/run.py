@@ -44,6 +44,7 @@ from ..policy import canonical_json
 from ..progress import Progress
 from ..records import display_name
 from ..schema import schema_version, validator
+from .epochs import EpochPlan
 from .schedule import ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
@@ -70,6 +71,7 @@ class CurriculumRequest:
     no_evidence: str = "keep"
     column: str = "difficulty"
     seed: int = 0
+    epochs: int | None = None  # deal each permuted question's option orders to epochs (epochs.py)
 
     def check(self) -> None:
         outs = [o for o in (self.output, self.rows_out, self.ordered_out) if o is not None]
@@ -84,6 +86,8 @@ class CurriculumRequest:
             )
         if self.prompts_per_step is not None and self.prompts_per_step < 1:
             raise UsageError(f"prompts per step must be at least 1, got {self.prompts_per_step}")
+        if self.epochs is not None and self.epochs < 1:
+            raise UsageError(f"epochs must be at least 1, got {self.epochs}")
         if self.no_evidence not in ("keep", "drop"):
             raise UsageError(f"no_evidence must be keep or drop, got {self.no_evidence!r}")
         if not self.column or not self.rows:
@@ -122,7 +126,12 @@ class _Pass:
 
 
 def _place(
-    req: CurriculumRequest, table: PassRateTable, model: str, buckets: int, files: Sequence[Any]
+    req: CurriculumRequest,
+    table: PassRateTable,
+    model: str,
+    buckets: int,
+    files: Sequence[Any],
+    plan: EpochPlan | None = None,
 ) -> _Pass:
     prior = PosteriorCache(table.priors[model], table.level, buckets)(0, 0)
     out = _Pass()
@@ -137,6 +146,10 @@ def _place(
                     out.rejected_examples.append(f"{where}: {rec.error}")
                 continue
             out.placed.append(_place_row(req, table, model, buckets, prior, rec.data, where, out))
+            if plan is not None and out.placed[-1] is not None:
+                plan.add(len(out.placed) - 1, rec.data)
+    if plan is not None:
+        plan.finish()
     return out
 
 
@@ -217,9 +230,13 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     files = resolve(req.rows, progress=progress, allow_stdin=False).sources
     stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = hash_inputs(files, progress, "hash dataset rows")
-    placed = _place(req, table, model, buckets, files)
+    plan = EpochPlan(req.epochs, req.seed) if req.epochs is not None else None
+    placed = _place(req, table, model, buckets, files, plan)
     _refuse_other_contract(placed, table)
-    kept = [p for p in placed.placed if p is not None]
+    # the schedule's units: every scheduled row, or with epochs one row per question (its orders share it)
+    kept = [
+        p for i, p in enumerate(placed.placed) if p is not None and (plan is None or plan.representative(i))
+    ]
     if not kept:
         raise InputError(
             f"no row to schedule: {placed.read} read, dropped {dict(placed.dropped)}, rejected "
@@ -232,14 +249,17 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
         cells.setdefault(p.domain, {}).setdefault(p.bucket, []).append(p.mean)
     ranges = build(req.spec, buckets, cells, ratios)
     weights = row_weights(ranges, cells, req.spec.steps)
-    header = _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges)
+    header = _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges, plan)
     check_unchanged(stamps)
-    _write(req, table, model, buckets, files, placed, ranges, weights, header, stamps)
+    _write(req, table, model, buckets, files, placed, ranges, weights, header, stamps, plan)
     return {"output": str(req.output), "header": header, "ranges": [r.to_dict() for r in ranges]}
 
 
-def _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges) -> dict[str, Any]:  # noqa: ANN001
+def _header(
+    req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges, plan
+) -> dict[str, Any]:  # noqa: ANN001
     per_bucket = Counter(p.bucket for p in kept)
+    scheduled = [p for p in placed.placed if p is not None]
     doc = {
         "curriculum_schema": SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
@@ -253,8 +273,8 @@ def _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_sour
         "rows": {
             "inputs": inputs,
             "read": placed.read,
-            "scheduled": len(kept),
-            "without_evidence": sum(not p.evidence for p in kept),
+            "scheduled": len(scheduled),
+            "without_evidence": sum(not p.evidence for p in scheduled),
             "dropped": dict(sorted(placed.dropped.items())),
             "rejected": dict(sorted(placed.rejected.items())),
             "rejected_examples": placed.rejected_examples,
@@ -283,6 +303,8 @@ def _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_sour
             "seed": req.seed,
         },
     }
+    if plan is not None:  # only when asked: a schedule without epochs is as before
+        doc["epochs"] = plan.doc()
     errors = list(validator("curriculum").iter_errors(doc))
     if errors:  # a bug here, not bad input
         raise ValueError(f"curriculum header invalid: {errors[0].message}")
@@ -303,7 +325,7 @@ def _quantiles(kept: Sequence[_Placed]) -> Any:
     return q
 
 
-def _write(req, table, model, buckets, files, placed, ranges, weights, header, stamps) -> None:  # noqa: ANN001
+def _write(req, table, model, buckets, files, placed, ranges, weights, header, stamps, plan) -> None:  # noqa: ANN001
     quantile = _quantiles([p for p in placed.placed if p is not None])
     with contextlib.ExitStack() as stack:
         sched = stack.enter_context(AtomicFile(req.output, "wb"))
@@ -318,7 +340,7 @@ def _write(req, table, model, buckets, files, placed, ranges, weights, header, s
             return
         try:
             _write_rows(
-                req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile
+                req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile, plan
             )
         except _Reread:
             check_unchanged(stamps)  # the file changed between the two reads: its one-line error
@@ -335,9 +357,10 @@ class _Reread(Exception):
 
 
 def _write_rows(
-    req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile
+    req, table, model, buckets, files, placed, ranges, weights, rows_fh, ordered, quantile, plan
 ) -> None:  # noqa: ANN001
     lines: list[bytes] = []
+    at: dict[int, int] = {}  # placed row index -> its position in `lines`
     members: dict[tuple[str, int], list[int]] = {}
     i = 0
     for f in files:
@@ -364,12 +387,20 @@ def _write_rows(
                 "model": model,
                 "contract": table.contract_id,
             }
+            if plan is not None:
+                data[req.column]["epochs"] = plan.epochs_of(i - 1)
             line = row_line(data)
             if rows_fh is not None:
                 rows_fh.write(line)
             if ordered is not None:
-                members.setdefault((p.domain, p.bucket), []).append(len(lines))
+                if plan is None or plan.representative(i - 1):
+                    members.setdefault((p.domain, p.bucket), []).append(i - 1)
+                at[i - 1] = len(lines)
                 lines.append(line)
     if ordered is not None:
+        draws: Counter[int] = Counter()
         for _, j in materialize(ranges, members, req.prompts_per_step, req.seed):
-            ordered.write(lines[j])
+            if plan is not None:  # the question's order for its next epoch
+                draws[j] += 1
+                j = plan.order_for(j, draws[j] - 1)
+            ordered.write(lines[at[j]])
