@@ -107,7 +107,11 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     "--column", default="difficulty", show_default=True, help="Name of the per-row object (--rows-out)."
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of --ordered-out's draw order and of --epochs."
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of --ordered-out's draw order and of --epochs.",
 )
 @click.option(
     "--epochs",

@@ -14,12 +14,16 @@ one uuid under several templates). Each variant is counted apart, with the posit
   Posterior: each variant's pass probability has the model's Beta prior and its own counts, independently;
   the product's mean and second moment are exact, and the credible interval is that of the Beta with those two
   moments. With one variant it is the plain posterior exactly;
-- **chance-corrected**: (p - 1/k) / (1 - 1/k) of the plain pass probability p: 0 at guessing among k options,
-  1 always right, negative below chance. Its posterior is the plain posterior mapped by that (increasing,
-  linear) function, so its credible interval holds the true corrected rate exactly when the plain one holds p;
-- **at chance**: the plain credible interval holds 1/k, i.e. the evidence cannot tell the question from a
-  guess; such a question gets its own bucket, `corrected_bucket` = the bucket count (after the hardest), the
-  others the equal-width bucket of their corrected mean (clipped to [0, 1]; 0 the easiest). Unknown k: every
+- **chance-corrected**: (p - 1/k) / (1 - 1/k) of the pass probability p: 0 at guessing among k options, 1
+  always right, negative below chance. Its posterior is the posterior of p mapped by that (increasing,
+  linear) function, so its credible interval holds the true corrected rate exactly when the one of p holds p.
+  That posterior of p has a prior of its own, fitted (as the plain one, by marginal maximum likelihood) per
+  model *and option count*: chance is 1/4 for a 4-option question and 1/10 for a 10-option one, and one prior
+  over both would pull a 4-option question that is guessed (1/4) below chance and a 10-option one above it.
+  The header records these priors (`consistency.priors_by_options`);
+- **at chance**: that credible interval holds 1/k, i.e. the evidence cannot tell the question from a guess;
+  such a question gets its own bucket, `corrected_bucket` = the bucket count (after the hardest), the others
+  the equal-width bucket of their corrected mean (clipped to [0, 1]; 0 the easiest). Unknown k: every
   corrected field null.
 """
 
@@ -31,14 +35,14 @@ from typing import Any
 from ..grader.letters import normalize_gold
 from ..prompt import prompt_key
 from .entries import Variant
-from .posterior import DIGITS, Prior, beta_ppf, bucket_of
+from .posterior import DIGITS, PosteriorCache, Prior, beta_ppf, bucket_of, fit_prior
 
 METHOD = {
     "variants": "distinct prompts of a question (option orders, templates), each counted apart",
     "consistent": "product of the variants' pass probabilities, each with the model's prior (independent); "
     "interval of the Beta with the product's exact mean and second moment",
-    "corrected": "(p - 1/k) / (1 - 1/k) of the plain posterior, k the question's option count",
-    "at_chance": "the plain credible interval holds 1/k: its own bucket, corrected_bucket = bucket count",
+    "corrected": "(p - 1/k) / (1 - 1/k) of the posterior of p under a prior fitted per model and option count k",
+    "at_chance": "that credible interval holds 1/k: its own bucket, corrected_bucket = bucket count",
 }
 
 
@@ -145,10 +149,11 @@ def corrected(x: float, k: int) -> float:
 
 
 def fields(
-    prior: Prior, level: float, buckets: int, post: tuple[float, float, float], k: int | None,
+    prior: Prior, level: float, buckets: int, post: tuple[float, float, float] | None, k: int | None,
     variants: tuple[Variant, ...],
 ) -> dict[str, Any]:  # fmt: skip
-    """The v3 fields of one entry, given its plain posterior (mean, lower, upper)."""
+    """The v3 fields of one entry, given the posterior (mean, lower, upper) of its pass probability under its
+    model's and option count's prior (None without k)."""
     rate, c_mean, c_lo, c_hi = consistent(prior, variants, level)
     out: dict[str, Any] = {
         "k": k,
@@ -163,7 +168,7 @@ def fields(
         "at_chance": None,
         "corrected_bucket": None,
     }
-    if k is None or k < 2:
+    if k is None or k < 2 or post is None:
         return out
     mean, lo, hi = post
     at_chance = lo <= 1.0 / k <= hi
@@ -184,17 +189,31 @@ def extend(
     priors: Mapping[str, Prior],
     level: float,
     buckets: int,
-) -> list[tuple[str, str, Any]]:
-    """Entries (key, model, Entry) with their v3 fields; an entry without variant counts gets one variant of
-    unknown prompt and gold (its consistent rate is its plain rate)."""
+) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, Prior]]]:
+    """Entries (key, model, Entry) with their v3 fields, and the priors per model and option count; an entry
+    without variant counts gets one variant of unknown prompt and gold (its consistent rate is its plain
+    rate)."""
+    rows = [(key, model, e, *counted.get((key, model), (None, ()))) for key, model, e in entries]
+    pairs: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for _, model, e, k, _ in rows:
+        if k is not None and k >= 2:
+            pairs.setdefault((model, k), []).append((e.samples, e.passes))
+    by_k = {mk: fit_prior(ps) for mk, ps in sorted(pairs.items())}
+    caches = {mk: PosteriorCache(p, level, buckets) for mk, p in by_k.items()}
     out = []
-    for key, model, e in entries:
-        k, vs = counted.get((key, model), (None, ()))
+    for key, model, e, k, vs in rows:
         if not vs:
             vs = (Variant("", None, e.samples, e.passes),)
-        post = (e.posterior_mean, e.posterior_lower, e.posterior_upper)
+        cache = caches.get((model, k)) if k is not None else None
+        post = None
+        if cache is not None:
+            p = cache(e.samples, e.passes)
+            post = (p.mean, p.lower, p.upper)
         out.append((key, model, e._replace(**fields(priors[model], level, buckets, post, k, vs))))
-    return out
+    doc: dict[str, dict[str, Prior]] = {}
+    for (model, k), prior in by_k.items():
+        doc.setdefault(model, {})[str(k)] = prior
+    return out, doc
 
 
 def by_position(variants: Iterable[Variant]) -> dict[int, tuple[int, int]]:
@@ -219,7 +238,9 @@ def merge(a: tuple[int | None, tuple[Variant, ...]], b: tuple[int | None, tuple[
     return k, tuple(Variant(p, g, n, c) for (p, g), (n, c) in sorted(acc.items(), key=lambda kv: kv[0][0]))
 
 
-def header_doc(entries: Iterable[tuple[str, str, Any]], buckets: int) -> dict[str, Any]:
+def header_doc(
+    entries: Iterable[tuple[str, str, Any]], buckets: int, priors_by_k: Mapping[str, Mapping[str, Prior]]
+) -> dict[str, Any]:
     """The table header's `consistency` object."""
     with_k = with_variants = 0
     for _, _, e in entries:
@@ -231,4 +252,8 @@ def header_doc(entries: Iterable[tuple[str, str, Any]], buckets: int) -> dict[st
         "chance_bucket": buckets,
         "questions_with_k": with_k,
         "questions_with_variants": with_variants,
+        "priors_by_options": {
+            m: {k: p.to_dict() for k, p in sorted(per.items(), key=lambda kv: int(kv[0]))}
+            for m, per in sorted(priors_by_k.items())
+        },
     }

@@ -352,7 +352,9 @@ def measure(
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
     cells, left = counted(pool, est.no_answer)
     entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
-    entries = extend(entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets)
+    entries, priors_by_k = extend(
+        entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets
+    )
     for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
         if model in metrics:
             metrics[model]["no_answer"] = share
@@ -369,7 +371,7 @@ def measure(
         "inputs": inputs,
         "join_inputs": join_inputs,
         "counts": _counts(run, cid, pool, cells, left),
-        "consistency": header_doc(entries, est.buckets),
+        "consistency": header_doc(entries, est.buckets, priors_by_k),
     }
     written = write_table(output, header, entries)
     join = None

@@ -97,7 +97,7 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
                 )
                 c.votes = None
     entries, priors, metrics = estimate(cells, first.no_answer, first.level, first.buckets)
-    entries = extend(entries, variants, priors, first.level, first.buckets)
+    entries, priors_by_k = extend(entries, variants, priors, first.level, first.buckets)
     by_key: dict[str, dict[str, Any]] = {}
     models: dict[str, int] = {}
     for key, model, e in entries:
@@ -117,7 +117,7 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
             "questions": len(by_key),
         },
         "entries": len(entries),
-        "consistency": header_doc(entries, first.buckets),
+        "consistency": header_doc(entries, first.buckets, priors_by_k),
     }
     if first.counting is None:
         header.pop("counting", None)

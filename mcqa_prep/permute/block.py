@@ -45,17 +45,16 @@ def _native_schemes() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(name, labels in order A, B, C, ...) of every native option alphabet of the phrase table."""
     out: list[tuple[str, tuple[str, ...]]] = []
     for lang in LANGS:
-        seq: list[str] = []
+        seqs: list[list[str]] = []
         for native, latin in lang.letters.items():
             index = ord(latin) - 65
-            if index == 0 and seq:
-                out.append((f"{lang.code}:{len(out)}", tuple(seq)))
-                seq = []
-            if index == len(seq):
-                seq.append(native)
-        if seq:
-            out.append((f"{lang.code}:{len(out)}", tuple(seq)))
-    return tuple(dict.fromkeys(out))
+            if index == 0:
+                seqs.append([])
+            if seqs and index == len(seqs[-1]):
+                seqs[-1].append(native)
+        for k, seq in enumerate(seqs):
+            out.append((lang.code if k == 0 else f"{lang.code}-{k + 1}", tuple(seq)))
+    return tuple(out)
 
 
 def _schemes(letters: Sequence[str], given: Any) -> list[tuple[str, Callable[[int], str | None]]]:

@@ -22,7 +22,7 @@ from typing import Any
 from ..evidence import question_key, uuid_of
 from ..prompt import prompt_id
 from .block import Block, find_block, labels_given, rewrite
-from .orders import Orders, PermuteSpec, orders_for, rng_for
+from .orders import PermuteSpec, orders_for, rng_for
 
 LINK = "permutation"
 
@@ -130,7 +130,3 @@ def _link(row: dict[str, Any], link: dict[str, Any]) -> None:
     md = dict(row.get("metadata") or {})
     md["mcqa_prep"] = {**(md.get("mcqa_prep") or {}), LINK: link}
     row["metadata"] = md
-
-
-def order_summary(orders: Orders) -> dict[str, Any]:
-    return {"orders": len(orders.orders), "pinned": sorted(orders.pinned), "short": orders.short}
