@@ -127,11 +127,12 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
 def _add_variants(acc: dict[tuple[str, str], Any], km: tuple[str, str], e: Any) -> None:
     """Add an entry's variant counts to the pooled ones (by prompt); an entry without them (a v1 or v2 table)
     leaves the cell's option count only."""
-    mine = (e.k, tuple(e.variants) if e.variants is not None else None)
     have = acc.get(km)
-    if have is None:
-        acc[km] = mine if mine[1] is not None else (e.k, ())
-    elif mine[1] is None or not have[1]:
+    if e.variants is None:
+        acc[km] = (e.k if have is None or have[0] == e.k else None, ())
+    elif have is None:
+        acc[km] = (e.k, tuple(e.variants))
+    elif not have[1]:
         acc[km] = (have[0] if have[0] == e.k else None, ())
     else:
-        acc[km] = merge(have, mine)
+        acc[km] = merge(have, (e.k, tuple(e.variants)))

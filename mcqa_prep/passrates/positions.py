@@ -175,7 +175,7 @@ def drift_of_tables(before: PassRateTable, after: PassRateTable) -> dict[str, An
             found=after.contract_id,
             reason="tables_contract",
         )
-    sides = {}
+    sides: dict[str, dict[str, Any]] = {}
     for name, t in (("before", before), ("after", after)):
         model = only_model(t)
         sides[name] = {

@@ -69,8 +69,22 @@ def _schemes(letters: Sequence[str], given: Any) -> list[tuple[str, Callable[[in
     for name, seq in _native_schemes():
         if len(seq) >= n:
             out.append((name, lambda i, seq=seq: seq[i]))  # type: ignore[misc]
-    if isinstance(given, (str, list)) and len(given) == n and all(isinstance(x, str) and x for x in given):
+    if isinstance(given, (str, tuple)) and len(given) == n and all(isinstance(x, str) and x for x in given):
         out.append(("option_labels", lambda i: given[i]))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _schemes_for(letters: tuple[str, ...], given: Any) -> list[tuple[str, Callable[[int], str | None]]]:
+    """The schemes that label these options differently (the row's letters are their upper case, usually),
+    once per letter set and given labels."""
+    seen: set[tuple[str | None, ...]] = set()
+    out = []
+    for name, label in _schemes(letters, given):
+        tokens = tuple(label(i) for i in range(len(letters)))
+        if tokens not in seen:
+            seen.add(tokens)
+            out.append((name, label))
     return out
 
 
@@ -91,7 +105,7 @@ def find_block(prompt: str, letters: Sequence[str], texts: Sequence[str], given:
                 f"the text of option {letter} ({_quote(t)}) does not end a line of the prompt: the options are not "
                 "one per line, or the prompt shows another text"
             )
-    schemes = _schemes(letters, given)
+    schemes = _schemes_for(tuple(letters), tuple(given) if isinstance(given, list) else given)
     blocks: dict[tuple[tuple[int, int], ...], str] = {}
     for start in ends[0]:
         for spans, scheme in _blocks_at(prompt, start, texts, schemes):

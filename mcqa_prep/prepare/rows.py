@@ -224,7 +224,7 @@ def _permuted(
         rule, why = made
         extra = [_finding(rec, rule, why)]
         return Outcome(None, extra, warnings, extra=extra)
-    return Outcome(blob, [], warnings, verdict, gym_problem=row_problem(rec.data), variants=made)
+    return Outcome(blob, [], warnings, verdict, gym_problem=row_problem(rec.data or {}), variants=made)
 
 
 def _unwritable(rec: Row, message: str, warnings: list[Finding]) -> Outcome:
