@@ -2,8 +2,9 @@
 
 Every ```console block is a sequence of commands (lines starting with `$ `; a line ending in `\\` continues
 on the next) each followed by what it printed (stdout and stderr together, as a terminal shows them). The
-blocks run in README order, in one temporary directory holding a copy of the repository's `data/` (so
-`data/sample/...` paths work and a later block can read what an earlier one wrote), with `mcqa-prep` from
+blocks run in README order, in one temporary directory holding a copy of the repository's `data/` and
+`scripts/` (so `data/sample/...` paths and `python scripts/...` work, and a later block can read what an
+earlier one wrote), with `mcqa-prep` from
 this interpreter's environment first on PATH and the hub switched off (HF_HUB_OFFLINE=1).
 
 Normalised, because they must vary: the temporary directory's path (shown as a relative path), and the
@@ -196,6 +197,7 @@ def _stop(servers: list[subprocess.Popen]) -> None:
 def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
     """{block line: the output lines of each of its commands}, for every block that runs."""
     shutil.copytree(REPO / "data", workdir / "data")
+    shutil.copytree(REPO / "scripts", workdir / "scripts")  # README examples run scripts/simulate_rollouts.py
     env = _env(Path(sys.executable).parent)
     port = _free_port()
     got: dict[int, list[list[str]]] = {}

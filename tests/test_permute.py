@@ -176,8 +176,18 @@ def test_variants_pass_validate_and_the_prompt_format_check(permuted, cli):
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["summary"]["errors"] == 0, res.stdout[:2000]
     assert doc["summary"]["rows_read"] == 48
-    # variants share their question's uuid, as template variants do (a warning only)
-    assert set(doc["summary"]["findings_by_rule"]) <= {"duplicate_uuid"}
+    # the orders share their question's uuid by design: not reported as reusing it
+    assert doc["summary"]["findings_by_rule"] == {}
+
+
+def test_one_order_twice_is_still_a_duplicate_row(permuted, tmp_path, cli):
+    _, out, _ = permuted
+    rows = shard_rows(out)
+    path = write_jsonl(tmp_path / "train.jsonl", [*rows[:4], rows[1]])
+    doc = json.loads(cli("validate", path, "--format", "json").stdout)
+    assert doc["summary"]["findings_by_rule"] == {"duplicate_row": 1}
+    f = next(x for x in doc["findings"] if x["rule"] == "duplicate_row")
+    assert f["line"] == 5 and f"same uuid '{rows[1]['uuid']}'" in f["message"]  # shown without its order
 
 
 def test_same_seed_same_bytes_other_seed_other_bytes_any_worker_count(permuted, tmp_path):

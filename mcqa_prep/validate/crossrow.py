@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Any, NamedTuple
 
+from ..evidence import permutation_question
 from ..prompt import key_of_text, messages, prompt_key
 from ..records import Row
 from .facts import RowFacts
@@ -90,7 +91,26 @@ def row_keys(f: RowFacts) -> RowKeys:
         pk = _int64(prompt_key(rcp)) if has_text else None  # type: ignore[arg-type]
     u = f.d.get("uuid")
     patterns = f.orx.patterns if f.orx is not None else ()
-    return RowKeys(pk, None if u is None else str(u), f.gold, f.letters, patterns)
+    return RowKeys(pk, None if u is None else _uuid_key(str(u), f.d), f.gold, f.letters, patterns)
+
+
+ORDER_MARK = "\x1f"  # uuid ORDER_MARK n: option order n of a permuted question (shown without it)
+
+
+def _uuid_key(u: str, d: dict[str, Any]) -> str:
+    """The uuid as the duplicate index keys it: an option order of a permuted question (prepare --permute: its
+    link names its own uuid's question) is keyed with its order, so the question's other orders, which share
+    its uuid by design, are not reported as reusing it; the same order twice still is (and so is another
+    question under that uuid)."""
+    q = permutation_question(d)
+    if q is None or q != "uuid:" + u:
+        return u
+    link = d["metadata"]["mcqa_prep"]["permutation"]
+    return f"{u}{ORDER_MARK}{link.get('variant')}"
+
+
+def _shown(uuid: str | None) -> str | None:
+    return uuid.split(ORDER_MARK, 1)[0] if uuid is not None else None
 
 
 def _stable64(s: str) -> int:
@@ -264,7 +284,7 @@ def duplicate_row(s: Seen) -> Iterator[Hit]:
         yield (
             ("uuid",),
             (
-                f"this row repeats the row at {s.uuid_first} (same uuid {s.uuid!r}, same prompt); drop the copy, "
+                f"this row repeats the row at {s.uuid_first} (same uuid {_shown(s.uuid)!r}, same prompt); drop the copy, "
                 "or it is trained on twice as often"
             ),
         )
@@ -284,7 +304,7 @@ def duplicate_uuid(s: Seen) -> Iterator[Hit]:
         yield (
             ("uuid",),
             (
-                f"uuid {s.uuid!r} is already used by the row at {s.uuid_first} with another prompt; fine for "
+                f"uuid {_shown(s.uuid)!r} is already used by the row at {s.uuid_first} with another prompt; fine for "
                 "template variants of one question, but the uuid no longer identifies a row (give each row its "
                 "own uuid if anything keys on it)"
             ),
