@@ -232,3 +232,21 @@ def test_curriculum_epochs_deal_every_order_once(world, cli):
         tmp / "ord.jsonl"
     ).read_bytes()  # the same seed, the same deal
     assert (tmp / "rows2.jsonl").read_bytes() == (tmp / "rows.jsonl").read_bytes()
+
+
+def test_curriculum_on_the_corrected_posterior_has_a_bucket_at_chance(world, cli):
+    tmp, out, tables = world
+    t = read_table(tables["before"])
+    res = cli("curriculum", tables["before"], "--rows", out, "-o", tmp / "c.jsonl", "--rows-out", tmp / "c-rows.jsonl",
+              "--estimate", "corrected", "--format", "json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    b = json.loads(res.stdout)["header"]["buckets"]
+    assert b["by"] == "corrected_mean" and b["count"] == t.buckets + 1 and b["chance_bucket"] == t.buckets
+    for r in read_jsonl(tmp / "c-rows.jsonl"):
+        e = t.find(r)[1]["before"]
+        d = r["difficulty"]
+        assert d["at_chance"] == e.at_chance and d["bucket_index"] == e.corrected_bucket
+        assert d["posterior_mean"] == min(1.0, max(0.0, e.corrected_mean))
+    old = to_v2(tables["before"], tmp / "v2-c.jsonl")
+    res = cli("curriculum", old, "--rows", out, "-o", tmp / "c2.jsonl", "--estimate", "corrected")
+    assert res.exit_code == 1 and "records no chance-corrected posterior" in res.output

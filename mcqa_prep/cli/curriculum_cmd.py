@@ -122,11 +122,20 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     "before every order was seen once); a question counts once in the schedule, --rows-out rows carry the "
     "epochs in which they are seen, --ordered-out shows a question's next order at each draw.",
 )
+@click.option(
+    "--estimate",
+    type=click.Choice(["plain", "corrected"]),
+    default="plain",
+    show_default=True,
+    help="What places a row: plain = the posterior of the pass probability; corrected = the chance-corrected "
+    "posterior ((p - 1/k)/(1 - 1/k), a passrates.v3 table), with the questions at chance (and rows without "
+    "evidence) in a last bucket of their own. --start-rate/--end-rate are then corrected rates.",
+)
 @FORMAT_OPTION
 @QUIET_OPTION
 def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_step, model, by, ratios, kind,
                        steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma, buckets, drop_solved,
-                       drop_unsolved, no_evidence, column, seed, epochs, fmt, quiet):  # fmt: skip
+                       drop_unsolved, no_evidence, column, seed, epochs, estimate, fmt, quiet):  # fmt: skip
     """Export a curriculum: a schedule of sampling weights per difficulty bucket and domain over training steps.
 
     Rows are bucketed by the posterior mean of their pass probability under --model (from `mcqa-prep
@@ -168,6 +177,7 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
         column=column,
         seed=seed,
         epochs=epochs,
+        estimate=estimate,
     )
     report = curriculum(req, progress=bar_factory(quiet))
     if fmt == "json":
@@ -188,7 +198,12 @@ def _render_text(report: dict[str, Any], rows_out: str | None, ordered_out: str 
         f"rows: {r['read']} read, {r['scheduled']} scheduled ({r['without_evidence']} without evidence, at the "
         "prior)" + (f", left out: {', '.join(left)}" if left else "")
     )
-    click.echo("rows per bucket: " + " ".join(str(n) for n in h["buckets"]["rows"]))
+    chance = h["buckets"].get("chance_bucket")
+    click.echo(
+        "rows per bucket: "
+        + " ".join(str(n) for n in h["buckets"]["rows"])
+        + (f" (by the chance-corrected posterior; bucket {chance}: at chance)" if chance is not None else "")
+    )
     d = h["domains"]
     if d["column"] is not None:
         shares = ", ".join(f"{k} {v:.3f}" for k, v in list(d["ratios"].items())[:8])

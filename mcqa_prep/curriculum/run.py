@@ -48,6 +48,8 @@ from .epochs import EpochPlan
 from .schedule import ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
+CORRECTED = "corrected"
+ESTIMATES = ("plain", CORRECTED)
 ALL = "(all)"
 WILDCARD = "*"
 EXAMPLES = 5
@@ -72,6 +74,7 @@ class CurriculumRequest:
     column: str = "difficulty"
     seed: int = 0
     epochs: int | None = None  # deal each permuted question's option orders to epochs (epochs.py)
+    estimate: str = "plain"  # what places a row: the plain posterior, or the chance-corrected one (v3 tables)
 
     def check(self) -> None:
         outs = [o for o in (self.output, self.rows_out, self.ordered_out) if o is not None]
@@ -86,6 +89,8 @@ class CurriculumRequest:
             )
         if self.prompts_per_step is not None and self.prompts_per_step < 1:
             raise UsageError(f"prompts per step must be at least 1, got {self.prompts_per_step}")
+        if self.estimate not in ESTIMATES:
+            raise UsageError(f"estimate must be one of {', '.join(ESTIMATES)}, got {self.estimate!r}")
         if self.epochs is not None and self.epochs < 1:
             raise UsageError(f"epochs must be at least 1, got {self.epochs}")
         if self.no_evidence not in ("keep", "drop"):
@@ -162,10 +167,14 @@ def _place_row(req, table, model, buckets, prior, data, where, out) -> _Placed |
         return None
     found = table.find(data)
     e = found[1].get(model) if found is not None else None
-    if e is None:
+    domain = group_of(data, req.by) if req.by else ALL
+    corrected = req.estimate == CORRECTED
+    if e is None or (corrected and e.corrected_mean is None):
         if req.no_evidence == "drop":
             out.dropped["no_evidence"] += 1
             return None
+        if corrected:  # without evidence (or k) nothing tells it from a guess: the bucket at chance
+            return _Placed(domain, buckets - 1, 0.0, 0.0, 1.0, False)
         mean, lower, upper, evidence = prior.mean, prior.lower, prior.upper, False
     else:
         if req.drop_unsolved and e.passes == 0:
@@ -174,8 +183,13 @@ def _place_row(req, table, model, buckets, prior, data, where, out) -> _Placed |
         if req.drop_solved and e.passes == e.samples:
             out.dropped["solved"] += 1
             return None
+        if corrected:  # the corrected posterior clipped to [0, 1]; at chance: the last bucket, its own
+            mean, lower, upper = (
+                min(1.0, max(0.0, x)) for x in (e.corrected_mean, e.corrected_lower, e.corrected_upper)
+            )
+            bucket = buckets - 1 if e.at_chance else bucket_of(mean, buckets - 1)
+            return _Placed(domain, bucket, mean, lower, upper, True)
         mean, lower, upper, evidence = e.posterior_mean, e.posterior_lower, e.posterior_upper, True
-    domain = group_of(data, req.by) if req.by else ALL
     return _Placed(domain, bucket_of(mean, buckets), mean, lower, upper, evidence)
 
 
@@ -224,6 +238,16 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     table = read_tables(req.tables, progress)
     model = table.choose_model(req.model, "schedule for")
     buckets = req.buckets or table.buckets
+    if req.estimate == CORRECTED:
+        if table.version != "passrates.v3" and not any(
+            e.corrected_mean is not None for per in table.entries.values() for e in per.values()
+        ):
+            raise InputError(
+                f"{table.path}: a {table.version} table records no chance-corrected posterior: measure the pass "
+                "rates again",
+                reason="table_version",
+            )
+        buckets += 1  # the last one: questions at chance
     req.spec.check(buckets)
     from ..sources import resolve
 
@@ -305,6 +329,8 @@ def _header(
     }
     if plan is not None:  # only when asked: a schedule without epochs is as before
         doc["epochs"] = plan.doc()
+    if req.estimate == CORRECTED:  # likewise
+        doc["buckets"].update(by="corrected_mean", edges=bucket_edges(buckets - 1), chance_bucket=buckets - 1)
     errors = list(validator("curriculum").iter_errors(doc))
     if errors:  # a bug here, not bad input
         raise ValueError(f"curriculum header invalid: {errors[0].message}")
@@ -389,6 +415,9 @@ def _write_rows(
             }
             if plan is not None:
                 data[req.column]["epochs"] = plan.epochs_of(i - 1)
+            if req.estimate == CORRECTED:
+                data[req.column]["estimate"] = CORRECTED
+                data[req.column]["at_chance"] = p.bucket == buckets - 1
             line = row_line(data)
             if rows_fh is not None:
                 rows_fh.write(line)
