@@ -23,6 +23,14 @@ def blocks(p: str, s: dict[str, Any]) -> list[dict[str, Any]]:
                 "mcqa-prep for the consistent rate and the pass rate by gold position.",
             )
         ]
+    if not s["questions_with_variants"]:
+        return [
+            spec.note(
+                "Across option orders",
+                "No question was seen in two or more option orders: prepare the rows with --permute K (and "
+                "measure their rollouts) for the consistent rate and the pass rate by gold position.",
+            )
+        ]
     rates = s["by_position"]
     ks = list(rates)[:MAX_PANELS]
     rstd = ", ".join(f"{k} options {s['rstd'][k]}" for k in ks if s["rstd"][k] is not None) or "—"
