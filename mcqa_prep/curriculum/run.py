@@ -235,7 +235,7 @@ def _refuse_other_contract(p: _Pass, table: PassRateTable) -> None:
 def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict[str, Any]:
     """Build and write the curriculum; returns the report (the schedule's header, and what became of rows)."""
     req.check()
-    table = read_tables(req.tables, progress)
+    table = read_tables(req.tables, progress, variants=False)  # the estimates are all it reads
     model = table.choose_model(req.model, "schedule for")
     buckets = req.buckets or table.buckets
     if req.estimate == CORRECTED:

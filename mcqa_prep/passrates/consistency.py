@@ -29,11 +29,11 @@ one uuid under several templates). Each variant is counted apart, with the posit
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..grader.letters import normalize_gold
-from ..prompt import prompt_key
 from .entries import Variant
 from .posterior import DIGITS, PosteriorCache, Prior, beta_ppf, bucket_of, fit_prior
 
@@ -69,69 +69,83 @@ def layout(row: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
 
 
 def variant_of(
-    row: Mapping[str, Any], joined: Mapping[str, Any] | None
-) -> tuple[str, int | None, int | None]:
-    """(prompt id, gold position, option count) of a rollout: its own options, else its dataset row's."""
-    key = prompt_key(row.get("responses_create_params"))
+    row: Mapping[str, Any], joined: Mapping[str, Any] | None, key: bytes | None
+) -> tuple[bytes, int | None, int | None]:
+    """(prompt key, gold position, option count) of a rollout whose prompt key is `key`: its own options, else
+    its dataset row's."""
     gold, k = layout(row)
     if k is None:
         gold, k = layout(joined)
-    return (key.hex() if key is not None else ""), gold, k
+    return (key if key is not None else b""), gold, k
 
 
 class VariantTally:
-    """(key, model) -> prompt id -> [rollouts, passes, unanswered, unanswered passes, gold, k]."""
+    """(key, model) -> its variants' counts: one variant as one list [prompt key (16 bytes), gold, k, rollouts,
+    passes, unanswered, unanswered passes] (most questions have one prompt: no dict for them), several as a
+    dict by prompt key of such lists."""
 
     def __init__(self) -> None:
-        self.cells: dict[tuple[str, str], dict[str, list[Any]]] = {}
+        self.cells: dict[tuple[str, str], Any] = {}
 
     def add(
-        self, key: str, model: str, where: tuple[str, int | None, int | None], ok: bool, answered: bool
+        self, key: str, model: str, where: tuple[bytes, int | None, int | None], ok: bool, answered: bool
     ) -> None:
         prompt, gold, k = where
-        per = self.cells.get((key, model))
-        if per is None:
-            per = self.cells[(key, model)] = {}
-        c = per.get(prompt)
-        if c is None:
-            c = per[prompt] = [0, 0, 0, 0, gold, k]
-        c[0] += 1
-        c[1] += ok
+        km = (key, model)
+        cell = self.cells.get(km)
+        if cell is None:
+            c = self.cells[km] = [prompt, gold, k, 0, 0, 0, 0]
+        elif type(cell) is list:
+            if cell[0] == prompt:
+                c = cell
+            else:
+                c = [prompt, gold, k, 0, 0, 0, 0]
+                self.cells[km] = {cell[0]: cell, prompt: c}
+        else:
+            c = cell.get(prompt)
+            if c is None:
+                c = cell[prompt] = [prompt, gold, k, 0, 0, 0, 0]
+        c[3] += 1
+        c[4] += ok
         if not answered:
-            c[2] += 1
-            c[3] += ok
+            c[5] += 1
+            c[6] += ok
 
     def counted(self, rule: str) -> dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]]:
         """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
         them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""
         out = {}
-        for km, per in self.cells.items():
-            ks = {c[5] for c in per.values()}
-            k = ks.pop() if len(ks) == 1 else None
+        for km, cell in self.cells.items():
+            per = [cell] if type(cell) is list else sorted(cell.values(), key=lambda c: c[0])
+            ks = {c[2] for c in per}
             vs = []
-            for prompt, (n, p, u, up, gold, _) in sorted(per.items()):
+            for prompt, gold, _, n, p, u, up in per:
                 samples = n if rule == "fail" else n - u
                 if samples:
-                    vs.append(Variant(prompt, gold, samples, p - up))
-            out[km] = (k, tuple(vs))
+                    vs.append(Variant(prompt.hex(), gold, samples, p - up))
+            out[km] = (ks.pop() if len(ks) == 1 else None, tuple(vs))
         return out
 
 
-def _moments(prior: Prior, v: Variant) -> tuple[float, float]:
-    a = prior.alpha + v.passes
-    b = prior.beta + v.samples - v.passes
-    mean = a / (a + b)
-    return mean, mean * (a + 1.0) / (a + b + 1.0)
-
-
 def consistent(prior: Prior, variants: Iterable[Variant], level: float) -> tuple[float, float, float, float]:
-    """(observed, posterior mean, lower, upper) of the rate of passing every variant (module docstring)."""
+    """(observed, posterior mean, lower, upper) of the rate of passing every variant (module docstring); the
+    product does not depend on the variants' order, so it is computed once per set of counts (cached)."""
+    counts = tuple(sorted((v.samples, v.passes) for v in variants))
+    return _consistent(prior.alpha, prior.beta, counts, level)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _consistent(
+    alpha: float, beta: float, counts: tuple[tuple[int, int], ...], level: float
+) -> tuple[float, float, float, float]:
     observed, mean, second = 1.0, 1.0, 1.0
-    for v in variants:
-        observed *= v.passes / v.samples
-        m, s = _moments(prior, v)
+    for samples, passes in counts:
+        observed *= passes / samples
+        a = alpha + passes
+        b = beta + samples - passes
+        m = a / (a + b)
         mean *= m
-        second *= s
+        second *= m * (a + 1.0) / (a + b + 1.0)
     var = second - mean * mean
     m = round(mean, DIGITS)
     if var <= 1e-15 or not 0.0 < mean < 1.0:
@@ -150,11 +164,16 @@ def corrected(x: float, k: int) -> float:
 
 def fields(
     prior: Prior, level: float, buckets: int, post: tuple[float, float, float] | None, k: int | None,
-    variants: tuple[Variant, ...],
+    variants: tuple[Variant, ...], plain: tuple[float, float, float],
 ) -> dict[str, Any]:  # fmt: skip
     """The v3 fields of one entry, given the posterior (mean, lower, upper) of its pass probability under its
-    model's and option count's prior (None without k)."""
-    rate, c_mean, c_lo, c_hi = consistent(prior, variants, level)
+    model's and option count's prior (`post`, None without k) and under the model's prior (`plain`): with one
+    variant, the consistent posterior is that plain one."""
+    if len(variants) == 1:
+        v = variants[0]
+        rate, (c_mean, c_lo, c_hi) = round(v.passes / v.samples, DIGITS), plain
+    else:
+        rate, c_mean, c_lo, c_hi = consistent(prior, variants, level)
     out: dict[str, Any] = {
         "k": k,
         "variants": variants,
@@ -209,7 +228,8 @@ def extend(
         if cache is not None:
             p = cache(e.samples, e.passes)
             post = (p.mean, p.lower, p.upper)
-        out.append((key, model, e._replace(**fields(priors[model], level, buckets, post, k, vs))))
+        plain = (e.posterior_mean, e.posterior_lower, e.posterior_upper)
+        out.append((key, model, e._replace(**fields(priors[model], level, buckets, post, k, vs, plain))))
     doc: dict[str, dict[str, Prior]] = {}
     for (model, k), prior in by_k.items():
         doc.setdefault(model, {})[str(k)] = prior

@@ -168,7 +168,7 @@ class Difficulty:
         table = None
         if request.table is not None:
             _check_not_an_input(request.table, inputs)
-            table = read_table(request.table, progress)
+            table = read_table(request.table, progress, variants=False)  # the estimates are all it reads
             table.check_contract(policy)
             if f is not None and f.on in CORRECTED_ON + CONSISTENT_ON and table.version != "passrates.v3":
                 raise InputError(

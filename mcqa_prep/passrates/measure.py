@@ -168,7 +168,7 @@ class Measurement:
         pool = self.pools.get(cid)
         if pool is None:
             pool = self.pools[cid] = self.pool(gv)
-        site = variant_of(row, joined)  # its variant: prompt, gold position, option count
+        site = variant_of(row, joined, pk)  # its variant: prompt, gold position, option count
         for reward, answer in outcomes:
             pool.add(key, model, reward, answer, site)
 

@@ -27,9 +27,11 @@ POOLED = "pooled"
 SUMMED = ("rollouts", "used", "invalid", "other_contracts", "unanswered_only", "answers_unknown")
 
 
-def read_tables(paths: Sequence[Any], progress: Progress | None = None) -> PassRateTable:
-    """Read and pool tables (one table is returned as it is)."""
-    return pool_tables([read_table(p, progress) for p in paths])
+def read_tables(paths: Sequence[Any], progress: Progress | None = None, *, variants: bool = True) -> PassRateTable:
+    """Read and pool tables (one table is returned as it is). `variants=False` (see read_table) applies to one
+    table only: pooling adds the variants' counts."""
+    keep = variants or len(paths) > 1
+    return pool_tables([read_table(p, progress, variants=keep) for p in paths])
 
 
 def check_poolable(tables: Sequence[PassRateTable]) -> None:

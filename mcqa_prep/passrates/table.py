@@ -272,7 +272,8 @@ class _Reader:
     sorted entry) is checked inline; anything else goes through entries.entry_problem for a precise
     message."""
 
-    def __init__(self, header: Mapping[str, Any]) -> None:
+    def __init__(self, header: Mapping[str, Any], variants: bool = True) -> None:
+        self.keep_variants = variants
         self.v3 = header["table_schema"] == TABLE_SCHEMA
         self.v2 = (
             self.v3 or header["table_schema"] == TABLE_SCHEMA_V2
@@ -313,7 +314,7 @@ class _Reader:
 
     def _entry(self, d: dict[str, Any]) -> Entry:
         if self.v3:
-            return entry_from_v3(d)
+            return entry_from_v3(d, self.keep_variants)
         return entry_from_v2(d) if self.v2 else Entry(d["samples"], d["passes"], float(d["mean_reward"]))
 
     def _v1(self, raw: bytes) -> tuple[str, str, Entry] | None:
@@ -350,7 +351,7 @@ class _Reader:
             return None
         if not ok:
             return None
-        return d["key"], d["model"], entry_from_v3(d) if self.v3 else entry_from_v2(d)
+        return d["key"], d["model"], entry_from_v3(d, self.keep_variants) if self.v3 else entry_from_v2(d)
 
     def _index(self, line: int, key: str, model: str, e: Entry) -> None:
         if key == self.prev_key:
@@ -378,10 +379,11 @@ def _v1_problem(d: dict[str, Any]) -> str | None:
     return None
 
 
-def read_table(path: str | os.PathLike, progress: Progress | None = None) -> PassRateTable:
+def read_table(path: str | os.PathLike, progress: Progress | None = None, *, variants: bool = True) -> PassRateTable:
     """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
     version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
-    factory (progress(total=, desc=, unit=))."""
+    factory (progress(total=, desc=, unit=)). `variants=False`: a v3 entry's per-variant counts are checked
+    but not kept (its other fields are; for readers that need only the estimates)."""
     p = Path(path)
     try:
         fh = open(p, "rb")
@@ -404,7 +406,7 @@ def read_table(path: str | os.PathLike, progress: Progress | None = None) -> Pas
                     h.update(b)
                     bar.update(len(b))
 
-            reader = _Reader(header)
+            reader = _Reader(header, variants)
             for i, raw in enumerate(block_lines(fh, on_block), start=2):
                 reader.add(i, raw)
         except (OSError, UnicodeDecodeError) as exc:
