@@ -129,6 +129,14 @@ def test_drift_refuses_old_tables_and_tables_of_several_models(world, cli):
     assert res.exit_code == 1 and "passrates.v2 table records no gold positions" in res.output
     both = pool_tables([read_table(tables["before"]), read_table(tables["after"])])
     assert set(both.models) == {"before", "after"}
+    from mcqa_prep.passrates.measure import measure
+
+    measure([tmp / "before.rollouts.jsonl", tmp / "after.rollouts.jsonl"], tmp / "two.jsonl", rescore=True)
+    res = cli(
+        "report", SAMPLE / "train.jsonl", "--drift", tmp / "two.jsonl", tables["after"], "--format", "json"
+    )
+    err = json.loads(res.stdout)["error"]
+    assert res.exit_code == 2 and err["reason"] == "drift_models" and "2 models (after" in err["message"]
     res = cli("audit", SAMPLE / "train.jsonl", "--pass-rates", tables["before"], "--pass-rates", tables["after"],
               "--drift", tables["before"], tables["before"], "--format", "json")  # fmt: skip
     assert res.exit_code == 0, res.output

@@ -122,6 +122,8 @@ HINTS: dict[str, str] = {
     "table_edited": "measure the table again with `mcqa-prep passrates` (a table is never edited by hand)",
     "table_schema": "measure the table again with `mcqa-prep passrates`",
     "table_invalid": "measure the table again with `mcqa-prep passrates`",
+    "table_version": "measure the table again with `mcqa-prep passrates` (passrates.v3 records the option orders)",
+    "drift_models": "measure each checkpoint's rollouts into a table of its own",
     "table_is_input": "keep the table outside the input files and directories",
     "table_required": "pass --pass-rates TABLE (or --stamp-reward-profiles TABLE)",
     "table_matches_no_rows": "measure the table on rollouts of these rows (a --key-by prompt table matches only "

@@ -151,8 +151,8 @@ def only_model(table: PassRateTable) -> str:
     if len(models) != 1:
         raise UsageError(
             f"{table.path}: holds pass rates of {len(models)} models ({describe_models(models)}); a letter-prior "
-            "drift compares one model before and after: measure each checkpoint's rollouts into a table of its own",
-            reason="model_ambiguous",
+            "drift compares one model before and after",
+            reason="drift_models",
             models=models,
         )
     return next(iter(models))
