@@ -16,7 +16,7 @@ from passrate_helpers import to_v2
 from mcqa_prep.passrates.pool import pool_tables
 from mcqa_prep.passrates.positions import drift, model_entries, summary
 from mcqa_prep.passrates.table import read_table
-from mcqa_prep.permute.orders import PermuteSpec
+from mcqa_prep.convert.orders import PermuteSpec
 from mcqa_prep.prepare.run import prepare
 
 _spec = importlib.util.spec_from_file_location("simulate_rollouts", REPO / "scripts" / "simulate_rollouts.py")

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..permute.orders import MAX_VARIANTS, MODES, PermuteSpec
+from ..convert.orders import MAX_VARIANTS, MODES, PermuteSpec
 
 PERMUTE_KWARGS = ("permute", "permute_mode", "permute_seed", "permute_identity")
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
@@ -19,15 +19,13 @@ from ..io.paths import check_output, is_special
 from ..io.writers import output_error
 from ..progress import Progress
 from .balance import norm_pin
+from .orders import PermuteSpec
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
 from .shapes import REJECT_REASONS
 from .sources import Stream, plan_sources
 from .template_files import load_templates
 from .templates import Template
-
-if TYPE_CHECKING:  # imported when asked for: permute/orders.py imports convert (its phrase table)
-    from ..permute.orders import PermuteSpec
 
 
 class ConvertError(McqaPrepError):

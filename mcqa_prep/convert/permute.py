@@ -2,7 +2,7 @@
 
 convert renders the prompt itself, so a variant's option block needs no rewriting: the template renders the
 variant's texts in their new order (and the self-check and template controls run on every variant). The
-orders are permute/orders.py's (rotation or random, seeded per question by its uuid, anchored options and
+orders are convert/orders.py's (rotation or random, seeded per question by its uuid, anchored options and
 --pin texts in place) over the row's order after `--shuffle`, when it is asked for; each variant's
 `metadata.convert.option_source_index` is its own order's, and `metadata.mcqa_prep.permutation` links it to
 its question (`uuid:<the row's uuid>`), the same link `prepare --permute` writes (prepare keeps it).
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..evidence import UUID_PREFIX
-from ..permute.orders import PermuteSpec, orders_for, rng_for
+from .orders import PermuteSpec, orders_for, rng_for
 
 __all__ = ["ConvertOrders", "PermuteSpec"]
 

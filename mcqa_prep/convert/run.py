@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import blake2b, sha1
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, UsageError
@@ -24,13 +24,12 @@ from . import presets as presetmod
 from .balance import Balancer, RowRandom, arrange, scan_pins
 from .checks import SelfCheck, TemplateChecker
 from .extract import Extractor
+from .orders import PermuteSpec
 from .outputs import Outputs
+from .permute import ConvertOrders
 from .shapes import ColumnMap, RowReject
 from .sources import Stream
 from .templates import Template, TemplateMix
-
-if TYPE_CHECKING:  # imported when asked for: permute/orders.py imports convert (its phrase table)
-    from ..permute.orders import PermuteSpec
 
 REPORT_VERSION = 1
 # uuid5 namespace of converted rows: uuid5(NAMESPACE_URL, "mcqa-prep/convert")
@@ -153,11 +152,7 @@ class Run:
         permute: PermuteSpec | None = None,
     ):
         self.tmpls = tmpls
-        self.permute = None
-        if permute is not None:
-            from .permute import ConvertOrders
-
-            self.permute = ConvertOrders(permute, pins)
+        self.permute = ConvertOrders(permute, pins) if permute is not None else None
         self.mix = TemplateMix(tmpls)
         self.shuffle = shuffle
         self.seed = seed

@@ -27,7 +27,9 @@ POOLED = "pooled"
 SUMMED = ("rollouts", "used", "invalid", "other_contracts", "unanswered_only", "answers_unknown")
 
 
-def read_tables(paths: Sequence[Any], progress: Progress | None = None, *, variants: bool = True) -> PassRateTable:
+def read_tables(
+    paths: Sequence[Any], progress: Progress | None = None, *, variants: bool = True
+) -> PassRateTable:
     """Read and pool tables (one table is returned as it is). `variants=False` (see read_table) applies to one
     table only: pooling adds the variants' counts."""
     keep = variants or len(paths) > 1

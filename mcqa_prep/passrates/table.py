@@ -379,7 +379,9 @@ def _v1_problem(d: dict[str, Any]) -> str | None:
     return None
 
 
-def read_table(path: str | os.PathLike, progress: Progress | None = None, *, variants: bool = True) -> PassRateTable:
+def read_table(
+    path: str | os.PathLike, progress: Progress | None = None, *, variants: bool = True
+) -> PassRateTable:
     """A verified table (see the module docstring for every check). Raises InputError (unreadable, unknown
     version, invalid) or IntegrityError (edited: the content hash does not match). `progress` is a bar
     factory (progress(total=, desc=, unit=)). `variants=False`: a v3 entry's per-variant counts are checked

@@ -1,7 +1,7 @@
 """`prepare --permute K`: each valid row written as K option orders, each a complete prepared row.
 
 In the workers (rows.py hands a stamped, valid row to `Permuter.outcome`): the row's variants are made
-(permute/variants.py: orders, options, gold, the prompt's option block), **each variant is checked again by
+(convert/variants.py: orders, options, gold, the prompt's option block), **each variant is checked again by
 every row rule of the validator** (the prompt-format check, the regex audit, the answer-format example: what
 a variant must pass is what any row must pass), stamped like the row (its contract, grading mode and source;
 `metadata.mcqa_prep.permutation` links it to its question) and serialised. A row that cannot be permuted is
@@ -25,9 +25,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..convert.orders import PermuteSpec
+from ..convert.variants import expand
 from ..io.writers import WideInteger, row_line
-from ..permute.orders import PermuteSpec
-from ..permute.variants import expand
 from ..records import Finding, Row
 
 RULE_BLOCK = "permute.option_block"

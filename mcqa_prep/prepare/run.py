@@ -24,6 +24,7 @@ from .._perf import streaming_gc
 from ..audit.decontaminate import DROP_REASON as DROP_CONTAMINATED
 from ..audit.decontaminate import Decontamination, DecontaminationRequest
 from ..audit.decontaminate import Tally as DecontaminationTally
+from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
 from ..io.paths import check_output, is_data_path, is_parquet, require_regular
@@ -33,7 +34,6 @@ from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
-from ..permute.orders import PermuteSpec
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..progress import Progress

@@ -28,8 +28,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..convert.balance import RowRandom, scan_pins
 from ..errors import UsageError
+from .balance import RowRandom, scan_pins
 
 MODES = ("rotation", "random")
 MAX_VARIANTS = 64  # more orders than this of one question is not a training set, it is a typo

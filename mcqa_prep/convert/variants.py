@@ -21,7 +21,7 @@ from typing import Any
 
 from ..evidence import question_key, uuid_of
 from ..prompt import prompt_id
-from .block import Block, find_block, labels_given, rewrite
+from .option_block import Block, find_block, labels_given, rewrite
 from .orders import PermuteSpec, orders_for, rng_for
 
 LINK = "permutation"
