@@ -12,10 +12,10 @@ import pytest
 from conftest import REPO, SAMPLE, read_jsonl, write_jsonl
 from prep_helpers import make_row
 
-from mcqa_prep.errors import StaleCache, UsageError
 from mcqa_prep.convert.option_block import find_block, rewrite
 from mcqa_prep.convert.orders import PermuteSpec, orders_for, rng_for
 from mcqa_prep.convert.variants import expand
+from mcqa_prep.errors import StaleCache, UsageError
 from mcqa_prep.prepare.run import prepare
 from mcqa_prep.prepared.verify import verify_prepared
 from mcqa_prep.prompt import user_prompt

@@ -13,10 +13,10 @@ import pytest
 from conftest import REPO, SAMPLE, read_jsonl
 from passrate_helpers import to_v2
 
+from mcqa_prep.convert.orders import PermuteSpec
 from mcqa_prep.passrates.pool import pool_tables
 from mcqa_prep.passrates.positions import drift, model_entries, summary
 from mcqa_prep.passrates.table import read_table
-from mcqa_prep.convert.orders import PermuteSpec
 from mcqa_prep.prepare.run import prepare
 
 _spec = importlib.util.spec_from_file_location("simulate_rollouts", REPO / "scripts" / "simulate_rollouts.py")

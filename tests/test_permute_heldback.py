@@ -19,10 +19,10 @@ import pytest
 from conftest import REPO
 from prep_helpers import make_row
 
-from mcqa_prep.passrates.measure import measure
-from mcqa_prep.passrates.table import read_table
 from mcqa_prep.convert.orders import PermuteSpec
 from mcqa_prep.convert.variants import expand
+from mcqa_prep.passrates.measure import measure
+from mcqa_prep.passrates.table import read_table
 
 _spec = importlib.util.spec_from_file_location("simulate_rollouts", REPO / "scripts" / "simulate_rollouts.py")
 sim = importlib.util.module_from_spec(_spec)
