@@ -72,8 +72,8 @@ def as_v1(table: Path, out: Path) -> Path:
 
     lines = table.read_bytes().splitlines(keepends=True)
     header = json.loads(lines[0])
-    for k in ("counting", "posterior", "metrics"):
-        header.pop(k)
+    for k in ("counting", "posterior", "metrics", "consistency"):  # consistency: passrates.v3's
+        header.pop(k, None)
     header["table_schema"] = "passrates.v1"
     for k in ("unanswered_only", "answers_unknown"):
         header["counts"].pop(k)
