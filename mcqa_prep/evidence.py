@@ -3,8 +3,8 @@
 - `question_key(uuid, prompt)`: `uuid:<uuid>` when the row names a uuid, else `prompt:<32 hex>` (prompt.prompt_id),
   or always the prompt key when a table is keyed by prompt (one rendered prompt = one question under one
   template). `passrates` keys its table with it and `prepare` looks rows up with the same function.
-- `permutation_question(row)`: the question a row is one option order of (`prepare --permute`'s
-  `metadata.mcqa_prep.permutation.question`), which keys it in a uuid-keyed table even without a uuid.
+- a row that is one option order of a permuted question (`fields.permutation_question`) is found in a
+  uuid-keyed table under that question, even without a uuid (`row_keys`).
 - `model_of(row)`: `responses_create_params.model` (what was asked for), else `response.model` (what the
   server says answered), else None (the caller's default, e.g. a model named on the command line).
 - `passed(reward)`: a rollout passes when its reward under the contract is at least PASS_THRESHOLD (1.0).
@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .fields import reward_of
+from .fields import permutation_question, reward_of
 from .prompt import prompt_id
 
 PASS_THRESHOLD = 1.0
@@ -61,15 +61,6 @@ def question_key(uuid: str | None, prompt: str | None, key_by: str = "uuid") -> 
     if key_by == "uuid" and uuid is not None:
         return UUID_PREFIX + uuid
     return prompt
-
-
-def permutation_question(row: Mapping[str, Any] | None) -> str | None:
-    """The question id a row names as one option order of it (metadata.mcqa_prep.permutation.question)."""
-    md = row.get("metadata") if row is not None else None
-    mp = md.get("mcqa_prep") if isinstance(md, Mapping) else None
-    link = mp.get("permutation") if isinstance(mp, Mapping) else None
-    q = link.get("question") if isinstance(link, Mapping) else None
-    return q if isinstance(q, str) and q.startswith((UUID_PREFIX, PROMPT_PREFIX)) else None
 
 
 def row_keys(row: Mapping[str, Any], key_by: str) -> list[str]:

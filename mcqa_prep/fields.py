@@ -14,6 +14,10 @@
   `previous_reward`): the row's top-level `reward`, where rescore writes it and NeMo Gym's rollouts carry it,
   when it is a finite number and not a boolean (an integer beyond a float's range is none), as a float; None
   otherwise. Evidence of a pass asks more of it: a number in [0, 1] (`evidence.reward_problem`).
+- **The option-order link** (`permutation_link`): `metadata.mcqa_prep.permutation` when it is an object
+  (`prepare --permute` / `convert --permute`: the row is one option order of a question), with `question`
+  (`permutation_question`: its value when a question key, `uuid:...` or `prompt:...`, else None), `order`,
+  `variant` and `variants`.
 - **The split** of a row is the split of its file (`records.Row.split`, from `io.paths.split_of`;
   `io.paths.DEFAULT_SPLIT` for stdin).
 
@@ -83,6 +87,22 @@ def contract_stamp(row: Mapping[str, Any] | None) -> Stamp:
         return UNSTAMPED
     s = md["mcqa_prep"]
     return Stamp(True, s.get("contract") if _is_map(s) else None)
+
+
+def permutation_link(row: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The row's option-order link (metadata.mcqa_prep.permutation), or None when it is not an order of a
+    permuted question."""
+    md = row.get("metadata") if row is not None else None
+    mp = md.get("mcqa_prep") if _is_map(md) else None
+    link = mp.get("permutation") if _is_map(mp) else None
+    return link if _is_map(link) else None
+
+
+def permutation_question(row: Mapping[str, Any] | None) -> str | None:
+    """The question a row is one option order of (its link's `question`, when a question key), or None."""
+    link = permutation_link(row)
+    q = link.get("question") if link is not None else None
+    return q if type(q) is str and q.startswith(("uuid:", "prompt:")) else None
 
 
 def reward_of(value: Any) -> float | None:

@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 from .._perf import streaming_gc
 from ..errors import InputError, UsageError
-from ..evidence import UUID_PREFIX, permutation_question, row_keys
+from ..evidence import UUID_PREFIX, row_keys
+from ..fields import permutation_question
 from ..io.paths import STDIN
 from ..io.readers import iter_file
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map

@@ -8,8 +8,8 @@ A row's prompt shows its options as a block of lines, one option per line, in th
 The block is found when there is exactly one run of lines `P LABEL S TEXT` where TEXT is the option's text
 exactly (the rest of its line but spaces), P and S are the same on every line (an indent, `(`, `**`, `Option `
 before the label; `: `, `. `, `) ` after it), the labels follow one scheme in option order (the row's letters,
-their lower case, 1 2 3, circled numbers, the native letters of convert's phrase table: أ ب ج, क ख ग, А Б В,
-ア イ ウ, or `template_metadata.option_labels`), and the lines are separated alike (the same number of line
+their lower case, 1 2 3, or a run of the label table, labels.py: أ ب ج, क ख ग, А Б В, ア イ ウ, 가 나 다, ① ② ③;
+or `template_metadata.option_labels`), and the lines are separated alike (the same number of line
 breaks). Anything else is refused, saying why: a text that does not end a line (options inline, or the text
 changed in the prompt), lines out of order or labelled in two styles, or two such blocks (an example before
 the question): rewriting a block that is not certainly the options would put the wrong text before a label.
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..convert.anchor_phrases import LANGS
+from ..labels import SCRIPTS
 
 MAX_PREFIX = 24  # characters before the label on a line (indent, bullet, "Option ")
 MAX_MARK = 12  # characters between the label and the text (": ", ") ", ".** ")
@@ -42,18 +42,12 @@ class Block:
 
 @functools.cache
 def _native_schemes() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """(name, labels in order A, B, C, ...) of every native option alphabet of the phrase table."""
+    """(name, labels in order A, B, C, ...) of every run of option labels of the label table (labels.py)."""
     out: list[tuple[str, tuple[str, ...]]] = []
-    for lang in LANGS:
-        seqs: list[list[str]] = []
-        for native, latin in lang.letters.items():
-            index = ord(latin) - 65
-            if index == 0:
-                seqs.append([])
-            if seqs and index == len(seqs[-1]):
-                seqs[-1].append(native)
-        for k, seq in enumerate(seqs):
-            out.append((lang.code if k == 0 else f"{lang.code}-{k + 1}", tuple(seq)))
+    for script in SCRIPTS:
+        for k, run in enumerate(script.label_runs):
+            name = script.name.lower().replace(" ", "_")
+            out.append((name if k == 0 else f"{name}-{k + 1}", tuple(run)))
     return tuple(out)
 
 
@@ -64,7 +58,6 @@ def _schemes(letters: Sequence[str], given: Any) -> list[tuple[str, Callable[[in
         ("lower", lambda i: letters[i].lower()),
         ("upper", lambda i: letters[i].upper()),
         ("numbers", lambda i: str(i + 1)),
-        ("circled", lambda i: chr(0x2460 + i) if i < 20 else None),
     ]
     for name, seq in _native_schemes():
         if len(seq) >= n:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..evidence import question_key, uuid_of
+from ..fields import permutation_link
 from ..prompt import prompt_id
 from .option_block import Block, find_block, labels_given, rewrite
 from .orders import PermuteSpec, orders_for, rng_for
@@ -45,10 +46,7 @@ def question_of(row: Mapping[str, Any]) -> str | None:
 
 def link_of(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A row's `metadata.mcqa_prep.permutation` (None when it is not a variant)."""
-    md = row.get("metadata")
-    mp = md.get("mcqa_prep") if isinstance(md, Mapping) else None
-    link = mp.get(LINK) if isinstance(mp, Mapping) else None
-    return link if isinstance(link, Mapping) else None
+    return permutation_link(row)
 
 
 def _prompt(row: Mapping[str, Any]) -> tuple[str | None, str | None]:

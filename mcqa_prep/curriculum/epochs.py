@@ -20,7 +20,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from ..evidence import permutation_question
+from ..fields import permutation_link, permutation_question
 
 
 class EpochPlan:
@@ -35,8 +35,8 @@ class EpochPlan:
 
     def add(self, index: int, row: Mapping[str, Any]) -> None:
         q = permutation_question(row)
-        link = ((row.get("metadata") or {}).get("mcqa_prep") or {}).get("permutation") if q else None
-        variant = link.get("variant") if isinstance(link, Mapping) else None
+        link = permutation_link(row) if q else None
+        variant = link.get("variant") if link is not None else None
         key = q if q is not None else f"row:{index}"
         self._question[index] = key
         self._orders.setdefault(key, []).append((variant if isinstance(variant, int) else 0, index))

@@ -27,12 +27,11 @@ from ..evidence import (
     distribution,
     key_kind,
     model_of,
-    permutation_question,
     question_key,
     reward_problem,
     uuid_of,
 )
-from ..fields import grading_contract, grading_of
+from ..fields import grading_contract, grading_of, permutation_question
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file

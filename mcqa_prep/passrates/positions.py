@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ContractMismatch, InputError, UsageError
+from ..labels import LETTERS
 from .consistency import by_position
 from .entries import Entry
 from .table import PassRateTable, describe_models
 
 EXAMPLES = 10
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def letter(position: int) -> str:

@@ -9,7 +9,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..fields import template_id
+from ..fields import permutation_link, template_id
 from ..grader.letters import normalize_gold
 from ..grader.modes import ROW_MODES
 from ..io.writers import WideInteger, row_line
@@ -95,8 +95,8 @@ class Stamper:
         tm = data.get("template_metadata")
         if self.regex_as_list and isinstance(tm, dict) and isinstance(tm.get("output_regex"), str):
             data["template_metadata"] = {**tm, "output_regex": [tm["output_regex"]]}
+        link = permutation_link(data)
         md = dict(md) if md else {}
-        link = _permutation(md.get("mcqa_prep"))
         md["mcqa_prep"] = {
             "contract": self.contract,
             "row_schema": mf.ROW_SCHEMA,
@@ -116,12 +116,6 @@ class Stamper:
             if problem is not None:
                 return _RUNTIME_REFUSAL + problem
         return None
-
-
-def _permutation(stamp: Any) -> Any:
-    """The link of a row that is one order of a permuted question (kept when the row is stamped again)."""
-    link = stamp.get("permutation") if isinstance(stamp, dict) else None
-    return link if isinstance(link, dict) else None
 
 
 @dataclass(frozen=True)

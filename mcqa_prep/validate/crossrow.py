@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Any, NamedTuple
 
-from ..evidence import permutation_question
+from ..fields import permutation_link, permutation_question
 from ..prompt import key_of_text, messages, prompt_key
 from ..records import Row
 from .facts import RowFacts
@@ -105,7 +105,7 @@ def _uuid_key(u: str, d: dict[str, Any]) -> str:
     q = permutation_question(d)
     if q is None or q != "uuid:" + u:
         return u
-    link = d["metadata"]["mcqa_prep"]["permutation"]
+    link = permutation_link(d) or {}
     return f"{u}{ORDER_MARK}{link.get('variant')}"
 
 
