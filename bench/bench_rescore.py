@@ -14,6 +14,8 @@ Legs, each a command measured by bench/harness.py (wall, CPU of the process tree
 - floor: bench/floors.py jsonl (every line orjson.loads, orjson.dumps, write; one core);
 - nemo_gym: bench/nemo_gym_verify.py (per line: its request model, verify(), the response model's JSON, write);
 - w1, w2: `mcqa-prep rescore REQUESTS -o OUT --workers 1|2 -q`;
+- nemo_gym_grades, grades_w1: the same two with the same small output per row (NeMo Gym's: line, id, reward,
+  extracted answer; ours: `--output-shape grading`, which adds status, rule and contract);
 - small: `mcqa-prep rescore` of the first 200 requests, one worker (the command's fixed cost: start-up);
 - join_w1, join_w2: `mcqa-prep rescore ROLLOUTS --rows DATASET.parquet --workers 1|2` (the join index);
 - baseline (with baseline_rev): w1 on that git revision's package (git archive), before/after.
@@ -56,7 +58,8 @@ SMALL = 200  # rows of the fixed-cost legs
 MISS = 0.08  # responses that end without an answer (truncated, off-format)
 MISS_TAIL = "so the answer depends on which assumption holds"
 LONG_PROMPT = 0.1  # rows whose question carries a long passage
-TARGET_RATIO = 5.0
+TARGET_RATIO = 3.0  # full rows (issue 36)
+TARGET_GRADES_RATIO = 5.0  # --output-shape grading against NeMo Gym's verify path with the same output size
 TEMPLATE_REGEX = r"Final Choice:\s*([A-Za-z])"
 _TERMS = ["Gibbs free energy", "entropy change", "Michaelis constant", "refractive index", "allele frequency",
           "salt bridge", "trophic cascade", "Nernst equation", "ribosome", "Golgi apparatus"]  # fmt: skip
@@ -258,6 +261,10 @@ def legs_for(work: Path, requests: Path, rollouts: Path, dataset: Path, *,
         "nemo_gym": lambda: H.measure(H.py("nemo_gym_verify.py", str(requests), str(out / "nemo_gym"))),
         "w1": rescore("w1", requests, "--workers", "1"),
         "w2": rescore("w2", requests, "--workers", "2"),
+        "nemo_gym_grades": lambda: H.measure(
+            H.py("nemo_gym_verify.py", str(requests), str(out / "nemo_gym_grades"), "--grading")
+        ),
+        "grades_w1": rescore("grades_w1", requests, "--workers", "1", "--output-shape", "grading"),
         "small": rescore("small", small, "--workers", "1"),
         "join_w1": rescore("join_w1", rollouts, "--rows", str(dataset), "--workers", "1"),
         "join_w2": rescore("join_w2", rollouts, "--rows", str(dataset), "--workers", "2"),
@@ -274,6 +281,8 @@ WHAT = {
     "nemo_gym": "NeMo Gym 0.7.0 verify path: request model, verify(), response JSON (bench/nemo_gym_verify.py)",
     "w1": "mcqa-prep rescore --workers 1",
     "w2": "mcqa-prep rescore --workers 2",
+    "nemo_gym_grades": "NeMo Gym 0.7.0 verify path writing line, id, reward and letter per row (nemo_gym_verify.py --grading)",
+    "grades_w1": "mcqa-prep rescore --workers 1 --output-shape grading",
     "small": "mcqa-prep rescore --workers 1 of the first rows (its fixed cost: start-up)",
     "join_w1": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 1",
     "join_w2": "mcqa-prep rescore ROLLOUTS --rows DATASET --workers 2",
@@ -298,6 +307,13 @@ def figures_from(runs: dict[str, list[H.Run]], rows: int, suffix: str = "") -> d
               cpu["w1"], target={"op": ">=", "value": TARGET_RATIO})  # fmt: skip
         ratio("w1_vs_nemo_gym.wall_x", "NeMo Gym's verify path wall time / rescore --workers 1's",
               wall["nemo_gym"], wall["w1"])  # fmt: skip
+    if "nemo_gym_grades" in runs and "grades_w1" in runs:
+        ratio("grades_w1_vs_nemo_gym.cpu_x", "NeMo Gym's verify path CPU time / rescore --workers 1 "
+              "--output-shape grading's, the same small output on both sides", cpu["nemo_gym_grades"],
+              cpu["grades_w1"], target={"op": ">=", "value": TARGET_GRADES_RATIO})  # fmt: skip
+        ratio("grades_w1_vs_nemo_gym.wall_x", "NeMo Gym's verify path wall time / rescore --workers 1 "
+              "--output-shape grading's, the same small output on both sides", wall["nemo_gym_grades"],
+              wall["grades_w1"])  # fmt: skip
     if "floor" in runs and "w1" in runs:
         ratio("w1_vs_floor.wall_x", "rescore --workers 1 wall time / the floor's", wall["w1"], wall["floor"])
         ratio("w2_vs_floor.wall_x", "rescore --workers 2 wall time / the floor's", wall["w2"], wall["floor"])
@@ -333,6 +349,8 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev
         res["checks"]["same_reward_as_nemo_gym"] = (
             f"{sum(a == b for a, b in zip(mine, theirs, strict=True))}/{rows}"
         )
+        grades = rewards(work / "out" / "grades_w1")
+        res["checks"]["grading_shape_same_reward_as_full"] = grades == mine
         res["checks"]["w2_output_equals_w1"] = filecmp.cmp(
             work / "out" / "w2", work / "out" / "w1", shallow=False
         )

@@ -167,6 +167,11 @@ class NeMoGym:
         body = self.app.MCQAVerifyRequest.model_validate(row)
         return _run(self.server.verify(body)).model_dump_json().encode()
 
+    def verify_result(self, row: dict[str, Any]) -> Any:
+        """verify_row without serialising the response model: the response object itself, for a caller that
+        writes only some of its fields (the peer of `rescore --output-shape grading`)."""
+        return _run(self.server.verify(self.app.MCQAVerifyRequest.model_validate(row)))
+
 
 class _Body:
     """The attributes verify() reads from a request, as plain attributes."""

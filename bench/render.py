@@ -219,6 +219,8 @@ COMMANDS = (
      "NeMo Gym's time / ours"),
     ("rescore", "w1", "`rescore --workers 1`", "floor", "floor (orjson in and out)", "w1_vs_floor.wall_x", "ours / floor"),
     ("rescore", "w2", "`rescore --workers 2`", "w1", "`--workers 1`", "w2_vs_w1.x", "gain"),
+    ("rescore", "grades_w1", "`rescore --workers 1 --output-shape grading`", "nemo_gym_grades",
+     "NeMo Gym's verify path, same output size", "grades_w1_vs_nemo_gym.wall_x", "NeMo Gym's time / ours"),
     ("cluster", "ray2", "`rescore --engine ray --workers 2`", "w2", "`--workers 2`", "ray2_vs_w2.x", "Ray / local"),
     ("rescore", "join_w1", "`rescore --rows` (join), `--workers 1`", None, "", None, ""),
     ("rescore", "join_w2", "`rescore --rows` (join), `--workers 2`", None, "", None, ""),

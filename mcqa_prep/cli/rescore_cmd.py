@@ -8,6 +8,7 @@ import click
 
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
+from ..rescore.rows import OUTPUT_SHAPES, SHAPE_FULL
 from ..rescore.run import RescoreRequest, rescore
 from ..runs import RunRequest
 from .common import (
@@ -63,6 +64,15 @@ from .policy_opts import policy_from_options, policy_options
     "--explain", is_flag=True, help="Add the deciding span and rejected candidates to metadata.grading."
 )
 @click.option(
+    "--output-shape",
+    type=click.Choice(OUTPUT_SHAPES),
+    default=SHAPE_FULL,
+    show_default=True,
+    help="full: each input row with its grading added. grading: only the grading of each row (line, id, "
+    "reward, extracted_answer, status, rule, contract), to join back by line or id; Parquet when the "
+    "output is named *.parquet, else JSONL.",
+)
+@click.option(
     "--examples",
     type=click.IntRange(min=0),
     default=5,
@@ -95,6 +105,7 @@ def rescore_command(
     compare_policy,
     compare_mode,
     explain,
+    output_shape,
     examples,
     fail_on_change,
     resume,
@@ -115,6 +126,7 @@ def rescore_command(
     Examples:
       mcqa-prep rescore verify_requests.jsonl -o rescored.jsonl
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
+      mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o grades.parquet --output-shape grading
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
       RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --engine ray -o /shared/out/
       RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --engine ray -o /shared/out/ --resume  # after a failure
@@ -124,7 +136,7 @@ def rescore_command(
 
     def request(workers: int | None) -> RescoreRequest:
         run = RunRequest((input_path,), output, workers, bar_factory(quiet), resume, examples=examples)
-        return RescoreRequest(run, policy, tuple(rows_paths), explain, other, compare_mode)
+        return RescoreRequest(run, policy, tuple(rows_paths), explain, other, compare_mode, output_shape)
 
     if engine == "ray":
         from ..rescore.ray_engine import rescore_on_ray

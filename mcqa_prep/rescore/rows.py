@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+import orjson
+
 from ..counts import is_change
 from ..fields import grading_contract, grading_of, recorded_reward, template_id
 from ..grader import GRADER_VERSION
@@ -32,6 +34,13 @@ JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer"
 # the row a rollout of that prompt is graded against (a differing uuid alone is a duplicate, not a conflict).
 GRADING_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer")
 CONFLICT = "__conflict__"  # in a join index entry: its prompt's dataset rows disagree (fields, rows, golds)
+# What one output line holds (`--output-shape`): the input row with the grading added (the default), or only
+# the grading of the row, for users who join it back to their rows by line or id (docs/rescore.md).
+SHAPE_FULL = "full"
+SHAPE_GRADING = "grading"
+OUTPUT_SHAPES = (SHAPE_FULL, SHAPE_GRADING)
+# The fields of a grading-shape line, in order (also the columns of its Parquet form).
+GRADING_LINE_FIELDS = ("line", "id", "reward", "extracted_answer", "status", "rule", "contract")
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Settings:
     explain: bool = False
     compare_policy: GradingPolicy | None = None
     compare_mode_policy: GradingPolicy | None = None  # the primary policy with the mode overridden
+    shape: str = SHAPE_FULL  # what a line holds: SHAPE_FULL or SHAPE_GRADING
 
 
 @dataclass(slots=True)
@@ -215,23 +225,24 @@ def _previous(row: Mapping[str, Any], grading: dict[str, Any], reward: float) ->
 
 
 def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
-    """The rescored JSONL line of one input row, and its outcome."""
+    """The rescored JSONL line of one input row (its shape: `s.shape`), and its outcome."""
     row = rec.data
     rid = row_id(row, rec.file, rec.line)
     if row is None:
         grading = _invalid_grading(s, f"{display_name(rec.file)}:{rec.line}: {rec.error}")
+        outcome = Outcome(rid, STATUS_INVALID_ROW, 0.0, problem="unreadable")
+        if s.shape == SHAPE_GRADING:
+            return grading_line(rec.line, rid, 0.0, None, grading), outcome
         grading["line"] = rec.line
-        out = {"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}
-        return row_line(out), Outcome(rid, STATUS_INVALID_ROW, 0.0, problem="unreadable")
+        return row_line({"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}), outcome
     if rec.nonfinite or rec.foreign:
         row = json_safe(row)  # NaN and values JSON has no form for (the reader's findings) as null
     graded, joined, ambiguous = _join(row, s.index) if s.index is not None else (row, None, None)
     problem = _row_problem(graded, joined, ambiguous)
-    out_row = dict(row)
     if problem is not None:
         grading = _invalid_grading(s, problem[1])
         prev = _previous(row, grading, 0.0)
-        out_row.update(reward=0.0, extracted_answer=None)
+        fields: dict[str, Any] = {"reward": 0.0, "extracted_answer": None}
         outcome = Outcome(
             rid,
             STATUS_INVALID_ROW,
@@ -243,31 +254,16 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         )
     else:
         result, prov = grade_request(graded, s.policy)
-        grading = {
-            "status": result.status,
-            "mode": result.mode,
-            "rule": result.rule,
-            "grader_version": result.grader_version,
-        }
-        if result.message:
-            grading["message"] = result.message
-        if result.validity:
-            grading["validity"] = result.validity
-        template = template_id(graded)
-        if template is not None:
-            grading["template_id"] = template
-        grading.update(prov)
-        if s.explain:
-            ex = result.to_dict(explain=True)
-            grading["explain"] = {"span": ex["span"], "candidates": ex["candidates"]}
+        grading = _grading(graded, result, prov, s)
         prev = _previous(row, grading, result.reward)
         compare = _compare(graded, result, s, grading)
         miss = _format_miss(graded, result, s, grading)
-        out_row.update(
-            reward=result.reward,
-            extracted_answer=result.extracted_answer,
-            expected_answer=result.expected_answer,
-        )
+        fields = {
+            "reward": result.reward,
+            "extracted_answer": result.extracted_answer,
+            "expected_answer": result.expected_answer,
+        }
+        template = grading.get("template_id")
         outcome = Outcome(
             rid,
             result.status,
@@ -281,13 +277,56 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             format_miss=miss,
             extracted=result.extracted_answer,
         )
+    outcome.replaced = bool(rec.nonfinite or rec.foreign)
+    if s.shape == SHAPE_GRADING:
+        return grading_line(rec.line, rid, fields["reward"], fields["extracted_answer"], grading), outcome
     if rec.nonfinite:
         grading["nonfinite_replaced"] = list(rec.nonfinite)
     if rec.foreign:
         grading["non_json_replaced"] = list(rec.foreign)
-    outcome.replaced = bool(rec.nonfinite or rec.foreign)
+    out_row = dict(row)
+    out_row.update(fields)
     out_row["metadata"] = _with_grading(row.get("metadata"), grading)
     return row_line(out_row), outcome
+
+
+def _grading(graded: Mapping[str, Any], result: Any, prov: dict[str, Any], s: Settings) -> dict[str, Any]:
+    """metadata.grading of a graded row: the verdict, its template, the provenance, --explain's spans."""
+    grading = {
+        "status": result.status,
+        "mode": result.mode,
+        "rule": result.rule,
+        "grader_version": result.grader_version,
+    }
+    if result.message:
+        grading["message"] = result.message
+    if result.validity:
+        grading["validity"] = result.validity
+    template = template_id(graded)
+    if template is not None:
+        grading["template_id"] = template
+    grading.update(prov)
+    if s.explain:
+        ex = result.to_dict(explain=True)
+        grading["explain"] = {"span": ex["span"], "candidates": ex["candidates"]}
+    return grading
+
+
+def grading_line(line: int, rid: str, reward: float, extracted: str | None, grading: dict[str, Any]) -> bytes:
+    """One line of `--output-shape grading`: the row's line and id, and what the full row's
+    metadata.grading says of it (GRADING_LINE_FIELDS, in that order)."""
+    return orjson.dumps(
+        {
+            "line": line,
+            "id": rid,
+            "reward": reward,
+            "extracted_answer": extracted,
+            "status": grading["status"],
+            "rule": grading["rule"],
+            "contract": grading["contract"],
+        },
+        option=orjson.OPT_APPEND_NEWLINE,
+    )
 
 
 def _invalid_grading(s: Settings, message: str) -> dict[str, Any]:

@@ -30,7 +30,17 @@ from ..progress import Progress
 from ..prompt import prompt_key
 from ..records import display_name
 from ..runs import RunRequest
-from .rows import CONFLICT, GRADING_FIELDS, JOIN_FIELDS, Outcome, Settings, rescore_row
+from .output import ParquetGrades, writes_parquet
+from .rows import (
+    CONFLICT,
+    GRADING_FIELDS,
+    JOIN_FIELDS,
+    OUTPUT_SHAPES,
+    SHAPE_FULL,
+    Outcome,
+    Settings,
+    rescore_row,
+)
 
 __all__ = ["rescore", "setup", "RescoreReport", "RescoreRequest", "RowIndex"]
 
@@ -467,6 +477,7 @@ class RescoreRequest:
     explain: bool = False
     compare_policy: GradingPolicy | None = None
     compare_mode: str | None = None
+    output_shape: str = SHAPE_FULL  # rows.SHAPE_FULL (the input row with its grading) or rows.SHAPE_GRADING
 
 
 def setup(req: RescoreRequest) -> tuple[Settings, RescoreReport]:
@@ -478,12 +489,18 @@ def setup(req: RescoreRequest) -> tuple[Settings, RescoreReport]:
     check_output(run.output, [run.input, *req.rows])
     index = RowIndex.build(req.rows, examples=run.examples) if req.rows else None
     compare_mode = req.compare_mode
+    if req.output_shape not in OUTPUT_SHAPES:
+        raise UsageError(
+            f"output_shape must be one of {', '.join(OUTPUT_SHAPES)}, got {req.output_shape!r}",
+            reason="bad_output_shape",
+        )
     settings = Settings(
         policy,
         index.rows if index is not None else None,
         req.explain,
         req.compare_policy,
         policy.with_overrides(grading_mode_override=compare_mode) if compare_mode else None,
+        req.output_shape,
     )
     report = RescoreReport(str(run.input), str(run.output), policy.contract_id(), run.examples)
     if index is not None:
@@ -507,8 +524,9 @@ def rescore(req: RescoreRequest) -> RescoreReport:
     try:
         target = AtomicFile(output_path, "wb")
         with target as out, streaming_gc():
+            grades = ParquetGrades(out) if writes_parquet(settings.shape, output_path) else None
             # workers write their lines beside the output themselves; the parent appends them in the kernel
-            parts = target.parts if workers > 1 else None
+            parts = target.parts if workers > 1 and grades is None else None
             work = functools.partial(_rescore_chunk, settings, report.empty, parts)
             results = ordered_map(work, chunks(input_path, None), workers)
             try:
@@ -516,7 +534,7 @@ def rescore(req: RescoreRequest) -> RescoreReport:
                     if type(data) is str:  # a piece a worker wrote
                         out.append_part(data)
                     else:
-                        out.write(data)
+                        (out if grades is None else grades).write(data)
                     report.merge(part)
                     if bar is not None:
                         bar.update(part.rows)
@@ -524,6 +542,8 @@ def rescore(req: RescoreRequest) -> RescoreReport:
                 results.close()  # the pool is gone before a failed run's pieces are removed
             if report.rows == 0:  # nothing to rescore is not a success: the output is not written
                 raise InputError(f"{input_path}: no rows to rescore", reason="no_rows")
+            if grades is not None:
+                grades.close()
     finally:
         if bar is not None:
             bar.close()
