@@ -125,7 +125,8 @@ class Chunk:
             self.data = self.span.read(self.file)
         return self.data or b""
 
-    def _batches(self) -> Iterator[Any]:
+    def batches(self) -> Iterator[Any]:
+        """The Arrow record batches of a Parquet chunk, in order (read here, in the worker)."""
         if self.batch is not None:
             yield self.batch
             return
@@ -144,6 +145,9 @@ class Chunk:
                 reason="unreadable_parquet",
             ) from None
 
+    def is_parquet(self) -> bool:
+        return self.batch is not None or self.row_group is not None
+
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
         if self.batch is None and self.row_group is None:
@@ -154,7 +158,7 @@ class Chunk:
             yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
             return
         i = 0
-        for batch in self._batches():
+        for batch in self.batches():
             yield from batch_records(batch, self.file, self.split, self.first_line + i, i)
             i += batch.num_rows
 

@@ -15,7 +15,7 @@ Every input row comes out: parsed data, or an error with its file and line. Neve
   Python's json reads it, but it has no UTF-8 form) is a finding on its line, like a line that is not JSON.
 - Parquet is read batch by batch. Arrow fills every struct with every key: the `options` elements carry
   all letters (null for the absent ones) and a `template_metadata` struct carries every template key; the
-  reader drops those filled-in nulls (options column-wise, see _arrow_options), so a Parquet row reads
+  reader drops those filled-in nulls (options column-wise, see io/options.py), so a Parquet row reads
   like the JSONL row it stands for. What JSON has no form for is listed on the row as JSONL's NaN is:
   NaN/Infinity in floating columns (`Row.nonfinite`; Arrow keeps NaN apart from null, and a null is fine),
   and bytes, decimals, durations (`Row.foreign`). Only batches whose columns can hold such values and do
@@ -40,6 +40,7 @@ import orjson
 
 from ..errors import InputError
 from ..records import Row
+from .options import arrow_options
 from .paths import DEFAULT_SPLIT, STDIN, expand_inputs, is_parquet, split_of
 
 PARQUET_BATCH_ROWS = 2048
@@ -385,7 +386,7 @@ def _parquet_batches(
 
 def batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
     """(rows, option hints or None) of one Arrow record batch, as the Parquet reader yields them."""
-    built = _arrow_options(batch)
+    built = arrow_options(batch)
     row_hints = None
     if built is not None:
         batch = batch.drop_columns(["options"])
@@ -393,7 +394,7 @@ def batch_rows(batch: Any) -> tuple[list[Any], list[Any] | None]:
     columns = [c.to_pylist() for c in batch.columns]
     if "template_metadata" in names:
         k = names.index("template_metadata")
-        columns[k] = [_drop_nulls(tm) for tm in columns[k]]
+        columns[k] = [drop_nulls(tm) for tm in columns[k]]
     if built is not None:  # the options key comes last, as set on each row after to_pylist()
         names.append("options")
         columns.append(built[0])
@@ -472,18 +473,24 @@ def batch_marks(batch: Any, rows: list[Any]) -> dict[int, tuple[tuple[str, ...],
     """Row index -> (NaN/Infinity paths, paths of values JSON has no form for), for the rows of a batch that
     hold any. Only columns whose type can hold such values, and whose values do, are walked."""
     marks: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for name, col in zip(batch.schema.names, batch.columns, strict=True):
-        kinds = _kinds(col.type)
-        if not (
-            (kinds & _FLOAT and _may_be_nonfinite(col)) or (kinds & _FOREIGN and col.null_count < len(col))
-        ):
-            continue
+    for name in marked_columns(batch):
         for i, row in enumerate(rows):
             nonfinite, foreign = odd_paths(row.get(name), f"$.{name}")
             if nonfinite or foreign:
                 old = marks.get(i, ((), ()))
                 marks[i] = (old[0] + nonfinite, old[1] + foreign)
     return marks
+
+
+def marked_columns(batch: Any) -> list[str]:
+    """The columns of a batch that may hold a value batch_marks lists (NaN/Infinity, or a value JSON has no
+    form for), decided column-wise: a batch with none has no marks."""
+    out = []
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        kinds = _kinds(col.type)
+        if (kinds & _FLOAT and _may_be_nonfinite(col)) or (kinds & _FOREIGN and col.null_count < len(col)):
+            out.append(name)
+    return out
 
 
 def odd_paths(value: Any, path: str = "$") -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -505,81 +512,8 @@ def odd_paths(value: Any, path: str = "$") -> tuple[tuple[str, ...], tuple[str, 
     return tuple(nonfinite), tuple(foreign)
 
 
-def _drop_nulls(tm: Any) -> Any:
+def drop_nulls(tm: Any) -> Any:
     """A template_metadata struct from Parquet without the keys Arrow filled with null."""
     if type(tm) is dict and None in tm.values():
         return {k: v for k, v in tm.items() if v is not None}
     return tm
-
-
-def _arrow_options(batch: Any) -> tuple[list[Any], list[Any]] | None:
-    """The `options` column of a record batch in the canonical shape, built column-wise, with option hints.
-
-    Arrow stores options as list<struct<A, B, ..., J>>: every element carries every letter, nulls for the
-    absent ones. Converting that to Python makes ten ten-key dicts per row, the dominant cost of reading.
-    Here each element whose struct has exactly one non-null field becomes {letter: text} directly; any other
-    element (no or several non-null fields) is kept exactly as stored, so validation still sees and reports
-    it at the same $.options[i]. Returns (options per row, hints per row: the (letters, texts) lists a row's
-    elements were built from, None for a row holding an element kept as stored), or None when the column is
-    absent or not list<struct<string...>>."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        col = batch.column("options")
-    except KeyError:
-        return None
-    t = col.type
-    if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type):
-        return None
-    st = t.value_type
-    kinds = [st.field(i).type for i in range(st.num_fields)]
-    if not kinds or not all(pa.types.is_string(k) or pa.types.is_null(k) for k in kinds):
-        return None
-    names = [st.field(i).name for i in range(st.num_fields)]
-    flat = col.flatten()  # StructArray of all elements (null list entries contribute nothing)
-    if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
-        return None
-    # a letter that no row of the file offers is stored with the null type: cast it so coalesce can run
-    fields = [
-        f if pa.types.is_string(f.type) else f.cast(pa.string()) for f in map(flat.field, range(len(names)))
-    ]
-    n = len(flat)
-    texts = pc.coalesce(*fields).to_pylist() if n else []
-    valid = np.stack([_validity(f, n) for f in fields]) if n else np.zeros((len(names), 0), bool)
-    count = valid.sum(axis=0)
-    letters = np.array(names, dtype=object)[valid.argmax(axis=0)].tolist() if n else []
-    elems: list[Any] = [{letter: text} for letter, text in zip(letters, texts, strict=True)]
-    bad = np.nonzero(count != 1)[0]
-    for j in bad.tolist():
-        elems[j] = flat[j].as_py()  # exactly as stored, nulls included: validation explains it
-    offsets = col.offsets.to_pylist()
-    base = offsets[0] if offsets else 0
-    if base:
-        offsets = [o - base for o in offsets]
-    slices = [*map(slice, offsets[:-1], offsets[1:])]
-    out: list[Any] = [*map(elems.__getitem__, slices)]
-    hints: list[Any] = [*zip(map(letters.__getitem__, slices), map(texts.__getitem__, slices), strict=True)]
-    if len(bad):  # rows holding an element kept as stored get no hint
-        for r in set((np.searchsorted(offsets, bad, side="right") - 1).tolist()):
-            hints[r] = None
-    if col.null_count:
-        for r, ok in enumerate(col.is_valid().to_pylist()):
-            if not ok:
-                out[r] = None
-                hints[r] = None
-    return out, hints
-
-
-def _validity(arr: Any, n: int) -> Any:
-    """The validity of an Arrow array of length n as a numpy bool array, unpacked from its bitmap."""
-    import numpy as np
-
-    if arr.null_count == 0:
-        return np.ones(n, bool)
-    if arr.null_count == n:
-        return np.zeros(n, bool)
-    bitmap = arr.buffers()[0]
-    bits = np.unpackbits(np.frombuffer(bitmap, np.uint8), bitorder="little")
-    return bits[arr.offset : arr.offset + n].astype(bool)

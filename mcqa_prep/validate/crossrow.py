@@ -89,7 +89,7 @@ def row_keys(f: RowFacts) -> RowKeys:
         msgs = messages(rcp) or []
         has_text = any(isinstance(t, str) and t.strip() for _, t in msgs)
         pk = _int64(prompt_key(rcp)) if has_text else None  # type: ignore[arg-type]
-    u = f.d.get("uuid")
+    u = f.uuid
     patterns = f.orx.patterns if f.orx is not None else ()
     return RowKeys(pk, None if u is None else _uuid_key(str(u), f.d), f.gold, f.letters, patterns)
 

@@ -98,8 +98,12 @@ class RowFacts:
 
     __slots__ = (
         "row",
-        "d",
+        "_d",
+        "_load",
         "cfg",
+        "tm",
+        "gm",
+        "uuid",
         "prompt",
         "keys",
         "letters",
@@ -115,10 +119,14 @@ class RowFacts:
         "_echo",
     )
 
-    def __init__(self, row: Row, cfg: Config) -> None:
+    def __init__(self, row: Row, cfg: Config, load: Any = None) -> None:
         self.row = row
-        self.d: dict[str, Any] = row.data  # type: ignore[assignment]
+        self._d: dict[str, Any] | None = row.data
+        self._load = load  # without row.data: gives the row's dict when a rule first reads it (batch.py)
         self.cfg = cfg
+        self.tm: Any = None  # the row's template_metadata, grading_mode and uuid as its dict holds them
+        self.gm: Any = None
+        self.uuid: Any = None
         self.prompt: str | None = None  # the single user message's text, when non-blank
         self.keys: list[str] = []  # option keys as written, aligned with letters / texts
         self.letters: str | tuple[str, ...] = (
@@ -137,6 +145,14 @@ class RowFacts:
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
 
+    @property
+    def d(self) -> dict[str, Any]:
+        """The row as read. A row checked from its batch's columns (batch.py) is built only when a rule reads it:
+        its facts are the columns' and agree with the row's (tests/test_validate_batch.py)."""
+        if self._d is None:
+            self._d = self._load()
+        return self._d
+
     def walk(self) -> OptionWalk:
         if self._walk is None:
             self._walk = walk_options(self.d.get("options"))
@@ -145,42 +161,52 @@ class RowFacts:
     @classmethod
     def of(cls, row: Row, cfg: Config) -> RowFacts:
         f = cls(row, cfg)
-        d = f.d
+        d: dict[str, Any] = row.data  # type: ignore[assignment]
         may = G_NONFINITE if row.nonfinite or row.foreign else 0
         if not schema_quiet(d):
             may |= G_SCHEMA
-        may |= f._prompt_facts()
-        may |= f._option_facts()
-        gold = d.get("expected_answer")
+        opts = d.get("options")
+        pair = row.hint or _single_key(opts) or _null_filled(opts)
+        text = _prompt_text(d.get("responses_create_params"))
+        gold, gm, tm, uuid = (
+            d.get("expected_answer"),
+            d.get("grading_mode"),
+            d.get("template_metadata"),
+            d.get("uuid"),
+        )
+        return f.settle(may, text, pair, gold, gm, tm, uuid)
+
+    def settle(
+        self, may: int, text: str | None, pair: Any, gold: Any, gm: Any, tm: Any, uuid: Any
+    ) -> RowFacts:
+        """The facts from what was read of the row (from its dict, or from its batch's columns: batch.py): the
+        guard bits found so far, its prompt text (None: not one user message with text), its (keys, texts)
+        when its options are in a normal shape, and its expected_answer, grading_mode, template_metadata and
+        uuid as the row holds them."""
+        self.gm, self.tm, self.uuid = gm, tm, uuid
+        may |= self._prompt_facts(text)
+        may |= self._option_facts(pair)
         if type(gold) is str:
             g = gold.strip().upper()
-            if g and (len(g) == 1 or type(f.letters) is tuple) and g in f.letters:
-                f.gold = g
-        if f.gold is None:
+            if g and (len(g) == 1 or type(self.letters) is tuple) and g in self.letters:
+                self.gold = g
+        if self.gold is None:
             may |= G_GOLD
-        gm = d.get("grading_mode")
         if gm is not None and (type(gm) is not str or gm not in _QUIET_MODES):
             may |= G_MODE
-        f.may = may  # the regex bits are added by the regex rules' own cached facts (regex_rules.regex_facts)
-        return f
+        self.may = (
+            may  # the regex bits are added by the regex rules' own cached facts (regex_rules.regex_facts)
+        )
+        return self
 
-    def _prompt_facts(self) -> int:
-        rcp = self.d.get("responses_create_params")
-        # the common shape read directly; anything else by prompt.user_prompt, the definition
-        if type(rcp) is dict and type(inp := rcp.get("input")) is list and len(inp) == 1:
-            m = inp[0]
-            text = content_text(m.get("content")) if type(m) is dict and m.get("role") == "user" else None
-        else:
-            text = user_prompt(rcp)
+    def _prompt_facts(self, text: str | None) -> int:
         if not text or text.isspace():
             return G_PROMPT
         self.prompt = text
         return 0 if no_markers(text) else G_MARKERS
 
-    def _option_facts(self) -> int:
+    def _option_facts(self, pair: tuple[list[str], list[str]] | None) -> int:
         """Offered letters and texts, and which option rules may fire."""
-        opts = self.d.get("options")
-        pair = self.row.hint or _single_key(opts) or _null_filled(opts)
         may = 0
         up: str | tuple[str, ...]
         if pair is not None and (up := _ascii_letters("".join(pair[0]), len(pair[0]))):
@@ -216,6 +242,15 @@ class RowFacts:
 
 
 # ----------------------------------------------------------------------------------------- cheap tests
+
+
+def _prompt_text(rcp: Any) -> str | None:
+    """The text of the row's single user message (prompt.user_prompt, the definition), the common shape read
+    directly."""
+    if type(rcp) is dict and type(inp := rcp.get("input")) is list and len(inp) == 1:
+        m = inp[0]
+        return content_text(m.get("content")) if type(m) is dict and m.get("role") == "user" else None
+    return user_prompt(rcp)
 
 
 @functools.cache

@@ -63,7 +63,7 @@ def _letters(f: RowFacts) -> str | None:
 
 
 def _mode(f: RowFacts) -> str:
-    gm = f.d.get("grading_mode")
+    gm = f.gm
     return effective_mode(gm if type(gm) is str else None, None)
 
 
@@ -78,7 +78,7 @@ def audit_facts(f: RowFacts) -> int:
     mode = _mode(f)
     if letters is None or mode not in BY_NAME:
         return 0  # the option and grading-mode rules report the row
-    tm = f.d.get("template_metadata")
+    tm = f.tm
     has_regex = type(tm) is dict and "output_regex" in tm
     if has_regex and (f.plan is None or not f.plan.all_usable):
         return 0  # the pattern rules report it; nothing is known about what it reads
@@ -190,12 +190,17 @@ def regex_audit_edge(f: RowFacts) -> Iterator[Hit]:
     if f.audit.warnings:
         yield _audit_hit(f, f.audit.warnings)
     elif f.quotes:  # only the prompt's example, quoted back after an answer, is read: the prompt's defect
-        yield _build_hit(f, tuple(f.quotes), template_id(f.d), _QUOTE_FIX)
+        yield _build_hit(f, tuple(f.quotes), _template(f), _QUOTE_FIX)
+
+
+def _template(f: RowFacts) -> str | None:
+    """fields.template_id of the row, from its facts (a row checked from its batch's columns has no dict)."""
+    return template_id({"template_metadata": f.tm})
 
 
 def _audit_hit(f: RowFacts, found: tuple[Any, ...]) -> Hit:
     """The finding, built once per (audit, template id, which list) and shared by the template's rows."""
-    key = (template_id(f.d), found is f.audit.errors, f.orx.kind)
+    key = (_template(f), found is f.audit.errors, f.orx.kind)
     hit = f.audit.notes.get(key)
     if hit is None:
         hit = f.audit.notes[key] = _build_hit(f, found, key[0])

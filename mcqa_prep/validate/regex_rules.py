@@ -133,7 +133,7 @@ def regex_plan(key: RegexKey, letters: str | tuple[str, ...], timeout: float) ->
 
 def regex_facts(f: RowFacts) -> int:
     """Sets f.orx and f.plan for a row with a usable output_regex; returns the regex guard bits."""
-    tm = f.d.get("template_metadata")
+    tm = f.tm
     if type(tm) is not dict or "output_regex" not in tm:
         return 0
     key = regex_key(tm["output_regex"])

@@ -47,7 +47,10 @@ class RowChecker:
         self.cfg = cfg
 
     def facts(self, row: Row) -> RowFacts:
-        f = RowFacts.of(row, self.cfg)
+        return self.complete(RowFacts.of(row, self.cfg))
+
+    def complete(self, f: RowFacts) -> RowFacts:
+        """A row's facts with the regex rules' and the regex audit's (both cached per template)."""
         f.may |= regex_facts(f)
         f.may |= audit_facts(f)
         return f
@@ -56,10 +59,24 @@ class RowChecker:
         out, keys, _ = self.run(row)
         return out, keys
 
+    def check_facts(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None]:
+        """check() of a row whose facts were read from its batch's columns (batch.py)."""
+        out, keys, _ = self.judge(self.complete(f))
+        return out, keys
+
     def check_repair(self, row: Row) -> tuple[list[Finding], RowKeys | None, Any]:
         """check(), and for a row the regex audit errs on, its output_regex with the audit's fixes
         (regex_audit_rules.regex_repair; None when the audit finds no error or some pattern has no fix)."""
-        out, keys, f = self.run(row)
+        return self._repair(*self.run(row))
+
+    def check_repair_facts(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None, Any]:
+        """check_repair() of a row whose facts were read from its batch's columns."""
+        return self._repair(*self.judge(self.complete(f)))
+
+    @staticmethod
+    def _repair(
+        out: list[Finding], keys: RowKeys | None, f: RowFacts | None
+    ) -> tuple[list[Finding], RowKeys | None, Any]:
         if f is None or not any(x.rule == REPAIRABLE_RULE for x in out):
             return out, keys, None
         return out, keys, regex_repair(f)
@@ -67,11 +84,15 @@ class RowChecker:
     def run(self, row: Row) -> tuple[list[Finding], RowKeys | None, RowFacts | None]:
         if row.data is None or type(row.data) is not dict:
             return findings_of(row, _MALFORMED, _MALFORMED.check(row), None), None, None
-        f = self.facts(row)
+        return self.judge(self.facts(row))
+
+    def judge(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None, RowFacts]:
+        """The findings of the rules a row's facts say may fire, and its RowKeys."""
         out: list[Finding] = []
         if f.may:
-            u = f.d.get("uuid")
+            u = f.uuid
             uuid = None if u is None else str(u)
+            row = f.row
             for r in rules_for(f.may):
                 hits = list(r.check(f))
                 if hits:

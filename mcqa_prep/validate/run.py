@@ -19,6 +19,7 @@ from ..io.readers import parquet_num_rows
 from ..parallel import Chunk, check_workers, chunks_of, ordered_map
 from ..progress import Progress
 from ..records import Finding, display_name
+from .batch import chunk_facts
 from .crossrow import KeyColumns, RowKeys
 from .registry import ERROR, RULES, WARNING
 from .row_checker import RowChecker
@@ -141,8 +142,8 @@ def check_chunk(checker: RowChecker, chunk: Chunk) -> CheckedChunk | InputError:
     keys: list[RowKeys | None] = []
     found: dict[int, list[Finding]] = {}
     try:
-        for i, row in enumerate(chunk.rows()):
-            findings, k = checker.check(row)
+        for i, (row, f) in enumerate(chunk_facts(chunk, checker.cfg)):
+            findings, k = checker.check(row) if f is None else checker.check_facts(f)
             lines.append(row.line)
             keys.append(k)
             if findings:

@@ -1,0 +1,213 @@
+"""A Parquet record batch checked from its columns: what the row rules read of a row, column-wise.
+
+Reading a Parquet row into Python (a dict per row, a dict per option, the prompt's message list) costs about
+as much as checking it, and most rows need none of it: their facts (the prompt text, the offered letters and
+texts, the gold, the grading mode, the template, the uuid, and that the row satisfies the row schema) are
+columns. `BatchView` reads those columns once per batch with Arrow and gives each row's facts
+(`facts.RowFacts.settle`, the same definition as for a row read as a dict); the row's dict is built only when a
+rule that may fire reads it (`RowFacts.d`), and then for the whole batch, by the reader itself
+(`io.readers.batch_records`), so a finding is made from the row as read.
+
+A row is checked from the columns only when its columns say exactly what its dict would: the batch's layout
+is the common one (`_layout`: types each fact can be read from, no value batch_marks would list), and the row
+has a single user message with text, options in the normal layout (a hint), a gold, and every value the row
+schema constrains of the types it allows (`_schema_rows`: a sufficient condition for the schema's silence, so
+the schema's own check is skipped only where it could find nothing). Any other row is read and checked as
+before. tests/test_validate_batch.py checks that both ways give the same findings and keys, row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..io.options import option_lists
+from ..io.readers import batch_records, drop_nulls, marked_columns
+from ..records import Row
+from .facts import Config, RowFacts
+
+# template_metadata fields the row schema types: a string (null means absent: the reader drops nulls)
+_TEMPLATE_STRINGS = ("output_regex", "answer_prefix", "template_id", "template_prompt")
+
+
+def _pa() -> Any:
+    import pyarrow as pa
+
+    return pa
+
+
+def _is_string(t: Any) -> bool:
+    return bool(_pa().types.is_string(t))
+
+
+def _layout(batch: Any) -> bool:
+    """Whether each fact of this batch's rows can be read from its columns exactly as from the row's dict."""
+    pa = _pa()
+    types = dict(zip(batch.schema.names, batch.schema.types, strict=True))
+    if len(types) != batch.num_columns or marked_columns(batch):
+        return False  # a repeated column name (the last wins in the dict), or NaN / bytes to list
+    rcp = types.get("responses_create_params")
+    if rcp is None or not pa.types.is_struct(rcp) or rcp.get_field_index("input") < 0:
+        return False
+    inp = rcp.field("input").type
+    if not pa.types.is_list(inp) or not pa.types.is_struct(inp.value_type):
+        return False
+    msg = inp.value_type
+    if any(msg.get_field_index(k) < 0 or not _is_string(msg.field(k).type) for k in ("role", "content")):
+        return False
+    if "options" not in types or not _is_string(types.get("expected_answer")):
+        return False
+    gm = types.get("grading_mode")
+    if gm is not None and not (_is_string(gm) or pa.types.is_null(gm)):
+        return False
+    u = types.get("uuid")
+    if u is not None and not (_is_string(u) or pa.types.is_integer(u) or pa.types.is_null(u)):
+        return False
+    tm = types.get("template_metadata")
+    if tm is not None and not pa.types.is_null(tm):
+        if not pa.types.is_struct(tm):
+            return False
+        for k in _TEMPLATE_STRINGS:
+            i = tm.get_field_index(k)
+            if i >= 0 and not (_is_string(tm.field(i).type) or pa.types.is_null(tm.field(i).type)):
+                return False
+    rp = types.get("reward_profiles")
+    if rp is not None and not pa.types.is_null(rp):
+        if not pa.types.is_list(rp) or not pa.types.is_struct(rp.value_type):
+            return False
+    return True
+
+
+def _valid(arr: Any) -> Any:
+    import numpy as np
+
+    if arr.null_count == 0:
+        return np.ones(len(arr), bool)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _each_valid(col: Any) -> Any:
+    """Per row of a list column: every element of its list is non-null (a null list passes: see _valid)."""
+    import numpy as np
+
+    flat = col.flatten()
+    if flat.null_count == 0:
+        return np.ones(len(col), bool)
+    offsets = col.offsets.to_numpy()
+    bad = np.flatnonzero(~_valid(flat)) + offsets[0]
+    rows = np.searchsorted(offsets, bad, side="right") - 1
+    ok = np.ones(len(col), bool)
+    ok[rows] = False
+    return ok
+
+
+def _schema_rows(batch: Any) -> Any:
+    """Per row: the row satisfies mcqa-row.v1 for certain (given _layout): its prompt object and message list,
+    options and expected_answer are present and not null, and so is every element of its lists."""
+    pa = _pa()
+    rcp = batch.column("responses_create_params")
+    inp = rcp.field("input")
+    ok = _valid(rcp) & _valid(inp) & _each_valid(inp)
+    ok &= _valid(batch.column("options")) & _valid(batch.column("expected_answer"))
+    if "reward_profiles" in batch.schema.names:
+        rp = batch.column("reward_profiles")
+        if not pa.types.is_null(rp.type):
+            ok &= _each_valid(rp)
+    return ok
+
+
+def _user_prompts(batch: Any) -> list[str | None]:
+    """Per row: the text of its one user message, or None when it has not exactly one message, the message
+    is not a user's, or it has no text (the row's dict then decides)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    inp = batch.column("responses_create_params").field("input")
+    n = len(inp)
+    lengths = pc.fill_null(pc.list_value_length(inp), 0).to_numpy(zero_copy_only=False)
+    first = inp.offsets.to_numpy()[:-1] - inp.offsets[0].as_py()
+    flat = inp.flatten()
+    one = (lengths == 1) & _valid(inp)
+    at = np.where(one, first, 0)
+    if len(flat) == 0:
+        return [None] * n
+    picked = flat.take(pa_array(at))
+    user = pc.fill_null(pc.equal(picked.field("role"), "user"), False).to_numpy(zero_copy_only=False)
+    ok = one & user & _valid(picked)
+    texts = picked.field("content").to_pylist()
+    return [t if good else None for t, good in zip(texts, ok.tolist(), strict=True)]
+
+
+def pa_array(values: Any) -> Any:
+    return _pa().array(values)
+
+
+class BatchView:
+    """One record batch of a Parquet chunk: each row's facts from the columns where they can be read there
+    (`facts`), its Row as the reader gives it otherwise (`row`). `first_line` and `first_index` number its
+    first row as batch_records does."""
+
+    def __init__(self, batch: Any, file: str, split: str | None, first_line: int, first_index: int) -> None:
+        self.batch, self.file, self.split = batch, file, split
+        self.first_line, self.first_index = first_line, first_index
+        self.n = batch.num_rows
+        self._rows: list[Row] | None = None
+        self.fast = [False] * self.n
+        lists = option_lists(batch.column("options")) if _layout(batch) else None
+        if lists is None:
+            return
+        self.hints = lists[2]
+        self.prompts = _user_prompts(batch)
+        self.golds = batch.column("expected_answer").to_pylist()
+        self.modes = self._column("grading_mode")
+        self.uuids = self._column("uuid")
+        tms = self._column("template_metadata")
+        self.tms = [tm if tm is None else drop_nulls(tm) for tm in tms]
+        schema_ok = _schema_rows(batch).tolist()
+        self.fast = [
+            ok and p is not None and h is not None and g is not None
+            for ok, p, h, g in zip(schema_ok, self.prompts, self.hints, self.golds, strict=True)
+        ]
+
+    def _column(self, name: str) -> list[Any]:
+        if name not in self.batch.schema.names:
+            return [None] * self.n
+        return list(self.batch.column(name).to_pylist())
+
+    def rows(self) -> list[Row]:
+        """Every row of the batch, read as the reader reads it (once)."""
+        if self._rows is None:
+            self._rows = list(
+                batch_records(self.batch, self.file, self.split, self.first_line, self.first_index)
+            )
+        return self._rows
+
+    def row(self, j: int) -> Row:
+        return self.rows()[j]
+
+    def facts(self, j: int, cfg: Config) -> RowFacts | None:
+        """Row j's facts read from the columns (its dict built when a rule reads it), or None when they cannot
+        be read there (then `row(j)` is checked)."""
+        if not self.fast[j]:
+            return None
+        address = Row(self.file, self.first_line + j, self.first_index + j, None, None, self.split)
+        f = RowFacts(address, cfg, lambda: self.row(j).data)
+        return f.settle(
+            0, self.prompts[j], self.hints[j], self.golds[j], self.modes[j], self.tms[j], self.uuids[j]
+        )
+
+
+def chunk_facts(chunk: Any, cfg: Config) -> Iterator[tuple[Row, RowFacts | None]]:
+    """Every row of a chunk (parallel.Chunk) with its facts when its batch's columns give them (None: check
+    the Row itself), in order; a row's index counts from the chunk's start, as Chunk.rows() does."""
+    if not chunk.is_parquet():
+        for row in chunk.rows():
+            yield row, None
+        return
+    i = 0
+    for batch in chunk.batches():
+        view = BatchView(batch, chunk.file, chunk.split, chunk.first_line + i, i)
+        for j in range(view.n):
+            f = view.facts(j, cfg)
+            yield (view.row(j), None) if f is None else (f.row, f)
+        i += view.n
