@@ -19,6 +19,7 @@ from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..records import Finding, Row
 from ..runtimes import NEMO_GYM, row_problem
+from ..validate.batch import chunk_facts
 from ..validate.crossrow import KeyColumns
 
 ERROR = "error"
@@ -302,10 +303,14 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     sizes: list[int] = []
     outcomes: dict[int, Outcome] = {}
     gym: list[tuple[int, str]] = []
-    rows = list(chunk.rows()) if work.decontamination is not None else None
-    hit = work.decontamination.check_rows(rows) if rows is not None else {}  # before the rows are stamped
-    for i, rec in enumerate(rows if rows is not None else chunk.rows()):
-        findings, k, fix = work.checker.check_repair(rec)
+    read = chunk_facts(chunk, work.checker.cfg, whole=True)  # (row, its facts when its columns give them)
+    if work.decontamination is not None:
+        read = list(read)  # type: ignore[assignment]
+        hit = work.decontamination.check_rows([rec for rec, _ in read])  # before the rows are stamped
+    else:
+        hit = {}
+    for i, (rec, f) in enumerate(read):
+        findings, k, fix = work.checker.check_repair(rec) if f is None else work.checker.check_repair_facts(f)
         repair = None
         if fix is not None:
             rec, findings, k, repair = repaired(work, rec, findings, k, fix)

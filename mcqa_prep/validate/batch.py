@@ -185,21 +185,25 @@ class BatchView:
     def row(self, j: int) -> Row:
         return self.rows()[j]
 
-    def facts(self, j: int, cfg: Config) -> RowFacts | None:
-        """Row j's facts read from the columns (its dict built when a rule reads it), or None when they cannot
-        be read there (then `row(j)` is checked)."""
+    def facts(self, j: int, cfg: Config, whole: bool = False) -> RowFacts | None:
+        """Row j's facts read from the columns (its dict built when a rule reads it; `whole`: its Row as read
+        already), or None when they cannot be read there (then `row(j)` is checked)."""
         if not self.fast[j]:
             return None
-        address = Row(self.file, self.first_line + j, self.first_index + j, None, None, self.split)
-        f = RowFacts(address, cfg, lambda: self.row(j).data)
+        if whole:
+            f = RowFacts(self.row(j), cfg)
+        else:
+            address = Row(self.file, self.first_line + j, self.first_index + j, None, None, self.split)
+            f = RowFacts(address, cfg, lambda: self.row(j).data)
         return f.settle(
             0, self.prompts[j], self.hints[j], self.golds[j], self.modes[j], self.tms[j], self.uuids[j]
         )
 
 
-def chunk_facts(chunk: Any, cfg: Config) -> Iterator[tuple[Row, RowFacts | None]]:
+def chunk_facts(chunk: Any, cfg: Config, whole: bool = False) -> Iterator[tuple[Row, RowFacts | None]]:
     """Every row of a chunk (parallel.Chunk) with its facts when its batch's columns give them (None: check
-    the Row itself), in order; a row's index counts from the chunk's start, as Chunk.rows() does."""
+    the Row itself), in order; a row's index counts from the chunk's start, as Chunk.rows() does. `whole`:
+    every Row as read (for a caller that writes the rows), else only its address where the facts suffice."""
     if not chunk.is_parquet():
         for row in chunk.rows():
             yield row, None
@@ -208,6 +212,6 @@ def chunk_facts(chunk: Any, cfg: Config) -> Iterator[tuple[Row, RowFacts | None]
     for batch in chunk.batches():
         view = BatchView(batch, chunk.file, chunk.split, chunk.first_line + i, i)
         for j in range(view.n):
-            f = view.facts(j, cfg)
+            f = view.facts(j, cfg, whole)
             yield (view.row(j), None) if f is None else (f.row, f)
         i += view.n
