@@ -327,7 +327,7 @@ def read_parquet(
     index = 0
     if row_groups:
         index = _rows_before(path, row_groups[0])
-    for batch in _parquet_batches(path, row_groups, columns):
+    for batch in parquet_batches(path, row_groups, columns):
         yield from batch_records(batch, name, split, index + 1, index)
         index += batch.num_rows
 
@@ -369,7 +369,7 @@ def parquet_num_rows(path: str | Path) -> int:
     return n
 
 
-def _parquet_batches(
+def parquet_batches(
     path: Path, row_groups: list[int] | None, columns: list[str] | None = None
 ) -> Iterator[Any]:
     """The record batches of a Parquet file, any failure to read them as InputError."""

@@ -23,12 +23,13 @@ from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
-from ..io.readers import iter_file, parquet_num_rows
+from ..io.readers import parquet_num_rows
 from ..passrates.positions import drift_of_tables
 from ..passrates.table import read_table
 from ..progress import Progress
 from ..records import Finding, Row, display_name
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
+from ..validate.batch import file_facts
 from . import audit_view, breakdown_view, dataset_view, positions_view, rescored_view
 from .breakdown import Breakdown, load_groups
 from .dataset import DatasetTally
@@ -105,7 +106,7 @@ class _Reader:
     def run(self) -> None:
         pending: list[Row] = []
         tick = self.tick
-        for rec in iter_file(self.src.path, split=self.src.split):
+        for rec, facts in file_facts(self.src.path, self.src.split):
             tick()
             if self.kind is None:
                 if rec.data is None and len(pending) < LEADING_MALFORMED:
@@ -116,13 +117,13 @@ class _Reader:
                 for r in pending:
                     self.route(r)
                 pending.clear()
-            self.route(rec)
+            self.route(rec, facts)
         if self.kind is None:
             self.kind = self.entry["detected"] = DATASET
             for r in pending:
                 self.route(r)
 
-    def route(self, rec: Row) -> None:
+    def route(self, rec: Row, facts: Any = None) -> None:
         e = self.entry
         e["rows"] += 1
         d = rec.data
@@ -134,7 +135,7 @@ class _Reader:
                 contract = contract_stamp(d).contract
             if self._tally is None or contract != self._tally_key:
                 self._tally, self._tally_key = self.state.dataset(contract, self.name), contract
-            self._tally.add(rec)
+            self._tally.add(rec, facts)
             if d is not None:
                 for b in self.state.breakdowns:
                     b.add_row(d)

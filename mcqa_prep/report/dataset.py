@@ -98,8 +98,9 @@ class DatasetTally:
 
     # -- per row ------------------------------------------------------------------------------------
 
-    def add(self, rec: Row) -> None:
-        findings = self.validator.check(rec)
+    def add(self, rec: Row, facts: Any = None) -> None:
+        """One row; `facts` as RowValidator.check takes them (its batch's column facts), or None."""
+        findings = self.validator.check(rec, facts)
         self.rows += 1
         split = rec.split or NONE
         counts = self.splits.counts

@@ -18,11 +18,13 @@ before. tests/test_validate_batch.py checks that both ways give the same finding
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 from ..io.options import option_lists
-from ..io.readers import batch_records, drop_nulls, marked_columns
+from ..io.paths import STDIN, is_parquet, split_of
+from ..io.readers import batch_records, drop_nulls, iter_file, marked_columns, parquet_batches
 from ..records import Row
 from .facts import Config, RowFacts
 
@@ -215,3 +217,22 @@ def chunk_facts(chunk: Any, cfg: Config, whole: bool = False) -> Iterator[tuple[
             f = view.facts(j, cfg, whole)
             yield (view.row(j), None) if f is None else (f.row, f)
         i += view.n
+
+
+def file_facts(path: Any, split: str | None) -> Iterator[tuple[Row, Any]]:
+    """io.readers.iter_file's rows of one data file (as read: for a caller that tallies the rows as well as
+    checking them), each with a function of a Config giving its facts from its Parquet batch's columns (None
+    where they cannot be read there), or None for a JSONL row."""
+    if str(path) == STDIN or not is_parquet(path):
+        for row in iter_file(path, split=split):
+            yield row, None
+        return
+    from pathlib import Path
+
+    sp = split or split_of(Path(path).name)
+    index = 0
+    for batch in parquet_batches(Path(path), None):
+        view = BatchView(batch, str(path), sp, index + 1, index)
+        for j in range(view.n):
+            yield view.row(j), functools.partial(view.facts, j, whole=True)
+        index += view.n

@@ -50,9 +50,12 @@ class RowValidator:
         self.by_rule: Counter[str] = Counter()
         self.by_severity: Counter[str] = Counter()
 
-    def check(self, rec: Row) -> list[Finding]:
-        """Every finding of one row, including duplicates of rows checked before by this validator."""
-        out, keys = self.checker.check(rec)
+    def check(self, rec: Row, facts: Any = None) -> list[Finding]:
+        """Every finding of one row, including duplicates of rows checked before by this validator. `facts`:
+        a function of this validator's Config giving the row's facts from its batch's columns
+        (batch.file_facts), or None."""
+        f = facts(self.checker.cfg) if facts is not None else None
+        out, keys = self.checker.check(rec) if f is None else self.checker.check_facts(f)
         return self.absorb(rec, out, keys)
 
     def absorb(self, rec: Row, out: list[Finding], keys: RowKeys | None) -> list[Finding]:
