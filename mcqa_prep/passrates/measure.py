@@ -13,6 +13,7 @@ written atomically (passrate_table.write_table).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -131,7 +132,7 @@ class Measurement:
     )
 
     def add(self, rec: Row) -> None:
-        where = f"{display_name(rec.file)}:{rec.line}"
+        where = f"{_display(rec.file)}:{rec.line}"
         if rec.data is None:
             self.rows += 1
             self.invalid.add("unreadable", f"{where}: {rec.error}")
@@ -225,7 +226,13 @@ class Measurement:
             if joined is not None:
                 uuid = uuid_of(joined)
                 self.uuid_from_join += uuid is not None
+        if uuid is not None and self.key_by == "uuid":
+            return question_key(uuid, None, self.key_by)  # the uuid names the question: no prompt digest
         return question_key(uuid, prompt_id(rcp), self.key_by)
+
+
+# a file's name as outputs write it, once per file instead of once per rollout
+_display = functools.lru_cache(maxsize=256)(display_name)
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------
