@@ -148,6 +148,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str,
             fig[f"{key}.convert_vs_floor.x"] = H.ratio_figure(
                 f"{what}: convert wall time / the floor's",
                 [r.wall_s for r in runs["convert"]], [r.wall_s for r in runs["floor"]],
+                target={"op": "<=", "value": 3.0},  # issue 36
             )  # fmt: skip
             with open(out, "rb") as fh:
                 inputs[f"{key}.written"] = sum(1 for _ in fh)

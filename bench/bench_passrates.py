@@ -168,6 +168,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str,
             "passrates wall time / the floor's",
             [r.wall_s for r in runs["measure"]],
             [r.wall_s for r in runs["floor"]],
+            target={"op": "<=", "value": 3.0},  # issue 36
         )
         fig["measure_vs_floor.cpu_x"] = H.ratio_figure(
             "passrates CPU time / the floor's",

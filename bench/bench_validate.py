@@ -10,7 +10,8 @@ Legs (bench/harness.py), `rounds` times, the order rotated each round:
 - floor: bench/floors.py parquet (the same plus orjson.dumps and a write: prepare's floor; one core);
 - w1, w2: `mcqa-prep validate DIR --workers 1|2 -q`.
 
-Targets: validate --workers 1 at >= 20,000 rows per second; validate --workers 2 within 0.6x the floor's time.
+Targets (issue 36): validate --workers 1 at >= 40,000 rows per second; validate --workers 2 within 0.8x the floor's
+time.
 
     python bench/bench_validate.py [--scale 0.1] [--rounds 3]
 """
@@ -32,8 +33,8 @@ import harness as H  # noqa: E402
 LETTERS = "ABCDEFGHIJ"
 SHARD_ROWS = 50_000
 ROWS = 100_000
-TARGET_ROWS_PER_S = 20_000
-TARGET_W2 = 0.6
+TARGET_ROWS_PER_S = 40_000  # issue 36
+TARGET_W2 = 0.8  # issue 36
 BOXED_INSTRUCTION = (
     "You should output your final response letter inside \\boxed{} and nothing else "
     "You can first think step-by-step. "
