@@ -70,7 +70,7 @@ def option_lists(col: Any) -> tuple[list[str], list[Any], list[Any], list[int]] 
     ]
     n = len(flat)
     texts = pc.coalesce(*fields).to_pylist() if n else []
-    valid = np.stack([_validity(f, n) for f in fields]) if n else np.zeros((len(names), 0), bool)
+    valid = np.stack([validity(f, n) for f in fields]) if n else np.zeros((len(names), 0), bool)
     count = valid.sum(axis=0)
     letters = np.array(names, dtype=object)[valid.argmax(axis=0)].tolist() if n else []
     bad = np.nonzero(count != 1)[0]
@@ -87,7 +87,7 @@ def option_lists(col: Any) -> tuple[list[str], list[Any], list[Any], list[int]] 
     return letters, texts, hints, bad.tolist()
 
 
-def _validity(arr: Any, n: int) -> Any:
+def validity(arr: Any, n: int) -> Any:
     """The validity of an Arrow array of length n as a numpy bool array, unpacked from its bitmap."""
     import numpy as np
 

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from ..io.options import option_lists
+from ..io.options import option_lists, validity
 from ..io.paths import STDIN, is_parquet, split_of
 from ..io.readers import batch_records, drop_nulls, iter_file, marked_columns, parquet_batches
 from ..records import Row
@@ -80,26 +80,37 @@ def _layout(batch: Any) -> bool:
     return True
 
 
+# Only Arrow's buffers, numpy over them, and to_pylist below: Array.to_numpy, pa.array and Python scalars in
+# compute calls import pandas on first use (a fixed cost of every command, paid by nothing else here).
+
+
 def _valid(arr: Any) -> Any:
+    """The validity of an Arrow array as a numpy bool array."""
     import numpy as np
 
     if arr.null_count == 0:
         return np.ones(len(arr), bool)
-    return arr.is_valid().to_numpy(zero_copy_only=False)
+    return validity(arr, len(arr))
+
+
+def _offsets(col: Any) -> Any:
+    """A list array's n + 1 offsets (absolute, into its values buffer) as numpy int32, from its buffer."""
+    import numpy as np
+
+    return np.frombuffer(col.buffers()[1], np.int32)[col.offset : col.offset + len(col) + 1]
 
 
 def _each_valid(col: Any) -> Any:
     """Per row of a list column: every element of its list is non-null (a null list passes: see _valid)."""
     import numpy as np
 
-    flat = col.flatten()
+    flat = col.flatten()  # the elements of rows 0..n-1, from offsets[0] on
     if flat.null_count == 0:
         return np.ones(len(col), bool)
-    offsets = col.offsets.to_numpy()
-    bad = np.flatnonzero(~_valid(flat)) + offsets[0]
-    rows = np.searchsorted(offsets, bad, side="right") - 1
+    offsets = _offsets(col)
+    bad = np.flatnonzero(~validity(flat, len(flat))) + offsets[0]
     ok = np.ones(len(col), bool)
-    ok[rows] = False
+    ok[np.searchsorted(offsets, bad, side="right") - 1] = False
     return ok
 
 
@@ -122,26 +133,22 @@ def _user_prompts(batch: Any) -> list[str | None]:
     """Per row: the text of its one user message, or None when it has not exactly one message, the message
     is not a user's, or it has no text (the row's dict then decides)."""
     import numpy as np
-    import pyarrow.compute as pc
 
     inp = batch.column("responses_create_params").field("input")
     n = len(inp)
-    lengths = pc.fill_null(pc.list_value_length(inp), 0).to_numpy(zero_copy_only=False)
-    first = inp.offsets.to_numpy()[:-1] - inp.offsets[0].as_py()
     flat = inp.flatten()
-    one = (lengths == 1) & _valid(inp)
-    at = np.where(one, first, 0)
     if len(flat) == 0:
         return [None] * n
-    picked = flat.take(pa_array(at))
-    user = pc.fill_null(pc.equal(picked.field("role"), "user"), False).to_numpy(zero_copy_only=False)
-    ok = one & user & _valid(picked)
-    texts = picked.field("content").to_pylist()
-    return [t if good else None for t, good in zip(texts, ok.tolist(), strict=True)]
-
-
-def pa_array(values: Any) -> Any:
-    return _pa().array(values)
+    offsets = _offsets(inp)
+    one = (np.diff(offsets) == 1) & _valid(inp)
+    first = (offsets[:-1] - offsets[0]).tolist()
+    roles = flat.field("role").to_pylist()
+    texts = flat.field("content").to_pylist()
+    present = _valid(flat).tolist()  # (a struct's fields do not carry its own nulls)
+    return [
+        texts[k] if o and present[k] and roles[k] == "user" else None
+        for o, k in zip(one.tolist(), first, strict=True)
+    ]
 
 
 class BatchView:
