@@ -1,6 +1,6 @@
 """`mcqa-prep serve`: the real server in a subprocess on 127.0.0.1, spoken to over HTTP.
 
-The wire format (NeMo Gym 0.7.0's routes and response fields plus status and rule), the contract per row
+The wire format (NeMo Gym 0.7.0's routes and response fields plus the `mcqa_prep` record), the contract per row
 (match, unstamped, mismatch masked or rejected, the fields named), the counters, the start-up refusals, the
 workers and SIGTERM's drain."""
 
@@ -46,7 +46,13 @@ def request_for(row: dict, text: str | None = None) -> dict:
     }
 
 
-def test_a_stamped_row_is_graded_with_nemo_gyms_fields_plus_status_and_rule(server, preps):
+NEMO_GYM_FIELDS = [
+    "responses_create_params", "response", "reward", "mask_sample", "failure_kind", "failure_reason",
+    "expected_answer", "extracted_answer",
+]  # fmt: skip
+
+
+def test_a_stamped_row_is_graded_with_nemo_gyms_fields_plus_the_record(server, preps):
     row = prepared_rows(preps["default"])[0]
     req = {**request_for(row), "_ng_rollout_id": "r-1", "extra_field": [1, 2]}
     status, doc = server.post("/verify", req)
@@ -54,13 +60,23 @@ def test_a_stamped_row_is_graded_with_nemo_gyms_fields_plus_status_and_rule(serv
     assert doc["reward"] == 1.0 and doc["extracted_answer"] == row["expected_answer"]
     assert doc["expected_answer"] == row["expected_answer"]
     assert doc["mask_sample"] is False and doc["failure_kind"] is None and doc["failure_reason"] is None
-    assert doc["status"] == "ok" and doc["rule"]
-    # every request field is echoed (NeMo Gym's response is the request plus its verdict), but _ng_rollout_id
-    assert doc["extra_field"] == [1, 2] and doc["metadata"] == row["metadata"] and "_ng_rollout_id" not in doc
+    # the stock server's eight fields in its order, then this server's record; the row is not echoed
+    assert list(doc) == [*NEMO_GYM_FIELDS, "mcqa_prep"]
+    rec = doc["mcqa_prep"]
+    assert rec["status"] == "ok" and rec["rule"] and rec["mask_reason"] is None
+    assert rec["contract"] == {
+        "state": "match",
+        "id": preps["ids"]["default"],
+        "row": preps["ids"]["default"],
+        "reason": None,
+    }
     assert (
         doc["response"] == req["response"]
         and doc["responses_create_params"] == row["responses_create_params"]
     )
+    # NeMo Gym's observability prefix reaches the same route
+    status, again = server.post("/ng-rollout/0-3/verify", req)
+    assert status == 200 and again == doc
 
 
 def test_a_wrong_answer_and_an_unstamped_row(server, preps):
@@ -80,7 +96,11 @@ def test_a_row_of_another_contract_is_masked_naming_every_field(server, preps):
     status, doc = server.post("/verify", request_for(row))
     assert status == 200
     assert doc["reward"] == 0.0 and doc["mask_sample"] is True and doc["extracted_answer"] is None
-    assert doc["failure_kind"] == "mcqa:contract_mismatch" and doc["status"] == "contract_mismatch"
+    assert doc["failure_kind"] == "mcqa:contract_mismatch"
+    rec = doc["mcqa_prep"]
+    assert rec["status"] == "contract_mismatch" and rec["mask_reason"] == "contract_mismatch"
+    assert rec["contract"]["state"] == "mismatch" and rec["contract"]["row"] == preps["ids"]["fao"]
+    assert rec["contract"]["reason"] == "other_contract"
     reason = doc["failure_reason"]
     assert preps["ids"]["fao"] in reason and preps["ids"]["default"] in reason
     assert "policy.final_answer_only: true != false" in reason and "policy.component.scope" in reason
@@ -101,16 +121,22 @@ def test_contract_healthz_reverify_mode_and_sessions(server, preps):
     status, doc = server.get("/contract")
     assert status == 200 and doc["contract_id"] == preps["ids"]["default"]
     assert doc["contract"] == GradingPolicy().contract() and doc["sources"] == [str(preps["default"])]
-    assert server.get("/healthz") == (200, {"ok": True, "contract_id": preps["ids"]["default"], "workers": 1})
+    health = {"status": "ok", "ok": True, "contract_id": preps["ids"]["default"], "workers": 1}
+    for path in ("/", "/health", "/healthz", "/readyz", "/livez", "/ng-rollout/7-0/healthz"):
+        assert server.get(path) == (200, health), path
     assert server.get("/reverify_mode") == (200, "stateless")
     assert server.post("/seed_session", make_row(0)) == (200, {})
-    seed = {"resources_session_id": "s1", "episode_id": "e", "task_id": "t", "task_data": {}}
-    assert server.post("/seed_session", seed)[1]["resources_session_id"] == "s1"
-    assert server.post("/close_session", {"resources_session_id": "s1", "episode_id": "e"}) == (
-        200,
-        {"resources_session_id": "s1"},
-    )
-    assert server.post("/close_session", {})[0] == 422
+    episode, task = {"rollout_id": "0-1", "attempt": 0}, {"taskset": "mcqa:train", "task_id": "3"}
+    seed = {"resources_session_id": "s1", "episode_id": episode, "task_id": task, "task_data": {}}
+    assert server.post("/seed_session", seed)[1] == {
+        "resources_session_id": "s1", "resources_tools": None, "sandbox_access": None
+    }  # fmt: skip
+    assert server.post("/seed_session", {**seed, "episode_id": "e"}) == (200, {})  # not an environment's seed
+    close = {"resources_session_id": "s1", "episode_id": episode}
+    assert server.post("/close_session", close) == (200, {"resources_session_id": "s1"})
+    # NeMo Gym's close request model: both fields, nothing else
+    for bad in ({}, {"resources_session_id": "s1"}, {**close, "x": 1}, {**close, "episode_id": "e"}, [close]):
+        assert server.post("/close_session", bad)[0] == 422, bad
 
 
 def test_metrics_count_graded_mismatched_unstamped_and_invalid_rows_by_reason(preps):
@@ -119,26 +145,23 @@ def test_metrics_count_graded_mismatched_unstamped_and_invalid_rows_by_reason(pr
         s.post("/verify", request_for(rows[0]))
         s.post("/verify", request_for({k: v for k, v in rows[1].items() if k != "metadata"}))
         s.post("/verify", request_for(prepared_rows(preps["fao"])[0]))
-        assert (
-            s.post("/verify", {**request_for(rows[2]), "grading_mode": "no-such-mode"})[1]["status"]
-            == "invalid_row"
-        )
+        assert s.post("/verify", {**request_for(rows[2]), "grading_mode": "no-such-mode"})[0] == 422
         assert s.post("/verify", {**request_for(rows[2]), "options": "not options"})[0] == 422
         s.post("/verify", b"{not json")
         s.post("/verify", {"no": "response"})
         status, m = s.get("/metrics?format=json")
         assert status == 200
-        assert m["verify_requests"] == 7 and m["graded"] == 3 and m["unstamped"] == 1 and m["mismatched"] == 1
+        assert m["verify_requests"] == 7 and m["graded"] == 2 and m["unstamped"] == 1 and m["mismatched"] == 1
         assert m["mismatched_by_reason"] == {"other_contract": 1} and m["masked"] == 1
-        assert m["invalid_by_reason"] == {"invalid_row": 1, "not_json": 1, "no_response": 1, "bad_field": 1}
+        assert m["invalid_by_reason"] == {"not_json": 1, "no_response": 1, "bad_field": 2}
         assert m["graded_by_status"]["ok"] == 2
         status, text = s.get("/metrics")
         assert 'mcqa_prep_mismatched_total{contract="' in text and 'reason="other_contract"} 1' in text
         # /aggregate_metrics: NeMo Gym's shape, the contract accounting recomputed from the responses
-        answers = [
-            s.post("/verify", {**request_for(r), "_ng_task_index": i})[1] for i, r in enumerate(rows[:3])
-        ]
+        answers = [s.post("/verify", request_for(r))[1] for r in rows[:3]]
         answers.append(s.post("/verify", request_for(prepared_rows(preps["fao"])[0]))[1])
+        for i, a in enumerate(answers):  # what NeMo Gym's rollout collection adds to each result
+            a["_ng_task_index"], a["_ng_rollout_index"] = i, 0
         status, agg = s.post("/aggregate_metrics", {"verify_responses": answers})
         assert status == 200 and set(agg) >= {"group_level_metrics", "agent_metrics", "key_metrics"}
         a = agg["agent_metrics"]
@@ -146,7 +169,13 @@ def test_metrics_count_graded_mismatched_unstamped_and_invalid_rows_by_reason(pr
             a["mean/reward"] == 1.0 and a["coverage/masked_rollouts"] == 1 and a["mcqa_prep/mismatched"] == 1
         )
         assert a["mcqa_prep/graded"] == 3 and agg["key_metrics"]["mean/reward"] == 1.0
-        assert s.post("/aggregate_metrics", {"verify_responses": [{"reward": "x"}]})[0] == 422
+        assert s.post("/aggregate_metrics", {"verify_responses": {"reward": 1}})[0] == 422
+        # NeMo Gym refuses a (task, rollout) pair given twice: its 500 and message
+        status, body = s.post("/aggregate_metrics", {"verify_responses": [answers[0], answers[0]]})
+        assert (status, body) == (
+            500,
+            "ValueError('Duplicate materialized input row for rollout key (0, 0)')",
+        )
 
 
 def test_reject_and_require_stamp(preps):
@@ -196,13 +225,13 @@ def test_policy_flags_serve_that_policy(preps):
         assert s.get("/contract")[1]["contract_id"] == preps["ids"]["robust"]
         row = prepared_rows(preps["robust"])[0]
         status, doc = s.post("/verify", request_for(row, f"The answer is ({row['expected_answer']})."))
-        assert status == 200 and doc["reward"] == 1.0 and doc["status"] == "ok"
+        assert status == 200 and doc["reward"] == 1.0 and doc["mcqa_prep"]["status"] == "ok"
 
 
 def test_sigterm_drains_the_request_in_flight_and_exits_0(preps):
     """A request whose custom regex runs into its time bound is in flight when SIGTERM arrives: it is answered
     (graded regex_timeout), then the server exits 0."""
-    s = start("--prepared", preps["default"], "--regex-timeout", "2")
+    s = start("--prepared", preps["default"], "--regex-timeout", "2", "--grade-timeout", "120")
     try:
         row = prepared_rows(preps["default"])[0]
         slow = {**request_for(row, "a" * 40 + "!"), "template_metadata": {"output_regex": "(a|aa)+$"}}
@@ -213,7 +242,7 @@ def test_sigterm_drains_the_request_in_flight_and_exits_0(preps):
         )  # the request is being graded (not a timing claim: the answer is checked, not the time)
         s.proc.send_signal(signal.SIGTERM)
         status, doc, _ = c.receive()
-        assert status == 200 and doc["status"] == "regex_timeout" and doc["reward"] == 0.0
+        assert status == 200 and doc["mcqa_prep"]["status"] == "regex_timeout" and doc["reward"] == 0.0
         assert s.proc.wait(60) == 0
     finally:
         if s.proc.poll() is None:

@@ -33,6 +33,22 @@ REQUIRE_STAMP_OPTION = click.option(
     is_flag=True,
     help="A row without a contract stamp is a mismatch too (default: graded).",
 )
+LENIENT_OPTION = click.option(
+    "--lenient",
+    is_flag=True,
+    help="Accept verify requests NeMo Gym 0.7.0's request model refuses (422 by default) where they can "
+    "still be graded: a response without its bookkeeping fields (created_at, tools, ...), unknown create "
+    "parameters, a null or unknown grading_mode (docs/serve.md).",
+)
+GRADE_TIMEOUT_OPTION = click.option(
+    "--grade-timeout",
+    type=click.FloatRange(min=0.01),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per-request bound on grading (a body over 8 KiB or with a data pattern is graded off the event "
+    "loop): past it the sample is answered masked, failure_kind mcqa:grading_timeout.",
+)
 
 
 class ServeMissing(McqaPrepError):
@@ -68,7 +84,9 @@ def _need_web_stack() -> None:
 )
 @ON_MISMATCH_OPTION
 @REQUIRE_STAMP_OPTION
+@LENIENT_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
+@GRADE_TIMEOUT_OPTION
 @click.option(
     "--max-body-mb",
     type=click.FloatRange(min=0.001),
@@ -86,7 +104,9 @@ def serve_command(
     workers,
     on_mismatch,
     require_stamp,
+    lenient,
     regex_timeout,
+    grade_timeout,
     max_body_mb,
     fmt,
     quiet,
@@ -95,7 +115,8 @@ def serve_command(
     """Serve NeMo Gym's mcqa verify API, grading every row under the grading contract it was prepared with.
 
     A drop-in for NeMo Gym 0.7.0's `mcqa` resources server (POST /verify, /seed_session, /close_session,
-    /aggregate_metrics, GET /reverify_mode) plus GET /contract, /healthz and /metrics. Each row's
+    /aggregate_metrics, GET /reverify_mode, its health routes and its /ng-rollout/<id>/ prefix: the same
+    refusals, response fields and aggregate metrics) plus GET /contract and /metrics. Each row's
     metadata.mcqa_prep.contract stamp is checked against the served contract: a row prepared under another
     contract gets reward 0, mask_sample true, failure_kind "mcqa:contract_mismatch" and a failure_reason that
     names every field that differs (--on-mismatch reject: HTTP 422 with the same detail). Unstamped rows are
@@ -127,6 +148,8 @@ def serve_command(
         on_mismatch,
         regex_timeout or DEFAULT_REGEX_TIMEOUT,
         int(max_body_mb * 1024 * 1024),
+        lenient,
+        grade_timeout,
     )
 
     def ready() -> None:
@@ -169,23 +192,46 @@ def serve_command(
 @policy_options
 @ON_MISMATCH_OPTION
 @REQUIRE_STAMP_OPTION
+@LENIENT_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
+@click.option(
+    "--license",
+    "license_name",
+    metavar="NAME",
+    help="The license NeMo Gym's config gives the preparations' datasets (NeMo Gym requires one on every "
+    "train and validation dataset), as NeMo Gym names it ('Apache 2.0', 'MIT', 'CC BY-SA 4.0', ...) or by "
+    "the hub's id (apache-2.0, mit, ...). Default: the license the pulled inputs' dataset cards declare; "
+    "refused when they do not all declare the same one NeMo Gym names.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace a component written before.")
 @FORMAT_OPTION
 def gym_component_command(
-    directory, prepared, on_mismatch, require_stamp, regex_timeout, overwrite, fmt, **policy_kw
+    directory,
+    prepared,
+    on_mismatch,
+    require_stamp,
+    lenient,
+    regex_timeout,
+    license_name,
+    overwrite,
+    fmt,
+    **policy_kw,
 ):
     """Write a NeMo Gym resources server named mcqa into DIR/resources_servers/mcqa, grading with mcqa-prep.
 
-    With DIR on NEMO_GYM_EXTRA_ROOTS, NeMo Gym 0.7.0 uses it instead of its built-in mcqa server: same config
-    key (configs/mcqa.yaml), routes and response fields; rows keep their metadata.mcqa_prep stamp through the
-    request model and are checked against the contract as `mcqa-prep serve` does. Writes app.py, task_data.py,
-    requirements.txt, configs/mcqa.yaml and 5 example rows, metrics and rollouts (what `gym env test` checks).
+    With DIR on NEMO_GYM_EXTRA_ROOTS, NeMo Gym 0.7.0 starts it instead of its built-in mcqa server (`gym env
+    start`, the same config key configs/mcqa.yaml): its app.py runs mcqa-prep's own server (what `serve` runs)
+    on the host and port NeMo Gym assigns, with the built-in server's routes, refusals and response fields;
+    each row's metadata.mcqa_prep stamp is checked against the contract as `serve` does. The config lists the
+    preparations' JSONL shards as train/validation datasets with their license (--license when the inputs do
+    not record one). Writes app.py, task_data.py, requirements.txt, configs/mcqa.yaml and 5 example rows,
+    metrics and rollouts (what `gym env test` checks).
 
     \b
     Examples:
-      mcqa-prep gym-component gym-plugins/ --prepared prepared/
-      NEMO_GYM_EXTRA_ROOTS=$PWD/gym-plugins gym env start "+config_paths=[resources_servers/mcqa/configs/mcqa.yaml]"
+      mcqa-prep gym-component gym-plugins/ --prepared prepared/ --license 'Apache 2.0'
+      NEMO_GYM_EXTRA_ROOTS=$PWD/gym-plugins gym env start --config resources_servers/mcqa/configs/mcqa.yaml \\
+          --config responses_api_models/openai_model/configs/openai_model.yaml
     """
     from ..serve.component import component_settings, write_component
 
@@ -196,8 +242,9 @@ def gym_component_command(
         on_mismatch=on_mismatch,
         require_stamp=require_stamp,
         regex_timeout=regex_timeout or DEFAULT_REGEX_TIMEOUT,
+        lenient=lenient,
     )
-    report = write_component(directory, settings, overwrite=overwrite)
+    report = write_component(directory, settings, overwrite=overwrite, license=license_name)
     if fmt == "json":
         emit_json(report)
         return

@@ -1,39 +1,55 @@
-"""The HTTP app of `mcqa-prep serve`: a plain ASGI application (no web framework), JSON through orjson.
+"""The HTTP app of `mcqa-prep serve` and of the NeMo Gym component: a plain ASGI application (no web
+framework), JSON through orjson.
 
-Routes (NeMo Gym 0.7.0's resources server, plus this server's own):
+Routes (NeMo Gym 0.7.0's resources server, plus this server's own), each also under NeMo Gym's observability
+prefix `/ng-rollout/<rollout id>/...` (its client puts it in front of `/verify` when observability is on):
 
     POST /verify             grade one row + response (verifier.py)
     POST /seed_session       {} for an agent's legacy body; {"resources_session_id": ...} for an environment's
-    POST /close_session      {"resources_session_id": ...}
+    POST /close_session      {"resources_session_id": ...} (NeMo Gym's close request model: 422 otherwise)
     POST /aggregate_metrics  NeMo Gym's aggregate document + the contract accounting (aggregate.py)
     GET  /reverify_mode      "stateless"
+    GET  /, /health, /healthz, /readyz, /livez   {"status": "ok", ...} (NeMo Gym's liveness routes)
     GET  /contract           the served contract, its id and where it came from
-    GET  /healthz            {"ok": true, ...}
     GET  /metrics            counters (Prometheus text; ?format=json or Accept: application/json for JSON)
 
-Every failure is a 4xx with a JSON body (`{"detail": ...}`, FastAPI's shape): a body over the limit (413),
-bytes that are not JSON or not UTF-8 (400), a body of the wrong shape (422), an unknown route (404) or method
-(405). Grading that may run a pattern from the data (`template_metadata.output_regex`) runs in a thread pool:
-the `regex` engine releases the GIL while it matches, so the event loop keeps serving other requests while a
-catastrophic pattern runs into its time bound.
+Every failure is a JSON body (`{"detail": ...}`, FastAPI's shape): a body over the limit (413), bytes that
+are not JSON or not UTF-8 (400), a body NeMo Gym's request model refuses (422), an unknown route (404) or
+method (405); a (task, rollout) pair twice in /aggregate_metrics is NeMo Gym's 500.
+
+Grading off the event loop, under a per-request bound (`grade_timeout` seconds from when its grading starts):
+
+- a verify body larger than `INLINE_MAX` bytes is graded in the worker's grading child process
+  (isolate.py), which is killed and replaced when a grading runs past the bound: the request is answered
+  masked (`mcqa:grading_timeout`), and the loop goes on serving every other request and the health routes
+  meanwhile, whatever the grading does (a thread could not be stopped, and a long C call holds the GIL);
+- a smaller body whose row carries a pattern (`template_metadata.output_regex`) is graded in the worker's
+  thread pool (the `regex` engine releases the GIL while it matches, under the row's regex bound), answered
+  masked at the bound too;
+- small bodies without a pattern (most traffic: microseconds of grading) are graded inline.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import orjson
-
-from .aggregate import BadAggregateRequest, aggregate
+from .aggregate import AggregateFailed, BadAggregateRequest, aggregate
+from .isolate import IsolatedGrader, settings_doc
+from .jsonio import dumps, loads
 from .metrics import prometheus
+from .request_model import close_problem, environment_seed
 from .verifier import Verifier, field_error, has_custom_regex
 
 MAX_BODY = 16 * 1024 * 1024  # a verify body: ~4M tokens of response text
 MAX_AGGREGATE_BODY = 1024 * 1024 * 1024  # NeMo Gym posts every rollout's stripped verify response at once
-GRADING_THREADS = 4
+GRADING_THREADS = 8  # per worker: a runaway grading holds one while the others keep serving
+INLINE_MAX = 8 * 1024  # bodies up to this size without a data pattern are graded on the loop
+GRADE_TIMEOUT = 5.0  # seconds: the per-request bound on grading off the loop
+HEALTH_PATHS = ("/", "/health", "/healthz", "/readyz", "/livez")
+_PREFIX = re.compile(r"^/ng-rollout/[A-Za-z0-9][A-Za-z0-9._-]*(/.*)$")
 _JSON = [(b"content-type", b"application/json")]
 _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 
@@ -42,48 +58,27 @@ class TooLarge(Exception):
     pass
 
 
-def dumps(doc: Any) -> bytes:
-    """orjson, or the standard library for what orjson refuses (integers beyond 64 bits, lone surrogates)."""
-    try:
-        return orjson.dumps(doc)
-    except TypeError:
-        return json.dumps(doc, ensure_ascii=True, allow_nan=False).encode("ascii")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def loads(body: bytes) -> Any:
-    """The body as JSON (ValueError naming why not). orjson first; the standard library for valid JSON
-    orjson refuses (integers beyond 64 bits, escaped lone surrogates). NaN and Infinity are not JSON."""
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as first:
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"the body is not UTF-8: byte 0x{body[exc.start]:02x} at offset {exc.start}"
-            ) from None
-        try:
-            return json.loads(text, parse_constant=_refuse_constant)
-        except RecursionError:
-            raise ValueError("the body is nested too deeply") from None
-        except ValueError:
-            raise ValueError(f"the body is not JSON: {first}") from None
-
-
 class ServeApp:
     """The ASGI callable. One per worker process; `verifier` carries the contract and the counters."""
 
-    def __init__(self, verifier: Verifier, *, max_body: int = MAX_BODY, workers: int = 1) -> None:
+    def __init__(
+        self,
+        verifier: Verifier,
+        *,
+        max_body: int = MAX_BODY,
+        workers: int = 1,
+        grade_timeout: float = GRADE_TIMEOUT,
+        inline_max: int = INLINE_MAX,
+    ) -> None:
         self.verifier = verifier
         self.served = verifier.served
         self.counters = verifier.counters
         self.max_body = max_body
         self.workers = workers
+        self.grade_timeout = grade_timeout
+        self.inline_max = inline_max
         self.executor = ThreadPoolExecutor(GRADING_THREADS, thread_name_prefix="mcqa-grade")
+        self.isolated = IsolatedGrader(settings_doc(self.served, verifier), self.executor)
         self.routes = {
             ("POST", "/verify"): self.verify,
             ("POST", "/seed_session"): self.seed_session,
@@ -91,8 +86,8 @@ class ServeApp:
             ("POST", "/aggregate_metrics"): self.aggregate_metrics,
             ("GET", "/reverify_mode"): self.reverify_mode,
             ("GET", "/contract"): self.contract,
-            ("GET", "/healthz"): self.healthz,
             ("GET", "/metrics"): self.metrics,
+            **{("GET", p): self.health for p in HEALTH_PATHS},
         }
         self.paths = {path for _, path in self.routes}
 
@@ -102,14 +97,16 @@ class ServeApp:
             return
         if scope["type"] != "http":
             return
-        handler = self.routes.get((scope["method"], scope["path"]))
+        path = scope["path"]
+        if path.startswith("/ng-rollout/"):
+            m = _PREFIX.match(path)
+            path = m.group(1) if m else path
+        handler = self.routes.get((scope["method"], path))
         if handler is None:
-            if scope["path"] in self.paths:
-                await respond(
-                    send, 405, {"detail": f"method {scope['method']} not allowed on {scope['path']}"}
-                )
+            if path in self.paths:
+                await respond(send, 405, {"detail": "Method Not Allowed"})
             else:
-                await respond(send, 404, {"detail": f"no route {scope['path']}"})
+                await respond(send, 404, {"detail": "Not Found"})
             return
         try:
             await handler(scope, receive, send)
@@ -122,48 +119,70 @@ class ServeApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self.isolated.start()  # the grading child, ready before the first large body
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.isolated.close()
                 self.executor.shutdown(wait=False, cancel_futures=True)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def _json_body(
         self, scope: dict[str, Any], receive: Any, send: Any, limit: int, verify: bool = False
-    ) -> tuple[bool, Any]:
-        """(True, the parsed body), or (False, None) after answering the refusal (counted for /verify)."""
+    ) -> tuple[bool, Any, bytes]:
+        """(True, the parsed body, its bytes), or (False, None, b"") after answering the refusal (counted for
+        /verify)."""
         try:
             body = await read_body(scope, receive, limit)
         except TooLarge:
             if verify:
                 self.verifier.refuse("body_too_large", 413, {})
             await respond(send, 413, {"detail": f"the body is larger than {limit} bytes"})
-            return False, None
+            return False, None, b""
         try:
-            return True, loads(body)
+            return True, loads(body), body
         except ValueError as exc:
             if verify:
                 self.verifier.refuse("not_json", 400, {})
             await respond(send, 400, {"detail": str(exc)})
-            return False, None
+            return False, None, b""
 
     async def verify(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        ok, doc = await self._json_body(scope, receive, send, self.max_body, verify=True)
+        ok, doc, body = await self._json_body(scope, receive, send, self.max_body, verify=True)
         if not ok:
             return
-        if type(doc) is dict and has_custom_regex(doc):
+        refused = self.verifier.check(doc)
+        if refused is not None:
+            await respond(send, *refused)
+            return
+        if len(body) > self.inline_max:
+            graded = await self.isolated.grade(body, self.grade_timeout)
+            if graded is None:  # the child ran past the bound: killed and replaced
+                await respond(send, *self.verifier.timed_out(doc, self.grade_timeout))
+                return
+            status, answer, counts = graded
+            self.verifier.count(counts)
+            await respond_raw(send, status, answer, _JSON)
+            return
+        if has_custom_regex(doc):
             loop = asyncio.get_running_loop()
-            status, out = await loop.run_in_executor(self.executor, self.verifier.verify, doc)
+            future = loop.run_in_executor(self.executor, self.verifier.grade, doc)
+            try:
+                status, out, counts = await asyncio.wait_for(future, self.grade_timeout)
+            except TimeoutError:  # the thread runs on; its result, when it comes, is dropped uncounted
+                await respond(send, *self.verifier.timed_out(doc, self.grade_timeout))
+                return
         else:
-            status, out = self.verifier.verify(doc)
+            status, out, counts = self.verifier.grade(doc)
+        self.verifier.count(counts)
         await respond(send, status, out)
 
     async def seed_session(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         ok, doc = await self._other_body(scope, receive, send)
         if not ok:
             return
-        sid = doc.get("resources_session_id")
-        if isinstance(sid, str) and sid and {"episode_id", "task_id", "task_data"} <= set(doc):
+        if environment_seed(doc):
+            sid = doc["resources_session_id"]
             await respond(
                 send, 200, {"resources_session_id": sid, "resources_tools": None, "sandbox_access": None}
             )
@@ -171,35 +190,38 @@ class ServeApp:
             await respond(send, 200, {})  # an agent's legacy seed: this server keeps no per-rollout state
 
     async def close_session(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        ok, doc = await self._other_body(scope, receive, send)
+        ok, doc = await self._other_body(scope, receive, send, objects_only=False)
         if not ok:
             return
-        sid = doc.get("resources_session_id")
-        if not isinstance(sid, str):
-            await respond(
-                send, 422, field_error("resources_session_id", "a string is required", "string_type")
-            )
+        bad = close_problem(doc)
+        if bad is not None:
+            await respond(send, 422, field_error(*bad))
             return
-        await respond(send, 200, {"resources_session_id": sid})
+        await respond(send, 200, {"resources_session_id": doc["resources_session_id"]})
 
-    async def _other_body(self, scope: dict[str, Any], receive: Any, send: Any) -> tuple[bool, Any]:
+    async def _other_body(
+        self, scope: dict[str, Any], receive: Any, send: Any, objects_only: bool = True
+    ) -> tuple[bool, Any]:
         self.counters.add("other_requests")
-        ok, doc = await self._json_body(scope, receive, send, self.max_body)
-        if ok and type(doc) is not dict:
-            await respond(send, 422, field_error("", "a JSON object is required", "dict_type"))
+        ok, doc, _ = await self._json_body(scope, receive, send, self.max_body)
+        if ok and objects_only and type(doc) is not dict:
+            await respond(send, 422, field_error("", "Input should be a valid dictionary", "dict_type"))
             return False, None
         return ok, doc
 
     async def aggregate_metrics(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.counters.add("other_requests")
-        ok, doc = await self._json_body(scope, receive, send, MAX_AGGREGATE_BODY)
+        ok, doc, _ = await self._json_body(scope, receive, send, MAX_AGGREGATE_BODY)
         if not ok:
             return
         loop = asyncio.get_running_loop()
         try:
-            out = await loop.run_in_executor(self.executor, aggregate, doc, self.served)
+            out = await loop.run_in_executor(self.executor, aggregate, doc)
         except BadAggregateRequest as exc:
             await respond(send, 422, field_error("verify_responses", str(exc), "value_error"))
+            return
+        except AggregateFailed as exc:  # NeMo Gym's exception middleware: 500, the exception's repr
+            await respond(send, 500, exc.body)
             return
         await respond(send, 200, out)
 
@@ -209,8 +231,8 @@ class ServeApp:
     async def contract(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await respond(send, 200, self.served.describe())
 
-    async def healthz(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        doc = {"ok": True, "contract_id": self.served.id, "workers": self.workers}
+    async def health(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        doc = {"status": "ok", "ok": True, "contract_id": self.served.id, "workers": self.workers}
         await respond(send, 200, doc)
 
     async def metrics(self, scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -33,6 +33,7 @@ KEYS: tuple[str, ...] = (
     "mismatched",
     "masked",
     "grader_errors",
+    "grading_timeouts",
     *(f"status.{s}" for s in STATUSES),
     *(f"mismatch.{r}" for r in MISMATCH_REASONS),
     *(f"refused.{r}" for r in REFUSALS),
@@ -82,6 +83,7 @@ class Counters:
             "invalid": sum(invalid.values()),
             "invalid_by_reason": invalid,
             "grader_errors": t["grader_errors"],
+            "grading_timeouts": t["grading_timeouts"],
             "other_requests": t["other_requests"],
         }
 
@@ -111,4 +113,9 @@ def prometheus(doc: dict[str, Any], contract: str) -> str:
         "invalid_total", "Invalid rows and refused requests, by reason.", doc["invalid_by_reason"], "reason"
     )
     counter("grader_errors_total", "Rows the grader failed on (masked).", doc["grader_errors"])
+    counter(
+        "grading_timeouts_total",
+        "Requests not graded within the per-request bound (masked).",
+        doc["grading_timeouts"],
+    )
     return "\n".join(lines) + "\n"

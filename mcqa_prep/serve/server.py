@@ -6,6 +6,11 @@ workers; each runs the ASGI app on uvicorn (httptools, uvloop where installed) o
 worker that dies (killed, out of memory) is started again in its place. SIGTERM or SIGINT: the parent
 forwards SIGTERM to every worker, each stops accepting, finishes its in-flight requests and exits 0, and the
 parent returns 0. With one worker the app runs in the parent process itself.
+
+Workers never outlive their parent: on Linux the kernel sends each worker SIGTERM when the parent dies
+(prctl PR_SET_PDEATHSIG), and on every platform a worker also watches a pipe whose only writer is the parent
+(end of file: the parent is gone) and stops itself. A worker told to stop closes its listening socket at
+once and finishes its in-flight requests, so a killed `serve` frees its port within the drain (10 s at most).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +30,7 @@ from typing import Any
 
 from ..errors import McqaPrepError
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from .app import MAX_BODY, ServeApp
+from .app import GRADE_TIMEOUT, MAX_BODY, ServeApp
 from .contract import ServedContract
 from .metrics import Counters
 from .verifier import Verifier
@@ -45,6 +51,8 @@ class ServeSettings:
     on_mismatch: str = "mask"
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT
     max_body: int = MAX_BODY
+    lenient: bool = False
+    grade_timeout: float = GRADE_TIMEOUT
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -137,17 +145,48 @@ def run_worker(
 ) -> None:
     """One worker: the app on uvicorn on `sock` until told to stop (then its in-flight requests finish)."""
     counters.row = row
-    verifier = Verifier(served, on_mismatch=s.on_mismatch, regex_timeout=s.regex_timeout, counters=counters)
-    app = ServeApp(verifier, max_body=s.max_body, workers=s.workers)
+    verifier = Verifier(
+        served, on_mismatch=s.on_mismatch, regex_timeout=s.regex_timeout, counters=counters, lenient=s.lenient
+    )
+    app = ServeApp(verifier, max_body=s.max_body, workers=s.workers, grade_timeout=s.grade_timeout)
     _server_class(early if early is not None else [])(_uvicorn_config(app)).run(sockets=[sock])
 
 
 def _child(
-    row: int, sock: socket.socket, served: ServedContract, s: ServeSettings, counters: Counters
+    row: int,
+    sock: socket.socket,
+    served: ServedContract,
+    s: ServeSettings,
+    counters: Counters,
+    lifeline: tuple[int, int],
+    parent: int,
 ) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    _tie_to_parent(lifeline, parent)
     run_worker(row, sock, served, s, counters)
+
+
+def _tie_to_parent(lifeline: tuple[int, int], parent: int) -> None:
+    """Stop this worker (SIGTERM to itself: the drain) when its parent dies, however it dies."""
+    read_end, write_end = lifeline
+    os.close(write_end)  # the parent's copy is then the pipe's only writer
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(read_end, 1):
+                pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="mcqa-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the tie was made
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def serve(
@@ -192,9 +231,12 @@ def _supervise(
     on_event: Callable[[str], Any] | None,
 ) -> int:
     ctx = multiprocessing.get_context("fork")
+    lifeline = os.pipe()  # the parent holds the write end; a worker reads end of file when the parent is gone
+    parent = os.getpid()
 
     def start(row: int) -> Any:
-        p = ctx.Process(target=_child, args=(row, sock, served, settings, counters), name=f"mcqa-serve-{row}")
+        args = (row, sock, served, settings, counters, lifeline, parent)
+        p = ctx.Process(target=_child, args=args, name=f"mcqa-serve-{row}")
         p.start()
         return p
 
@@ -210,6 +252,8 @@ def _supervise(
                     procs[row] = start(row)
     finally:
         codes = _stop_all(list(procs.values()))
+        for fd in lifeline:
+            os.close(fd)
     return 0 if all(c == 0 for c in codes) else 1
 
 

@@ -1,7 +1,10 @@
 """Hostile HTTP requests against a real `mcqa-prep serve` (a subprocess on 127.0.0.1): each is answered with a
-4xx and a JSON error, or graded (an `invalid` status among them), never a 5xx; the worker survives every one
-(the server answers /healthz after each); a catastrophic custom regex in one request does not hold up another
-request (the other's answer comes first); and `gym-component` faces hostile arguments and inputs."""
+4xx and a JSON error, or graded (an `invalid` status among them), never a 5xx but NeMo Gym's own 500 for a
+(task, rollout) pair twice in /aggregate_metrics; the worker survives every one (the server answers /healthz
+after each); a catastrophic custom regex in one request does not hold up another request (the other's answer
+comes first), nor does a robust grading of a long run of spaces hold up /healthz; integers beyond 64 bits come
+back exact; the workers of a killed `serve` die with it and free its port; and `gym-component` faces hostile
+arguments and inputs."""
 
 from __future__ import annotations
 
@@ -118,9 +121,31 @@ REQUESTS = {
     "aggregate-not-a-list": ("POST", "/aggregate_metrics", b'{"verify_responses": 3}', {}),
     "aggregate-bad-reward": ("POST", "/aggregate_metrics", b'{"verify_responses": [{"reward": "1"}]}', {}),
     "aggregate-nan-reward": ("POST", "/aggregate_metrics", b'{"verify_responses": [{"reward": NaN}]}', {}),
+    "aggregate-pair-twice": (
+        "POST",
+        "/aggregate_metrics",
+        json.dumps(
+            {"verify_responses": [{"reward": 1.0, "_ng_task_index": 0, "_ng_rollout_index": 0}] * 2}
+        ).encode(),
+        {},
+    ),
+    "aggregate-no-reward": (
+        "POST",
+        "/aggregate_metrics",
+        b'{"verify_responses": [{"_ng_task_index": 0}]}',
+        {},
+    ),
+    "close-episode-a-string": (
+        "POST",
+        "/close_session",
+        b'{"resources_session_id": "s", "episode_id": "e"}',
+        {},
+    ),
+    "prefixed-route": ("POST", "/ng-rollout/1-2/verify", json.dumps(GOOD).encode(), {}),
+    "prefix-bad-id": ("POST", "/ng-rollout/-x/verify", json.dumps(GOOD).encode(), {}),
 }
+NEMO_GYM_500 = {"aggregate-pair-twice"}  # NeMo Gym's own answer (its exception middleware), kept for parity
 GRADED_INVALID = {
-    "mode-unknown",
     "output-regex-a-number",
     "output-regex-invalid",
     "output-regex-catastrophic",
@@ -134,9 +159,11 @@ COMPONENT_CASES = {
     "bad-regex-timeout": (["--regex-timeout", "0"], USAGE),
     "prepared-not-a-preparation": (["--prepared", "{plain}"], FAILURE),
     "dir-is-a-file": (["--prepared", "{prep}"], USAGE),
+    "license-not-nemo-gyms": (["--prepared", "{preparation}", "--license", "WTFPL"], USAGE),
+    "no-license-for-local-inputs": (["--prepared", "{preparation}"], USAGE),
 }
 
-COVERS = {"serve": len(REQUESTS) + 1, "gym-component": len(COMPONENT_CASES) + 1}
+COVERS = {"serve": len(REQUESTS) + 4, "gym-component": len(COMPONENT_CASES) + 1}
 
 
 @pytest.fixture(scope="module")
@@ -155,14 +182,17 @@ def test_hostile_request(server, case):
         except (ConnectionError, OSError):
             status, doc, head = None, None, {}  # the server may close a connection whose body it refused
     if status is not None:
-        assert status < 500, (case, status, doc)
         assert "json" in head.get("content-type", ""), (case, head)
-        if status >= 400:
+        if case in NEMO_GYM_500:
+            assert status == 500 and doc.startswith("ValueError('Duplicate"), (case, status, doc)
+        elif status >= 400:
+            assert status < 500, (case, status, doc)
             assert "detail" in doc, (case, doc)
-        elif path == "/verify":
-            assert doc["reward"] in (0.0, 1.0) and isinstance(doc["status"], str)
+        elif path.endswith("/verify"):
+            status_ = doc["mcqa_prep"]["status"]
+            assert doc["reward"] in (0.0, 1.0) and isinstance(status_, str)
             if case in GRADED_INVALID:
-                assert doc["failure_kind"] == f"mcqa:{doc['status']}" and doc["status"] in (
+                assert doc["failure_kind"] == f"mcqa:{status_}" and status_ in (
                     "invalid_row",
                     "invalid_regex",
                     "regex_timeout",
@@ -190,9 +220,67 @@ def test_a_catastrophic_regex_does_not_hold_up_another_request(server):
     slow.sock.setblocking(True)
     assert pending == b"", "the catastrophic request was answered before the plain one"
     status, doc, _ = slow.receive()
-    assert status == 200 and doc["status"] == "regex_timeout" and doc["mask_sample"] is False
+    assert status == 200 and doc["mcqa_prep"]["status"] == "regex_timeout" and doc["mask_sample"] is False
     slow.sock.close()
     fast.sock.close()
+
+
+def test_a_long_robust_grading_holds_up_neither_the_worker_nor_its_health(server):
+    """`Answer:` and 80,000 spaces graded robust (once seconds of grading): sent first, /healthz sent after it
+    is answered while it is still pending, or it was answered first (graded fast); either way the verify is
+    answered: graded, or masked at the per-request bound (mcqa:grading_timeout)."""
+    slow, health = server.client(), server.client()
+    slow.send(
+        "POST", "/verify", _with(grading_mode="robust", response=response_obj("Answer:" + " " * 80_000 + "x"))
+    )
+    health.send("GET", "/healthz")
+    status, doc, _ = health.receive()
+    assert status == 200 and doc["status"] == "ok"
+    status, doc, _ = slow.receive()
+    assert status == 200 and doc["reward"] == 0.0
+    assert doc["mcqa_prep"]["status"] in ("grading_timeout", "no_answer", "ok"), doc["mcqa_prep"]
+    assert (doc["failure_kind"] == "mcqa:grading_timeout") == doc["mask_sample"]
+    slow.sock.close()
+    health.sock.close()
+
+
+def test_integers_beyond_64_bits_come_back_exact(server):
+    big = 123456789012345678901234567890
+    body = {**GOOD, "response": {**response_obj("\\boxed{B}"), "x_big": big, "x_neg": -(2**80)}}
+    status, doc = server.post("/verify", body)
+    assert status == 200 and doc["response"]["x_big"] == big and doc["response"]["x_neg"] == -(2**80)
+
+
+def test_the_workers_of_a_killed_serve_die_with_it_and_free_the_port():
+    """SIGKILL to `serve --workers 2` (no chance to stop its workers): each worker stops (the kernel's
+    parent-death signal, and the pipe from the parent at end of file), nothing answers, the port is free."""
+    import os
+    import signal
+    import socket
+    import time
+
+    from serve_helpers import start
+
+    s = start("--workers", "2")
+    children = [int(x) for x in open(f"/proc/{s.proc.pid}/task/{s.proc.pid}/children").read().split()]
+    assert len(children) == 2
+    os.kill(s.proc.pid, signal.SIGKILL)
+    s.proc.wait(60)
+    deadline = time.monotonic() + 60  # a hang guard; the drain takes up to 10 s
+    alive = children
+    while alive and time.monotonic() < deadline:
+        alive = [
+            p
+            for p in alive
+            if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]
+        ]
+        time.sleep(0.1)
+    assert alive == [], f"workers outlived their parent: {alive}"
+    with pytest.raises(OSError):
+        socket.create_connection((s.host, s.port), timeout=5).close()
+    with socket.socket() as again:  # the next start gets the port
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind((s.host, s.port))
 
 
 @pytest.mark.parametrize("case", sorted(COMPONENT_CASES))
@@ -202,6 +290,9 @@ def test_gym_component_refuses_bad_arguments(tmp_path, case):
     write_rows(tmp_path / "plain" / "train.jsonl", [make_row(0)])
     (tmp_path / "prep").write_text("a file")
     places = {"missing": tmp_path / "nope", "plain": tmp_path / "plain", "prep": tmp_path / "prep"}
+    if "{preparation}" in args:
+        places["preparation"] = tmp_path / "preparation"
+        prepare([tmp_path / "plain" / "train.jsonl"], places["preparation"])
     target = tmp_path / "component"
     argv = ["gym-component", target, *(a.format(**places) for a in args), "--format", "json"]
     res = run(argv)
@@ -214,7 +305,7 @@ def test_gym_component_will_not_replace_without_overwrite(tmp_path):
     src = write_rows(tmp_path / "train.jsonl", [make_row(i) for i in range(3)])
     prepare([src], tmp_path / "p")
     target = tmp_path / "c"
-    check(run(["gym-component", target, "--prepared", tmp_path / "p"]), 0)
+    check(run(["gym-component", target, "--prepared", tmp_path / "p", "--license", "MIT"]), 0)
     before = (target / "resources_servers/mcqa/app.py").read_bytes()
     doc = check(run(["gym-component", target, "--format", "json"]), USAGE)
     assert doc["error"]["reason"] == "component_exists" and "--overwrite" in doc["error"]["hint"]
