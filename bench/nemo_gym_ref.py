@@ -30,12 +30,15 @@ import ast
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from pathlib import Path
 from typing import Any
 
-SITE = Path(__file__).resolve().parent / ".cache" / "site"
+# MCQA_PREP_NEMO_GYM_SITE: another directory holding NeMo Gym 0.7.0 (the site-packages of a venv where it is
+# installed with its dependencies, as `make test-py313` gives it: the bench's site holds 3.11 wheels)
+SITE = Path(os.environ.get("MCQA_PREP_NEMO_GYM_SITE") or Path(__file__).resolve().parent / ".cache" / "site")
 VERSION = "0.7.0"
 
 # Modules of NeMo Gym's server framework that its mcqa app and request model import but never use to grade.

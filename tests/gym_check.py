@@ -6,9 +6,10 @@ sys.path and print when imported):
 
 prints one JSON document: NeMo Gym's mode literals; its task_data validation (`load_task_data_schema`,
 `validate_jsonl_rows`) of the component's example rows and of ROWS; its `gym env test` data check
-(`_validate_data_single`); the component app's verify (NeMo Gym's request model -> the app's verify() -> its
-response model) next to the built-in app's verify on the same requests; and a request stamped with another
-contract through the component."""
+(`_validate_data_single`); the component's verifier next to the built-in app's verify on the example rollouts'
+requests; whether NeMo Gym's verify request model accepts each example rollout and each line of
+data/sample/rollouts.jsonl (rollouts in the form NeMo Gym writes them); and a request stamped with another
+contract through the component's verifier. (`gym env start` itself: tests/test_gym_launcher.py.)"""
 
 from __future__ import annotations
 
@@ -75,39 +76,49 @@ def main() -> None:
     except AssertionError as exc:
         out["data_check"] = str(exc)[:500]
 
-    spec = importlib.util.spec_from_file_location("mcqa_component_app", comp / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
     import yaml
+
+    from mcqa_prep.serve.component import component_verifier
 
     settings = yaml.safe_load((comp / "configs" / "mcqa.yaml").read_text())["mcqa"]["resources_servers"][
         "mcqa"
     ]
-    server = object.__new__(app.MCQAResourcesServer)
-    server.config = types.SimpleNamespace(
-        grading_mode=settings["grading_mode"], mcqa_prep=settings["mcqa_prep"]
-    )
+    verifier = component_verifier(settings["mcqa_prep"], grading_mode=settings["grading_mode"])
     rollouts = [
         json.loads(line) for line in (comp / "data" / "example_rollouts.jsonl").read_text().splitlines()
     ]
-    drop = ("reward", "extracted_answer", "mask_sample", "failure_kind", "failure_reason", "status", "rule")
-    requests = [{k: v for k, v in r.items() if k not in drop} for r in rollouts]
+    sample = [
+        json.loads(x) for x in (REPO / "data/sample/rollouts.jsonl").read_text().splitlines() if x.strip()
+    ]
+    out["accepted"] = {}
+    for name, docs in (("example_rollouts", rollouts), ("sample_rollouts", sample)):
+        refused = []
+        for i, doc in enumerate(docs):
+            try:
+                ng.app.MCQAVerifyRequest.model_validate(doc)
+            except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError: refused
+                refused.append(f"{i}: {str(exc)[:200]}")
+        out["accepted"][name] = {"lines": len(docs), "refused": refused}
+    rows = {json.dumps(r["responses_create_params"]["input"]): r for r in
+            (json.loads(x) for x in (comp / "data" / "example.jsonl").read_text().splitlines())}  # fmt: skip
     out["verify"], out["builtin"] = [], []
-    for req in requests:
-        body = app.MCQAVerifyRequest.model_validate(req)
-        res = _run(server.verify(body))
-        assert isinstance(res, app.MCQAVerifyResponse)
-        doc = json.loads(res.model_dump_json())
-        out["verify"].append(
-            {k: doc.get(k) for k in ("reward", "mask_sample", "failure_kind", "status", "metadata")}
-        )
+    for rollout in rollouts:
+        req = {
+            **rows[json.dumps(rollout["responses_create_params"]["input"])],
+            "response": rollout["response"],
+        }
+        status, doc = verifier.verify(req)
+        assert status == 200, doc
+        out["verify"].append({k: doc.get(k) for k in ("reward", "mask_sample", "failure_kind", "mcqa_prep")})
         out["builtin"].append(json.loads(ng.verify_row(req))["reward"])
-    other = json.loads(json.dumps(requests[0]))
-    other["metadata"]["mcqa_prep"]["contract"] = "sha256:" + "e" * 64
-    res = _run(server.verify(app.MCQAVerifyRequest.model_validate(other)))
-    out["other_contract"] = {
-        k: getattr(res, k) for k in ("reward", "mask_sample", "failure_kind", "failure_reason")
+    other = {
+        **rows[json.dumps(rollouts[0]["responses_create_params"]["input"])],
+        "response": rollouts[0]["response"],
     }
+    other = json.loads(json.dumps(other))
+    other["metadata"]["mcqa_prep"]["contract"] = "sha256:" + "e" * 64
+    status, res = verifier.verify(other)
+    out["other_contract"] = {k: res[k] for k in ("reward", "mask_sample", "failure_kind", "failure_reason")}
     print("@@RESULT@@" + json.dumps(out))
 
 

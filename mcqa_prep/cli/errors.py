@@ -148,6 +148,9 @@ HINTS: dict[str, str] = {
     "address_in_use": "choose another --port (--port 0 takes a free one), or stop the server that holds it",
     "bad_address": "give --host an address of this machine (127.0.0.1, 0.0.0.0, ::1)",
     "component_exists": "pass --overwrite to replace it, or choose another DIR",
+    "license_required": "give it with --license NAME",
+    "bad_license": "give --license one of NeMo Gym's names, or a hub id that maps to one (apache-2.0, mit, "
+    "cc-by-4.0, cc-by-sa-4.0, cc-by-nc-3.0, gpl-3.0)",
     "runtime_nemo_gym": "serve the preparation with `mcqa-prep serve` (or `mcqa-prep gym-component`), which "
     "honours every contract, or drop --runtime nemo-gym",
     "profile_with_rescore": "drop --rescore and --contract with --nemo-gym-profile (give the policy options NeMo Gym "

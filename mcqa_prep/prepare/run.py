@@ -158,6 +158,7 @@ def _pulled_provenance(arg: str, lock: dict[str, Any], split: str | None) -> dic
         "repo_type": lock["repo_type"],
         "commit": lock["commit"],
         "requested_revision": lock["requested_revision"],
+        "license": lock.get("license"),  # the dataset card's (gym-component writes it into NeMo Gym's config)
         "splits": [split] if split else None,
         "files": [{k: f[k] for k in keys} for f in lock["files"]],
     }

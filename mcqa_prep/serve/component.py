@@ -1,18 +1,23 @@
-"""`gym-component`: a NeMo Gym resources-server folder named `mcqa` that grades with mcqa-prep.
+"""`gym-component`: a NeMo Gym resources-server folder named `mcqa` that serves with mcqa-prep.
 
 `write_component(root, ...)` writes `root/resources_servers/mcqa/` (atomically: staging, then rename):
 
-    app.py               NeMo Gym's server class, its request model opened to every row field (the stamp
-                         reaches grading), verify() delegating to `component_verifier` (verifier.py)
+    app.py               the entrypoint NeMo Gym runs (`python app.py`): mcqa-prep's own server (uvicorn, the
+                         plain ASGI app of `serve`) on the host and port NeMo Gym assigns (gym_entry.py)
     configs/mcqa.yaml    the built-in config's top-level keys (`mcqa`, `mcqa_simple_agent`,
-                         `mcqa_environment_server`), so existing configs resolve, plus an `mcqa_prep` block
-    requirements.txt     nemo-gym 0.7.0 and mcqa-prep[serve]
+                         `mcqa_environment_server`), so existing configs resolve, an `mcqa_prep` block, and the
+                         preparations' JSONL shards as train/validation datasets, each with its license
+    requirements.txt     mcqa-prep[serve] (NeMo Gym's venv set-up adds nemo-gym)
     task_data.py         the row schema (TaskData), declaring metadata.mcqa_prep (the stamp)
     data/example.jsonl, example_metrics.json, example_rollouts.jsonl   5 rows each, as `gym env test` requires
     README.md
 
 With `root` on NEMO_GYM_EXTRA_ROOTS, NeMo Gym finds `resources_servers/mcqa` there before its built-in one.
 The server verifies its preparations (or checks its policy) when it starts, like `mcqa-prep serve`.
+
+NeMo Gym refuses a train or validation dataset without a `license` (one of its own names). The license is
+the preparation's: every input pulled from the hub whose dataset card declares one NeMo Gym names (the
+manifest records the card's license), all the same; else `license=` (the command's `--license`) gives it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,70 @@ SUBDIR = Path("resources_servers") / NAME
 EXAMPLES = 5
 
 
+# NeMo Gym 0.7.0's dataset licenses (DatasetConfig.license), and the hub's ids for those it names
+NEMO_GYM_LICENSES = (
+    "Apache 2.0", "MIT", "Creative Commons Attribution 4.0 International",
+    "Creative Commons Attribution-ShareAlike 4.0 International", "CC BY-SA 4.0", "CC BY-NC 3.0",
+    "NVIDIA Internal Use Only, Do Not Distribute", "NVIDIA Evaluation Dataset License Agreement", "TBD",
+    "GNU General Public License v3.0",
+)  # fmt: skip
+HUB_LICENSES = {
+    "apache-2.0": "Apache 2.0",
+    "mit": "MIT",
+    "cc-by-4.0": "Creative Commons Attribution 4.0 International",
+    "cc-by-sa-4.0": "Creative Commons Attribution-ShareAlike 4.0 International",
+    "cc-by-nc-3.0": "CC BY-NC 3.0",
+    "gpl-3.0": "GNU General Public License v3.0",
+}
+
+
+def nemo_gym_license(value: Any) -> str | None:
+    """NeMo Gym's name for a license given by its name or by the hub's id; None when NeMo Gym has none."""
+    if not isinstance(value, str):
+        return None
+    if value in NEMO_GYM_LICENSES:
+        return value
+    return HUB_LICENSES.get(value.strip().lower())
+
+
+def dataset_license(prepared: Sequence[str | os.PathLike], given: str | None) -> str | None:
+    """The license of the component's train/validation datasets (None when it has none: no preparation).
+    UsageError when it cannot be known: the caller says it (`given`)."""
+    if given is not None:
+        found = nemo_gym_license(given)
+        if found is None:
+            raise UsageError(
+                f"license {given!r}: not a license NeMo Gym 0.7.0 accepts; one of: "
+                + ", ".join(NEMO_GYM_LICENSES),
+                reason="bad_license",
+            )
+        return found
+    if not prepared:
+        return None
+    names: set[str] = set()
+    unknown: list[str] = []
+    for directory in prepared:
+        for inp in mf.read(directory).inputs:
+            name = nemo_gym_license(inp.get("license")) if inp["kind"] == "pulled" else None
+            if name is None:
+                why = "a local file" if inp["kind"] != "pulled" else f"license {inp.get('license')!r}"
+                unknown.append(f"{inp['path']} ({why})")
+            else:
+                names.add(name)
+    if unknown or len(names) != 1:
+        what = (
+            f"its inputs' licenses are unknown: {', '.join(unknown[:3])}"
+            if unknown
+            else (f"its inputs carry different licenses: {', '.join(sorted(names))}")
+        )
+        raise UsageError(
+            f"NeMo Gym requires a license on every train and validation dataset, and {what}; say which (one "
+            "of: " + ", ".join(f"'{n}'" for n in NEMO_GYM_LICENSES) + ")",
+            reason="license_required",
+        )
+    return names.pop()
+
+
 def component_settings(
     prepared: Sequence[str | os.PathLike],
     policy: GradingPolicy | None,
@@ -49,15 +118,21 @@ def component_settings(
     on_mismatch: str = "mask",
     require_stamp: bool = False,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+    lenient: bool = False,
+    grade_timeout: float | None = None,
 ) -> dict[str, Any]:
     """The `mcqa_prep` block of the component's config: what its server serves."""
-    return {
+    out: dict[str, Any] = {
         "prepared": [str(Path(p).resolve()) for p in prepared] or None,
         "policy": policy.to_dict(effective=False) if policy is not None and not prepared else None,
         "on_mismatch": on_mismatch,
         "require_stamp": require_stamp,
         "regex_timeout": regex_timeout,
+        "lenient": lenient,
     }
+    if grade_timeout is not None:
+        out["grade_timeout"] = grade_timeout
+    return out
 
 
 def component_verifier(settings: Mapping[str, Any] | None, grading_mode: str | None = None) -> Verifier:
@@ -79,7 +154,12 @@ def component_verifier(settings: Mapping[str, Any] | None, grading_mode: str | N
             reason="serve_policy_mismatch",
         )
     timeout = float(s.get("regex_timeout") or DEFAULT_REGEX_TIMEOUT)
-    return Verifier(served, on_mismatch=s.get("on_mismatch") or "mask", regex_timeout=timeout)
+    return Verifier(
+        served,
+        on_mismatch=s.get("on_mismatch") or "mask",
+        regex_timeout=timeout,
+        lenient=bool(s.get("lenient")),
+    )
 
 
 # ---- the example data -----------------------------------------------------------------------------------
@@ -132,11 +212,16 @@ def _rows_of_preparation(directory: Path) -> list[dict[str, Any]]:
 
 def example_rollouts(rows: list[dict[str, Any]], verifier: Verifier) -> list[dict[str, Any]]:
     """Each example row answered (the gold for the even rows, another option for the odd ones) and verified by
-    the component's own verifier: what NeMo Gym's rollout collection writes."""
+    the component's own verifier, in the form NeMo Gym's rollout collection writes (the verify response plus
+    the task and rollout indices and the agent)."""
     out = []
     for i, row in enumerate(rows):
         status, doc = verifier.verify({**row, "response": files.response_for(row, correct=i % 2 == 0)})
-        out.append(doc if status == 200 else {**row, "verify_status": status, **doc})
+        if status != 200:
+            raise ValueError(f"example row {i}: the component's verifier answered {status}: {doc}")
+        out.append(
+            {**doc, "_ng_task_index": i, "_ng_rollout_index": 0, "agent_ref": {"name": "mcqa_simple_agent"}}
+        )
     return out
 
 
@@ -194,8 +279,10 @@ def write_component(
     settings: Mapping[str, Any],
     *,
     overwrite: bool = False,
+    license: str | None = None,
 ) -> dict[str, Any]:
-    """Write root/resources_servers/mcqa (see the module docstring); returns what was written."""
+    """Write root/resources_servers/mcqa (see the module docstring); returns what was written. `license`:
+    the datasets' license when the preparations do not record one NeMo Gym names."""
     target = Path(root) / SUBDIR
     if target.exists() and not overwrite:
         raise UsageError(
@@ -203,6 +290,7 @@ def write_component(
         )
     if target.exists() and not (target / "app.py").is_file():
         raise UsageError(f"{target}: exists and is not a resources server folder", reason="foreign_directory")
+    license_name = dataset_license(settings.get("prepared") or [], license)
     verifier = component_verifier(settings)
     served = verifier.served
     rows = example_rows(served)
@@ -212,7 +300,7 @@ def write_component(
         "task_data.py": files.TASK_DATA,
         "requirements.txt": files.requirements(),
         "README.md": files.readme(served, settings),
-        "configs/mcqa.yaml": files.config(settings, served),
+        "configs/mcqa.yaml": files.config(settings, served, license_name),
         "data/example_metrics.json": json.dumps(example_metrics(rows), indent=4) + "\n",
     }
     with staging_dir(target) as staging:
@@ -227,6 +315,7 @@ def write_component(
         "extra_root": str(Path(root).resolve()),
         "contract_id": served.id,
         "sources": served.sources,
+        "license": license_name,
         "files": sorted([*texts, "data/example.jsonl", "data/example_rollouts.jsonl"]),
         "version": __version__,
     }

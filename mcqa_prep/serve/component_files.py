@@ -14,107 +14,24 @@ from .._version import __version__
 from ..grader.modes import ROW_MODES
 from .contract import ServedContract
 
-APP = '''"""NeMo Gym `mcqa` resources server that grades with mcqa-prep, under the rows' grading contract.
+APP = '''"""NeMo Gym `mcqa` resources server, served by mcqa-prep @VERSION@ (written by `mcqa-prep gym-component`).
 
-Written by `mcqa-prep gym-component` (mcqa-prep @VERSION@). Same routes, config key and response fields as
-NeMo Gym 0.7.0's built-in mcqa server, with three differences: the request model keeps every row field (so
-metadata.mcqa_prep, the contract stamp, reaches grading); a row prepared under another contract is masked
-(or refused with HTTP 422) with failure_kind "mcqa:contract_mismatch" naming the fields that differ; and the
-config's `grading_mode` may not silently override the contract. Settings: the `mcqa_prep` block of
-configs/mcqa.yaml. See mcqa-prep's docs/serve.md.
+NeMo Gym starts it as it starts the built-in one (`gym env start` runs `python app.py` here). It runs mcqa-prep's
+own HTTP server (uvicorn with a plain ASGI app, not NeMo Gym's FastAPI stack) on the host, port and
+num_workers NeMo Gym assigns, with the built-in mcqa server's routes, health and observability paths
+(/ng-rollout/<id>/...), request refusals and response fields, plus `mcqa_prep`: this server's record of the
+row's grading contract. A row prepared under another contract is masked (or refused with HTTP 422).
+Settings: the `mcqa_prep` block of configs/mcqa.yaml, or of the server's block in your own config. See
+mcqa-prep's docs/serve.md.
 """
 
-import asyncio
-from typing import Any, ClassVar, Optional
+import sys
+from pathlib import Path
 
-from fastapi import HTTPException
-from pydantic import ConfigDict
-
-from mcqa_prep.serve.aggregate import contract_counts
-from mcqa_prep.serve.component import component_verifier
-from mcqa_prep.serve.verifier import has_custom_regex
-from nemo_gym.base_resources_server import (
-    BaseResourcesServerConfig,
-    BaseRunRequest,
-    BaseVerifyRequest,
-    BaseVerifyResponse,
-    ReverifyMode,
-    SimpleResourcesServer,
-)
-from nemo_gym.config_types import AggregateMetrics, AggregateMetricsRequest
-from nemo_gym.reward_profile import compute_pass_majority_metrics, highest_k_metrics
-
-_VERIFIERS: dict = {}
-
-
-class MCQAResourcesServerConfig(BaseResourcesServerConfig):
-    REVERIFY_MODE: ClassVar[ReverifyMode] = ReverifyMode.STATELESS
-    grading_mode: Optional[str] = None  # NeMo Gym's key: null, or what the contract says
-    mcqa_prep: Optional[dict[str, Any]] = None
-
-
-class MCQARunRequest(BaseRunRequest):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class MCQAVerifyRequest(MCQARunRequest, BaseVerifyRequest):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class MCQAVerifyResponse(BaseVerifyResponse):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    expected_answer: str
-    extracted_answer: Optional[str] = None
-    status: str
-    rule: Optional[str] = None
-
-
-class MCQAResourcesServer(SimpleResourcesServer):
-    ray_enabled = False
-    config: MCQAResourcesServerConfig
-
-    def mcqa_verifier(self):
-        key = id(self)
-        if key not in _VERIFIERS:
-            _VERIFIERS[key] = component_verifier(self.config.mcqa_prep, grading_mode=self.config.grading_mode)
-        return _VERIFIERS[key]
-
-    def setup_webserver(self):
-        self.mcqa_verifier()  # verify the preparations (or the policy) before serving anything
-        return super().setup_webserver()
-
-    def compute_metrics(self, tasks):
-        return compute_pass_majority_metrics(
-            tasks, score_fn=lambda r: {"accuracy": r["reward"]}, answer_key="extracted_answer"
-        )[0]
-
-    def get_key_metrics(self, agent_metrics):
-        key = {k: agent_metrics[k] for k in ("mean/reward", "pass@1/accuracy") if k in agent_metrics}
-        key.update(highest_k_metrics(agent_metrics, "pass@1[avg-of-{k}]", score_names=["accuracy", "no_answer"]))
-        key.update(highest_k_metrics(agent_metrics, "pass@{k}", score_names=["no_answer"]))
-        key.update(highest_k_metrics(agent_metrics, "majority@{k}", score_names=["accuracy"]))
-        return key
-
-    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
-        out = await super().aggregate_metrics(body)
-        out.agent_metrics.update(contract_counts(body.verify_responses, self.mcqa_verifier().served))
-        return out
-
-    async def verify(self, body: MCQAVerifyRequest) -> MCQAVerifyResponse:
-        doc = body.model_dump(mode="json")
-        verifier = self.mcqa_verifier()
-        if has_custom_regex(doc):  # a pattern from the data runs off the event loop, under its time bound
-            status, out = await asyncio.to_thread(verifier.verify, doc)
-        else:
-            status, out = verifier.verify(doc)
-        if status != 200:
-            raise HTTPException(status_code=status, detail=out.get("detail"))
-        return MCQAVerifyResponse.model_validate(out)
-
+from mcqa_prep.cli.gym_app import main
 
 if __name__ == "__main__":
-    MCQAResourcesServer.run_webserver()
+    sys.exit(main(Path(__file__).resolve().parent))
 '''.replace("@VERSION@", __version__)
 
 TASK_DATA = '''"""Task-data schema of the mcqa server written by `mcqa-prep gym-component`.
@@ -166,7 +83,8 @@ class TaskData(BaseModel):
 
 
 def requirements() -> str:
-    """nemo-gym 0.7.0 and this mcqa-prep: from the directory it was installed from when that is local."""
+    """This mcqa-prep with its server (from the directory it was installed from, when that is local). NeMo
+    Gym's venv set-up adds nemo-gym itself (the version of the NeMo Gym that starts it)."""
     spec = f"mcqa-prep[serve]=={__version__}"
     try:
         direct = metadata.distribution("mcqa-prep").read_text("direct_url.json")
@@ -176,11 +94,18 @@ def requirements() -> str:
         url = json.loads(direct).get("url", "")
         if url.startswith("file://"):
             spec = f"mcqa-prep[serve] @ {url}"
-    return f"nemo-gym==0.7.0\n{spec}\n"
+    return f"# the server mcqa-prep runs; NeMo Gym's venv set-up adds nemo-gym itself\n{spec}\n"
 
 
-def config(settings: Mapping[str, Any], served: ServedContract) -> str:
-    """configs/mcqa.yaml: the built-in config's keys (existing configs resolve), the server's settings."""
+def dataset_type(split: str) -> str:
+    """NeMo Gym's dataset type for a preparation's split: train, else validation (held-out data)."""
+    return "train" if split == "train" else "validation"
+
+
+def config(settings: Mapping[str, Any], served: ServedContract, license_name: str | None) -> str:
+    """configs/mcqa.yaml: the built-in config's keys (existing configs resolve), the server's settings, the
+    example dataset and each JSONL shard of the preparations with its license (NeMo Gym requires one on every
+    train and validation dataset)."""
     datasets: list[dict[str, Any]] = [
         {"name": "example", "type": "example", "jsonl_fpath": "resources_servers/mcqa/data/example.jsonl"}
     ]
@@ -189,9 +114,9 @@ def config(settings: Mapping[str, Any], served: ServedContract) -> str:
 
         for f in mf.read(directory).shards():
             if f.name.endswith(".jsonl"):
-                kind = f.split if f.split in ("train", "validation") else "train"
                 name = f.name.removesuffix(".jsonl").replace(".", "_")
-                datasets.append({"name": name, "type": kind, "jsonl_fpath": f"{directory}/{f.name}"})
+                entry = {"name": name, "type": dataset_type(f.split or ""), "jsonl_fpath": f"{directory}/{f.name}"}
+                datasets.append({**entry, "license": license_name})
     doc = {
         "mcqa": {
             "resources_servers": {
@@ -230,19 +155,18 @@ def config(settings: Mapping[str, Any], served: ServedContract) -> str:
 
 
 def readme(served: ServedContract, settings: Mapping[str, Any]) -> str:
+    on_mismatch = (
+        "refused (HTTP 422)" if settings.get("on_mismatch") == "reject" else "masked (reward 0, mask_sample)"
+    )
     return (
         "# mcqa (mcqa-prep)\n\n"
-        "NeMo Gym's `mcqa` resources server, grading with mcqa-prep under the grading contract\n"
+        "NeMo Gym's `mcqa` resources server, served by mcqa-prep under the grading contract\n"
         f"`{served.id}` (from {', '.join(served.sources)}).\n\n"
-        "Put the folder that holds `resources_servers/` on `NEMO_GYM_EXTRA_ROOTS` and NeMo Gym uses this server\n"
-        "instead of its built-in `mcqa` (same config key, routes and response fields). A row whose\n"
-        "`metadata.mcqa_prep.contract` differs from the served contract is "
-        + (
-            "refused (HTTP 422)"
-            if settings.get("on_mismatch") == "reject"
-            else "masked (reward 0, mask_sample)"
-        )
-        + ",\nwith `failure_kind: mcqa:contract_mismatch` and the fields that differ. Written by\n"
+        "Put the folder that holds `resources_servers/` on `NEMO_GYM_EXTRA_ROOTS` and `gym env start` runs this\n"
+        "server instead of its built-in `mcqa` (same config key, routes, refusals, response fields and aggregate\n"
+        "metrics; its own HTTP server, on the host and port NeMo Gym assigns). A row whose\n"
+        f"`metadata.mcqa_prep.contract` differs from the served contract is {on_mismatch},\n"
+        "with `failure_kind: mcqa:contract_mismatch` and the fields that differ. Written by\n"
         f"`mcqa-prep gym-component` {__version__}; see mcqa-prep's docs/serve.md.\n"
     )
 
@@ -296,4 +220,12 @@ def response_for(row: Mapping[str, Any], *, correct: bool) -> dict[str, Any]:
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],
+        "status": "completed",
+        "usage": {
+            "input_tokens": 0,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": len(text.split()),
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": len(text.split()),
+        },
     }
