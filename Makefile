@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps bench-docs soak-serve clean
+.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps bench-docs soak-serve clean \
+	gym-venv gym-check test-py313
 
 install: $(STAMP)
 
@@ -35,6 +36,48 @@ $(FLOORS_VENV)/.installed: pyproject.toml scripts/floors.py
 	$(FLOORS_VENV)/bin/python scripts/floors.py > $(FLOORS_VENV)/floors.txt
 	$(FLOORS_VENV)/bin/python -m pip install --quiet --only-binary :all: -c $(FLOORS_VENV)/floors.txt -e '.[dev,bench]'
 	touch $@
+
+# NeMo Gym 0.7.0 as its users install it, in a venv of its own: the newest Python 3.13 here (PY313: pyenv's
+# newest 3.13, else python3.13 on PATH), NeMo Gym 0.7.0 with all its dependencies from PyPI (its wheel from
+# bench/.cache when present) and this package with its dev extra. --ignore-requires-python: NeMo Gym asks for
+# 3.13.14 and pyenv here has 3.13.0 (only the patch level is short). Rebuilt when pyproject.toml changes; the pip
+# cache makes a rebuild a few minutes, the first build ~10 (about 1.5 GB: Ray, MLflow, W&B, pandas, scipy ...).
+PY313 ?= $(or $(shell ls -d $(HOME)/.pyenv/versions/3.13.* 2>/dev/null | sort -V | tail -1 | sed 's|$$|/bin/python|'),$(shell command -v python3.13 2>/dev/null))
+GYM_VENV ?= .venv-gym
+NEMO_GYM_SPEC = $(if $(wildcard $(NEMO_GYM_WHEEL)),$(NEMO_GYM_WHEEL),nemo-gym==0.7.0)
+
+gym-venv: $(GYM_VENV)/.installed
+
+$(GYM_VENV)/.installed: pyproject.toml
+	@"$(PY313)" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null || \
+		{ echo "no Python 3.13 here (PY313=$(PY313)): set PY313=/path/to/python3.13" >&2; exit 1; }
+	rm -rf $(GYM_VENV)
+	$(PY313) -m venv $(GYM_VENV)
+	$(GYM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(GYM_VENV)/bin/python -m pip install --quiet --ignore-requires-python '$(NEMO_GYM_SPEC)'
+	$(GYM_VENV)/bin/python -m pip install --quiet -e '.[dev]'
+	$(GYM_VENV)/bin/python -m pip check
+	touch $@
+
+# NeMo Gym's launcher (tests/test_gym_launcher.py): `gym env start` runs the component, `ng_collect_rollouts`
+# collects rollouts through it against a replay policy server, next to the stock mcqa server; rewards, masks and
+# aggregate metrics compared. ~5 min on 2 cores. Its summary goes to bench/results/gym_check.json (committed).
+gym-check: install gym-venv
+	MCQA_PREP_GYM_VENV=$(GYM_VENV) MCQA_PREP_GYM_RESULT=bench/results/gym_check.json \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_gym_launcher.py
+
+# The grader, prepare, serve and component tests again on Python 3.13 (the interpreter NeMo Gym, and so the
+# component, runs on), in the NeMo Gym venv, NeMo Gym's own code read from its installation there.
+PY313_TESTS := tests/test_grader_modes.py tests/test_grader_properties.py tests/test_grader_version.py \
+	tests/test_conformance_parity.py tests/test_boxed_reference.py tests/test_mode_table.py tests/test_nfkc.py \
+	tests/test_regex_bound.py tests/test_robust.py tests/test_robust_corpus.py tests/test_robust_linear.py \
+	tests/test_prepare.py tests/test_prepare_runtime.py tests/test_prepare_version.py tests/test_verify.py \
+	tests/test_contract.py tests/test_serve.py tests/test_serve_wire.py tests/test_serve_parity.py \
+	tests/test_serve_gym.py tests/hostile/test_hostile_http.py
+
+test-py313: gym-venv
+	MCQA_PREP_NEMO_GYM_SITE=$$($(GYM_VENV)/bin/python -c 'import nemo_gym, pathlib; print(pathlib.Path(nemo_gym.__file__).parents[1])') \
+		$(GYM_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PY313_TESTS)
 
 demo: install
 	bash scripts/demo.sh $(BIN)
@@ -92,7 +135,7 @@ $(NEMO_GYM_SITE)/.installed-v2: | install
 # then `make bench-docs` writes them into README.md and docs/ (tests/test_bench_docs.py checks they agree).
 # FULL=1: also the 685,573-row figures. BASELINE=REV: rescore on REV's package too. BENCH_ARGS: e.g.
 # `--scale 0.05 --only rescore --out /tmp/r` for a quick check that leaves bench/results alone.
-bench: install bench-deps
+bench: install bench-deps gym-venv
 	$(BIN)/python bench/run.py $(if $(FULL),--full) $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
 
 bench-docs: install
@@ -104,4 +147,4 @@ soak-serve: install bench-deps
 	$(BIN)/python bench/run.py --only soak $(SOAK_ARGS)
 
 clean:
-	rm -rf $(VENV) $(FLOORS_VENV) build *.egg-info .pytest_cache bench/.cache
+	rm -rf $(VENV) $(FLOORS_VENV) $(GYM_VENV) build *.egg-info .pytest_cache bench/.cache
