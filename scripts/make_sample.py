@@ -2,8 +2,10 @@
 
 Questions and responses were written for this project. train.jsonl uses single-key option dicts;
 validation.parquet uses the Arrow shape in which every options element carries all letter keys with
-nulls for the absent ones, as the hub's Parquet export does. rollouts.jsonl holds model responses as
-NeMo Gym records them: no options, a recorded reward and extracted_answer.
+nulls for the absent ones, as the hub's Parquet export does. rollouts.jsonl holds model responses with no
+options, a recorded reward and extracted_answer; the committed file is then put in the exact form NeMo Gym's
+rollout collection writes (its models' full dumps, task and rollout indices, the agent) by NeMo Gym's own code:
+`.venv-gym/bin/python tests/gym_golden.py --sample-rollouts` (`make gym-venv` builds that venv).
 """
 
 from __future__ import annotations

@@ -55,8 +55,8 @@ def test_parity_suite_through_the_server_equals_grade_text():
                 doc.get("reward"),
                 doc.get("extracted_answer"),
                 doc.get("expected_answer"),
-                doc.get("status"),
-                doc.get("rule"),
+                (doc.get("mcqa_prep") or {}).get("status"),
+                (doc.get("mcqa_prep") or {}).get("rule"),
             )
             if doc["http"] != 200 or got != _expected(case):
                 failures.append(f"{case['id']}: server {doc['http']} {got} != grade_text {_expected(case)}")
@@ -106,7 +106,8 @@ def test_bench_serve_machinery_without_timing():
     v = Verifier(ServedContract(GradingPolicy()))
     answers = [v.verify(json.loads(b)) for b in bench_serve.request_bodies(50)]
     assert all(
-        code == 200 and doc["status"] not in ("invalid_row", "contract_mismatch") for code, doc in answers
+        code == 200 and doc["mcqa_prep"]["status"] not in ("invalid_row", "contract_mismatch")
+        for code, doc in answers
     )
     assert v.counters.totals()["unstamped"] == 0  # stamped with the served contract
     one = {"rps": 1.0, "p50_ms": 1.0, "p99_ms": 2.0, "per_cpu_s": 10.0}
