@@ -326,6 +326,30 @@ def t_serve(r: Results) -> list[str]:
     return table(head, rows, "rrrr") + ["", meta_line(r, "serve")]
 
 
+def t_gym(r: Results) -> list[str]:
+    """bench_gym: the mcqa server inside NeMo Gym (gym env start), stock and component, beside `serve` alone
+    and bench_serve's stripped NeMo Gym app."""
+    s = r["gym"]["figures"]
+    names = ("gym_component", "gym_stock", "serve", "stripped")
+    rows = []
+    for c in (16, 64):
+        if f"c{c}.gym_stock.rps" not in s:
+            continue
+        cells = []
+        for name in names:
+            k = f"c{c}.{name}"
+            cells.append(
+                f"{span(s[k + '.rps'], False)} req/s; p99 {span(s[k + '.p99_ms'])}; {span(s[k + '.per_cpu_s'], False)}"
+                if k + ".rps" in s else "n/a"
+            )  # fmt: skip
+        ratio = span(s[f"c{c}.gym_component.per_cpu_x"]) if f"c{c}.gym_component.per_cpu_x" in s else "n/a"
+        rows.append([str(c), *cells, ratio])
+    head = ["clients", "mcqa-prep component, gym env start: req/s; p99; req per CPU s",
+            "NeMo Gym 0.7.0 mcqa server, gym env start: the same", "mcqa-prep serve: the same",
+            "NeMo Gym's app, middlewares stubbed: the same", "component / stock, per CPU s"]  # fmt: skip
+    return table(head, rows, "rrrrrr") + ["", meta_line(r, "gym")]
+
+
 def t_ray(r: Results) -> list[str]:
     """`rescore --engine ray` against `--workers`, N = 1 and 2 (bench_cluster): whole commands, start-up
     included, their fixed cost, and a Ray session's split of it (start, first job, a later job) with the
@@ -542,6 +566,7 @@ TABLES: dict[str, Callable[[Results], list[str]]] = {
     "targets": t_targets,
     "memory": t_memory,
     "serve": t_serve,
+    "gym": t_gym,
     "ray": t_ray,
     "load-prepared": t_load_prepared,
     "passrates": t_passrates,

@@ -54,6 +54,7 @@ ORDER = (
     "passrates",
     "audit",
     "serve",
+    "gym",
     "cluster",
 )
 # Run only when named with --only (long, or a one-time design measurement): name -> file stem.

@@ -164,7 +164,7 @@ def test_the_license_comes_from_the_pulled_inputs_or_must_be_given(prep, tmp_pat
     pulled = tmp_path / "pulled"
     subprocess.run(["cp", "-r", str(prep), str(pulled)], check=True)
     doc = json.loads((pulled / mf.MANIFEST_NAME).read_text())
-    doc["inputs"] = [{"kind": "pulled", "path": "hub", "repo": "o/r", "commit": "0" * 40, "splits": None,
+    doc["inputs"] = [{"kind": "pulled", "path": "hub", "repo": "o/r", "commit": "0" * 40, "splits": ["train"],
                       "files": [], "license": lic} for lic in ("apache-2.0", "Apache 2.0")]  # fmt: skip
     (pulled / mf.MANIFEST_NAME).write_text(json.dumps(doc))
     assert dataset_license([pulled], None) == "Apache 2.0"
