@@ -56,7 +56,10 @@ ALLOWED = {
     ("docs/serve.md", "10 s"): "the drain deadline on SIGTERM, a setting",
     ("docs/serve.md", "5 s"): "the default --grade-timeout, a setting",
     ("README.md", "5 s"): "the default --grade-timeout, a setting",
-    ("docs/serve.md", "1.5 GB"): "the size of NeMo Gym 0.7.0's installed dependencies (a library's footprint)",
+    (
+        "docs/serve.md",
+        "1.5 GB",
+    ): "the size of NeMo Gym 0.7.0's installed dependencies (a library's footprint)",
     ("docs/prepare.md", "8 MiB"): "the hashing block size, a setting",
     ("docs/prepare.md", "1 MiB"): "the shard write buffer, a setting",
     ("docs/pull.md", "23 s"): "huggingface_hub's retry schedule (5 retries with backoff), its setting",

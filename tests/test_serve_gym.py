@@ -25,6 +25,7 @@ from mcqa_prep.serve.component import component_settings, component_verifier, wr
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from nemo_gym_ref import SITE  # noqa: E402
+
 needs_gym = pytest.mark.skipif(
     not (SITE / "resources_servers" / "mcqa" / "app.py").is_file(),
     reason="NeMo Gym 0.7.0 not installed: make bench-deps",

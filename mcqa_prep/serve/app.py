@@ -19,7 +19,7 @@ method (405); a (task, rollout) pair twice in /aggregate_metrics is NeMo Gym's 5
 
 Grading off the event loop, under a per-request bound (`grade_timeout` seconds from when its grading starts):
 
-- a verify body larger than `INLINE_MAX` bytes is graded in the worker's grading child process
+- a verify body larger than `INLINE_MAX` bytes is graded in the worker's grading helper process
   (isolate.py), which is killed and replaced when a grading runs past the bound: the request is answered
   masked (`mcqa:grading_timeout`), and the loop goes on serving every other request and the health routes
   meanwhile, whatever the grading does (a thread could not be stopped, and a long C call holds the GIL);
@@ -32,6 +32,7 @@ Grading off the event loop, under a per-request bound (`grade_timeout` seconds f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -119,7 +120,8 @@ class ServeApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self.isolated.start()  # the grading child, ready before the first large body
+                with contextlib.suppress(Exception):  # else started by the first large body
+                    self.isolated.start()  # the grading helper, ready before the first large body
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.isolated.close()
@@ -156,13 +158,13 @@ class ServeApp:
             await respond(send, *refused)
             return
         if len(body) > self.inline_max:
-            graded = await self.isolated.grade(body, self.grade_timeout)
-            if graded is None:  # the child ran past the bound: killed and replaced
+            graded = await self.isolated.grade(doc, self.grade_timeout)
+            if graded is None:  # the helper ran past the bound (or failed): killed, a new one for the next
                 await respond(send, *self.verifier.timed_out(doc, self.grade_timeout))
                 return
             status, answer, counts = graded
             self.verifier.count(counts)
-            await respond_raw(send, status, answer, _JSON)
+            await respond(send, status, answer)
             return
         if has_custom_regex(doc):
             loop = asyncio.get_running_loop()

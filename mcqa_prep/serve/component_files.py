@@ -115,7 +115,11 @@ def config(settings: Mapping[str, Any], served: ServedContract, license_name: st
         for f in mf.read(directory).shards():
             if f.name.endswith(".jsonl"):
                 name = f.name.removesuffix(".jsonl").replace(".", "_")
-                entry = {"name": name, "type": dataset_type(f.split or ""), "jsonl_fpath": f"{directory}/{f.name}"}
+                entry = {
+                    "name": name,
+                    "type": dataset_type(f.split or ""),
+                    "jsonl_fpath": f"{directory}/{f.name}",
+                }
                 datasets.append({**entry, "license": license_name})
     doc = {
         "mcqa": {

@@ -50,7 +50,9 @@ def _load(text: str, key: str) -> tuple[dict[str, Any], dict[str, Any]]:
     block = whole.get(key) or {}
     where = _unresolved(block, key)
     if where is not None:
-        raise ComponentConfigError(f"{where}: an interpolation NeMo Gym left unresolved; write the value itself")
+        raise ComponentConfigError(
+            f"{where}: an interpolation NeMo Gym left unresolved; write the value itself"
+        )
     return whole, block
 
 
