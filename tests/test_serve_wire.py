@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import importlib.metadata
 import json
 import math
 import random
@@ -30,7 +30,7 @@ from mcqa_prep.serve.aggregate import AggregateFailed, BadAggregateRequest, aggr
 from mcqa_prep.serve.app import ServeApp, loads
 from mcqa_prep.serve.contract import ServedContract
 from mcqa_prep.serve.ng_passk import pass_majority
-from mcqa_prep.serve.ng_stats import _sum_compensated, t_quantile
+from mcqa_prep.serve.ng_stats import _sum_compensated, scipy_stdtrit, t_quantile
 from mcqa_prep.serve.request_model import close_problem, verify_problem
 from mcqa_prep.serve.verifier import Verifier
 
@@ -38,9 +38,13 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 AGGREGATE = [json.loads(x) for x in (GOLDEN / "nemo_gym_aggregate_cases.jsonl").read_text().splitlines()]
 REQUESTS = [json.loads(x) for x in (GOLDEN / "nemo_gym_request_cases.jsonl").read_text().splitlines()]
 GOLDEN_SCIPY = "1.18.1"  # scipy in NeMo Gym's venv when tests/gym_golden.py wrote the cases
-EXACT_INTERVALS = (
-    importlib.util.find_spec("scipy") is not None and __import__("scipy").__version__ == GOLDEN_SCIPY
-)
+
+
+def _exact_intervals() -> bool:
+    """Whether this process computes the t intervals with the scipy the golden cases were made with."""
+    return scipy_stdtrit() is not None and importlib.metadata.version("scipy") == GOLDEN_SCIPY
+
+
 # NeMo Gym's answer -> ours, on purpose (docs/serve.md "Deviations"):
 DEVIATIONS = {
     "grading_mode_robust": 200,  # a mode this grader grades on a row (a preparation may stamp it)
@@ -67,7 +71,7 @@ def _same(ours: Any, theirs: Any, key: str = "") -> None:
         assert len(ours) == len(theirs), key
         for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
             _same(a, b, f"{key}[{i}]")
-    elif isinstance(ours, float) and ("ci_low_95" in key or "ci_high_95" in key) and not EXACT_INTERVALS:
+    elif isinstance(ours, float) and ("ci_low_95" in key or "ci_high_95" in key) and not _exact_intervals():
         assert math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12), (key, ours, theirs)
     else:
         assert ours == theirs, (key, ours, theirs)

@@ -157,12 +157,20 @@ def t_interval(mean: float, scale: float, n: int) -> tuple[float, float] | None:
     return _t_ppf(q1, n - 1) * scale + mean, _t_ppf(q2, n - 1) * scale + mean
 
 
-def _t_ppf(p: float, df: int) -> float:
+def scipy_stdtrit() -> Any:
+    """scipy's t quantile, or None where scipy is not installed (or an import hook stands in for it)."""
     try:
-        from scipy.special import stdtrit  # type: ignore[import-untyped,unused-ignore]
+        import scipy.special as special  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
-        return t_quantile(p, df)
-    return float(stdtrit(df, p))
+        return None
+    if getattr(special, "__file__", None) is None:  # not the real module
+        return None
+    return special.stdtrit
+
+
+def _t_ppf(p: float, df: int) -> float:
+    stdtrit = scipy_stdtrit()
+    return t_quantile(p, df) if stdtrit is None else float(stdtrit(df, p))
 
 
 def t_quantile(p: float, df: float) -> float:
