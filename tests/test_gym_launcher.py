@@ -36,11 +36,16 @@ from gym_launch import MCQA_CONFIG, MODEL_CONFIG, GymEnv, Replay, site_packages,
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = os.environ.get("MCQA_PREP_GYM_VENV")
-pytestmark = pytest.mark.skipif(
-    not VENV,
-    reason="runs in `make gym-check`: NeMo Gym 0.7.0 with its dependencies on Python 3.13 in its own venv "
-    "(.venv-gym, built by `make gym-venv`); `make test` does not build it",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not VENV,
+        reason="runs in `make gym-check`: NeMo Gym 0.7.0 with its dependencies on Python 3.13 in its own venv "
+        "(.venv-gym, built by `make gym-venv`); `make test` does not build it",
+    ),
+    # a hang guard, as the suite's 300 s: three `gym env start` runs and their collections, in the first
+    # test's set-up, take minutes on a busy 2-core machine
+    pytest.mark.timeout(2400),
+]
 REPEATS = 4
 TAMPERED = "sha256:" + "0" * 64
 
