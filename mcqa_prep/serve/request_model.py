@@ -284,7 +284,9 @@ def row_problem(doc: Mapping[str, Any], *, lenient: bool) -> Problem | None:
     bad = request_field_problem(doc)
     if bad is not None:
         where, takes, value = bad
-        kind = "list_type" if takes == OPTIONS else "dict_type" if takes in (OPTION, OBJECT) else "string_type"
+        kind = (
+            "list_type" if takes == OPTIONS else "dict_type" if takes in (OPTION, OBJECT) else "string_type"
+        )
         return where, f"{takes} is required", kind
     rollout_id = doc.get("_ng_rollout_id")
     if rollout_id is not None and type(rollout_id) is not str:

@@ -231,7 +231,9 @@ def test_a_long_robust_grading_holds_up_neither_the_worker_nor_its_health(server
     answered: graded, or masked at the per-request bound (mcqa:grading_timeout)."""
     slow, health = server.client(), server.client()
     slow.send(
-        "POST", "/verify", _with(grading_mode="robust", response=response_obj("Answer:" + " " * 80_000 + "x"))
+        "POST",
+        "/verify",
+        _with(grading_mode="robust", response=fake_response("Answer:" + " " * 80_000 + "x", model="m")),
     )
     health.send("GET", "/healthz")
     status, doc, _ = health.receive()
@@ -246,7 +248,7 @@ def test_a_long_robust_grading_holds_up_neither_the_worker_nor_its_health(server
 
 def test_integers_beyond_64_bits_come_back_exact(server):
     big = 123456789012345678901234567890
-    body = {**GOOD, "response": {**response_obj("\\boxed{B}"), "x_big": big, "x_neg": -(2**80)}}
+    body = {**GOOD, "response": {**fake_response("\\boxed{B}", model="m"), "x_big": big, "x_neg": -(2**80)}}
     status, doc = server.post("/verify", body)
     assert status == 200 and doc["response"]["x_big"] == big and doc["response"]["x_neg"] == -(2**80)
 
