@@ -216,7 +216,9 @@ def differences(row: Mapping[str, Any], prepared: Mapping[str, Any]) -> list[Dif
         if _digest(a) == _digest(b):
             continue
         if k == "options" and isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-            out += [Difference(f"options[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y]
+            out += [
+                Difference(f"options[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y
+            ]
         elif k == "template_metadata" and isinstance(a, Mapping) and isinstance(b, Mapping):
             out += [
                 Difference(f"template_metadata.{t}", a.get(t), b.get(t))
@@ -238,7 +240,7 @@ def _clip(value: Any) -> Any:
 
 def _around_first_difference(a: str, b: str, context: int = 40) -> tuple[str, str]:
     """The two texts from a little before their first difference, each clipped ("..." where cut)."""
-    i = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    i = next((j for j, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     start = max(0, i - context)
 
     def cut(s: str) -> str:

@@ -50,9 +50,8 @@ SECTIONS = ("difficulty", "runtimes", "repairs", "decontamination")  # optional 
 # without the key was made before it was recorded: preparation version 1.
 PREPARATION_VERSION = "3"
 UNRECORDED_PREPARATION = "1"
-BINDING_VERSION = (
-    3  # from this preparation version on, every row's stamp records its bound fields (binding.py)
-)
+# from this preparation version on, every row's stamp records its bound fields (binding.py)
+BINDING_VERSION = 3
 
 
 def shard_name(split: str, index: int, count: int, fmt: str) -> str:

@@ -32,7 +32,7 @@ def served_contract(
         p.check()
         source = "policy" if policy is not None else "the built-in policy"
         return ServedContract(p, require_stamp=require_stamp, sources=[source])
-    from ..prepared.verify import verify_prepared
+    from ..prepared.accept import verify_prepared
 
     reports = [verify_prepared(d, None, progress=progress) for d in prepared]
     first = reports[0]
