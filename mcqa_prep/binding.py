@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .errors import Difference
+from .errors import Difference, fields_that_differ
 from .fields import stamp_of
 from .grader import effective_mode
 from .grader.letters import normalize_gold
@@ -201,7 +201,7 @@ def describe(c: Check) -> str:
         )
     if c.mode is not None:
         parts.append(
-            f"its stamp says it grades under {json.dumps(c.mode[0])}, the row under {json.dumps(c.mode[1])}"
+            f"its stamp's {MODE_FIELD} is {json.dumps(c.mode[0])}, but the row grades under {json.dumps(c.mode[1])}"
         )
     return "row edited after prepare: " + "; ".join(parts)
 
@@ -230,6 +230,11 @@ def differences(row: Mapping[str, Any], prepared: Mapping[str, Any]) -> list[Dif
         else:
             out.append(Difference(k, _clip(a), _clip(b)))
     return out
+
+
+def edited(differences: Sequence[Difference]) -> str:
+    """The account of a row edited after prepare, named against the row as prepared (both values)."""
+    return "row edited after prepare; " + fields_that_differ(differences, "row != prepared")
 
 
 def _clip(value: Any) -> Any:

@@ -9,7 +9,8 @@ excludes), then `reward`, `expected_answer` (the gold, stripped and upper-cased)
 `mask_sample`, `failure_kind`, `failure_reason` (its base verify response's fields), plus this server's
 `status` and `rule`. A row whose stamp differs from the served contract gets reward 0, `mask_sample: true`,
 `failure_kind: "mcqa:contract_mismatch"` and a `failure_reason` naming the fields (on_mismatch "mask"), or
-HTTP 422 with the same detail (on_mismatch "reject").
+HTTP 422 with the same detail (on_mismatch "reject"); a row stamped with the served contract but edited after
+prepare likewise, with `failure_kind: "mcqa:row_changed"` and status `row_changed` (contract.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..grader.letters import normalize_gold
 from ..grader.request import grade_request
 from ..runtimes import OPTION, request_field_problem
-from .contract import MISMATCH, MISMATCH_KIND, UNSTAMPED, ServedContract
+from .contract import MISMATCH, UNSTAMPED, ServedContract
 from .metrics import INVALID_STATUSES, Counters
 
 ON_MISMATCH = ("mask", "reject")
@@ -106,8 +107,8 @@ class Verifier:
                 return 422, {"detail": check.detail(self.served.id)}
             c.add("masked")
             return 200, _answer(
-                doc, 0.0, normalize_gold(doc.get("expected_answer")), None, STATUS_CONTRACT_MISMATCH, None,
-                mask=True, kind=MISMATCH_KIND, reason=check.failure_reason,
+                doc, 0.0, normalize_gold(doc.get("expected_answer")), None, check.status, None,
+                mask=True, kind=check.kind, reason=check.failure_reason,
             )  # fmt: skip
         try:
             result, _ = grade_request(
