@@ -30,7 +30,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
@@ -39,7 +39,7 @@ from .fields import stamp_of
 from .grader import effective_mode
 from .grader.letters import normalize_gold
 from .grader.modes import DEFAULT_MODE, ROW_MODES
-from .prompt import messages
+from .prompt import content_text, messages
 
 BOUND = ("options", "expected_answer", "grading_mode", "template_metadata", "prompt")
 TEMPLATE_KEYS = ("output_regex", "answer_prefix", "option_labels")  # what the grader reads of a template
@@ -79,8 +79,12 @@ def normalise_options(options: Any) -> Any:
     return out
 
 
+def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(x) is dict or (x is not None and isinstance(x, Mapping))
+
+
 def _template(tm: Any) -> Any:
-    if not isinstance(tm, Mapping):
+    if not _is_map(tm):
         return None
     out = {}
     for k in TEMPLATE_KEYS:
@@ -88,12 +92,22 @@ def _template(tm: Any) -> Any:
         if v is None:
             continue
         if k == "output_regex":
-            v = [v] if isinstance(v, str) else list(v) if isinstance(v, (Mapping, list, tuple)) else v
+            v = [v] if type(v) is str else list(v) if isinstance(v, (Mapping, list, tuple)) else v
         out[k] = v
     return out or None
 
 
 def _prompt(rcp: Any) -> str | None:
+    inp = rcp.get("input") if type(rcp) is dict else None
+    if type(inp) is list:  # the usual shape, read without building every message's (role, text)
+        for m in inp:
+            if type(m) is dict and m.get("role") == "user":
+                c = m.get("content")
+                return c if type(c) is str else content_text(c)
+            if type(m) is not dict:
+                break
+        else:
+            return None
     for role, text in messages(rcp) or ():
         if role == "user":
             return text
@@ -140,11 +154,14 @@ def identity(bound: Mapping[str, Any]) -> bytes:
     return hashlib.blake2b(blob, digest_size=16).digest()
 
 
+_BOUND_KEYS = frozenset(BOUND)
+
+
 def recorded(row: Mapping[str, Any] | None) -> dict[str, str] | None:
     """The digests the row's stamp records (exactly the BOUND fields, each a string), else None."""
     s = stamp_of(row)
     b = s.get(STAMP_KEY) if s is not None else None
-    if not isinstance(b, Mapping) or set(b) != set(BOUND) or not all(type(v) is str for v in b.values()):
+    if not _is_map(b) or b.keys() != _BOUND_KEYS or not all(type(v) is str for v in b.values()):
         return None
     return dict(b)
 

@@ -65,6 +65,8 @@ class PreparedRows:
                 self._files.append(("", ""))  # named below, once the manifest is known
             self._add(row, numbers[file], at)
 
+        if self._cols is not None:
+            raise RuntimeError("the rows are frozen: accept every preparation before the first look-up")
         accepted = accept(directory, None, progress=progress, on_row=seen)
         m = accepted.manifest
         for file, n in numbers.items():
@@ -83,18 +85,24 @@ class PreparedRows:
         self._locs.append(file << _FILE_BITS | at)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._ids) if self._cols is None else len(self._cols[0])
+
+    def freeze(self) -> PreparedRows:
+        """Sort the columns now (before a server forks its workers, so that they share one copy)."""
+        self._columns()
+        return self
 
     def _columns(self) -> Any:
         with self._lock:
             if self._cols is None:
                 import numpy as np
 
-                ids = np.frombuffer(self._ids, dtype=np.uint64)
-                srcs = np.frombuffer(self._srcs, dtype=np.uint64)
-                locs = np.frombuffer(self._locs, dtype=np.uint64)
+                ids = np.array(self._ids, dtype=np.uint64)
+                srcs = np.array(self._srcs, dtype=np.uint64)
+                locs = np.array(self._locs, dtype=np.uint64)
                 by_id, by_src = np.argsort(ids, kind="stable"), np.argsort(srcs, kind="stable")
                 self._cols = (ids[by_id], locs[by_id], srcs[by_src], locs[by_src])
+                self._ids, self._srcs, self._locs = array("Q"), array("Q"), array("Q")  # (now in the columns)
             return self._cols
 
     def holds(self, identity: bytes) -> bool:

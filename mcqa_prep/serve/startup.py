@@ -72,7 +72,7 @@ def served_contract(
         known=[r.manifest.contract for r in reports],
         require_stamp=require_stamp,
         sources=[r.out_dir for r in reports],
-        rows=rows,
+        rows=rows.freeze(),
     )
     if served.id != first.contract_id:  # the manifest's policy rebuilt must give back the manifest's contract
         raise refusal(
