@@ -65,6 +65,7 @@ end
 
 def request_bodies(n: int, seed: int = SEED) -> list[bytes]:
     """n verify request bodies: bench_rescore's rows and responses, stamped with the default contract."""
+    from mcqa_prep import binding
     from mcqa_prep.policy import GradingPolicy
     from mcqa_prep.prepared.manifest import ROW_SCHEMA
 
@@ -78,6 +79,7 @@ def request_bodies(n: int, seed: int = SEED) -> list[bytes]:
             "row_schema": ROW_SCHEMA,
             "grading_mode": row["grading_mode"],
             "source": {"row": i},
+            "bound": binding.digests(row),  # as prepare stamps a row
         }
         row["metadata"] = {"mcqa_prep": stamp}
         row["response"] = bench_rescore.response(rng, row, i)

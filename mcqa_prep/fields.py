@@ -8,6 +8,8 @@
   under. A row is stamped when it carries `metadata.mcqa_prep` at all; `Stamp.contract` is the id when the
   stamp holds a non-empty string, else None (an unstamped row, or a stamp that names no contract: `serve`
   refuses the latter, `verify` names what it holds, `report` and `curriculum` take the row as unstamped).
+  The whole stamp (`stamp_of`: `metadata.mcqa_prep` when it is an object) is read by `binding.py`, which
+  checks the row against the digests of its grading fields the stamp records (`bound`).
 - **The grading** a rescored row carries (`grading_of`: `metadata.grading` when it is an object) and the
   contract it was graded under (`grading_contract`: its `contract` when a non-empty string, else None).
 - **The recorded reward** (`recorded_reward`; `reward_of` for a value read elsewhere, such as a grading's
@@ -87,6 +89,13 @@ def contract_stamp(row: Mapping[str, Any] | None) -> Stamp:
         return UNSTAMPED
     s = md["mcqa_prep"]
     return Stamp(True, s.get("contract") if _is_map(s) else None)
+
+
+def stamp_of(row: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The row's whole stamp (`metadata.mcqa_prep`) when it is an object, else None."""
+    md = row.get("metadata") if row is not None else None
+    s = md.get("mcqa_prep") if _is_map(md) else None
+    return s if _is_map(s) else None
 
 
 def permutation_link(row: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -3,7 +3,9 @@
 An argument is a data file, '-' (JSONL on stdin), a directory (its data files, recursively, without what
 io.paths.ignored says is not data), a directory written by `pull` (its locked data files, verified against
 the lock first unless the caller says not to), or a directory written by `prepare` (its shards, never its
-rejects, verified against its manifest first). Which files are data is io.paths.data_kind over the
+rejects, accepted by the one rule of every reader of a preparation first: prepared.accept.accept, so a
+stale, tampered or foreign preparation is refused alike by every command; `allow_stale`, for a command that
+only reports, reads one made by another preparation or grader version and lists it in `Inputs.stale`). Which files are data is io.paths.data_kind over the
 caller's `kinds` (JSONL and Parquet; convert asks for CSV/TSV, .json and .ndjson too). Splits follow
 io.paths.split_of, or the lock's and the manifest's record. `split` selects one split of a pulled or
 prepared directory; on plain files it forces that split, or with `select` keeps a directory's files of
@@ -55,6 +57,15 @@ class Inputs:
     sources: list[Source] = field(default_factory=list)
     locks: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # (arg, lock, verified)
     manifests: list[tuple[str, Manifest]] = field(default_factory=list)  # (arg, its manifest)
+    stale: list[tuple[str, Any]] = field(default_factory=list)  # (arg, why it is stale) under allow_stale
+
+    def stale_report(self) -> list[dict[str, Any]]:
+        """The preparations read under allow_stale, as a report lists them: path, reason, the refusal's message."""
+        from .records import display_name
+
+        return [
+            {"path": display_name(arg), "reason": e.reason, "message": e.message} for arg, e in self.stale
+        ]
 
     @property
     def unverified(self) -> list[str]:
@@ -71,6 +82,7 @@ def resolve(
     allow_stdin: bool = True,
     kinds: dict[str, str] = DATA_KINDS,
     select: bool = False,
+    allow_stale: bool = False,
 ) -> Inputs:
     from .prepared import manifest as mf
     from .pull import lock as locks
@@ -85,7 +97,7 @@ def resolve(
         elif locks.is_pulled_dir(arg):
             _pulled(out, arg, split, verify, progress)
         elif mf.is_prepared_dir(arg):
-            _prepared(out, arg, split, progress)
+            _prepared(out, arg, split, progress, allow_stale)
         else:
             for f in expand_inputs([arg], split=split, kinds=kinds, select=select):
                 out.sources.append(Source(f.path, f.name, f.split, arg, KIND_FILE, None, f.kind))
@@ -108,10 +120,15 @@ def _pulled(out: Inputs, arg: str, split: str | None, verify: bool, progress: Pr
         out.sources.append(Source(Path(path), rel, sp, arg, KIND_PULLED, claim, data_kind(path) or "jsonl"))
 
 
-def _prepared(out: Inputs, arg: str, split: str | None, progress: Progress | None) -> None:
-    from .prepared.verify import verify_prepared
+def _prepared(
+    out: Inputs, arg: str, split: str | None, progress: Progress | None, allow_stale: bool = False
+) -> None:
+    from .prepared.accept import accept
 
-    manifest = verify_prepared(arg, None, progress=progress, contract=False).manifest
+    accepted = accept(arg, None, allow_stale=allow_stale, progress=progress)
+    manifest = accepted.manifest
+    if accepted.stale is not None:
+        out.stale.append((arg, accepted.stale))
     shards = manifest.shards(split)
     if split is not None and not shards:
         raise UsageError(

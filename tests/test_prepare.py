@@ -16,6 +16,7 @@ from conftest import FIXTURES, read_jsonl, repaired_templated_example, rescore_r
 from prep_helpers import make_row, mtimes, write_rows
 from test_contract import FIELD_CHANGES
 
+from mcqa_prep import binding
 from mcqa_prep.errors import IncompletePreparation, InvalidRows, StaleCache, UsageError
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.prepare.run import normalise_options, prepare
@@ -91,6 +92,7 @@ def test_nemo_gym_fixtures_prepare_cleanly_and_round_trip(tmp_path, cli, name):
             "row_schema": "prepared-row.v1",
             "grading_mode": prep["grading_mode"],
             "source": {"file": str(src), "row": i + 1},
+            "bound": binding.digests(prep),  # the row as written (binding.py)
         }
         assert prep["metadata"] == orig.get("metadata", {})
     manifest = read_manifest(out).to_dict()

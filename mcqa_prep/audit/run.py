@@ -233,9 +233,12 @@ def audit(
     *,
     workers: int | None = 1,
     progress: Progress | None = None,
+    allow_stale: bool = False,
 ) -> dict[str, Any]:
     """Audit the dataset rows of `data` (files, directories, pulled or prepared directories) and return the
-    audit document (document.py). UsageError / InputError / ContractMismatch as the inputs deserve."""
+    audit document (document.py). UsageError / InputError / ContractMismatch as the inputs deserve.
+    `allow_stale`: a preparation of another preparation or grader version is audited (listed in the
+    document's `stale_preparations`) instead of refused."""
     from ..sources import resolve
     from . import benchmarks, document
 
@@ -247,7 +250,8 @@ def audit(
             "stdin ('-') cannot be audited: the rows are read twice; give a file", reason="no_stdin"
         )
     n_workers = check_workers(workers)
-    sources = resolve(list(data), progress=progress, allow_stdin=False).sources
+    found = resolve(list(data), progress=progress, allow_stdin=False, allow_stale=allow_stale)
+    sources = found.sources
     if not sources:
         raise InputError("no input files", reason="no_rows")
     bench = None
@@ -268,6 +272,8 @@ def audit(
     doc = document.build(request, fold, sources, evidence, text)
     if orders is not None:
         doc["option_orders"] = orders
+    if found.stale:
+        doc["stale_preparations"] = found.stale_report()
     return doc
 
 

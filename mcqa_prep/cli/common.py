@@ -17,6 +17,8 @@ __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
     "NO_VERIFY_OPTION",
+    "ALLOW_STALE_OPTION",
+    "stale_warnings",
     "WORKERS_OPTION",
     "cap_workers",
     "regex_timeout_option",
@@ -44,6 +46,19 @@ NO_VERIFY_OPTION = click.option(
     is_flag=True,
     help="For a pulled directory: skip checking its files against mcqa-prep.lock.json (the command warns).",
 )
+
+ALLOW_STALE_OPTION = click.option(
+    "--allow-stale",
+    "allow_stale",
+    is_flag=True,
+    help="Read a prepared directory made by another preparation or grader version instead of refusing it; "
+    "the output says so. A damaged or edited preparation is refused all the same.",
+)
+
+
+def stale_warnings(stale: list[dict[str, Any]]) -> list[str]:
+    """One warning line per preparation read under --allow-stale (the report's or audit's `stale_preparations`)."""
+    return [f"warning: {s['path']}: --allow-stale: read although stale: {s['message']}" for s in stale]
 
 
 def regex_timeout_option(default: float | None):

@@ -10,7 +10,15 @@ import click
 from ..io.paths import check_output
 from ..passrates.positions import describe, rstd_text
 from ..report import build_report, write_html
-from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
+from .common import (
+    ALLOW_STALE_OPTION,
+    FORMAT_OPTION,
+    NO_VERIFY_OPTION,
+    QUIET_OPTION,
+    bar_factory,
+    emit_json,
+    stale_warnings,
+)
 
 
 @click.command("report")
@@ -66,9 +74,12 @@ from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, 
     "a section with the pass rate by gold position of both (the letter prior's drift) and their consistent "
     "rates.",
 )
+@ALLOW_STALE_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
-def report_command(paths, output, title, examples, no_verify, pass_rates, by, audits, drift, fmt, quiet):
+def report_command(
+    paths, output, title, examples, no_verify, pass_rates, by, audits, drift, allow_stale, fmt, quiet
+):
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
@@ -115,7 +126,10 @@ def report_command(paths, output, title, examples, no_verify, pass_rates, by, au
         by=by,
         audits=audits,
         drift=tuple(drift) if drift else None,
+        allow_stale=allow_stale,
     )
+    for line in stale_warnings(doc.get("stale_preparations", [])):
+        click.echo(line, err=True)
     if no_verify:
         for i in doc["inputs"]:
             if i["kind"] == "pulled":

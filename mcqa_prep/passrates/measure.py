@@ -5,7 +5,8 @@ must have been graded under one known contract: either by `rescore` before (its 
 or here, while measuring (`rescore=True`, with `rescore_rows.rescore_row` and the given policy). Rollouts
 without a contract, rollouts under several contracts (unless one is chosen), rollouts whose model is not
 known and rollouts that could not be graded are refused, each with its count and first examples; nothing is
-dropped silently.
+dropped silently. A rollout of a prepared row edited after prepare (binding.py; kind `row_changed`) is one
+that could not be graded: counted apart, never pooled into a pass rate.
 
 Streams the rollouts (memory grows with questions x models, and with the optional join index); the table is
 written atomically (passrate_table.write_table).
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import binding
 from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import (
@@ -202,6 +204,11 @@ class Measurement:
         if grading is None or cid is None:
             self.no_contract.add("no_contract", where)
             return None
+        if binding.recorded(data) is not None:  # a stamped row edited after prepare is no evidence
+            c = binding.check(data)
+            if c.state == binding.CHANGED:
+                self.invalid.add("row_changed", f"{where} (row_changed): {binding.describe(c)}")
+                return None
         if not is_graded(grading.get("status")):
             self.invalid.add(
                 "invalid_row", f"{where}: {grading.get('message') or 'not graded (invalid_row)'}"

@@ -3,8 +3,8 @@
 In the workers (rows.py hands a stamped, valid row to `Permuter.outcome`): the row's variants are made
 (convert/variants.py: orders, options, gold, the prompt's option block), **each variant is checked again by
 every row rule of the validator** (the prompt-format check, the regex audit, the answer-format example: what
-a variant must pass is what any row must pass), stamped like the row (its contract, grading mode and source;
-`metadata.mcqa_prep.permutation` links it to its question) and serialised. A row that cannot be permuted is
+a variant must pass is what any row must pass), stamped like the row (its contract, grading mode and source, and
+bound to its own options, gold and prompt: binding.py; `metadata.mcqa_prep.permutation` links it to its question) and serialised. A row that cannot be permuted is
 rejected with the reason, never written in its own order only:
 
 - `permute.option_block`: the prompt's option block cannot be found exactly (block.py says why), or the row
@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..binding import STAMP_KEY, digests
 from ..convert.orders import PermuteSpec
 from ..convert.variants import expand
 from ..io.writers import WideInteger, row_line
@@ -61,6 +62,9 @@ class Permuter:
             return None, (RULE_BLOCK, exp.problem or "the row cannot be permuted")
         out: list[bytes] = []
         for variant in exp.rows:
+            stamp = variant["metadata"]["mcqa_prep"]  # (the variant's own copy of the row's stamp)
+            if STAMP_KEY in stamp:  # bound to what grades this order, as any prepared row (binding.py)
+                stamp[STAMP_KEY] = digests(variant)
             findings, _ = self.checker.check(dataclasses.replace(rec, data=variant, hint=None))
             errors = [f for f in findings if f.severity == "error"]
             if errors:

@@ -5,10 +5,10 @@ rows in order (duplicates across the input) and routes each row (prepare.Router)
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..binding import STAMP_KEY, digests, normalise_options
 from ..fields import permutation_link, template_id
 from ..grader.letters import normalize_gold
 from ..grader.modes import ROW_MODES
@@ -28,32 +28,6 @@ _RUNTIME_REFUSAL = "NeMo Gym 0.7.0's request model refuses this row: "
 REPAIR_RULE = (
     "regex_audit"  # the rule whose rows `repair_regexes` repairs (validate.row_checker.REPAIRABLE_RULE)
 )
-
-
-_DICT_ONLY = {dict}
-
-
-def normalise_options(options: Any) -> Any:
-    """Drop null-valued keys (the Parquet all-letters shape), keep letter order; other shapes pass through
-    unchanged (validate reports them)."""
-    if not isinstance(options, list):
-        return options
-    # the usual case, already normal (JSONL rows, and Parquet rows as the reader builds them): a few
-    # C-level passes instead of a dict comprehension per option
-    if set(map(type, options)) == _DICT_ONLY and None not in itertools.chain.from_iterable(
-        map(dict.values, options)
-    ):
-        if all(options):
-            return options
-    out = []
-    for opt in options:
-        if isinstance(opt, dict):
-            kept = {k: v for k, v in opt.items() if v is not None}
-            if kept:
-                out.append(kept)
-        else:
-            out.append(opt)
-    return out
 
 
 class Stamper:
@@ -103,6 +77,7 @@ class Stamper:
             "row_schema": mf.ROW_SCHEMA,
             "grading_mode": effective,
             "source": source,
+            STAMP_KEY: digests(data),  # what grades the row, as written (binding.py)
         }
         if link is not None:  # one order of a permuted question (convert --permute, or prepared before)
             md["mcqa_prep"]["permutation"] = link

@@ -570,7 +570,7 @@ def _up_to_date(
     """An output directory that holds this very preparation (accept.decide refuses any other, naming what
     differs): its files verified, nothing rewritten."""
     from ..prepared.accept import check_contract, decide
-    from ..prepared.verify import verify_files
+    from ..prepared.files import verify_files
 
     manifest = decide(
         out,

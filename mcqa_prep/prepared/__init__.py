@@ -1,12 +1,14 @@
 """A prepared directory on disk: its format and every reader's checks.
 
     manifest.py  file names, the manifest (build, write, read as a typed Manifest, self-consistency)
-    accept.py    whether a preparation is accepted: by a reader (the contract), by prepare (up to date)
-    verify.py    verify_prepared: bytes, row counts and stamps against the manifest, the contract
+    accept.py    whether a preparation is accepted: the one rule of every reader (accept, verify_prepared:
+                 manifest, contract and version, then the files), and by prepare (up to date)
+    files.py     verify_files: bytes, row counts, stamps and bound rows against the manifest
+    verify.py    verify_prepared (accept.py's), where callers have always imported it
     load.py      load_prepared: the verified data as a `datasets` object
 
-Writing one is the `prepare` package's job; every command that reads one (verify, rescore --rows, any
-command given a prepared directory, `load_prepared`) goes through verify.py.
+Writing one is the `prepare` package's job; every command that reads one (verify, serve, rescore --rows, any
+command given a prepared directory, `load_prepared`) is accepted by accept.py.
 """
 
 from __future__ import annotations

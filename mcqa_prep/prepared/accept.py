@@ -1,8 +1,19 @@
-"""Whether a preparation is accepted, decided from its manifest (manifest.read), with one refusal for each
-reason (errors.refusal):
+"""Whether a preparation is accepted, with one refusal for each reason (errors.refusal):
 
-- `check_contract`: by a reader (verify, load_prepared, serve, ...): is it valid for this grader (or for this
-  policy), and was it made by this preparation version (`PREPARATION_VERSION`)? ContractMismatch otherwise.
+- `accept`: **the one rule of every reader** (verify, load_prepared, serve and gym-component, and every command
+  given a prepared directory through sources.resolve: rescore/passrates/curriculum --rows, audit, report,
+  validate, prepare's inputs). In this order: the manifest is one (manifest.read: IncompletePreparation,
+  IntegrityError); it was made by this preparation version and under a contract of this grader, or the given
+  policy's (`check_contract`: ContractMismatch, reasons preparation_version, grader_version,
+  contract_mismatch); its files are the listed ones with their bytes, rows and stamps, and every row of a bound
+  preparation is as prepared (verify.verify_files: IntegrityError, reasons integrity, row_changed). The same
+  directory is refused with the same error, reason and message by every reader. A reader that only reports
+  may pass `allow_stale`: a preparation refused by `check_contract` without a policy (another preparation or
+  grader version) is then read anyway, and the refusal handed back (`Accepted.stale`) for the report to say
+  so; damage and edits are never allowed.
+- `accept_manifest`: the manifest half of it, for a reader with its own pass over the files (load_prepared).
+- `check_contract`: is it valid for this grader (or for this policy), and was it made by this preparation
+  version (`PREPARATION_VERSION`)? ContractMismatch otherwise.
 - `decide`: by prepare, for its output directory: is it up to date for this preparation (preparation version,
   contract, inputs, settings, pass-rate and decontamination settings)? StaleCache naming what differs otherwise.
 
@@ -11,16 +22,69 @@ Errors carry the facts (both contract ids, the fields that differ) and never a c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ContractMismatch, Difference, StaleCache, refusal
 from ..policy import GradingPolicy, contract_differences, contract_id
+from ..progress import Progress
 from . import manifest as mf
+from .files import OnRow, VerifyReport, verify_files
 from .manifest import Manifest, read
 
 _E = TypeVar("_E", ContractMismatch, StaleCache)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A preparation a reader may use: its verified files (`report`), and, when it was read under
+    `allow_stale`, why it would have been refused (`stale`, the ContractMismatch; None when it is current)."""
+
+    report: VerifyReport
+    stale: ContractMismatch | None = None
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.report.manifest
+
+
+def accept_manifest(
+    directory: str | os.PathLike, policy: GradingPolicy | None = None, *, allow_stale: bool = False
+) -> tuple[Manifest, ContractMismatch | None]:
+    """The manifest half of `accept`: (the manifest, the staleness allowed or None)."""
+    manifest = read(directory)
+    try:
+        check_contract(manifest, policy)
+    except ContractMismatch as exc:
+        if not allow_stale or policy is not None:
+            raise
+        return manifest, exc
+    return manifest, None
+
+
+def accept(
+    directory: str | os.PathLike,
+    policy: GradingPolicy | None = None,
+    *,
+    allow_stale: bool = False,
+    progress: Progress | None = None,
+    on_row: OnRow | None = None,
+) -> Accepted:
+    """The one acceptance rule of a reader of a preparation (the module docstring); raises what is wrong.
+    `on_row(row, file, location)` sees every shard row on the way (serve indexes the rows as prepared)."""
+    manifest, stale = accept_manifest(directory, policy, allow_stale=allow_stale)
+    return Accepted(verify_files(manifest, progress=progress, on_row=on_row), stale)
+
+
+def verify_prepared(
+    directory: str | os.PathLike, policy: GradingPolicy | None = None, *, progress: Progress | None = None
+) -> VerifyReport:
+    """`accept` for a caller that wants the verified files' report (the `verify` command's): raises
+    IncompletePreparation, ContractMismatch or IntegrityError naming the file, the line and what differs."""
+    return accept(directory, policy, progress=progress).report
 
 
 def check_contract(manifest: Manifest, policy: GradingPolicy | None) -> None:

@@ -1,5 +1,5 @@
 """`load_prepared`'s cold path: one pass over a preparation's files that verifies them (every byte hashed, rows
-counted, contract stamps checked, as verify.py does) while it parses each wanted split into Arrow, and then
+counted, contract stamps checked, as files.py does) while it parses each wanted split into Arrow, and then
 writes each split as one Arrow stream in the cache entry.
 
 - JSONL shards are read in blocks of whole lines; each block is hashed and parsed by Arrow's JSON reader (C++,
@@ -12,8 +12,11 @@ writes each split as one Arrow stream in the cache entry.
   magnitude of 2^53 or more is checked against the JSON text: an integer there that float64 cannot hold is an
   UnrepresentableValue naming the file, line and field; an int64 column that the union makes float64 is
   cast with Arrow's safe cast, which refuses the same integers. Nothing is rounded silently.
-- Anything the fast path does not handle exactly as verify.py would (a row Arrow cannot parse, a stamp or a
-  row count that differs, rows whose `output_regex` is a string in some rows and a list in others) raises
+- A bound preparation's rows are checked against their stamps (binding.py) from the same bytes: each line
+  of a block parsed once more by orjson, the rows of a Parquet shard read as files.py reads them.
+- Anything the fast path does not handle exactly as files.py would (a row Arrow cannot parse, a stamp or a
+  row count that differs, a row not as prepared, rows whose `output_regex` is a string in some rows and a
+  list in others) raises
   `Slow`: load.py then runs verify_prepared (which reports a bad file precisely) and builds the split row by
   row instead.
 """
@@ -27,12 +30,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from .. import binding
 from ..errors import UnrepresentableValue
 from ..io.hashing import Digest, sha256_file
+from ..io.readers import read_parquet
 from ..io.shards import read_json_block, strings_for_timestamps
 from .cache import Entry, identity
+from .files import _scan_shard, check_recorded, check_size
 from .manifest import REJECTS, Manifest
-from .verify import _scan_shard, check_recorded, check_size
 
 BLOCK = 16 << 20
 EXACT = 2**53  # float64 holds every integer of smaller magnitude
@@ -280,7 +287,7 @@ def _cast(col: Any, typ: Any) -> Any:
 def verify_and_spill(
     manifest: Manifest, spills: dict[str, SplitSpill], on_bytes: Callable[[int], Any] | None
 ) -> dict[str, str]:
-    """Every listed file verified against the manifest (IntegrityError as verify.py raises it), the shards
+    """Every listed file verified against the manifest (IntegrityError as files.py raises it), the shards
     of the splits in `spills` parsed into them on the way. Returns path -> verified sha256."""
     expected = manifest.contract_id
     fmt = manifest.output_format
@@ -291,17 +298,38 @@ def verify_and_spill(
         if entry.kind == REJECTS:
             digest, _, rows = sha256_file(path, on_bytes, count_lines=True)
         elif entry.split not in spills:
-            digest, rows = _scan_shard(path, fmt, expected, on_bytes)
+            digest, rows, edited = _scan_shard(path, fmt, expected, on_bytes, manifest.binds_rows)
+            if edited is not None:
+                raise Slow(f"{path}: a row not as prepared")
         elif fmt == "parquet":
-            digest, rows = _parquet_shard(path, expected, spills[entry.split], on_bytes)
+            digest, rows = _parquet_shard(path, expected, spills[entry.split], on_bytes, manifest.binds_rows)
         else:
-            digest, rows = _jsonl_shard(path, expected, spills[entry.split], on_bytes)
+            digest, rows = _jsonl_shard(path, expected, spills[entry.split], on_bytes, manifest.binds_rows)
         check_recorded(path, entry, digest, rows)
         verified[entry.name] = digest
     return verified
 
 
-def _jsonl_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) -> tuple[str, int]:
+def _bound_ok(rows: Any) -> bool:
+    """Every row's grading fields still hash to the digests its stamp records (binding.check)."""
+    return all(binding.check(r).state == binding.OK for r in rows)
+
+
+def _block_rows(block: bytes) -> Iterator[Any]:
+    loads = orjson.loads
+    for raw in block.split(b"\n"):
+        if raw.strip():
+            try:
+                yield loads(raw)
+            except (
+                orjson.JSONDecodeError
+            ):  # (Arrow took it: an integer beyond 64 bits) the exact reader decides
+                raise Slow("a line orjson does not read") from None
+
+
+def _jsonl_shard(
+    path: Path, expected: str, spill: SplitSpill, on_bytes: Any, bound: bool = False
+) -> tuple[str, int]:
     seen = Digest(on_bytes)
     rows = 0
     for first_line, block in _blocks(path, seen):
@@ -311,12 +339,16 @@ def _jsonl_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) ->
         if not _stamps_ok(table, expected):
             raise Slow(f"{path}: a row's contract stamp")
         _check_exact(table, block, path, first_line)
+        if bound and not _bound_ok(_block_rows(block)):
+            raise Slow(f"{path}: a row not as prepared")
         spill.add(table)
         rows += table.num_rows
     return seen.hexdigest(), rows
 
 
-def _parquet_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) -> tuple[str, int]:
+def _parquet_shard(
+    path: Path, expected: str, spill: SplitSpill, on_bytes: Any, bound: bool = False
+) -> tuple[str, int]:
     import pyarrow.parquet as pq
 
     pa = _pa()
@@ -327,5 +359,7 @@ def _parquet_shard(path: Path, expected: str, spill: SplitSpill, on_bytes: Any) 
         raise Slow(f"{path}: {exc}") from None
     if not _stamps_ok(table, expected):
         raise Slow(f"{path}: a row's contract stamp")
+    if bound and not _bound_ok(r.data for r in read_parquet(path, None)):
+        raise Slow(f"{path}: a row not as prepared")
     spill.add(table)
     return digest, table.num_rows

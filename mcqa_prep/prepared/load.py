@@ -29,10 +29,10 @@ from ..io.shards import strings_for_timestamps
 from ..policy import GradingPolicy
 from ..progress import Progress
 from . import manifest as mf
-from .accept import check_contract
+from .accept import accept_manifest
 from .arrow_build import Slow, SplitSpill, verify_and_spill
 from .cache import Entry, default_root, identity
-from .verify import unlisted_files, verify_files
+from .files import unlisted_files, verify_files
 
 _SCHEMA_BATCH = 2048
 
@@ -59,8 +59,7 @@ def load_prepared(
     """
     import datasets
 
-    manifest = mf.read(directory)
-    check_contract(manifest, policy)
+    manifest, _ = accept_manifest(directory, policy)  # the one rule's manifest half; the files below
     unlisted_files(manifest)
     d = manifest.directory
     names = list(manifest.split_names)

@@ -48,8 +48,10 @@ SECTIONS = ("difficulty", "runtimes", "repairs", "decontamination")  # optional 
 # as any change of that output (tests/test_prepare_version.py hashes golden prepare outputs and fails when they
 # change under an unchanged version), and note it in docs/prepare.md ("Preparation versions"). A manifest
 # without the key was made before it was recorded: preparation version 1.
-PREPARATION_VERSION = "2"
+PREPARATION_VERSION = "3"
 UNRECORDED_PREPARATION = "1"
+# from this preparation version on, every row's stamp records its bound fields (binding.py)
+BINDING_VERSION = 3
 
 
 def shard_name(split: str, index: int, count: int, fmt: str) -> str:
@@ -183,6 +185,13 @@ class Manifest:
     def preparation_version(self) -> str:
         """The preparation version it records (UNRECORDED_PREPARATION when it predates the key)."""
         return str(self._doc.get("preparation_version", UNRECORDED_PREPARATION))
+
+    @property
+    def binds_rows(self) -> bool:
+        """Whether its rows' stamps record the digests of their bound fields (binding.py): preparation
+        version BINDING_VERSION and later."""
+        v = self.preparation_version
+        return v.isdigit() and int(v) >= BINDING_VERSION
 
     @property
     def output_format(self) -> str:

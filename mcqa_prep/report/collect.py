@@ -191,12 +191,15 @@ def build_report(
     by: Iterable[str] = (),
     audits: Iterable[str | os.PathLike] = (),
     drift: tuple[str | os.PathLike, str | os.PathLike] | None = None,
+    allow_stale: bool = False,
 ) -> dict[str, Any]:
     """The report document of datasets and rescored files: every number behind every plot. `pass_rates` are
     pass-rate tables (one section per table group and model, broken down by source and by each `by` column).
     `audits` are audit documents (`mcqa-prep audit -o FILE`), each shown as a section beside the datasets
     (audit_view.py). `drift`: two pass-rate tables (before, after: one model each), shown as the letter-prior
     drift between them (report/positions_view.py).
+    `allow_stale`: a preparation of another preparation or grader version is read (listed in
+    the document's `stale_preparations`) instead of refused.
 
     Raises InputError when no row could be read from any input, or an audit document is not one (and what
     sources.resolve raises)."""
@@ -204,7 +207,7 @@ def build_report(
     drift_doc = None
     if drift is not None:
         drift_doc = drift_of_tables(read_table(drift[0], progress), read_table(drift[1], progress))
-    found = resolve(list(paths), verify=verify, progress=progress)
+    found = resolve(list(paths), verify=verify, progress=progress, allow_stale=allow_stale)
     state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
@@ -245,6 +248,8 @@ def build_report(
         doc["sections"].append(audit_view.section(f"audit-{k}", adoc, path, names))
     if drift_doc is not None:
         doc["sections"].append(positions_view.drift_section("drift-1", drift_doc))
+    if found.stale:
+        doc["stale_preparations"] = found.stale_report()
     return doc
 
 

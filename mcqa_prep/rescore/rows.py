@@ -4,7 +4,10 @@ a pool of workers, a Ray cluster) and the outcomes counted in input order.
 
 A row that cannot be graded at all (unreadable line, no response object, a response whose shape is not a
 Responses API object, options that are not a list, no dataset row to join with) is an `invalid_row`: reward
-0, a message naming the problem, and it is counted apart from grading disagreements. NaN/Infinity numbers
+0, a message naming the problem, and it is counted apart from grading disagreements. So is a row edited
+after prepare (kind `row_changed`, binding.py): a row whose fields no longer hash to the digests its stamp
+records, or whose own grading fields differ from the prepared dataset row it is joined with (`--rows
+PREPARED`: named with both values); it is not the row that was prepared, so its reward measures nothing. NaN/Infinity numbers
 in a row (Python's json writes them, JSON has none), and values of a Parquet row JSON has no form for (bytes,
 decimals, durations), are written as null and listed in the grading record; a non-finite recorded reward
 counts as no recorded reward.
@@ -12,14 +15,16 @@ counts as no recorded reward.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import orjson
 
+from .. import binding
 from ..counts import is_change
-from ..fields import grading_contract, grading_of, recorded_reward, template_id
+from ..fields import grading_contract, grading_of, recorded_reward, stamp_of, template_id
 from ..grader import GRADER_VERSION
 from ..grader.request import grade_request
 from ..io.writers import row_line
@@ -41,6 +46,8 @@ SHAPE_GRADING = "grading"
 OUTPUT_SHAPES = (SHAPE_FULL, SHAPE_GRADING)
 # The fields of a grading-shape line, in order (also the columns of its Parquet form).
 GRADING_LINE_FIELDS = ("line", "id", "reward", "extracted_answer", "status", "rule", "contract")
+PREPARED = "__bound__"  # in a join index entry of a prepared row: the digests its stamp records
+ROW_CHANGED = "row_changed"  # an invalid row's kind: edited after prepare
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class Settings:
     compare_policy: GradingPolicy | None = None
     compare_mode_policy: GradingPolicy | None = None  # the primary policy with the mode overridden
     shape: str = SHAPE_FULL  # what a line holds: SHAPE_FULL or SHAPE_GRADING
+
+    @functools.cached_property
+    def contract(self) -> str:
+        return self.policy.contract_id()
 
 
 @dataclass(slots=True)
@@ -146,9 +157,11 @@ def _kind(v: Any) -> str:
 
 
 def _row_problem(
-    row: Mapping[str, Any], joined: bool | None, ambiguous: str | None = None
+    row: Mapping[str, Any], joined: bool | None, ambiguous: str | None = None, changed: str | None = None
 ) -> tuple[str, str] | None:
     """(kind, message) of why a row cannot be graded at all; None when it can."""
+    if changed is not None:
+        return ROW_CHANGED, changed
     problem = _response_problem(row.get("response"))
     if problem is not None:
         return "response", problem
@@ -171,14 +184,17 @@ def _row_problem(
     return None
 
 
-def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None, str | None]:
+def _join(
+    row: Mapping[str, Any], index: Any
+) -> tuple[Mapping[str, Any], bool | None, str | None, Mapping[str, Any] | None]:
     """The row completed with its dataset row's grading fields (the rollout's own fields win); the third item
     says why the join is refused: the prompt's dataset rows disagree on a field the rollout does not carry
-    itself (two golds), so no dataset row can be chosen (docs/rescore.md, "Joining rollouts")."""
+    itself (two golds), so no dataset row can be chosen (docs/rescore.md, "Joining rollouts"); the fourth is
+    the dataset row when it is a prepared one (its fields as prepared, to hold the rollout's own against)."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None
     if ds is None:
-        return row, (None if "options" in row else False), None
+        return row, (None if "options" in row else False), None, None
     conflict = ds.get(CONFLICT)
     if conflict is not None:
         needed = [f for f in conflict["fields"] if row.get(f) is None]
@@ -192,12 +208,35 @@ def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool |
                 f"dataset rows {rows} have this prompt with different {', '.join(needed)}"
                 + (f" ({' vs '.join(map(repr, conflict['golds']))})" if "expected_answer" in needed else "")
                 + ": the join cannot choose one",
+                None,
             )
     merged = dict(row)
     for k, v in ds.items():
-        if (k not in merged or merged[k] is None) and k != CONFLICT:
+        if (k not in merged or merged[k] is None) and k != CONFLICT and k != PREPARED:
             merged[k] = v
-    return merged, True, None
+    return merged, True, None, (ds if PREPARED in ds and CONFLICT not in ds else None)
+
+
+def _changed(row: Mapping[str, Any], prepared: Mapping[str, Any] | None, s: Settings) -> str | None:
+    """Why the row is not the row as prepared, or None: its fields against the digests its own stamp records
+    (the stamp's mode against this policy's when the stamp names this policy's contract), then, joined with a
+    prepared dataset row, its own grading fields against that row's (both values named)."""
+    if binding.recorded(row) is not None:  # (a stamp that binds: most rollouts carry none)
+        stamp = stamp_of(row) or {}
+        modes = (
+            (s.policy.grading_mode_override, s.policy.grading_mode_default)
+            if stamp.get("contract") == s.contract
+            else None
+        )
+        c = binding.check(row, modes)
+        if c.state == binding.CHANGED:
+            return binding.describe(c)
+    if prepared is not None:
+        as_prepared = {**prepared, "responses_create_params": row.get("responses_create_params")}
+        diff = binding.differences(row, as_prepared)
+        if diff:
+            return binding.edited(diff)
+    return None
 
 
 def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -237,8 +276,10 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         return row_line({"reward": 0.0, "extracted_answer": None, "metadata": {"grading": grading}}), outcome
     if rec.nonfinite or rec.foreign:
         row = json_safe(row)  # NaN and values JSON has no form for (the reader's findings) as null
-    graded, joined, ambiguous = _join(row, s.index) if s.index is not None else (row, None, None)
-    problem = _row_problem(graded, joined, ambiguous)
+    graded, joined, ambiguous, prepared = (
+        _join(row, s.index) if s.index is not None else (row, None, None, None)
+    )
+    problem = _row_problem(graded, joined, ambiguous, _changed(graded, prepared, s))
     if problem is not None:
         grading = _invalid_grading(s, problem[1])
         prev = _previous(row, grading, 0.0)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .. import binding
 from .._perf import streaming_gc
 from ..counts import Tally
 from ..errors import InputError, UsageError
@@ -30,12 +31,14 @@ from ..progress import Progress
 from ..prompt import prompt_key
 from ..records import display_name
 from ..runs import RunRequest
+from ..sources import KIND_PREPARED
 from .output import ParquetGrades, writes_parquet
 from .rows import (
     CONFLICT,
     GRADING_FIELDS,
     JOIN_FIELDS,
     OUTPUT_SHAPES,
+    PREPARED,
     SHAPE_FULL,
     Outcome,
     Settings,
@@ -167,6 +170,7 @@ class RowIndex:
         names = []
         for src in sources:
             names.append(display_name(src.name))
+            prepared = getattr(src, "kind", None) == KIND_PREPARED
             for rec in iter_file(src.path, split=src.split):
                 idx.read += 1
                 key = idx._key(rec)
@@ -174,6 +178,9 @@ class RowIndex:
                     continue
                 assert rec.data is not None  # _key leaves out a malformed row
                 fields = {k: rec.data[k] for k in JOIN_FIELDS if k in rec.data}
+                bound = binding.recorded(rec.data) if prepared else None
+                if bound is not None:  # the row as prepared: a rollout's own grading fields are held to it
+                    fields[PREPARED] = bound
                 if key in slots:
                     idx.duplicates += 1
                     slot = slots[key]

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import binding
 from .._version import __version__
 from ..errors import ContractMismatch, Difference, UsageError, refusal
 from ..grader import DEFAULT_REGEX_TIMEOUT
@@ -175,6 +176,7 @@ def _stamp(row: dict[str, Any], served: ServedContract) -> dict[str, Any]:
         "row_schema": mf.ROW_SCHEMA,
         "grading_mode": mode,
         "source": {"generated": "mcqa-prep gym-component example"},
+        binding.STAMP_KEY: binding.digests(row),  # bound as prepare binds a row
     }
     return {**row, "metadata": md}
 

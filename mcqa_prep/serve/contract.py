@@ -1,12 +1,22 @@
 """The contract a server grades under, and each row's stamp against it (`ServedContract.check`).
 
-A prepared row carries `metadata.mcqa_prep.contract`, the id of the contract it was prepared under. At verify
-time the row is one of:
+A prepared row carries `metadata.mcqa_prep.contract`, the id of the contract it was prepared under, and
+`metadata.mcqa_prep.bound`, the digests of the fields that grade it (binding.py). At verify time the row is
+one of:
 
-- `match`: stamped with the served contract: graded;
+- `match`: stamped with the served contract and as prepared: graded;
 - `unstamped`: no stamp (rows not prepared by mcqa-prep): graded and counted, or a mismatch when stamps are
   required;
-- `mismatch`: stamped with another contract, or with something that is not a contract id.
+- `mismatch`: stamped with another contract, or with something that is not a contract id; or stamped with
+  the served contract but not as prepared (`row_changed`: a bound field differs from its stamp's digests, or
+  the stamp's mode from the mode the served policy makes effective; `failure_kind: "mcqa:row_changed"`); or,
+  with the preparations given (`rows`), none of their rows (`not_prepared`); or with a stamp that records no
+  digests (`stale_stamp`: an older preparation, refused by every reader as stale).
+
+Without the preparations, a changed row is told by its stamp alone and its fields named without values (the
+digests do not hold them). With them (`serve --prepared`: prepared.index.PreparedRows), a row must be one of
+their rows, and a changed one is named field by field with both values: the prepared row is found by the
+digests its stamp records (the row as it was before the edit), else by its stamp's `source`.
 
 A mismatch names every differing field wherever the server can know the row's contract: the contracts of the
 preparations it was given, and every contract this installation can derive (any grading policy under this
@@ -24,8 +34,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import binding
 from ..errors import Difference, fields_that_differ
-from ..fields import contract_stamp
+from ..fields import contract_stamp, stamp_of
 from ..grader.modes import OVERRIDE_MODES, ROW_MODES
 from ..policy import Component, GradingPolicy, contract_differences, contract_id
 
@@ -33,12 +44,27 @@ MATCH = "match"
 UNSTAMPED = "unstamped"
 MISMATCH = "mismatch"
 MISMATCH_KIND = "mcqa:contract_mismatch"
+ROW_CHANGED_KIND = "mcqa:row_changed"
+STATUS_CONTRACT_MISMATCH = "contract_mismatch"
 # why a row is a mismatch (the `/metrics` reasons)
 OTHER_CONTRACT = "other_contract"  # a contract the server can resolve: the fields are named
 UNKNOWN_CONTRACT = "unknown_contract"  # a contract id the server cannot resolve
 BAD_STAMP = "bad_stamp"  # metadata.mcqa_prep is there but holds no contract id
 STAMP_REQUIRED = "stamp_required"  # unstamped, and stamps are required
-MISMATCH_REASONS = (OTHER_CONTRACT, UNKNOWN_CONTRACT, BAD_STAMP, STAMP_REQUIRED)
+ROW_CHANGED = "row_changed"  # the served contract, but a field that grades the row differs from its stamp
+NOT_PREPARED = (
+    "not_prepared"  # the served contract, as its stamp says, but none of the served preparations' rows
+)
+STALE_STAMP = "stale_stamp"  # the served contract, but a stamp that binds no field (an older preparation)
+MISMATCH_REASONS = (
+    OTHER_CONTRACT,
+    UNKNOWN_CONTRACT,
+    BAD_STAMP,
+    STAMP_REQUIRED,
+    ROW_CHANGED,
+    NOT_PREPARED,
+    STALE_STAMP,
+)
 _ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 _CACHE_MAX = 1024
 
@@ -53,10 +79,20 @@ class RowCheck:
     failure_reason: str | None = None
     differences: tuple[Difference, ...] = ()
 
+    @property
+    def kind(self) -> str:
+        """The mask's `failure_kind`: a row edited after prepare, or a contract other than the served one."""
+        return ROW_CHANGED_KIND if self.reason == ROW_CHANGED else MISMATCH_KIND
+
+    @property
+    def status(self) -> str:
+        """The masked row's status: the reason for a row edited after prepare, else contract_mismatch."""
+        return ROW_CHANGED if self.reason == ROW_CHANGED else STATUS_CONTRACT_MISMATCH
+
     def detail(self, served: str) -> dict[str, Any]:
         """The machine-readable account of a mismatch (the 422 body's `detail`, the metrics' examples)."""
         return {
-            "failure_kind": MISMATCH_KIND,
+            "failure_kind": self.kind,
             "reason": self.reason,
             "failure_reason": self.failure_reason,
             "row_contract": self.row_contract,
@@ -79,8 +115,11 @@ class ServedContract:
         known: Iterable[Mapping[str, Any]] = (),
         require_stamp: bool = False,
         sources: Iterable[str] = (),
+        rows: Any = None,
     ) -> None:
         self.policy = policy
+        self.rows = rows  # prepared.index.PreparedRows of the served preparations, or None
+        self.modes = (policy.grading_mode_override, policy.grading_mode_default)
         self.contract = policy.contract()
         self.id = contract_id(self.contract)
         self.require_stamp = require_stamp
@@ -97,7 +136,7 @@ class ServedContract:
         if not stamped:
             return self._required() if self.require_stamp else _UNSTAMPED
         if cid == self.id:
-            return _MATCH
+            return self._as_prepared(row)
         key = cid if isinstance(cid, str) else repr(type(cid))
         hit = self._cache.get(key)
         if hit is None:
@@ -107,6 +146,54 @@ class ServedContract:
                 if len(self._cache) > _CACHE_MAX:
                     self._cache.popitem(last=False)
         return hit
+
+    def _as_prepared(self, row: Mapping[str, Any]) -> RowCheck:
+        """A row stamped with the served contract: is it the row as prepared (module docstring)?"""
+        c = binding.check(row, self.modes)
+        if c.state == binding.UNBOUND:
+            return RowCheck(
+                MISMATCH,
+                STALE_STAMP,
+                self.id,
+                f"the row's stamp names the served contract {self.id} but records no digests of the fields that "
+                f"grade it (metadata.mcqa_prep.{binding.STAMP_KEY}): prepared by an older mcqa-prep, whose "
+                "preparations every reader refuses as stale, or the stamp was edited; prepare the rows again",
+            )
+        if self.rows is None:
+            if c.state == binding.OK:
+                return _MATCH
+            return RowCheck(MISMATCH, ROW_CHANGED, self.id, _edited(binding.describe(c)))
+        assert c.mine is not None
+        if c.state == binding.OK and self.rows.holds(binding.identity(c.mine)):
+            return _MATCH
+        recorded = binding.recorded(row) or {}
+        stamp = stamp_of(row) or {}
+        prepared = self.rows.by_identity(binding.identity(recorded)) or self.rows.by_source(
+            stamp.get("source")
+        )
+        diff = binding.differences(row, prepared) if prepared is not None else []
+        said, was = stamp.get("grading_mode"), (stamp_of(prepared) or {}).get("grading_mode")
+        if prepared is not None and said != was:  # the stamp's own mode, edited
+            diff.append(Difference(binding.MODE_FIELD, said, was))
+        if diff:
+            return RowCheck(
+                MISMATCH,
+                ROW_CHANGED,
+                self.id,
+                _edited(binding.edited(diff)),
+                tuple(diff),
+            )
+        if c.state == binding.CHANGED:  # and no prepared row to name the values: the stamp alone
+            return RowCheck(MISMATCH, ROW_CHANGED, self.id, _edited(binding.describe(c)))
+        return RowCheck(
+            MISMATCH,
+            NOT_PREPARED,
+            self.id,
+            f"the row is stamped with the served contract {self.id} and agrees with its stamp, but it is none of "
+            f"the rows of the preparation(s) this server serves ({', '.join(self.sources)}): a row of another "
+            "preparation under this contract (serve that one too), or a row edited after prepare whose stamp's "
+            "digests were written again",
+        )
 
     def _required(self) -> RowCheck:
         return RowCheck(
@@ -169,6 +256,10 @@ class ServedContract:
             "sources": self.sources,
             "require_stamp": self.require_stamp,
         }
+
+
+def _edited(what: str) -> str:
+    return f"{what}; this server grades rows as prepared: prepare the edited rows again (mcqa-prep prepare)"
 
 
 def derivable_contracts() -> dict[str, GradingPolicy]:

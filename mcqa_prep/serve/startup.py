@@ -1,8 +1,10 @@
 """The contract a server will grade under, decided before it listens.
 
-- `--prepared DIR` (any number): each preparation is verified as `verify` does (manifest, every file's hash
-  and row count, every row's stamp, this grader's versions); they must all carry one contract, which is
-  served. A policy given beside them must be that contract's (else ContractMismatch naming every field).
+- `--prepared DIR` (any number): each preparation is accepted as `verify` accepts it (prepared.accept: manifest,
+  version, this grader's versions, every file's hash and row count, every row's stamp and bound fields), its
+  rows indexed on the way (prepared.index.PreparedRows: a request's row must be one of them); they must all
+  carry one contract, which is served. A policy given beside them must be that contract's (else
+  ContractMismatch naming every field).
 - Otherwise the given policy (or the built-in one) is served.
 
 Nothing is started when any of this fails.
@@ -32,9 +34,10 @@ def served_contract(
         p.check()
         source = "policy" if policy is not None else "the built-in policy"
         return ServedContract(p, require_stamp=require_stamp, sources=[source])
-    from ..prepared.verify import verify_prepared
+    from ..prepared.index import PreparedRows
 
-    reports = [verify_prepared(d, None, progress=progress) for d in prepared]
+    rows = PreparedRows()  # the rows as prepared, indexed in the pass that accepts each preparation
+    reports = [rows.accept(d, progress=progress).report for d in prepared]
     first = reports[0]
     for other in reports[1:]:
         if other.contract_id != first.contract_id:
@@ -69,6 +72,7 @@ def served_contract(
         known=[r.manifest.contract for r in reports],
         require_stamp=require_stamp,
         sources=[r.out_dir for r in reports],
+        rows=rows.freeze(),
     )
     if served.id != first.contract_id:  # the manifest's policy rebuilt must give back the manifest's contract
         raise refusal(

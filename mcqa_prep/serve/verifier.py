@@ -13,11 +13,14 @@ The request is first held to NeMo Gym's request model (request_model.py: 422 whe
     {"status": the grader's typed status, "rule": the rule that decided,
      "contract": {"state": "match" | "unstamped" | "mismatch", "id": the served contract,
                   "row": the row's stamped contract or null, "reason": why a mismatch, or null},
-     "mask_reason": why the sample is masked ("contract_mismatch", "grader_error", "grading_timeout"), or null}
+     "mask_reason": why the sample is masked ("contract_mismatch", "row_changed", "grader_error",
+                     "grading_timeout"), or null}
 
 A row stamped with another contract gets reward 0, `mask_sample: true`, `failure_kind:
 "mcqa:contract_mismatch"` and a `failure_reason` naming the fields (on_mismatch "mask"), or HTTP 422 with the
-same detail (on_mismatch "reject"). The row's other fields are not echoed (NeMo Gym's response model drops
+same detail (on_mismatch "reject"); a row stamped with the served contract but edited after prepare
+likewise, with `failure_kind: "mcqa:row_changed"` and status `row_changed` (contract.py). The row's other
+fields are not echoed (NeMo Gym's response model drops
 them too): the rollout files NeMo Gym writes stay the stock server's, plus `mcqa_prep`.
 """
 
@@ -29,7 +32,7 @@ from typing import Any
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..grader.letters import normalize_gold
 from ..grader.request import grade_request
-from .contract import MATCH, MISMATCH, MISMATCH_KIND, RowCheck, ServedContract
+from .contract import MATCH, MISMATCH, RowCheck, ServedContract
 from .metrics import INVALID_STATUSES, Counters
 from .request_model import verify_problem
 
@@ -119,7 +122,7 @@ class Verifier:
             counts: tuple[str, ...] = ("mismatched", f"mismatch.{check.reason}")
             if self.on_mismatch == "reject":
                 return 422, {"detail": check.detail(self.served.id)}, (*counts, "refused.contract_rejected")
-            out = self.masked(doc, check, STATUS_CONTRACT_MISMATCH, MISMATCH_KIND, check.failure_reason)
+            out = self.masked(doc, check, check.status, check.kind, check.failure_reason)
             return 200, out, (*counts, "masked")
         try:
             result, _ = grade_request(
