@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.hashing import sha256_file
+from ..io.paths import distinct_inputs
 from ..progress import Progress
 from ..records import display_name
 from . import features as ft
@@ -186,9 +187,10 @@ def load(
     cmap = ConvertMapping(mapping.preset, tuple(mapping.pairs), ())
     files: list[BenchFile] = []
     index = BenchIndex(files, ngram)
-    for spec in specs:
-        for src in plan_sources([str(spec)], progress=progress):
-            _read_stream(index, src, cmap, str(spec), progress)
+    streams = [(str(spec), src) for spec in specs for src in plan_sources([str(spec)], progress=progress)]
+    distinct_inputs((src.path for _, src in streams if src.path is not None), "benchmark file")
+    for spec, src in streams:
+        _read_stream(index, src, cmap, spec, progress)
     if not len(index):
         raise InputError("no question could be read from the benchmark files", reason="bench_empty")
     index.build()

@@ -247,7 +247,13 @@ def audit(
             "stdin ('-') cannot be audited: the rows are read twice; give a file", reason="no_stdin"
         )
     n_workers = check_workers(workers)
-    sources = resolve(list(data), progress=progress, allow_stdin=False).sources
+    sources = resolve(
+        list(data),
+        progress=progress,
+        allow_stdin=False,
+        reread="audit reads the rows twice (instruction sentences learned from the first rows, then every row checked)",
+        what="dataset file",
+    ).sources
     if not sources:
         raise InputError("no input files", reason="no_rows")
     bench = None

@@ -251,7 +251,13 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     req.spec.check(buckets)
     from ..sources import resolve
 
-    files = resolve(req.rows, progress=progress, allow_stdin=False).sources
+    files = resolve(
+        req.rows,
+        progress=progress,
+        allow_stdin=False,
+        reread="the schedule records the rows' hashes, then reads them twice (to place them, then to write them)",
+        what="dataset file",
+    ).sources
     stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = hash_inputs(files, progress, "hash dataset rows")
     plan = EpochPlan(req.epochs, req.seed) if req.epochs is not None else None
