@@ -283,7 +283,6 @@ def require_regular(path: str | os.PathLike[str], why: str) -> None:
         )
 
 
-
 def distinct_inputs(paths: Iterable[str | os.PathLike[str]], what: str = "input") -> None:
     """One identity for an input file wherever inputs are pooled: the same file (through any path, a link, a
     second argument naming it) or the same bytes under another name, given twice, is refused as a usage error
