@@ -24,6 +24,7 @@ SCHEMA_FILES = {
     "passrates_v2": "passrates.v2.schema.json",  # still read
     "passrates_v1": "passrates.v1.schema.json",  # still read
     "curriculum": "curriculum.v1.schema.json",
+    "audit": "audit.v1.schema.json",
 }
 
 
@@ -43,6 +44,28 @@ def validator(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
+
+
+def document_problem(doc: Any, name: str) -> str | None:
+    """Why `doc` (a whole JSON document a command reads) is not a document of schema `name`, or None: a
+    NaN/Infinity first (JSON has none, and a number that is not one would reach the arithmetic), then the
+    first schema violation; either as "$.path: what [schema version]". Each reader turns it into its error,
+    naming its file: one line, before anything of the document is used."""
+    from .io.readers import nonfinite_paths
+
+    version = schema_version(name)
+    for path in nonfinite_paths(doc):
+        return f"{path}: NaN/Infinity is not a number [{version}]"
+    errors = sorted(validator(name).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        return f"{json_path(e.absolute_path)}: {_short(e.message)} [{version}]"
+    return None
+
+
+def _short(message: str, limit: int = 200) -> str:
+    """A schema message quotes the offending value: at most `limit` characters of it."""
+    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def json_path(path) -> str:

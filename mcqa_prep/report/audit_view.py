@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..io.readers import read_document
 from ..records import display_name
+from ..schema import document_problem
 from . import positions_view, spec
 
 AUDIT_VERSIONS = ("audit.v1",)
@@ -33,6 +34,8 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
         ) from None
     if problem is None and not (isinstance(doc, dict) and doc.get("audit_version") in AUDIT_VERSIONS):
         problem = f"not an audit document (audit_version {', '.join(AUDIT_VERSIONS)})"
+    if problem is None:  # every field the section reads, typed, and every number finite
+        problem = document_problem(doc, "audit")
     if problem is not None:
         raise InputError(f"{display_name(path)}: {problem}", reason="audit_document")
     doc.pop("ok", None)  # written by --format json
