@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
-from ..io.paths import check_output, is_special
+from ..io.paths import check_output, distinct_inputs, is_special
 from ..io.writers import output_error
 from ..progress import Progress
 from .balance import norm_pin
@@ -84,6 +84,7 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
         )
+    distinct_inputs((src.path for src in sources if src.path is not None), "source file")
     seen: dict[tuple[Any, ...], Stream] = {}
     for src in sources:
         key = (src.dataset, src.config, src.split, src.file, src.start_index)  # shards continue a numbering

@@ -118,7 +118,24 @@ RUN_ANCHORS = (
     "\u7b54\u6848\uff1a",
     "Choice:",
 )
-RUN_CHARACTERS = (" ", "\t", "\r", "\n", "\u3000", "\u00a0", "*", "_", ":", "#", "$", "`", "-", "x", "\\", "{")
+RUN_CHARACTERS = (
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "\u3000",
+    "\u00a0",
+    "*",
+    "_",
+    ":",
+    "#",
+    "$",
+    "`",
+    "-",
+    "x",
+    "\\",
+    "{",
+)
 
 
 def _run_after(anchor: str, char: str) -> Callable[[int], str]:
