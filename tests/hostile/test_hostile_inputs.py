@@ -301,7 +301,7 @@ NOT_POOLED = {
 }
 
 _COUNTS = {c: sum(k[0] == c for k in TRIES) + 2 * sum(k[0] == c for k in POOLED) for c in COMMANDS}
-COVERS = {c: n + (c == "passrates") for c, n in _COUNTS.items() if n}
+COVERS = {c: n + (c == "passrates") + (c == "rescore") for c, n in _COUNTS.items() if n}
 
 
 def _input_params() -> set[tuple[str, str]]:
@@ -419,3 +419,17 @@ def test_passrates_of_one_file_twice_is_refused_not_doubled(fixtures, tmp_path):
     check(run(["passrates", fixtures.rescored, "-o", out, "-q"]), OK)
     header = strict_lines(out)[0]
     assert [list(m["pass_at_k"]) for m in header["metrics"].values()] == [["1"]]  # one sample per question
+
+
+def test_rescore_on_ray_refuses_a_pipe_before_ray_starts(tmp_path):
+    """The Ray engine plans chunks from the input's size and reads byte ranges: a pipe is refused up front."""
+    pytest.importorskip("ray")
+    r, w = os.pipe()
+    try:
+        os.write(w, build.ROLLOUTS.read_bytes())
+        os.close(w)
+        out = tmp_path / "out"
+        doc = check(run(["rescore", f"/dev/fd/{r}", "--engine", "ray", "-o", out, "--format", "json"]), USAGE)
+    finally:
+        os.close(r)
+    assert doc["error"]["reason"] == "input_not_regular" and not out.exists()
