@@ -190,7 +190,9 @@ def rescore_on_ray(req: RescoreRequest) -> tuple[RescoreReport, RayRun]:
     _check_output_dir(out, Path(input_path))
     workers = req.run.workers
     sources = resolve(
-        [input_path], allow_stdin=False, reread="the Ray engine reads the input by byte ranges, in several passes"
+        [input_path],
+        allow_stdin=False,
+        reread="the Ray engine reads the input by byte ranges, in several passes",
     ).sources
     settings, report = setup(req)
     marks["setup"] = time.perf_counter()

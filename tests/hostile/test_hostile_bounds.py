@@ -285,23 +285,38 @@ def test_a_document_is_compared_on_its_first_max_words(tmp_path):
         assert f"{ft.MAX_WORDS:,} words" in " ".join(run([command, "--help"]).stdout.split())
 
 
-def test_prepare_decontaminates_a_long_repeated_row_in_bounded_work(tmp_path):
-    """prepare --decontaminate-against runs the same check: the issue's 'a' x 5,000 pair (48 s, 2.4 GB)."""
+def _decontaminate_cpu(tmp: Path, n: int) -> float:
+    """CPU seconds of prepare's row filter (audit/decontaminate.py, run in its workers) on one row of n
+    words against a question of n words, least of two runs."""
+    import time
+
+    from mcqa_prep.audit.decontaminate import Decontamination, DecontaminationRequest
+    from mcqa_prep.records import Row
+
+    bench = _bench_words(tmp / f"dbench{n}.jsonl", n)
+    check_ = Decontamination.load(DecontaminationRequest((str(bench),)))
+    assert check_ is not None
+    rows = [Row("train.jsonl", 1, 0, _mcqa_words(n), None, "train")]
+    best = float("inf")
+    for _ in range(2):
+        t = time.process_time()
+        assert list(check_.check_rows(rows)) == [0]
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def test_prepare_decontamination_grows_with_distinct_ngrams(tmp_path):
+    """prepare --decontaminate-against runs the same check in its workers: 'a' x 5,000 took 48 s and 2.4 GB."""
+    _decontaminate_cpu(tmp_path, 50)
+    small, large = _decontaminate_cpu(tmp_path, 1500), _decontaminate_cpu(tmp_path, 6000)
+    assert large < FLOOR * 20 or large / small <= RATIO, f"{small:.3f} s -> {large:.3f} s"
     rows = build.write(tmp_path / "in" / "train.jsonl", build.jsonl([_mcqa_words(5000), build.mcqa_row(1)]))
     bench = _bench_words(tmp_path / "bench.jsonl", 5000)
-    p = _proc(
-        "prepare",
-        rows,
-        "-o",
-        tmp_path / "out",
-        "--decontaminate-against",
-        bench,
-        "--format",
-        "json",
-        cwd=tmp_path,
+    doc = check(
+        run(["prepare", rows, "-o", tmp_path / "out", "--decontaminate-against", bench, "--format", "json"]),
+        OK,
     )
-    _one_line_contract(p, (OK,))
-    assert json.loads(p.stdout)["counts"]["dropped_by_reason"] == {"contaminated": 1}
+    assert doc["counts"]["dropped_by_reason"] == {"contaminated": 1}
 
 
 # ------------------------------------------------------------------------------------------ curriculum
