@@ -46,28 +46,6 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
-def document_problem(doc: Any, name: str) -> str | None:
-    """Why `doc` (a whole JSON document a command reads) is not a document of schema `name`, or None: a
-    NaN/Infinity first (JSON has none, and a number that is not one would reach the arithmetic), then the
-    first schema violation; either as "$.path: what [schema version]". Each reader turns it into its error,
-    naming its file: one line, before anything of the document is used."""
-    from .io.readers import nonfinite_paths
-
-    version = schema_version(name)
-    for path in nonfinite_paths(doc):
-        return f"{path}: NaN/Infinity is not a number [{version}]"
-    errors = sorted(validator(name).iter_errors(doc), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        return f"{json_path(e.absolute_path)}: {_short(e.message)} [{version}]"
-    return None
-
-
-def _short(message: str, limit: int = 200) -> str:
-    """A schema message quotes the offending value: at most `limit` characters of it."""
-    return message if len(message) <= limit else message[: limit - 3] + "..."
-
-
 def json_path(path) -> str:
     """jsonschema's deque path -> '$.options[2].A'."""
     out = "$"

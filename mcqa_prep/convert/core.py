@@ -84,7 +84,6 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
         raise UsageError(
             f"the output and the rejects file are the same path ({out})", reason="output_is_rejects"
         )
-    distinct_inputs((src.path for src in sources if src.path is not None), "source file")
     seen: dict[tuple[Any, ...], Stream] = {}
     for src in sources:
         key = (src.dataset, src.config, src.split, src.file, src.start_index)  # shards continue a numbering
@@ -95,6 +94,8 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
                 reason="same_source_identity",
             )
         seen[key] = src
+    # (after the identity check, whose message names the uuids: the same bytes under another name and dataset)
+    distinct_inputs((src.path for src in sources if src.path is not None), "source file")
     if out.suffix != ".jsonl" and out.exists() and not is_special(out):  # a device is written in place
         if not out.is_dir():
             raise UsageError(f"-o {out}: exists and is not a directory (a file output must end in .jsonl)")

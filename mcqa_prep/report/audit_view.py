@@ -12,9 +12,8 @@ import os
 from typing import Any
 
 from ..errors import InputError
-from ..io.readers import read_document
+from ..io.readers import document_problem, read_document
 from ..records import display_name
-from ..schema import document_problem
 from . import positions_view, spec
 
 AUDIT_VERSIONS = ("audit.v1",)

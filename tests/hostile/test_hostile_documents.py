@@ -139,7 +139,7 @@ def test_report_refuses_a_broken_audit_document_in_one_line(audit_doc, tmp_path,
 
 
 def test_an_audit_document_written_by_audit_follows_its_schema(audit_doc):
-    from mcqa_prep.schema import document_problem
+    from mcqa_prep.io.readers import document_problem
 
     assert document_problem(audit_doc, "audit") is None
     assert document_problem({**audit_doc, "contamination": None, "wrong_keys": None}, "audit") is None
