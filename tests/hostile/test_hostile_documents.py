@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from . import build
 from .kit import FAILURE, OK, USAGE, check, run
 
 BENCH = build.REPO / "data" / "benchmark" / "sample.jsonl"
-HOSTILE = [math.nan, math.inf, "x", -1, None, [], {}, True, 10**30]
+HOSTILE = [math.nan, math.inf, "x", -1, None, [], {}]
 ISSUE_TRIES = {
     "nan_in_summary": (("summary", "rows"), math.nan, "$.summary.rows"),
     "string_as_contamination": (("contamination",), "contamination", "$.contamination"),
@@ -48,33 +50,46 @@ COVERS = {
 }
 
 
+def _tables_across_orders(tmp: Path) -> tuple[Path, Path]:
+    """Pass-rate tables of two simulated checkpoints on the sample prepared in 4 option orders (README)."""
+    permuted = tmp / "permuted"
+    check(run(["prepare", build.TRAIN, build.VALIDATION, "-o", permuted, "--permute", "4", "-q"]), OK)
+    script = str(build.REPO / "scripts" / "simulate_rollouts.py")
+    tables = []
+    for model, prior, seed in (("base", "0.8", "0"), ("tuned", "0.3", "1")):
+        rollouts = tmp / f"{model}.rollouts.jsonl"
+        argv = [
+            sys.executable,
+            script,
+            str(permuted),
+            "-o",
+            str(rollouts),
+            "--model",
+            model,
+            "--samples",
+            "4",
+        ]
+        subprocess.run([*argv, "--prior", prior, "--seed", seed], check=True, capture_output=True)
+        tables.append(tmp / f"{model}.passrates.jsonl")
+        check(run(["passrates", rollouts, "--rescore", "-o", tables[-1], "-q"]), OK)
+    return tables[0], tables[1]
+
+
 @pytest.fixture(scope="module")
 def audit_doc(tmp_path_factory) -> dict[str, Any]:
-    """A full audit document: contamination, duplicates, wrong keys (every rollout counts), answer bias."""
+    """A full audit document: contamination, duplicates, wrong keys (every rollout counts), answer bias, and
+    the option orders (a table of rows in 4 orders, and the letter-prior drift between two)."""
     tmp = tmp_path_factory.mktemp("audit")
     rescored = build.rescored(tmp)
+    base, tuned = _tables_across_orders(tmp)
     out = tmp / "audit.json"
-    check(
-        run(
-            [
-                "audit",
-                build.TRAIN,
-                build.VALIDATION,
-                "--against",
-                BENCH,
-                "--rollouts",
-                rescored,
-                "--min-rollouts",
-                "1",
-                "-o",
-                out,
-                "-q",
-            ]
-        ),  # fmt: skip
-        OK,
-    )
+    keys = ["--rollouts", rescored, "--min-rollouts", "1"]
+    orders = ["--pass-rates", base, "--drift", base, tuned]
+    argv = ["audit", build.TRAIN, build.VALIDATION, "--against", BENCH, *keys, *orders, "-o", out, "-q"]
+    check(run(argv), OK)
     doc = json.loads(out.read_text())
     assert doc["contamination"]["findings"] and doc["wrong_keys"]["wrong_keys"], "the sweep needs every part"
+    assert doc["option_orders"]["models"]["base"]["questions_with_variants"] and doc["option_orders"]["drift"]
     return doc
 
 
