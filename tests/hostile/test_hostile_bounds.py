@@ -368,27 +368,32 @@ def test_curriculum_schedules_rows_only(tmp_path):
 
 
 def _big_table(src: Path, out: Path, scale: int, tag: str) -> Path:
-    """A valid table whose every question has `scale` times the sample's samples (10^9 and more)."""
+    """A valid table whose every question has `scale` times the sample's samples (10^9 and more), its variants
+    scaled alike, estimated and written by the table's own code."""
+    from mcqa_prep.passrates.consistency import extend, header_doc
+    from mcqa_prep.passrates.entries import Variant
     from mcqa_prep.passrates.estimate import Counts, estimate
     from mcqa_prep.passrates.table import read_table, write_table
 
     t = read_table(src)
-    cells = {}
+    cells, counted = {}, {}
     for key, per in t.entries.items():
         for model, e in per.items():
             n, c = e.samples * scale, e.passes * scale
-            cells[(key, model)] = Counts(
-                n, n, c, e.mean_reward * n, 0, ((c,) if c else (), (n - c,) if n - c else ())
+            votes = ((c,) if c else (), (n - c,) if n - c else ())
+            cells[(key, model)] = Counts(n, n, c, e.mean_reward * n, 0, votes)
+            vs = tuple(
+                Variant(v.prompt, v.gold, v.samples * scale, v.passes * scale) for v in e.variants or ()
             )
+            counted[(key, model)] = (e.k, vs)
     entries, priors, metrics = estimate(cells, t.no_answer, t.level, t.buckets)
-    header = {
-        k: v
-        for k, v in t.header.items()
-        if k not in ("table_schema", "tool", "created_at", "entries", "content_sha256")
-    }
+    entries, priors_by_k = extend(entries, counted, priors, t.level, t.buckets)
+    header = {k: v for k, v in t.header.items() if k not in ("table_schema", "tool", "created_at", "entries")}
+    header.pop("content_sha256", None)
     header["inputs"] = [{"name": f"{tag}.jsonl", "sha256": tag * 64, "bytes": 1}]
     header["metrics"] = metrics
     header["posterior"] = {**header["posterior"], "priors": {m: p.to_dict() for m, p in priors.items()}}
+    header["consistency"] = header_doc(entries, t.buckets, priors_by_k)
     write_table(out, header, entries)
     return out
 
