@@ -161,6 +161,7 @@ def _place(
                 if len(out.rejected_examples) < EXAMPLES:
                     out.rejected_examples.append(f"{where}: {refused[1]}")
                 continue
+            assert rec.data is not None  # (a line without data is refused above)
             out.placed.append(_place_row(req, table, model, buckets, prior, rec.data, where, out))
             if plan is not None and out.placed[-1] is not None:
                 plan.add(len(out.placed) - 1, rec.data)
