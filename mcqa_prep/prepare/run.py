@@ -129,14 +129,8 @@ def resolve_inputs(
     of every other file: a pulled directory read without verification included, its bytes recorded as what
     they are, with no repo/commit claim) and the stamps of the hashed files, taken before they were hashed
     (compared once the rows are read: io.hashing.check_unchanged). Runs before any row is read."""
-    found = resolve(
-        inputs,
-        split=split,
-        verify=verify,
-        progress=progress,
-        allow_stdin=False,
-        reread="prepare hashes its inputs, then reads their rows",
-    )
+    why = "prepare hashes its inputs, then reads their rows"
+    found = resolve(inputs, split=split, verify=verify, progress=progress, allow_stdin=False, reread=why)
     prov: list[dict[str, Any]] = []
     for arg, lock, verified in found.locks:
         if verified:

@@ -40,8 +40,19 @@ ISSUE_TRIES = {
 }
 TABLE_TRIES = ["curriculum", "report", "prepare"]
 POLICY_TRIES = ["contract", "prepare", "rescore", "audit"]
+EMPTIES = {
+    "no_drift_rows": (("option_orders", "drift", "drift", "by_position"), []),
+    "no_position_rates": (("option_orders", "models", "base", "by_position"), {}),
+    "no_findings": (("contamination", "findings"), []),
+    "no_matches_by_method": (("contamination", "by_benchmark_and_method"), []),
+    "no_histogram": (("contamination", "containment_histogram"), []),
+    "no_kinds": (("duplicates", "by_kind"), {}),
+    "no_gold_by_options": (("position_bias", "gold_by_options"), {}),
+    "no_answer_bias": (("position_bias", "answer_bias"), []),
+    "no_benchmarks": (("benchmarks",), []),
+}
 COVERS = {
-    "report": len(ISSUE_TRIES) + 2,
+    "report": len(ISSUE_TRIES) + len(EMPTIES) + 2,
     "curriculum": 1,
     "prepare": 2,
     "contract": 1,
@@ -151,6 +162,15 @@ def test_report_refuses_a_broken_audit_document_in_one_line(audit_doc, tmp_path,
     assert doc["error"]["reason"] == "audit_document"
     assert str(bad) in doc["error"]["message"] and field in doc["error"]["message"]
     assert len(res.stderr.strip().splitlines()) == 1 and not page.exists()
+
+
+@pytest.mark.parametrize("name", sorted(EMPTIES))
+def test_an_audit_document_with_empty_parts_is_drawn(audit_doc, tmp_path, name):
+    """What the schema accepts is drawn, through the page's plots too (a drift of no option count divided by
+    zero while drawing: found here)."""
+    place, value = EMPTIES[name]
+    doc = _write(tmp_path / "audit.json", _set(audit_doc, place, value))
+    check(run(["report", build.TRAIN, "--audit", doc, "-o", tmp_path / "p.html", "-q"]), OK)
 
 
 def test_an_audit_document_written_by_audit_follows_its_schema(audit_doc):

@@ -200,6 +200,12 @@ TRIES: dict[tuple[str, str], Callable[[Fixtures], tuple[Path, list[Any]]]] = {
         ["audit", build.TRAIN, build.VALIDATION, "--rollouts", "{}"],
     ),
     ("audit", "policy_path"): lambda f: (f.policy, ["audit", build.TRAIN, "--policy", "{}"]),
+    ("audit", "pass_rates"): lambda f: (f.table, ["audit", build.TRAIN, "--pass-rates", "{}"]),
+    ("audit", "drift"): lambda f: (f.table, ["audit", build.TRAIN, "--drift", "{}", f.table]),
+    ("report", "drift"): lambda f: (
+        f.table,
+        ["report", build.TRAIN, "--drift", "{}", f.table, "-o", _o(f, "r.html")],
+    ),
 }
 
 # multi-input parameters where inputs are pooled: the same bytes twice must be refused
@@ -281,6 +287,7 @@ POOLED: dict[tuple[str, str], Callable[[Fixtures, Path, Path], list[Any]]] = {
         "--rollouts",
         b,
     ],
+    ("audit", "pass_rates"): lambda f, a, b: ["audit", build.TRAIN, "--pass-rates", a, "--pass-rates", b],
 }
 POOLED_FILE = {
     "validate": "train",
@@ -388,7 +395,7 @@ def test_an_input_given_twice_is_refused(fixtures, tmp_path, key, how):
         "arc": ARC,
         "rescored": fixtures.rescored,
     }
-    if param in ("tables", "pass_rates"):
+    if param in ("tables", "pass_rates"):  # (audit's and report's --pass-rates too)
         a = fixtures.table
     elif param == "against" or param == "decontaminate_against":
         a = BENCH
