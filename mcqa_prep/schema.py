@@ -24,6 +24,7 @@ SCHEMA_FILES = {
     "passrates_v2": "passrates.v2.schema.json",  # still read
     "passrates_v1": "passrates.v1.schema.json",  # still read
     "curriculum": "curriculum.v1.schema.json",
+    "audit": "audit.v1.schema.json",
 }
 
 

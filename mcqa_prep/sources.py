@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, UsageError
-from .io.paths import DATA_KINDS, DEFAULT_SPLIT, STDIN, data_kind, expand_inputs
+from .io.paths import (
+    DATA_KINDS,
+    DEFAULT_SPLIT,
+    STDIN,
+    data_kind,
+    distinct_inputs,
+    expand_inputs,
+    require_regular,
+)
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -83,7 +91,14 @@ def resolve(
     kinds: dict[str, str] = DATA_KINDS,
     select: bool = False,
     allow_stale: bool = False,
+    reread: str | None = None,
+    what: str = "input",
 ) -> Inputs:
+    """The files `args` name, in reading order; the same file or the same bytes twice among them is refused
+    (io.paths.distinct_inputs: pooled, its rows would count twice). `reread` says why the caller reads each
+    file twice (hashes it, then reads its rows; or reads it in two passes): then stdin and a pipe or a device
+    are refused up front as usage errors (io.paths.require_regular), the one rule of every command that
+    reads an input twice, instead of a second pass that finds nothing."""
     from .prepared import manifest as mf
     from .pull import lock as locks
 
@@ -91,6 +106,8 @@ def resolve(
     for a in args:
         arg = str(a)
         if arg == STDIN:
+            if reread is not None:
+                raise UsageError(f"stdin ('-') cannot be read here: {reread}; give a file", reason="no_stdin")
             if not allow_stdin:
                 raise UsageError("stdin ('-') cannot be read here: give a file", reason="no_stdin")
             out.sources.append(Source(STDIN, STDIN, split or DEFAULT_SPLIT, arg, KIND_STDIN))
@@ -100,7 +117,10 @@ def resolve(
             _prepared(out, arg, split, progress, allow_stale)
         else:
             for f in expand_inputs([arg], split=split, kinds=kinds, select=select):
+                if reread is not None:
+                    require_regular(f.path, reread)
                 out.sources.append(Source(f.path, f.name, f.split, arg, KIND_FILE, None, f.kind))
+    distinct_inputs((s.path for s in out.sources), what)
     return out
 
 

@@ -167,3 +167,22 @@ def test_ks_and_model_metrics():
     assert m["pass_at_k"]["4"] == {"value": 1.0, "questions": 1}  # only the question with 4 samples
     assert m["no_answer"] == pytest.approx(3 / 6)
     assert model_metrics([E(4, 2, None, None)], "fail")["majority_at_k"] is None  # answers not known
+
+
+def test_pass_at_k_beyond_the_exact_range_equals_the_exact_ratio():
+    """From EXACT_SAMPLES on pass@k comes from log-factorials (its cost independent of the sample counts); where
+    the exact ratio of binomials can still be computed, the two agree to a float's last bits."""
+    import random
+    from math import comb
+
+    from mcqa_prep.passrates.kmetrics import _pass_at_k_large
+
+    rng = random.Random(7)
+    for _ in range(400):
+        n = rng.randint(1, 6000)
+        c, k = rng.randint(0, n), rng.randint(1, n)
+        if n - c >= k:
+            assert _pass_at_k_large(n, c, k) == pytest.approx(1.0 - comb(n - c, k) / comb(n, k), abs=1e-15)
+    assert pass_at_k(10**9, 1, 1) == pytest.approx(1e-9, rel=1e-12)
+    assert pass_at_k(10**9, 10**9 // 3, 2) == pytest.approx(1 - (2 / 3) ** 2, abs=1e-9)
+    assert pass_at_k(10**12, 5, 10**12) == 1.0

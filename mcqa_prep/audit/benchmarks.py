@@ -1,13 +1,19 @@
 """The benchmark side of the contamination check: benchmark files read by convert's own readers and extraction
 (any layout convert reads: its presets, detected from the columns, or a column map), indexed in memory.
 
-Each benchmark question becomes an item: where it is (file, 1-based line or record, its id column), its
-question and options as normalised words (text.py), and four indexes over all items, built once:
+Each distinct benchmark question becomes an item: where it is (file, 1-based line or record, its id column),
+its question and options as normalised words (text.py), and four indexes over all items, built once:
 
 - `optset`: the option set's key -> items (exact copies, whatever the option order and labels);
-- `ngrams`: every word n-gram of a question or option (13 words by default), sorted, with its item;
+- `ngrams`: every distinct word n-gram of a question or option (13 words by default), sorted, with its item;
 - `bands`: the LSH band keys of every item's MinHash signature (features.py), sorted per band;
 - `features`: every item's word-bigram set (exact verification of a candidate), and their union, `vocab`.
+
+A question read again (the same words, context and option set, in any file) is not indexed again: it is
+counted as a repeat of its first item (`BenchFile.repeated`), and the files it occurs in are kept with that
+item (`also`), so that a match still counts for every benchmark holding the question. The work of a check
+is then bounded by distinct questions and distinct n-grams (features.MAX_WORDS caps a document): a benchmark
+of one question repeated 1,000,000 times is one item.
 
 Every benchmark file is hashed (sha256), so a preparation records exactly what it was decontaminated against.
 """
@@ -25,6 +31,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.hashing import sha256_file
+from ..io.paths import distinct_inputs
 from ..progress import Progress
 from ..records import display_name
 from . import features as ft
@@ -53,6 +60,7 @@ class BenchFile:
     preset: str | None
     read: int = 0
     questions: int = 0
+    repeated: int = 0  # questions already read (in this file or an earlier one): not indexed again
     rejected: Counter = field(default_factory=Counter)
     option_counts: Counter = field(default_factory=Counter)
 
@@ -66,6 +74,7 @@ class BenchFile:
             **self.identity(),
             "preset": self.preset,
             "rows_read": self.read,
+            "repeated_questions": self.repeated,
             "rejected_by_reason": dict(sorted(self.rejected.items())),
             "option_counts": {str(n): c for n, c in sorted(self.option_counts.items())},
         }
@@ -83,6 +92,8 @@ class BenchIndex:
         self.ident: list[Any] = []
         self.question: list[str] = []
         self.optset: dict[int, list[int]] = {}
+        self.also: dict[int, list[int]] = {}  # item -> the other files its question occurs in
+        self._seen: dict[int, int] = {}  # a question's key (words, context, option set) -> its item
         self._docs: list[list[list[str]]] = []
         self._parts: list[tuple[np.ndarray, ...]] = []
 
@@ -91,18 +102,36 @@ class BenchIndex:
 
     def add(
         self, file: int, line: int, ident: Any, question: str, context: str | None, options: list[str]
-    ) -> None:
+    ) -> bool:
+        """Index a question; False when the same question was indexed before (a repeat: not indexed again)."""
+        raw = ft.text_key([context or "", question, *options])  # (a verbatim repeat costs one hash)
+        first = self._seen.get(raw)
+        if first is not None:
+            self._repeat(first, file)
+            return False
         q = words(question)
         opts = options_words(options)
-        i = len(self.line)
+        ctx = words(context) if context else []
+        key = ft.text_key([" ".join(ctx), " ".join(q), *sorted(" ".join(o) for o in opts)])
+        first = self._seen.get(key)
+        if first is not None:
+            self._seen[raw] = first
+            self._repeat(first, file)
+            return False
+        i = self._seen[key] = self._seen[raw] = len(self.line)
         self.file_of.append(file)
         self.line.append(line)
         self.ident.append(ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None)
         self.question.append(" ".join(q))
         self.optset.setdefault(option_set_key(opts), []).append(i)
-        self._docs.append([words(context) + q if context else q, *opts])
+        self._docs.append([ctx + q, *opts])
         if len(self._docs) == BATCH:
             self._index_batch()
+        return True
+
+    def _repeat(self, first: int, file: int) -> None:
+        if file != self.file_of[first] and file not in self.also.get(first, ()):
+            self.also.setdefault(first, []).append(file)
 
     def _index_batch(self) -> None:
         docs, self._docs = self._docs, []
@@ -110,26 +139,12 @@ class BenchIndex:
             return
         base = len(self.line) - len(docs)
         items = np.arange(base, base + len(docs), dtype=np.int64)
-        grams, goffs = ft.kgrams(docs, self.ngram, short=False)
-        feats, offs = ft.kgrams(docs, SHINGLE, short=True)
-        owner = np.repeat(items, np.diff(offs))
-        order = np.lexsort((feats, owner))  # each item's features, sorted and unique
-        f, o = feats[order], owner[order]
-        first = np.ones(len(f), dtype=bool)
-        first[1:] = (f[1:] != f[:-1]) | (o[1:] != o[:-1])
-        counts = np.bincount(o[first] - base, minlength=len(docs))
+        lay = ft.layout(docs)
+        grams, gowner, gcounts = _distinct(*ft.kgrams(lay, self.ngram, short=False), items)
+        feats, offs = ft.kgrams(lay, SHINGLE, short=True)
+        f, _, counts = _distinct(feats, offs, items)
         keys = ft.band_keys(ft.signatures(feats, offs))
-        self._parts.append(
-            (
-                grams,
-                np.repeat(items, np.diff(goffs)),
-                np.diff(goffs),
-                f[first],
-                counts,
-                keys,
-                np.diff(offs) > 0,
-            )
-        )
+        self._parts.append((grams, gowner, gcounts, f, counts, keys, np.diff(offs) > 0))
 
     def build(self) -> None:
         """The n-gram, band and feature indexes (after every item was added)."""
@@ -155,9 +170,29 @@ class BenchIndex:
         return self.feature_flat[self.feature_offsets[i] : self.feature_offsets[i + 1]]
 
     def where(self, i: int) -> dict[str, Any]:
-        """The item's address, as findings name it."""
+        """The item's address, as findings name it (`also_in`: the other files holding the same question)."""
         f = self.files[self.file_of[i]]
-        return {"file": f.path, "line": self.line[i], "id": self.ident[i], "benchmark": f.argument}
+        out = {"file": f.path, "line": self.line[i], "id": self.ident[i], "benchmark": f.argument}
+        if i in self.also:
+            out["also_in"] = [
+                {"file": self.files[j].path, "benchmark": self.files[j].argument} for j in self.also[i]
+            ]
+        return out
+
+
+def benchmarks_of(where: dict[str, Any]) -> list[str]:
+    """The benchmarks (arguments) holding a matched question: where it was first read, and `also_in`."""
+    return sorted({where["benchmark"], *(x["benchmark"] for x in where.get("also_in", ()))})
+
+
+def _distinct(feats: np.ndarray, offs: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each item's distinct features, sorted: (features, their items, the count per item)."""
+    owner = np.repeat(items, np.diff(offs))
+    order = np.lexsort((feats, owner))
+    f, o = feats[order], owner[order]
+    first = np.ones(len(f), dtype=bool)
+    first[1:] = (f[1:] != f[:-1]) | (o[1:] != o[:-1])
+    return f[first], o[first], np.bincount(o[first] - items[0], minlength=len(items))
 
 
 def option_set_key(opts: Sequence[Sequence[str]]) -> int:
@@ -186,9 +221,10 @@ def load(
     cmap = ConvertMapping(mapping.preset, tuple(mapping.pairs), ())
     files: list[BenchFile] = []
     index = BenchIndex(files, ngram)
-    for spec in specs:
-        for src in plan_sources([str(spec)], progress=progress):
-            _read_stream(index, src, cmap, str(spec), progress)
+    streams = [(str(spec), src) for spec in specs for src in plan_sources([str(spec)], progress=progress)]
+    distinct_inputs((src.path for _, src in streams if src.path is not None), "benchmark file")
+    for spec, src in streams:
+        _read_stream(index, src, cmap, spec, progress)
     if not len(index):
         raise InputError("no question could be read from the benchmark files", reason="bench_empty")
     index.build()
@@ -224,7 +260,8 @@ def _read_stream(index: BenchIndex, src: Any, mapping: Any, argument: str, progr
         except RowReject as r:
             bf.rejected[r.reason] += 1
             continue
-        index.add(fi, line, item.id, item.question, item.context, item.choices)
+        if not index.add(fi, line, item.id, item.question, item.context, item.choices):
+            bf.repeated += 1
         bf.questions += 1
         bf.option_counts[len(item.choices)] += 1
     if not bf.questions:

@@ -17,7 +17,9 @@ from .._version import __version__
 from ..fields import NONE
 from ..records import display_name
 from . import duplicates as dp
+from .benchmarks import benchmarks_of
 from .contamination import METHODS
+from .features import MAX_WORDS
 
 CONTAINMENT_BINS = 10
 
@@ -48,7 +50,9 @@ def build(request: Any, fold: Any, sources: list[Any], evidence: Any, text: Any)
 
 def _settings(request: Any, text: Any) -> dict[str, Any]:
     return {
-        "contamination": request.contamination.to_dict() if request.against else None,
+        "contamination": {**request.contamination.to_dict(), "max_words": MAX_WORDS}
+        if request.against
+        else None,
         "duplicates": {"similarity": request.dup_similarity, "index_bytes_per_row": dp.BYTES_PER_ROW}
         if request.duplicates
         else None,
@@ -65,7 +69,8 @@ def _contamination(fold: Any) -> dict[str, Any]:
     for f in fold.contaminated:
         for m in f["matches"]:
             for method in m["methods"]:
-                by_bm[(m["benchmark"]["benchmark"], method)] += 1
+                for b in benchmarks_of(m["benchmark"]):
+                    by_bm[(b, method)] += 1
     return {
         "rows": len(fold.contaminated),
         "by_method": {m: fold.by_method.get(m, 0) for m in METHODS},

@@ -4,7 +4,8 @@ n-gram): word n-gram hashes, MinHash signatures (rensa), LSH band keys and membe
 - A *document* is a list of *segments* (the question, then each option), each a list of normalised words.
   N-grams never cross a segment, so option order and the text between segments never count. `kgrams(docs, k,
   short=True)` also gives a segment shorter than k words one feature (its words, hashed together), so a
-  one-word option still counts.
+  one-word option still counts. A document's first MAX_WORDS words are compared (its segments in order, the
+  last one cut there), so no document, however long, costs more than that.
 - Word hashes are 64-bit blake2b digests (stable across processes and runs, cached per process); an n-gram's
   hash is a polynomial of its words' hashes, finished by splitmix64 (so nearby values spread).
 - `signatures` are rensa MinHash digests (NUM_PERM 32-bit minima per document, one fixed seed). rensa over
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+MAX_WORDS = 100_000  # words of a document (question and options) compared: docs/audit.md, "Bounds"
 NUM_PERM = 64
 BANDS = 16
 BAND_ROWS = NUM_PERM // BANDS
@@ -82,8 +84,12 @@ def layout(docs: Sequence[Doc]) -> Layout:
     lengths: list[int] = []
     seg_doc: list[int] = []
     for d, doc in enumerate(docs):
+        room = MAX_WORDS
         for seg in doc:
-            if seg:
+            if seg and room > 0:
+                if len(seg) > room:
+                    seg = seg[:room]
+                room -= len(seg)
                 flat.extend(seg)
                 lengths.append(len(seg))
                 seg_doc.append(d)

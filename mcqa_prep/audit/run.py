@@ -30,7 +30,7 @@ from ..progress import Progress
 from ..records import Row, display_name
 from ..validate.crossrow import CrossRow
 from . import features as ft
-from .benchmarks import SHINGLE, BenchIndex, Mapping
+from .benchmarks import SHINGLE, BenchIndex, Mapping, benchmarks_of
 from .contamination import Contamination, Settings
 from .duplicates import ChunkKeys, DuplicateIndex, chunk_keys
 from .keys import AnswerPool, KeyAudit, KeySettings
@@ -219,7 +219,8 @@ class Fold:
         for m in matches:
             where = self.bench.where(m["item"])
             shown.append({"benchmark": where, **{k: v for k, v in m.items() if k != "item"}})
-            self.by_benchmark[where["benchmark"]] += 1
+            for b in benchmarks_of(where):
+                self.by_benchmark[b] += 1
         for method in {x for m in matches for x in m["methods"]}:
             self.by_method[method] += 1
         self.contaminated.append(
@@ -250,7 +251,14 @@ def audit(
             "stdin ('-') cannot be audited: the rows are read twice; give a file", reason="no_stdin"
         )
     n_workers = check_workers(workers)
-    found = resolve(list(data), progress=progress, allow_stdin=False, allow_stale=allow_stale)
+    found = resolve(
+        list(data),
+        progress=progress,
+        allow_stdin=False,
+        allow_stale=allow_stale,
+        reread="audit reads the rows twice (instruction sentences learned from the first rows, then every row checked)",
+        what="dataset file",
+    )
     sources = found.sources
     if not sources:
         raise InputError("no input files", reason="no_rows")

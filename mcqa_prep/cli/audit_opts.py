@@ -45,7 +45,9 @@ def contamination_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             default=13,
             show_default=True,
             metavar="N",
-            help="Word n-gram length of the overlap check (13, as lm-eval).",
+            help="Word n-gram length of the overlap check (13, as lm-eval). Bounds: each document (a question "
+            "with its options) is compared on its first 100,000 words, each distinct n-gram and word pair once, "
+            "and a benchmark question read again is indexed once.",
         ),
         click.option(
             "--contamination-min-ngrams",

@@ -54,7 +54,10 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     help="Write the rows in schedule order, --prompts-per-step rows a step (for a trainer reading rows in order).",
 )
 @click.option(
-    "--prompts-per-step", type=click.IntRange(min=1), help="Rows per training step in --ordered-out."
+    "--prompts-per-step",
+    type=click.IntRange(min=1),
+    help="Rows per training step in --ordered-out; --steps x this is at most 50,000,000 rows (checked before "
+    "anything is read or written).",
 )
 @click.option(
     "--model", metavar="NAME", help="Whose pass rates decide (needed when the tables hold several models)."

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputError, McqaPrepError, UsageError
 from ..io import AtomicFile
-from ..io.paths import check_output, is_special
+from ..io.paths import check_output, distinct_inputs, is_special
 from ..io.writers import output_error
 from ..progress import Progress
 from .balance import norm_pin
@@ -94,6 +94,8 @@ def _check_paths(out: Path, rejects: Path, args: Sequence[str], sources: Sequenc
                 reason="same_source_identity",
             )
         seen[key] = src
+    # (after the identity check, whose message names the uuids: the same bytes under another name and dataset)
+    distinct_inputs((src.path for src in sources if src.path is not None), "source file")
     if out.suffix != ".jsonl" and out.exists() and not is_special(out):  # a device is written in place
         if not out.is_dir():
             raise UsageError(f"-o {out}: exists and is not a directory (a file output must end in .jsonl)")

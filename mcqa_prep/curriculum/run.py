@@ -4,7 +4,9 @@ columns, and (for trainers that read rows in order) the rows in schedule order.
 Every row is placed by its question's posterior under the chosen model (the table's posterior mean, rebucketed
 when another bucket count is asked): a row without evidence gets the prior (the posterior of no samples) or is
 dropped (`no_evidence`); solved / unsolved questions can be dropped. Every input row is scheduled, dropped
-(counted by reason) or rejected (unreadable; counted with its first lines). Rows stamped by `prepare` under
+(counted by reason) or rejected (counted by reason with its first lines: `unreadable`, a line that is no JSON
+object; `not_a_row`, an object that is not an mcqa-row.v1 row; `non_json_value`, NaN/Infinity or a Parquet
+value JSON has no form for, which no output could hold). Rows stamped by `prepare` under
 another grading contract than the table's are refused: that table is not evidence about them.
 
 Outputs (each written atomically; a failed run leaves none of them):
@@ -13,7 +15,7 @@ Outputs (each written atomically; a failed run leaves none of them):
 - rows_out: every scheduled row with a `column` object (posterior mean and bounds, bucket_index, bucket_count,
   expected_quantile, domain, weight, evidence, model, contract);
 - ordered_out: steps x prompts_per_step rows in schedule order (NeMo RL reads rows in order when shuffling is
-  off).
+  off), at most MAX_ORDERED_ROWS: refused before anything is read or written.
 Rows are read twice (positions, then writing); the ordered output holds the scheduled rows' lines in memory.
 """
 
@@ -43,11 +45,13 @@ from ..passrates.table import PassRateTable
 from ..policy import canonical_json
 from ..progress import Progress
 from ..records import display_name
-from ..schema import schema_version, validator
+from ..schema import json_path, schema_version, validator
+from ..validate.facts import schema_quiet
 from .epochs import EpochPlan
 from .schedule import ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
+MAX_ORDERED_ROWS = 50_000_000  # steps x prompts per step of --ordered-out (cli help, docs/curriculum.md)
 CORRECTED = "corrected"
 ESTIMATES = ("plain", CORRECTED)
 ALL = "(all)"
@@ -93,6 +97,12 @@ class CurriculumRequest:
             raise UsageError(f"estimate must be one of {', '.join(ESTIMATES)}, got {self.estimate!r}")
         if self.epochs is not None and self.epochs < 1:
             raise UsageError(f"epochs must be at least 1, got {self.epochs}")
+        if self.prompts_per_step is not None and self.prompts_per_step * self.spec.steps > MAX_ORDERED_ROWS:
+            raise UsageError(
+                f"rows in schedule order: {self.spec.steps:,} steps x {self.prompts_per_step:,} prompts per step "
+                f"is {self.spec.steps * self.prompts_per_step:,} rows, over the limit of {MAX_ORDERED_ROWS:,}",
+                reason="ordered_too_large",
+            )
         if self.no_evidence not in ("keep", "drop"):
             raise UsageError(f"no_evidence must be keep or drop, got {self.no_evidence!r}")
         if not self.column or not self.rows:
@@ -144,18 +154,40 @@ def _place(
         for rec in iter_file(f.path, split=f.split):
             out.read += 1
             where = f"{display_name(rec.file)}:{rec.line}"
-            if rec.data is None:
+            refused = _not_a_row(rec)
+            if refused is not None:
                 out.placed.append(None)
-                out.rejected["unreadable"] += 1
+                out.rejected[refused[0]] += 1
                 if len(out.rejected_examples) < EXAMPLES:
-                    out.rejected_examples.append(f"{where}: {rec.error}")
+                    out.rejected_examples.append(f"{where}: {refused[1]}")
                 continue
+            assert rec.data is not None  # (a line without data is refused above)
             out.placed.append(_place_row(req, table, model, buckets, prior, rec.data, where, out))
             if plan is not None and out.placed[-1] is not None:
                 plan.add(len(out.placed) - 1, rec.data)
     if plan is not None:
         plan.finish()
     return out
+
+
+def _not_a_row(rec: Any) -> tuple[str, str] | None:
+    """(reason, message) when a line cannot be scheduled as a row: unreadable, not an mcqa-row.v1 row, or
+    holding a value no JSON output can hold (written as null it would change the row)."""
+    if rec.data is None:
+        return "unreadable", rec.error or "not a JSON object"
+    if rec.nonfinite or rec.foreign:
+        return (
+            "non_json_value",
+            f"{(rec.nonfinite or rec.foreign)[0]}: a value JSON has no form for (NaN/Infinity)",
+        )
+    if not schema_quiet(rec.data):
+        err = next(iter(validator("row").iter_errors(rec.data)), None)
+        where = json_path(err.absolute_path) if err is not None else "$"
+        return (
+            "not_a_row",
+            f"not an {schema_version('row')} row: {where}: {err.message if err else 'invalid'}",
+        )
+    return None
 
 
 def _place_row(req, table, model, buckets, prior, data, where, out) -> _Placed | None:  # noqa: ANN001
@@ -251,7 +283,13 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     req.spec.check(buckets)
     from ..sources import resolve
 
-    files = resolve(req.rows, progress=progress, allow_stdin=False).sources
+    files = resolve(
+        req.rows,
+        progress=progress,
+        allow_stdin=False,
+        reread="the schedule records the rows' hashes, then reads them twice (to place them, then to write them)",
+        what="dataset file",
+    ).sources
     stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = hash_inputs(files, progress, "hash dataset rows")
     plan = EpochPlan(req.epochs, req.seed) if req.epochs is not None else None

@@ -281,3 +281,46 @@ def require_regular(path: str | os.PathLike[str], why: str) -> None:
             reason="input_not_regular",
             path=str(path),
         )
+
+
+def distinct_inputs(paths: Iterable[str | os.PathLike[str]], what: str = "input") -> None:
+    """One identity for an input file wherever inputs are pooled: the same file (through any path, a link, a
+    second argument naming it) or the same bytes under another name, given twice, is refused as a usage error
+    (pooled, its rows would count twice: `passrates r.jsonl r.jsonl` reported pass@2 on one sample each).
+    Files are compared by device and inode, then by sha256 among the regular files of one size only (equal
+    bytes have equal sizes), so distinct inputs are not read here; a pipe is compared by its identity alone."""
+    from .hashing import sha256_file
+
+    seen: dict[tuple[int, int], str] = {}
+    by_size: dict[int, list[str]] = {}
+    for p in paths:
+        name = str(p)
+        if name == STDIN:
+            key = (-1, -1)
+        else:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue  # a missing file is reported where it is opened
+            key = (st.st_dev, st.st_ino)
+        if key in seen:
+            _repeated(what, seen[key], name, "the same file")
+        seen[key] = name
+        if name != STDIN and stat.S_ISREG(st.st_mode):
+            by_size.setdefault(st.st_size, []).append(name)
+    for names in by_size.values():
+        digests: dict[str, str] = {}
+        for name in names if len(names) > 1 else ():
+            digest = sha256_file(name)[0]
+            if digest in digests:
+                _repeated(what, digests[digest], name, f"the same bytes (sha256 {digest[:16]}...)")
+            digests[digest] = name
+
+
+def _repeated(what: str, first: str, second: str, how: str) -> None:
+    which = "given twice" if first == second else f"{how} as {first}: given twice"
+    raise UsageError(
+        f"{second} is {which}, its rows would count twice; give each {what} once",
+        reason="input_repeated",
+        path=second,
+    )

@@ -250,6 +250,24 @@ def parse_document(data: bytes) -> tuple[Any, str | None]:
     return (None, problem) if problem else (value, None)
 
 
+def document_problem(doc: Any, schema_name: str) -> str | None:
+    """Why `doc` (a whole document a command reads) is not a document of that schema (schema.SCHEMA_FILES),
+    or None: a NaN/Infinity first (a number that is not one would reach the arithmetic), then the first schema
+    violation; as "$.path: what [schema version]". Each reader makes it its error naming its file: one line,
+    before anything of the document is used."""
+    from ..schema import json_path, schema_version, validator
+
+    version = schema_version(schema_name)
+    for path in nonfinite_paths(doc):
+        return f"{path}: NaN/Infinity is not a number [{version}]"
+    errors = sorted(validator(schema_name).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    e = errors[0]  # its message quotes the value: at most 200 characters of it
+    what = e.message if len(e.message) <= 200 else e.message[:197] + "..."
+    return f"{json_path(e.absolute_path)}: {what} [{version}]"
+
+
 def nonfinite_paths(value: Any, path: str = "$") -> Iterator[str]:
     """JSON paths of NaN / Infinity numbers inside a parsed value (JSON has none; Python's json writes them)."""
     stack = [(value, path)]

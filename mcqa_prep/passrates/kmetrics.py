@@ -15,11 +15,15 @@ can read 100 there and 0 here. A table says which rule it counted with, and tabl
 are never pooled (`passrates/pool.py`).
 
 - pass@k of a question with n samples and c passes is the unbiased estimator 1 - C(n - c, k) / C(n, k) (the
-  chance that a random k of its n samples hold a pass), defined for k <= n.
+  chance that a random k of its n samples hold a pass), defined for k <= n: the exact ratio of the two
+  integers up to EXACT_SAMPLES samples, beyond that from log-factorials at 40 significant digits (Stirling's
+  series, in decimal arithmetic: the same digits on every platform), so its cost does not grow with the
+  sample counts (pooling two tables of 10^9 samples per question computed binomials of a billion digits).
 - majority@k is the expected majority-vote score of a random k of its n samples: candidates are the answers
   (with whether that answer passed, as NeMo Gym keys votes by (answer, score)), and, under `fail`, "no
   answer"; tied candidates share the point (NeMo Gym's tie rule). Exact, by dynamic programming over the
-  candidates (a question's score depends only on the sorted sizes of its vote groups, so it is memoised).
+  candidates (a question's score depends only on the sorted sizes of its vote groups, so it is memoised),
+  for k up to MAJORITY_MAX_K: the programme's work grows with the cube of k, so larger k are not reported.
 - no_answer is the share of a model's rollouts without an extracted answer (rule-independent).
 """
 
@@ -27,10 +31,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
+from decimal import Decimal, localcontext
 from fractions import Fraction
-from math import comb
+from math import comb, factorial
 from typing import Any
 
+EXACT_SAMPLES = 4096  # pass@k as the exact ratio of binomials up to here; beyond, log-factorials
+MAJORITY_MAX_K = 64  # majority@k is reported for k up to here (docs/passrates.md)
 NO_ANSWER_RULES = ("fail", "exclude")
 DEFAULT_NO_ANSWER = "fail"
 RULE_TEXT = {
@@ -59,7 +66,53 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass@k needs 0 < k <= n, got k={k}, n={n}")
     if n - c < k:
         return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
+    if n <= EXACT_SAMPLES:
+        return 1.0 - comb(n - c, k) / comb(n, k)
+    return _pass_at_k_large(n, c, k)
+
+
+@functools.lru_cache(maxsize=65536)
+def _pass_at_k_large(n: int, c: int, k: int) -> float:
+    """1 - C(n - c, k) / C(n, k) = 1 - (n - c)! (n - k)! / (n! (n - c - k)!), from log-factorials."""
+    with localcontext() as ctx:
+        ctx.prec = 40
+        log_r = _log_factorial(n - c) + _log_factorial(n - k) - _log_factorial(n) - _log_factorial(n - c - k)
+        if log_r < -60:  # the ratio is below 1e-26: 1 - it is 1.0 in a float
+            return 1.0
+        return float(1 - log_r.exp())
+
+
+# Stirling's series of ln Gamma(z + 1) - ln(2 pi) / 2, the coefficients B_2j / (2j (2j - 1)); from z >= 30 on
+# the first term left out is below 1e-25
+_STIRLING = tuple(
+    Decimal(a) / Decimal(b)
+    for a, b in (
+        (1, 12),
+        (-1, 360),
+        (1, 1260),
+        (-1, 1680),
+        (1, 1188),
+        (-691, 360360),
+        (1, 156),
+        (-3617, 122400),
+    )
+)
+_STIRLING_FROM = 30
+
+
+def _log_factorial(x: int) -> Decimal:
+    """ln(x!) - ln(2 pi) / 2 in the current decimal context (the constant cancels in pass@k's ratio: two
+    factorials over two). Below _STIRLING_FROM, ln((x + s)!) of the series less the log of the exact product."""
+    shift = max(0, _STIRLING_FROM - x)
+    z = Decimal(x + shift)
+    out = (z + Decimal("0.5")) * z.ln() - z
+    zz, p = z * z, z
+    for coef in _STIRLING:
+        out += coef / p
+        p *= zz
+    if shift:
+        out -= Decimal(factorial(x + shift) // factorial(x)).ln()
+    return out
 
 
 def vote_groups(votes: Votes, unanswered: int, rule: str) -> tuple[tuple[int, bool], ...]:
@@ -142,7 +195,7 @@ def model_metrics(entries: Iterable[Any], rule: str | None, ks: list[int] | None
             "value": sum(pass_at_k(e.samples, e.passes, k) for e in eligible) / len(eligible),
             "questions": len(eligible),
         }
-        if maj_k is not None:
+        if maj_k is not None and k <= MAJORITY_MAX_K:
             assert rule is not None  # maj_k is only built when a rule is given
             maj_k[str(k)] = {
                 "value": sum(majority_at_k(e.votes, e.unanswered or 0, k, rule) for e in eligible)

@@ -36,7 +36,7 @@ from ..evidence import (
 )
 from ..fields import grading_contract, grading_of, permutation_question
 from ..io.hashing import check_unchanged, sha256_file, stamp
-from ..io.paths import STDIN, check_output, require_regular
+from ..io.paths import STDIN, check_output
 from ..io.readers import iter_file
 from ..policy import GradingPolicy
 from ..progress import Progress
@@ -430,9 +430,13 @@ def gather(
     wrong-key analysis both count evidence this way."""
     from ..sources import resolve
 
-    files = resolve(rollouts, progress=progress, allow_stdin=False).sources
-    for f in files:
-        require_regular(f.path, "the table records every input's hash, then the rollouts are read")
+    files = resolve(
+        rollouts,
+        progress=progress,
+        allow_stdin=False,
+        reread="the table records every input's hash, then the rollouts are read",
+        what="rollout file",
+    ).sources
     stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = hash_inputs(files, progress, "hash rollouts")
     _read(run, files, progress)
@@ -447,7 +451,13 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     from ..rescore.run import RowIndex
     from ..sources import resolve
 
-    sources = resolve(rows_paths, progress=progress, allow_stdin=False).sources
+    sources = resolve(
+        rows_paths,
+        progress=progress,
+        allow_stdin=False,
+        reread="the table records the dataset rows' hashes, then reads them",
+        what="dataset file",
+    ).sources
     hashes = hash_inputs(sources, progress, "hash dataset rows")
     return RowIndex.from_sources(sources, EXAMPLES), hashes
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ContractMismatch, InputError
+from ..io.paths import distinct_inputs
 from ..progress import Progress
 from .consistency import extend, header_doc, merge
 from .estimate import Counts, estimate
@@ -30,8 +31,9 @@ SUMMED = ("rollouts", "used", "invalid", "other_contracts", "unanswered_only", "
 def read_tables(
     paths: Sequence[Any], progress: Progress | None = None, *, variants: bool = True
 ) -> PassRateTable:
-    """Read and pool tables (one table is returned as it is). `variants=False` (see read_table) applies to one
-    table only: pooling adds the variants' counts."""
+    """Read and pool tables (one table is returned as it is; the same table twice is refused). `variants=False`
+    (see read_table) applies to one table only: pooling adds the variants' counts."""
+    distinct_inputs(paths, "pass-rate table")
     keep = variants or len(paths) > 1
     return pool_tables([read_table(p, progress, variants=keep) for p in paths])
 

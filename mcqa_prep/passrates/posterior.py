@@ -164,7 +164,7 @@ def _sig(x: float, digits: int = DIGITS) -> float:
 
 def _log_likelihood(counts: Mapping[tuple[int, int], int], alpha: float, beta: float) -> float:
     base = log_beta(alpha, beta)
-    return sum(w * (log_beta(alpha + c, beta + n - c) - base) for (n, c), w in counts.items())
+    return sum(w * (log_beta(alpha + c, beta + (n - c)) - base) for (n, c), w in counts.items())
 
 
 def _clamp(theta: tuple[float, float]) -> tuple[float, float]:
@@ -293,7 +293,7 @@ class PosteriorCache:
 
 def posterior(prior: Prior, samples: int, passes: int, level: float, buckets: int) -> Posterior:
     a = prior.alpha + passes
-    b = prior.beta + samples - passes
+    b = prior.beta + (samples - passes)  # (the integers first: beta + 10^9 - 10^9 is 0.0 in floats)
     mean = round(a / (a + b), DIGITS)
     tail = (1.0 - level) / 2.0
     lower = min(round(beta_ppf(tail, a, b), DIGITS), mean)

@@ -27,7 +27,7 @@ from ..audit.decontaminate import Tally as DecontaminationTally
 from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from ..io.paths import check_output, is_data_path, is_parquet, require_regular
+from ..io.paths import check_output, is_data_path, is_parquet
 from ..io.readers import parquet_num_rows
 from ..io.shards import HashingWriter, SplitWriter
 from ..io.staging import commit, crash_point, staging_dir
@@ -129,14 +129,14 @@ def resolve_inputs(
     of every other file: a pulled directory read without verification included, its bytes recorded as what
     they are, with no repo/commit claim) and the stamps of the hashed files, taken before they were hashed
     (compared once the rows are read: io.hashing.check_unchanged). Runs before any row is read."""
-    found = resolve(inputs, split=split, verify=verify, progress=progress, allow_stdin=False)
+    why = "prepare hashes its inputs, then reads their rows"
+    found = resolve(inputs, split=split, verify=verify, progress=progress, allow_stdin=False, reread=why)
     prov: list[dict[str, Any]] = []
     for arg, lock, verified in found.locks:
         if verified:
             prov.append(_pulled_provenance(arg, lock, split))
     plain = [s for s in found.sources if s.kind != KIND_PULLED or s.pulled is None]
     for s in plain:
-        require_regular(s.path, "prepare hashes its inputs, then reads their rows")
         if not is_data_path(s.path):
             raise InputError(f"{s.path}: unsupported input (expected .jsonl, .parquet or a directory)")
     stamps = {str(s.path): stamp(s.path) for s in plain}

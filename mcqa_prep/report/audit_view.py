@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from ..errors import InputError
-from ..io.readers import read_document
+from ..io.readers import document_problem, read_document
 from ..records import display_name
 from . import positions_view, spec
 
@@ -33,11 +33,30 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
         ) from None
     if problem is None and not (isinstance(doc, dict) and doc.get("audit_version") in AUDIT_VERSIONS):
         problem = f"not an audit document (audit_version {', '.join(AUDIT_VERSIONS)})"
+    if problem is None:  # every field the section reads, typed, and every number finite
+        problem = document_problem(doc, "audit") or _orders_problem(doc)
     if problem is not None:
         raise InputError(f"{display_name(path)}: {problem}", reason="audit_document")
     doc.pop("ok", None)  # written by --format json
     doc.pop("error", None)
     return doc
+
+
+def _orders_problem(doc: dict[str, Any]) -> str | None:
+    """What the schema cannot say of `option_orders`: each summary's RStd names every option count it rates."""
+    o = doc.get("option_orders") or {}
+    drift = o.get("drift") or {}
+    summaries = [(f"$.option_orders.models.{m}", s) for m, s in o.get("models", {}).items()]
+    summaries += [
+        (f"$.option_orders.drift.{side}.summary", drift[side]["summary"])
+        for side in ("before", "after")
+        if side in drift
+    ]
+    for where, s in summaries:
+        missing = sorted(set(s["by_position"]) - set(s["rstd"]), key=int)
+        if missing:
+            return f"{where}.rstd: no RStd for the option count(s) {', '.join(missing)} it rates [audit.v1]"
+    return None
 
 
 def section(sid: str, doc: dict[str, Any], path: str, report_inputs: list[str]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..columns import MISSING, SOURCE, group_of
 from ..evidence import model_of
+from ..io.paths import distinct_inputs
 from ..passrates.pool import pool_tables
 from ..passrates.table import PassRateTable, read_table
 from ..progress import Progress
@@ -32,6 +33,7 @@ RESPONSES_PER_QUESTION = 2
 def load_groups(paths: Sequence[Any], progress: Progress | None = None) -> list[PassRateTable]:
     """The tables, pooled per (contract, counting rule, key kind), in a stable order."""
     groups: dict[tuple[str, str | None, str], list[PassRateTable]] = {}
+    distinct_inputs(paths, "pass-rate table")
     for p in paths:
         t = read_table(p, progress)
         groups.setdefault((t.contract_id, t.no_answer, t.key_by), []).append(t)

@@ -104,6 +104,13 @@ def facts(s: dict[str, Any]) -> list[list[Any]]:
 
 def drift_blocks(p: str, d: dict[str, Any], before: str, after: str) -> list[dict[str, Any]]:
     rows = d["by_position"]
+    if not rows:  # (a plot of no panel divided by zero: tables whose rows were never seen in two orders)
+        return [
+            spec.note(
+                f"Letter prior: {before} → {after}",
+                "No option count has gold positions in both tables: measure rows prepared with --permute K.",
+            )
+        ]
     ks = sorted({r["k"] for r in rows})[:MAX_PANELS]
     panels = [
         spec.panel(

@@ -189,8 +189,12 @@ def rescore_on_ray(req: RescoreRequest) -> tuple[RescoreReport, RayRun]:
     out = Path(output_dir)
     _check_output_dir(out, Path(input_path))
     workers = req.run.workers
+    sources = resolve(
+        [input_path],
+        allow_stdin=False,
+        reread="the Ray engine reads the input by byte ranges, in several passes",
+    ).sources
     settings, report = setup(req)
-    sources = resolve([input_path], allow_stdin=False).sources
     marks["setup"] = time.perf_counter()
     work = WorkDir(out)
     ok = keep = ray_failed = False

@@ -21,6 +21,7 @@ from ..counts import Tally
 from ..errors import ContractMismatch, InputError
 from ..evidence import PASS_THRESHOLD, distribution, model_of, reward_problem
 from ..fields import NONE, grading_contract, grading_of, reward_of, template_id
+from ..io.paths import distinct_inputs
 from ..io.readers import iter_file
 from ..prompt import prompt_key
 from ..records import display_name
@@ -149,6 +150,7 @@ def summarize(paths: Iterable[str | Path], contract: str | None = None) -> dict[
     files = [str(p) for p in paths]
     if not files:
         raise InputError("no input files")
+    distinct_inputs(files, "rescored file")
     shown = [display_name(f) for f in files]
     pools: dict[str, _Pool] = {}
     lines_read = unscored = malformed = 0

@@ -7,7 +7,8 @@ prints one JSON object per line: {"mode", "case", "small", "large", "ratio"}. Li
 
 Each generator builds a response of about `n` characters from a unit repeated (or nested) n / len(unit)
 times: the shapes that made an extractor quadratic before (a box opened again and again, a prefix repeated
-along one line, answer words in full-width letters) and the other shapes each mode looks for.
+along one line, answer words in full-width letters), the other shapes each mode looks for, and every anchor
+followed by a long run of one character (RUN_ANCHORS x RUN_CHARACTERS).
 """
 
 from __future__ import annotations
@@ -102,6 +103,48 @@ GENERATORS: dict[str, Callable[[int], str]] = {
     "mathematical_answer_letters": _rep("\U0001d41a\U0001d427\U0001d42c\U0001d430\U0001d41e\U0001d42b "),
     "localised_letters": _rep("\u0623 \u0628 "),
 }
+
+# The class "an anchor followed by a long run of one character" (`Answer:` + 80,000 spaces + `x` took robust
+# 41 s: a pattern that fullmatched the rest of the line backtracked over the run): every anchor a mode
+# looks for, followed by every character a scan after an anchor skips, reads as markup or stops at.
+RUN_ANCHORS = (
+    "Answer:",
+    "Answer",
+    "**Answer:**",
+    "The answer is",
+    "Final Answer:",
+    "\\boxed{",
+    "<answer>",
+    "\u7b54\u6848\uff1a",
+    "Choice:",
+)
+RUN_CHARACTERS = (
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "\u3000",
+    "\u00a0",
+    "*",
+    "_",
+    ":",
+    "#",
+    "$",
+    "`",
+    "-",
+    "x",
+    "\\",
+    "{",
+)
+
+
+def _run_after(anchor: str, char: str) -> Callable[[int], str]:
+    return lambda n: anchor + char * n + "x"
+
+
+GENERATORS.update(
+    {f"anchor_run {a!r} + {c!r}": _run_after(a, c) for a in RUN_ANCHORS for c in RUN_CHARACTERS}
+)
 
 # (mode, template_metadata): every mode, and the template fields a mode reads
 SETTINGS: list[tuple[str, dict | None]] = [

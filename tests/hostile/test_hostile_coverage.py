@@ -28,6 +28,8 @@ CLASSES = {
     "test_hostile_bounds": "bounded work (linear grading, bounded regexes and templates, capped workers)",
     "test_hostile_counts": "figures that must agree across commands",
     "test_hostile_edges": "output and command-line edges",
+    "test_hostile_inputs": "inputs read twice (pipes) and inputs given twice, on every input of every command",
+    "test_hostile_documents": "documents a command reads, against their schema (NaN/Infinity refused)",
 }
 MIN_TRIES_PER_COMMAND = 5
 MIN_TRIES = 100

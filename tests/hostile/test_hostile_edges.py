@@ -20,10 +20,21 @@ NAMES = ["a\nb.jsonl", "tab\there.jsonl", "esc\x1b[31m.jsonl", "line\u2028sep.js
 COMMANDS_ON_A_NAME = ["validate", "prepare", "rescore", "report", "summarize", "passrates", "convert"]
 POLICY_COMMANDS = ["contract", "prepare", "rescore", "passrates"]
 LOCALE_TRIES = ["grade", "passrates", "convert"]
+
+
+def _golden_accent_cases() -> list[dict]:
+    golden = build.REPO / "data" / "golden" / "grader_cases.jsonl"
+    cases = [json.loads(x) for x in golden.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [c for c in cases if "combining_accent" in c["id"]]
+
+
+ACCENT_CASES = _golden_accent_cases()
+
+
 COVERS = {
     "report": 2 + 1,
     "prepare": 1 + 1 + 1,
-    "grade": 2 + 1,
+    "grade": 2 + 1 + len(ACCENT_CASES),
     "convert": 1 + 1 + 1,
     "contract": 1,
     "rescore": 1 + 1,
@@ -197,6 +208,34 @@ def test_an_unusable_regex_is_exit_1_in_one_line_and_keeps_its_status_in_json():
         FAILURE,
     )
     assert doc["status"] == "invalid_regex"
+
+
+@pytest.mark.parametrize("case", ACCENT_CASES, ids=[c["id"] for c in ACCENT_CASES])
+def test_a_combining_accent_after_the_letter_is_read_as_nemo_gym_reads_it(case):
+    """`\\boxed{B}` with U+0301 after the B was noticed graded B: NeMo Gym 0.7.0's own code reads it so too (its
+    parity cases in data/golden, checked against its code when written); each mode through the command."""
+    opts = [f"-o{k}={v}" for o in case["options"] for k, v in o.items()]
+    doc = check(
+        run(
+            [
+                "grade",
+                case["text"],
+                *opts,
+                "-m",
+                case["mode"],
+                "--expected",
+                case["expected_answer"],
+                "--format",
+                "json",
+            ]
+        ),
+        OK,
+    )
+    assert (doc["extracted_answer"], doc["reward"], doc["status"]) == (
+        case["want"]["extracted_answer"],
+        case["want"]["reward"],
+        case["want"]["status"],
+    )
 
 
 # ----------------------------------------------------------------------------------------------- devices

@@ -456,7 +456,7 @@ REFUSAL_RE = re.compile(
 NONE_CORRECT_RE = re.compile("|".join(phrases.NONE_CORRECT))
 ALL_OF_ABOVE_RE = re.compile(r"\b" + phrases.ALL_OF_THE_ABOVE + r"\b", re.IGNORECASE)
 ONLY_MARKUP_RE = re.compile(
-    r"[\s*_:：#$`]*(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*"
+    r"[\s*_:：#$`]*+(?:\\\[|\\\]|\\\(|\\\)|\\begin\{\w+\*?\}|\\end\{\w+\*?\})?[\s*_:：#$`]*+"
 )
 LABEL_DELIMITER_RE = re.compile(r"[ \t]*(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*)[ \t]*")
 DISCUSSION_RE = re.compile(r"\b" + _alt(phrases.DISCUSSION_WORDS) + r"\b", re.IGNORECASE)
