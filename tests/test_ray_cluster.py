@@ -146,7 +146,7 @@ def _killed_then_resumed(tmp_path: Path, tmp: Path, inp: Path, want: bytes, want
     env.pop(SLOW_ENV)
     res = subprocess.run([*cmd[:-1], "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 1, res.stderr  # the generated rows include unreadable lines: invalid_row, exit 1
-    assert re.search(r"^resumed: [1-9]\d* complete chunk\(s\)", res.stderr, re.M)
+    assert re.search(r"^note: resumed: [1-9]\d* complete chunk\(s\)", res.stderr, re.M)
     assert (
         res.stderr.strip()
         .splitlines()[-1]

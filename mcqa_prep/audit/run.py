@@ -37,7 +37,7 @@ from .keys import AnswerPool, KeyAudit, KeySettings
 from .orders import option_orders
 from .text import Boilerplate, Parsed, RowText
 
-ON_INVALID = ("fail", "skip")
+ON_INVALID = ("fail", "reject")
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,11 @@ def audit(
     bench = None
     if request.against:
         bench = benchmarks.load(
-            request.against, request.mapping, ngram=request.contamination.ngram, progress=progress
+            request.against,
+            request.mapping,
+            ngram=request.contamination.ngram,
+            progress=progress,
+            strict=request.on_invalid == "fail",
         )
     evidence = _evidence(request, sources, progress) if request.rollouts else None
     orders = option_orders(request.pass_rates, request.drift, progress)

@@ -15,10 +15,13 @@ from .errors import Failure
 
 __all__ = [
     "FORMAT_OPTION",
+    "MAX_SHOWN",
+    "MAX_SHOWN_OPTION",
     "QUIET_OPTION",
     "NO_VERIFY_OPTION",
     "WORKERS_OPTION",
     "cap_workers",
+    "note",
     "regex_timeout_option",
     "Failure",
     "emit_json",
@@ -37,7 +40,9 @@ FORMAT_OPTION = click.option(
     help="text for people, json for machines: exactly one JSON document on stdout (failures included).",
 )
 
-QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+QUIET_OPTION = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress bars and no notes on stderr (warnings and errors stay)."
+)
 NO_VERIFY_OPTION = click.option(
     "--no-verify",
     "no_verify",
@@ -58,6 +63,16 @@ def regex_timeout_option(default: float | None):
     )
 
 
+MAX_SHOWN = 10
+MAX_SHOWN_OPTION = click.option(
+    "--max-shown",
+    type=click.IntRange(min=0),
+    default=MAX_SHOWN,
+    show_default=True,
+    metavar="N",
+    help="Entries listed per list in the text output (0: all); the rest is counted. --format json lists all.",
+)
+
 WORKERS_OPTION = click.option(
     "--workers",
     "-j",
@@ -68,7 +83,14 @@ WORKERS_OPTION = click.option(
 )
 
 
-def cap_workers(workers: int | None) -> int | None:
+def note(message: str, quiet: bool = False) -> None:
+    """A note on stderr ("note: ..."): something the user may want to know that is neither a warning nor the
+    report; --quiet hides it."""
+    if not quiet:
+        click.echo(f"note: {message}", err=True)
+
+
+def cap_workers(workers: int | None, quiet: bool = False) -> int | None:
     """--workers N above the cores available to this process is capped there (more processes than cores only
     add start-up time and memory), with a one-line note on stderr; the same in every command."""
     if workers is None:
@@ -78,7 +100,7 @@ def cap_workers(workers: int | None) -> int | None:
     cores = available_cores()
     if workers <= cores:
         return workers
-    click.echo(f"note: --workers {workers} capped at {cores}, the cores available to this process", err=True)
+    note(f"--workers {workers} capped at {cores}, the cores available to this process", quiet)
     return cores
 
 

@@ -151,7 +151,9 @@ def render_text(report: ConvertReport) -> list[str]:
     metavar="TEXT",
     help="A placeholder choice text to remove (repeatable).",
 )
-@click.option("--revision", help="Hub revision (branch, tag or commit) of a hub dataset SOURCE.")
+@click.option(
+    "--revision", "-r", metavar="REV", help="Hub revision (branch, tag or commit) of a hub dataset SOURCE."
+)
 @click.option("--config", help="Hub dataset config (subset), or the config directory of a pulled dataset.")
 @click.option(
     "--split",

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from ..errors import McqaPrepError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, regex_timeout_option
 from .policy_opts import policy_from_options, policy_options
@@ -35,15 +34,10 @@ REQUIRE_STAMP_OPTION = click.option(
 )
 
 
-class ServeMissing(McqaPrepError):
-    reason = "serve_missing"
-
-
 def _need_web_stack() -> None:
-    try:
-        import uvicorn  # noqa: F401
-    except ImportError:
-        raise ServeMissing("the web server packages are not installed", extra="mcqa-prep[serve]") from None
+    from ..extras import require
+
+    require("uvicorn", "serve")
 
 
 @click.command("serve")
@@ -172,8 +166,9 @@ def serve_command(
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @click.option("--overwrite", is_flag=True, help="Replace a component written before.")
 @FORMAT_OPTION
+@QUIET_OPTION
 def gym_component_command(
-    directory, prepared, on_mismatch, require_stamp, regex_timeout, overwrite, fmt, **policy_kw
+    directory, prepared, on_mismatch, require_stamp, regex_timeout, overwrite, fmt, quiet, **policy_kw
 ):
     """Write a NeMo Gym resources server named mcqa into DIR/resources_servers/mcqa, grading with mcqa-prep.
 

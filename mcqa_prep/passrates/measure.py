@@ -49,7 +49,7 @@ from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
 from .profile import profile_rollouts
 from .table import write_table
 
-ON_INVALID = ("fail", "skip")
+ON_INVALID = ("fail", "reject")
 INVALID = "could not be graded"
 EXAMPLES = 5
 
@@ -324,7 +324,7 @@ def measure(
     contract: str | None = None,
     rows_paths: Sequence[str | os.PathLike] = (),
     default_model: str | None = None,
-    key_by: str = "uuid",
+    key_by: str = "prompt",
     on_invalid: str = "fail",
     estimate_with: Estimate = Estimate(),
     progress: Progress | None = None,
@@ -336,7 +336,7 @@ def measure(
     `policy`, when given, is the policy they were graded under (its contract id must be theirs), so that the
     table records the full contract and not only its id. `rows_paths` are dataset rows joined by prompt: they
     give rollouts their options (for grading) and their uuid (for the key). `default_model` names the model of
-    rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table).
+    rollouts that do not say. on_invalid='reject' leaves rows that cannot be graded out (counted in the table).
     `estimate_with` says how rollouts are counted (the no_answer rule) and estimated (credible level, buckets),
     and whether the inputs are NeMo Gym profile rows (graded by NeMo Gym: `policy`, or the built-in one, states
     the contract they were graded under)."""

@@ -222,7 +222,9 @@ def test_grade_from_stdin(base, name):
         utf8 = True
     except UnicodeDecodeError:
         utf8 = False
-    res = run(["grade", "-o", "A=x", "-o", "B=y", "--expected", "B", "--format", "json"], input=text)
+    res = run(
+        ["grade", "--option", "A=x", "--option", "B=y", "--expected", "B", "--format", "json"], input=text
+    )
     doc = check(res, OK if utf8 else FAILURE)
     if utf8:
         assert doc["reward"] in (0.0, 1.0) and doc["status"]
