@@ -151,7 +151,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
     )
     stale = cli("prepare", src, "-o", out, "--on-invalid", "reject")
     assert stale.exit_code == 1
-    assert "settings.repair_regexes: true != null" in stale.output and "--overwrite" in stale.output
+    assert "settings.repair_regexes: true != false" in stale.output and "--overwrite" in stale.output
     assert cli("verify", out).exit_code == 0
 
 

@@ -509,7 +509,8 @@ def _by_list(value: list[Any] | tuple[Any, ...], texts: list[str | None], labels
     if not value:
         raise RowReject("no_answer", "the answer is an empty list")
     if len(value) > 1:
-        raise RowReject("several_answers", f"the answer lists {len(value)} choices: {list(value)[:10]}")
+        more = f" … and {len(value) - 10} more" if len(value) > 10 else ""
+        raise RowReject("several_answers", f"the answer lists {len(value)} choices: {list(value)[:10]}{more}")
     one = value[0]
     if isinstance(one, (list, tuple, dict)):
         raise RowReject("unparseable_answer", f"answer {value!r} is a nested list")

@@ -26,6 +26,7 @@ from ..audit.decontaminate import Decontamination, DecontaminationRequest
 from ..audit.decontaminate import Tally as DecontaminationTally
 from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
+from ..findings import FindingGroups, keep_first
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
 from ..io.paths import check_output, is_data_path, is_parquet, require_regular
 from ..io.readers import parquet_num_rows
@@ -213,8 +214,11 @@ class Router:
         settings: dict[str, Any],
         difficulty: Difficulty | None = None,
         decontamination: Any = None,
+        findings_kept: int = FINDINGS_KEPT,  # findings listed (0: all); the groups count every one
     ):
         self.staging = staging
+        self.findings_kept = findings_kept  # 0: every finding
+        self.groups = FindingGroups()  # every finding, by severity, rule and template
         self.settings = settings
         self.difficulty = difficulty
         self.decontamination = decontamination
@@ -242,10 +246,11 @@ class Router:
 
     def route(self, rec: Row, src: Source, outcome: Outcome) -> None:
         self.read += 1
+        self.groups.add([*outcome.errors, *outcome.warnings])
         if outcome.warnings:
             self.warned += 1
             self.warn_rules.update({f.rule for f in outcome.warnings})
-            _keep(self.warnings, outcome.warnings)
+            keep_first(self.warnings, outcome.warnings, self.findings_kept)
         if outcome.contaminated is not None:  # neither written nor rejected: dropped, with its reason
             self.dropped[DROP_CONTAMINATED] += 1
             self.decontaminated.add(f"{display_name(rec.file)}:{rec.line}", outcome.contaminated)
@@ -259,7 +264,7 @@ class Router:
             self.rejected += 1
             self.repairs.rejected(outcome)
             self.rej_rules.update({f.rule for f in outcome.errors})
-            _keep(self.errors, outcome.errors)
+            keep_first(self.errors, outcome.errors, self.findings_kept)
             if not self.fail_on_invalid:
                 self.rejects.write_line(_reject_line(rec, src, outcome.errors))
             return
@@ -300,7 +305,8 @@ class Router:
         """Whole-input warnings (answer position bias)."""
         for f in findings:
             self.warn_rules[f.rule] += 1
-        _keep(self.warnings, findings)
+        self.groups.add(findings)
+        keep_first(self.warnings, findings, self.findings_kept)
 
     def counts(self) -> dict[str, Any]:
         out = {
@@ -319,11 +325,6 @@ class Router:
         out.update(self.repairs.counts())
         out.update(self.permutation.counts())
         return out
-
-
-def _keep(kept: list[Finding], new: list[Finding]) -> None:
-    if len(kept) < FINDINGS_KEPT:
-        kept.extend(new[: FINDINGS_KEPT - len(kept)])
 
 
 def _source_of(src: Source) -> dict[str, Any]:
@@ -352,7 +353,7 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     """Close every file, build the manifest (files, splits, counts) and write it last."""
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
-        raise invalid_rows(router.errors, counts, router.repairs)
+        raise invalid_rows(router.errors, counts, router.repairs, router.groups.to_list())
     extra: dict[str, Any] = {"runtimes": runtimes_record(policy, router.gym_refused, router.gym_first)}
     if router.repairs.applied:
         extra["repairs"] = router.repairs.listed()
@@ -368,8 +369,9 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
         raise InputError(
             f"no row was written ({router.read} read, {router.rejected} rejected{dropped}): an empty "
             "preparation is not a dataset",
-            reason="no_rows",
+            reason="nothing_written" if router.read else "no_rows",
             counts=counts,
+            finding_groups=router.groups.to_list(),
         )
     files: list[dict[str, Any]] = []
     splits: dict[str, dict[str, int]] = {}
@@ -426,6 +428,7 @@ def prepare(
     repair_regexes: bool = False,
     decontaminate: DecontaminationRequest | None = None,
     permute: PermuteSpec | None = None,
+    findings_kept: int = FINDINGS_KEPT,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
@@ -467,7 +470,7 @@ def prepare(
     work = RowWork(validator.checker, stamper, judge, repair_regexes, deco)
     with staging_dir(out) as staging:
         crash_point("staging")
-        router = Router(staging, settings, judge, deco)
+        router = Router(staging, settings, judge, deco, findings_kept)
         _run_rows(sources, validator, work, router, progress, check_workers(workers))
         check_unchanged(stamps)
         router.add_warnings(validator.finish())
@@ -483,6 +486,7 @@ def prepare(
         router.warnings,
         router.errors,
         time.monotonic() - t0,
+        router.groups.to_list(),
         doc.get("difficulty"),
         doc.get("runtimes"),
         doc.get("repairs"),

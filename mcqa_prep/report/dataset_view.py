@@ -305,6 +305,7 @@ def template_blocks(p: str, t: DatasetTally) -> list[dict[str, Any]]:
     rows = []
     for tid, x in items:
         top_rules = ", ".join(f"{r} ×{n}" for r, n in x.rules.most_common(4))
+        top_rules += f" … and {len(x.rules) - 4} more" if len(x.rules) > 4 else ""
         rows.append([tid, x.rows, share(x.rows, t.rows), x.custom, x.error_rows, x.warning_rows, top_rules])
     out.append(
         spec.table(

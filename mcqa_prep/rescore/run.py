@@ -100,19 +100,26 @@ class PackedRows:
 
 @dataclass
 class Bucket:
+    """Rows of one kind: how many, and the first `limit` distinct examples (a uuid names a question, which
+    several rows may render: an id is listed once)."""
+
     count: int = 0
     examples: list[str] = field(default_factory=list)
 
     def add(self, example: str, limit: int) -> None:
         self.count += 1
-        if len(self.examples) < limit:
+        if len(self.examples) < limit and example not in self.examples:
             self.examples.append(example)
 
     def merge(self, other: Bucket, limit: int) -> None:
-        """`other`'s rows after this one's: the same count and examples as adding them one by one."""
+        """`other`'s rows after this one's: the same count and examples as adding them one by one (other's
+        first `limit` distinct examples hold every one that adding its rows would take)."""
         self.count += other.count
-        if len(self.examples) < limit:
-            self.examples.extend(other.examples[: limit - len(self.examples)])
+        for e in other.examples:
+            if len(self.examples) >= limit:
+                break
+            if e not in self.examples:
+                self.examples.append(e)
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "examples": self.examples}

@@ -33,11 +33,17 @@ def rules_for(may: int) -> tuple[Rule, ...]:
     )
 
 
-def findings_of(row: Row, r: Rule, hits, uuid: str | None) -> list[Finding]:
+def findings_of(row: Row, r: Rule, hits, uuid: str | None, template: str | None = None) -> list[Finding]:
     return [
-        Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid)
+        Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid, template)
         for path, msg in hits
     ]
+
+
+def template_of(tm: Any) -> str | None:
+    """The template id in a row's template_metadata, when it is a string (findings are grouped by it)."""
+    t = tm.get("template_id") if type(tm) is dict else None
+    return t if isinstance(t, str) else None
 
 
 class RowChecker:
@@ -93,8 +99,9 @@ class RowChecker:
             u = f.uuid
             uuid = None if u is None else str(u)
             row = f.row
+            template = template_of(f.tm)
             for r in rules_for(f.may):
                 hits = list(r.check(f))
                 if hits:
-                    out.extend(findings_of(row, r, hits, uuid))
+                    out.extend(findings_of(row, r, hits, uuid, template))
         return out, row_keys(f), f

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Iterable
@@ -13,6 +14,7 @@ from .. import schema
 from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError, UsageError
+from ..findings import FindingGroups
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind, is_parquet
 from ..io.readers import parquet_num_rows
@@ -99,19 +101,22 @@ def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress |
 
 
 class _Keeper:
-    """Counts every finding and keeps the first `cap` (0: all); `strict` turns warnings into errors."""
+    """Counts every finding, groups them (findings.FindingGroups) and keeps the first `cap` (0: all); `strict`
+    turns warnings into errors. Called with one row's findings at a time."""
 
     def __init__(self, cap: int, strict: bool) -> None:
         self.cap = cap
         self.strict = strict
         self.total = 0
         self.kept: list[Finding] = []
+        self.groups = FindingGroups()
 
     def __call__(self, fs: list[Finding]) -> None:
+        if self.strict:
+            fs = [dataclasses.replace(f, severity=ERROR) if f.severity == WARNING else f for f in fs]
+        self.groups.add(fs)
         for f in fs:
             self.total += 1
-            if self.strict and f.severity == WARNING:
-                f = Finding(f.file, f.line, f.row, f.path, f.rule, ERROR, f.message, f.uuid)
             if self.cap <= 0 or len(self.kept) < self.cap:
                 self.kept.append(f)
 
@@ -250,6 +255,7 @@ def validate_paths(
         **summ,
         "findings_total": keep.total,
         "findings_shown": len(keep.kept),
+        "finding_groups": keep.groups.to_list(),
         "inputs": inputs,
     }
     return ValidateReport(summary, keep.kept)
