@@ -46,7 +46,7 @@ class Missing(KeyError):
 
 
 def doc_files(repo: Path = REPO) -> list[Path]:
-    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    return [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
 
 
 def load(directory: Path = RESULTS) -> Results:

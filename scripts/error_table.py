@@ -16,6 +16,7 @@ Usage:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -153,6 +154,7 @@ def _unpacked_from(func: ast.FunctionDef | None, var: str) -> list[str]:
     return out
 
 
+@functools.cache
 def collect() -> dict[str, Reason]:
     family, defaults = _classes()
     found: dict[str, Reason] = {}
@@ -309,6 +311,7 @@ def render() -> str:
         more = len({m for _, m in r.messages}) - 1
         said = _cell(message) + (f" (and {more} other wording{'s' if more > 1 else ''})" if more > 0 else "")
         exits = "/".join(str(e) for e in sorted(r.exits))
+        said = "`" + said.replace("`", "'") + "`" if said else ""  # a message quotes data: code, not prose
         lines.append(f"| `{code}` | {exits} | {said} | {_cell(_hint(code))} |")
     return "\n".join(lines) + "\n"
 

@@ -7,7 +7,7 @@ change of that output without a new PREPARATION_VERSION fails here: a preparatio
 otherwise be taken as up to date.
 
 After a deliberate change: bump PREPARATION_VERSION (mcqa_prep/prepared/manifest.py), note it in
-docs/prepare.md ("Preparation versions"), and record the new hash printed by this test."""
+docs/design/prepare.md ("Preparation versions"), and record the new hash printed by this test."""
 
 from __future__ import annotations
 

@@ -91,9 +91,9 @@ def test_golden_cases_cover_every_row_rule():
 
 
 def test_rule_table_in_docs_is_the_registry():
-    """docs/validate.md's rule table is generated from the registry (regenerate it with
+    """docs/design/validate.md's rule table is generated from the registry (regenerate it with
     mcqa_prep.validate.rules_markdown() when a rule changes)."""
-    doc = (REPO / "docs" / "validate.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "design" / "validate.md").read_text(encoding="utf-8")
     table = doc.split("<!-- rules:begin", 1)[1].split("-->", 1)[1].split("<!-- rules:end -->", 1)[0]
     assert table.strip() == rules_markdown().strip()
 

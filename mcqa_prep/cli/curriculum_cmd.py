@@ -159,7 +159,7 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
     Outputs: -o the schedule (JSONL: a header, then one line per step range with weights per domain and
     bucket); --rows-out the rows with a `difficulty` object (open-instruct's field names: posterior_mean,
     bucket_index, bucket_count, expected_quantile; plus domain and a static weight); --ordered-out the rows
-    in schedule order (NeMo RL with shuffling off). Guide: docs/curriculum.md.
+    in schedule order (NeMo RL with shuffling off). Guide: docs/design/curriculum.md.
 
     \b
     Examples:

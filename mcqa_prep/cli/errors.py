@@ -52,7 +52,7 @@ HINTS: dict[str, str] = {
         "rejects.jsonl"
     ),
     "invalid_rows_repairable": "pass --repair-regexes to write the regex audit's fix in place of their output_regex "
-    "and keep them (docs/prepare.md, 'Repairing template regexes')",
+    "and keep them (docs/design/prepare.md, 'Repairing template regexes')",
     "invalid_rows_some_repairable": "pass --repair-regexes to write the regex audit's fix in place of the "
     "output_regex of those {repairable_rows}, and fix the other rows or pass --on-invalid reject to write the valid "
     "rows and list the others in rejects.jsonl",

@@ -131,7 +131,7 @@ def prepare_command(
     a directory without a valid manifest -> refused. --overwrite replaces atomically.
 
     \b
-    Difficulty (docs/passrates.md): --pass-rates TABLE (from `mcqa-prep passrates`, measured under this
+    Difficulty (docs/design/passrates.md): --pass-rates TABLE (from `mcqa-prep passrates`, measured under this
     preparation's contract, else refused) with --keep-pass-rate LO:HI, --drop-solved, --drop-unsolved
     drops rows by pass rate; --no-evidence keep|drop decides for rows the table does not know. Dropped
     rows are counted by reason in manifest.json; another table or threshold is another preparation.
@@ -148,7 +148,7 @@ def prepare_command(
     manifest.json; the original kept in each row's stamp).
 
     \b
-    Decontamination (docs/audit.md): --decontaminate-against BENCH drops every row holding a question of
+    Decontamination (docs/design/audit.md): --decontaminate-against BENCH drops every row holding a question of
     the benchmark files (exact, shared 13-grams, or a MinHash near-duplicate; --contamination-* thresholds),
     counted as dropped (contaminated); the manifest records each benchmark's sha256 and the thresholds, and
     another benchmark set or threshold is another preparation.
@@ -339,7 +339,7 @@ def _echo_repairs(report: PrepareReport, counts, max_shown: int) -> None:
         n, t = report.repairable["rows"], report.repairable["templates"]
         click.echo(
             f"note: {n} rejected row(s) of {t} template(s) have an output_regex the regex audit's fix repairs: "
-            "--repair-regexes writes the fix in its place and keeps them (docs/prepare.md)",
+            "--repair-regexes writes the fix in its place and keeps them (docs/design/prepare.md)",
             err=True,
         )
 

@@ -28,7 +28,7 @@ TEXT_KEPT = 1  # findings kept for the text output: it shows the groups (each ca
 REPAIR_NOTE = (
     "{n} row(s) fail regex_audit (their output_regex reads an option letter out of ordinary prose): "
     "`mcqa-prep prepare --repair-regexes` writes the fix each finding names in its place and keeps the rows "
-    "(a regex without a fix stays an error; docs/prepare.md)"
+    "(a regex without a fix stays an error; docs/design/prepare.md)"
 )
 
 
@@ -114,7 +114,7 @@ def validate_command(paths, max_findings, max_shown, strict, no_verify, regex_ti
     --format json lists every finding.
 
     \b
-    Each finding: file:line: $.json.path: severity: message [rule]   (rules: docs/validate.md)
+    Each finding: file:line: $.json.path: severity: message [rule]   (rules: docs/design/validate.md)
     Exit codes: 0 no errors (warnings allowed), 1 any error, 2 usage error.
 
     \b

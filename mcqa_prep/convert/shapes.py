@@ -465,7 +465,7 @@ def _by_label(s: str, labels: list[str]) -> int | None:
 
 
 def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None, answer_type: str) -> int:
-    """The gold's position among `texts` (source order), or RowReject. See docs/convert.md for `auto`."""
+    """The gold's position among `texts` (source order), or RowReject. See docs/design/convert.md for `auto`."""
     n = len(texts)
     value = maybe_json(value) if isinstance(value, str) and value.strip()[:1] == "[" else value
     if value is None or (isinstance(value, str) and not value.strip()):

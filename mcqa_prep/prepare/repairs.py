@@ -8,7 +8,7 @@ recorded in its stamp); this module counts, in input order, in the parent:
 - without it, the rows rejected for `regex_audit` whose output_regex has a fix, by template, so that a failure
   (or a report with rejects) can say how many rows the repair would keep.
 
-Design: docs/prepare.md ("Repairing template regexes").
+Design: docs/design/prepare.md ("Repairing template regexes").
 """
 
 from __future__ import annotations

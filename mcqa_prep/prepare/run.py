@@ -1,6 +1,6 @@
 """`prepare`: read -> validate -> stamp -> route to a shard or to the rejects -> commit, with cache rules.
 
-Why this shape (docs/prepare.md has the full story):
+Why this shape (docs/design/prepare.md has the full story):
 - Inputs are hashed before any row is read, so an up-to-date or stale output directory is recognised
   without parsing data (accept.decide).
 - Everything is written into a staging directory beside the output and put into place at the end

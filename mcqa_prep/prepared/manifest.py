@@ -49,7 +49,7 @@ UNSET_SETTINGS: dict[str, Any] = {"repair_regexes": False}
 # What prepare writes for given inputs, policy and settings: which rows pass validation (the validate rules and
 # their severities), how a row is normalised and stamped, the prepared-row schema. Bump it in the same commit
 # as any change of that output (tests/test_prepare_version.py hashes golden prepare outputs and fails when they
-# change under an unchanged version), and note it in docs/prepare.md ("Preparation versions"). A manifest
+# change under an unchanged version), and note it in docs/design/prepare.md ("Preparation versions"). A manifest
 # without the key was made before it was recorded: preparation version 1.
 PREPARATION_VERSION = "2"
 UNRECORDED_PREPARATION = "1"

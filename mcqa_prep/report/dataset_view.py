@@ -20,7 +20,7 @@ from .dataset import (
 BLUE, GREY, RED, ORANGE, GREEN = "#4c72b0", "#8c8c8c", "#c44e52", "#dd8452", "#55a868"
 TOP_TEMPLATES = 20
 TOP_PANELS = 4
-RULE_DOC = "docs/validate.md"
+RULE_DOC = "docs/design/validate.md"
 
 
 def section(

@@ -174,7 +174,7 @@ def _row_problem(
 def _join(row: Mapping[str, Any], index: Any) -> tuple[Mapping[str, Any], bool | None, str | None]:
     """The row completed with its dataset row's grading fields (the rollout's own fields win); the third item
     says why the join is refused: the prompt's dataset rows disagree on a field the rollout does not carry
-    itself (two golds), so no dataset row can be chosen (docs/rescore.md, "Joining rollouts")."""
+    itself (two golds), so no dataset row can be chosen (docs/design/rescore.md, "Joining rollouts")."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None
     if ds is None:

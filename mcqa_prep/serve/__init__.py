@@ -9,6 +9,6 @@
     startup.py    which contract to serve (preparations verified, a policy checked against them)
     component.py  `gym-component`: a NeMo Gym resources-server folder named `mcqa` that delegates here
 
-Design: docs/serve.md. The web stack (uvicorn, httptools, uvloop) is the `serve` extra; nothing here imports
+Design: docs/design/serve.md. The web stack (uvicorn, httptools, uvloop) is the `serve` extra; nothing here imports
 it until a server runs.
 """

@@ -21,7 +21,7 @@ NeMo Gym 0.7.0's built-in mcqa server, with three differences: the request model
 metadata.mcqa_prep, the contract stamp, reaches grading); a row prepared under another contract is masked
 (or refused with HTTP 422) with failure_kind "mcqa:contract_mismatch" naming the fields that differ; and the
 config's `grading_mode` may not silently override the contract. Settings: the `mcqa_prep` block of
-configs/mcqa.yaml. See mcqa-prep's docs/serve.md.
+configs/mcqa.yaml. See mcqa-prep's docs/design/serve.md.
 """
 
 import asyncio
@@ -243,7 +243,7 @@ def readme(served: ServedContract, settings: Mapping[str, Any]) -> str:
             else "masked (reward 0, mask_sample)"
         )
         + ",\nwith `failure_kind: mcqa:contract_mismatch` and the fields that differ. Written by\n"
-        f"`mcqa-prep gym-component` {__version__}; see mcqa-prep's docs/serve.md.\n"
+        f"`mcqa-prep gym-component` {__version__}; see mcqa-prep's docs/design/serve.md.\n"
     )
 
 
