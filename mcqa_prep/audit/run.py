@@ -24,7 +24,7 @@ from ..evidence import UUID_PREFIX, row_keys
 from ..fields import permutation_question
 from ..io.paths import STDIN
 from ..io.readers import iter_file
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..records import Row, display_name
@@ -276,7 +276,8 @@ def audit(
 
 
 def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress: Progress | None) -> None:
-    bar = progress(total=None, desc="audit", unit="row") if progress is not None else None
+    meter = InputMeter(s.path for s in sources)
+    bar = progress(total=meter.total, desc="audit", unit=meter.unit) if progress is not None else None
     try:
         with streaming_gc():
             fn = functools.partial(audit_chunk, state)
@@ -285,7 +286,7 @@ def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress
                     raise chunk.failure
                 fold.add(chunk, res)
                 if bar is not None:
-                    bar.update(len(res.lines))
+                    bar.update(meter.step(chunk, len(res.lines)))
     finally:
         if bar is not None:
             bar.close()

@@ -36,6 +36,7 @@ from ..fields import grading_contract, grading_of, permutation_question
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output, require_regular
 from ..io.readers import iter_file
+from ..parallel import rows_estimate
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..prompt import prompt_id, prompt_key
@@ -446,7 +447,8 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
 
 
 def _read(run: Measurement, files: Sequence[Any], progress: Progress | None) -> None:
-    bar = progress(total=None, desc="passrates", unit="row") if progress is not None else None
+    total = rows_estimate(f.path for f in files)
+    bar = progress(total=total, desc="passrates", unit="row") if progress is not None else None
     try:
         for f in files:
             for rec in iter_file(f.path, split=f.split):

@@ -28,12 +28,11 @@ from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
 from ..findings import FindingGroups, keep_first
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from ..io.paths import check_output, is_data_path, is_parquet, require_regular
-from ..io.readers import parquet_num_rows
+from ..io.paths import check_output, is_data_path, require_regular
 from ..io.shards import HashingWriter, SplitWriter
 from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
@@ -538,10 +537,8 @@ def _run_rows(
 ) -> None:
     """Steps 1-3 for the rows of each chunk (in workers), then, in input order, the cross-row checks and
     step 4 (in this process)."""
-    total = None
-    if all(is_parquet(s.path) for s in sources):
-        total = sum(parquet_num_rows(s.path) for s in sources)
-    bar = progress(total=total, desc="prepare", unit="row") if progress is not None else None
+    meter = InputMeter(s.path for s in sources)
+    bar = progress(total=meter.total, desc="prepare", unit=meter.unit) if progress is not None else None
     try:
         with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
             fn = functools.partial(prepare_chunk, work, [_source_of(s) for s in sources])
@@ -554,7 +551,7 @@ def _run_rows(
                 _route_chunk(chunk, results, base, sources[chunk.source], validator, router)
                 base += len(results.lines)
                 if bar is not None:
-                    bar.update(len(results.lines))
+                    bar.update(meter.step(chunk, len(results.lines)))
     finally:
         if bar is not None:
             bar.close()

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, IntegrityError, UnrepresentableValue, UsageError
+from ..errors import IntegrityError, UnrepresentableValue, UsageError
 from ..io.hashing import sha256_file
 from ..io.readers import iter_file
 from ..io.shards import strings_for_timestamps

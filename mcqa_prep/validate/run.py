@@ -16,9 +16,8 @@ from .._version import __version__
 from ..errors import InputError, UsageError
 from ..findings import FindingGroups
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from ..io.paths import data_kind, is_parquet
-from ..io.readers import parquet_num_rows
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..io.paths import data_kind
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..progress import Progress
 from ..records import Finding, display_name
 from .batch import chunk_facts
@@ -121,15 +120,6 @@ class _Keeper:
                 self.kept.append(f)
 
 
-def _total_rows(sources: list[_Source]) -> int | None:
-    if sources and all(isinstance(s.file, Path) and is_parquet(s.file) for s in sources):
-        try:
-            return sum(parquet_num_rows(s.file) for s in sources)
-        except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
-            return None
-    return None
-
-
 class CheckedChunk(NamedTuple):
     """A worker's share of one chunk: the line of every row (row i is the chunk's i-th row), the row
     findings of the rows with any (by position), and every row's RowKeys as columns. Plain lists and a
@@ -167,7 +157,8 @@ def _read_all(
     sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, workers: int
 ) -> None:
     """Every chunk of every input through one pool, in input order; the cross-row half here."""
-    bar = progress(total=_total_rows(sources), desc="validate", unit="row") if progress is not None else None
+    meter = InputMeter(s.file for s in sources)
+    bar = progress(total=meter.total, desc="validate", unit=meter.unit) if progress is not None else None
     work = functools.partial(check_chunk, v.checker)
     current, base = -1, 0
     try:
@@ -196,7 +187,7 @@ def _read_all(
                 base += n
                 src.entry["rows"] += n
                 if bar is not None:
-                    bar.update(n)
+                    bar.update(meter.step(chunk, n))
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
