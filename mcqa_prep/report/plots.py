@@ -47,7 +47,7 @@ def draw_svg(plot: dict[str, Any]) -> str:
     # matplotlib's defaults, whatever a user's matplotlibrc says; the caller's settings are restored after
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
-        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})  # type: ignore[dict-item]
+        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})
         fig = Figure()
         if plot["kind"] == "matrix":
             height = _matrix(fig, plot)
