@@ -3,7 +3,7 @@ message says, and the fix the command line names.
 
 A reason is the stable code of a failure (`--format json`: `error.reason`). They are found where they are made:
 every exception of the package's family (mcqa_prep/errors.py and its subclasses) raised with `reason="..."` or
-carrying a class default, every report of a failed run (`report_error("...", ...)` in cli/), and the CLI's own
+carrying a class default (directly, through errors.refusal, or through a helper that is given the reason), every report of a failed run (`report_error("...", ...)` in cli/), and the CLI's own
 (usage, OS errors, interrupts, internal errors). The exit code follows the class (a usage error 2, anything
 else 1); the fix is cli/errors.py's hint for the reason. tests/test_error_table.py checks that docs/errors.md
 is this script's output, so a new reason, a changed message or hint shows in the doc.
@@ -21,6 +21,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "mcqa_prep"
@@ -177,6 +178,7 @@ def collect() -> dict[str, Reason]:
         scan.visit(tree)
         scans.append((scan, tree))
     forwarders: dict[str, tuple[int, str]] = {}  # function -> (index of its reason parameter, class made)
+    unresolved: dict[str, set[str]] = {}  # module -> classes made there with a reason the scan cannot follow
     for scan, tree in scans:
         owner = {id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
         for node, func in scan.all_calls:
@@ -185,6 +187,16 @@ def collect() -> dict[str, Reason]:
                 name = owner[id(func)]  # super().__init__(..., reason=...) in a class of the family
             where = f"{scan.rel}:{node.lineno}"
             first = node.args[0] if node.args else None
+            if name not in family and isinstance(first, ast.Name) and first.id in family:
+                # errors.refusal(Class, head, ...), or a helper given the class it makes
+                head = node.args[1] if len(node.args) > 1 else None
+                if (
+                    name != "refusal"
+                    and name in functions
+                    and not isinstance(head, (ast.JoinedStr, ast.Constant))
+                ):
+                    head = _message_of(functions[name][0])
+                name, first = first.id, head
             if name == "report_error" and first is not None:  # a finished run that failed: exit 1
                 for code in _reasons_of(first):
                     add(code, 1, "Failure", where, _pattern(node.args[1] if len(node.args) > 1 else None))
@@ -203,6 +215,8 @@ def collect() -> dict[str, Reason]:
                 for m in _unpacked_from(func, var):
                     codes += [c for f in functions.get(m, []) for c in _constants(f, var)]
                 params = [a.arg for a in func.args.args] if func is not None else []
+                if not codes and var not in params:
+                    unresolved.setdefault(scan.rel, set()).add(name)
                 if not codes and var in params:
                     assert func is not None
                     forwarders[func.name] = (params.index(var), name)
@@ -228,6 +242,7 @@ def collect() -> dict[str, Reason]:
                 message = _pattern(said[0]) if said else _pattern(_message_of(fn))
                 for code in _reasons_of(arg) if arg is not None else []:
                     add(code, family[cls], cls, f"{scan.rel}:{node.lineno}", message)
+    _literal_reasons(scans, unresolved, family, found, add)
     for cls, code in defaults.items():  # a class default the code never raises by name still names its reason
         if code not in found:
             add(code, family[cls], cls, "", "")
@@ -238,6 +253,27 @@ def collect() -> dict[str, Reason]:
     for code, (exit_code, message) in CLI_REASONS.items():
         add(code, exit_code, "UsageError" if exit_code == 2 else "Failure", "", message)
     return found
+
+
+def _literal_reasons(
+    scans: list[Any],
+    unresolved: dict[str, set[str]],
+    family: dict[str, int],
+    found: dict[str, Reason],
+    add: Any,
+) -> None:
+    """A reason the CLI has a fix for, written as a literal in a module whose failure takes its reason from a
+    table (`what, reason = SECTIONS[name]`): made by that module's one class of such failures."""
+    from mcqa_prep.cli.errors import HINTS
+
+    for scan, tree in scans:
+        classes = unresolved.get(scan.rel, set())
+        if len(classes) != 1:
+            continue
+        (cls,) = classes
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in HINTS and node.value not in found:
+                add(node.value, family[cls], cls, f"{scan.rel}:{node.lineno}", "")
 
 
 def _composed(node: ast.AST, functions: dict[str, list[ast.FunctionDef]]) -> list[str]:
@@ -261,13 +297,12 @@ def _composed(node: ast.AST, functions: dict[str, list[ast.FunctionDef]]) -> lis
 
 
 def _message_of(fn: ast.FunctionDef) -> ast.AST | None:
-    """The message a forwarding function gives the failure it makes (its first call's first argument)."""
+    """The message a helper gives the failure it makes: its first f-string (else its first call's text)."""
     for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Call)
-            and node.args
-            and isinstance(node.args[0], (ast.JoinedStr, ast.Constant))
-        ):
+        if isinstance(node, ast.JoinedStr):
+            return node
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             return node.args[0]
     return None
 

@@ -272,7 +272,9 @@ def test_audit_mutated_benchmark(tmp_path, base, name):
     res = run(["audit", build.TRAIN, "--against", bench, "--format", "json", "-q"])
     doc = check(res, (OK, FAILURE, USAGE))
     if res.exit_code != OK:
-        assert doc["error"]["reason"] in ("bench_empty", "bench_layout", "input_not_utf8"), doc["error"]
+        assert doc["error"]["reason"] in (
+            "bench_empty", "bench_layout", "input_not_utf8", "unreadable_benchmark"
+        ), doc["error"]  # fmt: skip
     else:
         b = doc["benchmarks"][0]
         assert b["rows_read"] == b["questions"] + sum(b["rejected_by_reason"].values())
