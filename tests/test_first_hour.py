@@ -254,3 +254,24 @@ def test_help_examples_are_whole_commands(cli):
     assert "&&" not in text  # a continuation the help turned into one line
     top = cli("--help").stdout
     assert "prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject" in top
+
+
+# ---- example ids --------------------------------------------------------------------------------------------
+
+
+def test_example_ids_are_listed_once_and_merging_parts_lists_what_adding_rows_does():
+    from mcqa_prep.rescore.run import Bucket
+
+    ids = ["u1", "u1", "u2", "u1", "u3", "u4", "u2", "u5"]
+    whole = Bucket()
+    for i in ids:
+        whole.add(i, 3)
+    assert whole.count == 8 and whole.examples == ["u1", "u2", "u3"]
+    for cut in range(len(ids) + 1):  # the same list however the rows were split between workers
+        a, b = Bucket(), Bucket()
+        for i in ids[:cut]:
+            a.add(i, 3)
+        for i in ids[cut:]:
+            b.add(i, 3)
+        a.merge(b, 3)
+        assert (a.count, a.examples) == (whole.count, whole.examples)
