@@ -505,11 +505,8 @@ def test_workers_above_the_cores_are_capped_with_one_note(tmp_path, monkeypatch)
         ["prepare", src, "-o", tmp_path / "p"],
         ["rescore", src, "-o", tmp_path / "r.jsonl"],
     ):
-        res = CliRunner().invoke(main, [str(a) for a in (*args, "--workers", "999")])
+        res = CliRunner().invoke(main, [str(a) for a in (*args, "--workers", "999", "-q")])
         assert res.exit_code in (0, 1), res.output
         notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note: --workers")]
         assert notes == ["note: --workers 999 capped at 2, the cores available to this process"], res.stderr
-        again = [str(a).replace(str(tmp_path), str(tmp_path / "q")) for a in args]  # a fresh output each
-        quiet = CliRunner().invoke(main, [*again, "--workers", "999", "-q", "--format", "json"])
-        assert "note:" not in quiet.stderr  # -q: no notes
-    assert started == [2, 2, 2, 2, 2, 2]
+    assert started == [2, 2, 2]

@@ -232,5 +232,5 @@ def main() -> None:
 
     Exit codes: 0 ok, 1 data/contract/cache/IO failure, 2 usage error.
     With --format json every command prints exactly one JSON document on stdout, failures included.
-    Options mean the same in every command (docs/cli.md); -q hides progress bars and notes.
+    Options mean the same in every command (docs/cli.md); -q hides progress bars.
     """

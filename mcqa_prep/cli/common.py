@@ -40,9 +40,7 @@ FORMAT_OPTION = click.option(
     help="text for people, json for machines: exactly one JSON document on stdout (failures included).",
 )
 
-QUIET_OPTION = click.option(
-    "--quiet", "-q", is_flag=True, help="No progress bars and no notes on stderr (warnings and errors stay)."
-)
+QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 NO_VERIFY_OPTION = click.option(
     "--no-verify",
     "no_verify",
@@ -83,14 +81,13 @@ WORKERS_OPTION = click.option(
 )
 
 
-def note(message: str, quiet: bool = False) -> None:
+def note(message: str) -> None:
     """A note on stderr ("note: ..."): something the user may want to know that is neither a warning nor the
-    report; --quiet hides it."""
-    if not quiet:
-        click.echo(f"note: {message}", err=True)
+    report (a setting changed for them, a run resumed)."""
+    click.echo(f"note: {message}", err=True)
 
 
-def cap_workers(workers: int | None, quiet: bool = False) -> int | None:
+def cap_workers(workers: int | None) -> int | None:
     """--workers N above the cores available to this process is capped there (more processes than cores only
     add start-up time and memory), with a one-line note on stderr; the same in every command."""
     if workers is None:
@@ -100,7 +97,7 @@ def cap_workers(workers: int | None, quiet: bool = False) -> int | None:
     cores = available_cores()
     if workers <= cores:
         return workers
-    note(f"--workers {workers} capped at {cores}, the cores available to this process", quiet)
+    note(f"--workers {workers} capped at {cores}, the cores available to this process")
     return cores
 
 

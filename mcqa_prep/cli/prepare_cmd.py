@@ -199,7 +199,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
-            workers=cap_workers(workers, quiet),
+            workers=cap_workers(workers),
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,

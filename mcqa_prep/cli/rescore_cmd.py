@@ -143,15 +143,15 @@ def rescore_command(
         from ..rescore.ray_engine import rescore_on_ray
 
         report, run = rescore_on_ray(request(workers))
-        if run.resumed and fmt != "json":
-            note(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused", quiet)
+        if run.resumed and fmt != "json" and not quiet:
+            note(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused")
     else:
         if resume:
             raise click.UsageError("--resume needs --engine ray (a local run is written in one go)")
         for path, what in ((input_path, "INPUT"), (output, "--output")):
             if path != "-" and os.path.isdir(path):
                 raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
-        report = rescore(request(cap_workers(workers, quiet)))
+        report = rescore(request(cap_workers(workers)))
     problem = None
     if report.invalid.count:
         problem = report_error(

@@ -136,7 +136,7 @@ def validate_command(paths, max_findings, max_shown, strict, no_verify, regex_ti
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
-        workers=cap_workers(workers, quiet),
+        workers=cap_workers(workers),
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:

@@ -149,9 +149,9 @@ def test_valid_utf8_arguments_under_an_ascii_locale(tmp_path, command):
         p = _ascii_locale(
             "grade",
             "Réponse \\boxed{B}",
-            "-o",
+            "--option",
             "A=été",
-            "-o",
+            "--option",
             "B=hiver",
             "-e",
             "B",
