@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..fields import template_id
 from ..records import Finding, Row
 from .crossrow import RowKeys, row_keys
 from .facts import Config, RowFacts
@@ -38,12 +39,6 @@ def findings_of(row: Row, r: Rule, hits, uuid: str | None, template: str | None 
         Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid, template)
         for path, msg in hits
     ]
-
-
-def template_of(tm: Any) -> str | None:
-    """The template id in a row's template_metadata, when it is a string (findings are grouped by it)."""
-    t = tm.get("template_id") if type(tm) is dict else None
-    return t if isinstance(t, str) else None
 
 
 class RowChecker:
@@ -99,7 +94,7 @@ class RowChecker:
             u = f.uuid
             uuid = None if u is None else str(u)
             row = f.row
-            template = template_of(f.tm)
+            template = template_id({"template_metadata": f.tm})  # findings are grouped by it
             for r in rules_for(f.may):
                 hits = list(r.check(f))
                 if hits:
