@@ -76,6 +76,8 @@ def _default(p: click.Option) -> str:
         return "required"
     if (p.is_flag and not p.secondary_opts) or d is False:
         return "off"
+    if d is True:
+        return "on"
     if d is None or d == "" or d == () or type(d).__name__ == "Sentinel":
         return "—"
     return f"`{d}`"

@@ -53,10 +53,10 @@ from .policy_opts import policy_from_options, policy_options
 @click.option(
     "--key-by",
     type=click.Choice(["prompt", "uuid"]),
-    default="prompt",
+    default="uuid",
     show_default=True,
-    help="prompt: one rate per rendered prompt (question x template x option order); uuid: one rate per "
-    "question, every rendering pooled (the prompt key where no uuid is known).",
+    help="uuid: one rate per question, its renderings and option orders pooled (the prompt key where no uuid "
+    "is known); prompt: one rate per rendered prompt (question x template x option order).",
 )
 @click.option(
     "--on-invalid",

@@ -154,7 +154,7 @@ def prepare_command(
     another benchmark set or threshold is another preparation.
 
     \b
-    Option orders (docs/prepare.md): --permute K writes each row as K option orders (rotation: every gold
+    Option orders (docs/design/prepare.md): --permute K writes each row as K option orders (rotation: every gold
     position once with K >= the option count; random), seeded per question, anchored options in place,
     each order a complete row checked by every row rule; the settings are part of the preparation.
 

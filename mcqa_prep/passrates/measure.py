@@ -325,7 +325,7 @@ def measure(
     contract: str | None = None,
     rows_paths: Sequence[str | os.PathLike] = (),
     default_model: str | None = None,
-    key_by: str = "prompt",
+    key_by: str = "uuid",
     on_invalid: str = "fail",
     estimate_with: Estimate = Estimate(),
     progress: Progress | None = None,
