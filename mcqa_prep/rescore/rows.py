@@ -35,7 +35,7 @@ JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer"
 GRADING_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer")
 CONFLICT = "__conflict__"  # in a join index entry: its prompt's dataset rows disagree (fields, rows, golds)
 # What one output line holds (`--output-shape`): the input row with the grading added (the default), or only
-# the grading of the row, for users who join it back to their rows by line or id (docs/rescore.md).
+# the grading of the row, for users who join it back to their rows by line or id (docs/design/rescore.md).
 SHAPE_FULL = "full"
 SHAPE_GRADING = "grading"
 OUTPUT_SHAPES = (SHAPE_FULL, SHAPE_GRADING)
