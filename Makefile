@@ -4,9 +4,11 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-floors demo lint typecheck format vendor-shared bench bench-deps bench-docs soak-serve clean \
+.PHONY: install test test-quick test-floors demo lint typecheck format vendor-shared bench bench-deps bench-docs soak-serve clean \
 	gym-venv gym-check test-py313
 
+# Everything the suite, the linters and the type check need: the package with its dev extra (which holds the
+# serve, report and ray extras).
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -19,6 +21,11 @@ $(STAMP): pyproject.toml
 # tests check the NeMo Gym component and rewards with NeMo Gym 0.7.0's own code (its wheel, bench-only).
 test: install bench-deps
 	$(BIN)/python -m pytest -q
+
+# The suite without the tests marked slow (tests/slow_tests.txt: servers, Ray, the browser, subprocess-per-case
+# suites, long property runs): the run to repeat while working. `make test` (and CI) runs them all.
+test-quick: install bench-deps
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The suite again, in a separate venv where every direct dependency is at the floor pyproject.toml declares
 # (scripts/floors.py turns each `>=` into a pip constraint `==`; wheels only), so every floor is a version the
@@ -79,7 +86,17 @@ test-py313: gym-venv
 	MCQA_PREP_NEMO_GYM_SITE=$$($(GYM_VENV)/bin/python -c 'import nemo_gym, pathlib; print(pathlib.Path(nemo_gym.__file__).parents[1])') \
 		$(GYM_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PY313_TESTS)
 
-demo: install
+
+# The demo installs only what it runs: the core and the report extra (its last step writes the HTML page). A
+# .venv made by `make install` already holds them.
+DEMO_STAMP := $(VENV)/.installed-demo
+
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[report]'
+	touch $@
+
+demo: $(if $(wildcard $(STAMP)),$(STAMP),$(DEMO_STAMP))
 	bash scripts/demo.sh $(BIN)
 
 lint: install

@@ -324,7 +324,7 @@ def minhash_micro(rounds: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format")."""
+    """The result document (docs/design/performance.md, "Result format")."""
     from importlib.metadata import version
 
     res: dict[str, Any] = {

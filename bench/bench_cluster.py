@@ -300,7 +300,7 @@ def load_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None:
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, ray: bool = True,
         load: bool = True) -> dict[str, Any]:  # fmt: skip
-    """The result document (docs/performance.md, "Result format"). `full` changes nothing here."""
+    """The result document (docs/design/performance.md, "Result format"). `full` changes nothing here."""
     rows = max(1000, int(ROWS * scale))
     ray = ray and has_ray()
     res: dict[str, Any] = {

@@ -120,7 +120,7 @@ SOURCES = {
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format")."""
+    """The result document (docs/design/performance.md, "Result format")."""
     rows = max(1000, int(ROWS * scale))
     fig: dict[str, Any] = {}
     inputs: dict[str, Any] = {"rows": rows}

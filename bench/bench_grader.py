@@ -286,7 +286,7 @@ def figures_for(name: str, lang: str, m: dict[str, Any], has_ng: bool) -> dict[s
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, seed: int = SEED) -> dict[str, Any]:
     """Every mode on English and multilingual responses next to NeMo Gym 0.7.0 (the result format of
-    docs/performance.md)."""
+    docs/design/performance.md)."""
     rows = max(1000, int(ROWS * scale))
     ng = _nemo_gym()
     figures: dict[str, dict[str, Any]] = {}

@@ -135,7 +135,7 @@ READ_WHAT = {
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format"). `full` changes nothing here."""
+    """The result document (docs/design/performance.md, "Result format"). `full` changes nothing here."""
     import orjson
 
     questions = max(500, int(QUESTIONS * scale))

@@ -181,7 +181,7 @@ def _same_shards(a: Path, b: Path) -> bool:
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format")."""
+    """The result document (docs/design/performance.md, "Result format")."""
     res: dict[str, Any] = {
         "bench": "prepare",
         "title": "mcqa-prep prepare (Parquet in) with 1 and 2 workers against the one-core floor",

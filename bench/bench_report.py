@@ -90,7 +90,7 @@ def measure_at(rows: int, rounds: int, suffix: str) -> tuple[dict[str, Any], dic
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format")."""
+    """The result document (docs/design/performance.md, "Result format")."""
     res: dict[str, Any] = {
         "bench": "report",
         "title": "mcqa-prep report against mcqa-prep validate on the same data",

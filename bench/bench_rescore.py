@@ -328,7 +328,7 @@ def figures_from(runs: dict[str, list[H.Run]], rows: int, suffix: str = "") -> d
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev: str | None = None,
         seed: int = SEED) -> dict[str, Any]:  # fmt: skip
-    """The result document (docs/performance.md, "Result format")."""
+    """The result document (docs/design/performance.md, "Result format")."""
     rows = max(1000, int(ROWS * scale))
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-rescore-"))
     res: dict[str, Any] = {

@@ -102,7 +102,7 @@ ROWS = 50_000
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format"): robust's rate and NeMo Gym's md reader's on
+    """The result document (docs/design/performance.md, "Result format"): robust's rate and NeMo Gym's md reader's on
     the same texts, each round both (the order alternating), CPU time of this process; each robust pass
     starts with an empty option-text cache, like a fresh process."""
     rows = max(1000, int(ROWS * scale))

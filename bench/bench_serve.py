@@ -16,7 +16,7 @@ The rewards both servers give are compared on every request body first (0 disagr
 
     python bench/bench_serve.py [--scale 0.2] [--rounds 3] [--clients 1,16,64]
 
-`run()` returns the result document (bench/run.py calls it; bench/render.py turns it into docs/serve.md's table).
+`run()` returns the result document (bench/run.py calls it; bench/render.py turns it into docs/design/serve.md's table).
 """
 
 from __future__ import annotations
@@ -326,7 +326,7 @@ REQUESTS = 2000  # distinct request bodies
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, clients: tuple[int, ...] = CLIENTS,
         requests: int = REQUESTS) -> dict[str, Any]:  # fmt: skip
-    """The result document (docs/performance.md, "Result format"): per client count and round, each server in
+    """The result document (docs/design/performance.md, "Result format"): per client count and round, each server in
     turn (the order alternating), requests per second (wall), p50/p99 latency and requests per CPU second of
     the server process; the servers' start-up (spawn to the first answer) apart."""
     seconds = max(1.0, SECONDS * min(1.0, scale))

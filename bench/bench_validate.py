@@ -157,7 +157,7 @@ WHAT = {
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/performance.md, "Result format"). `validate` exits 1 when it finds errors
+    """The result document (docs/design/performance.md, "Result format"). `validate` exits 1 when it finds errors
     (the data holds a few on purpose, as real data does): that is its answer, not a failed run."""
     rows = max(1000, int(ROWS * scale))
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-validate-"))

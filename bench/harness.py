@@ -218,7 +218,7 @@ def interleave(legs: Mapping[str, Callable[[], Any]], rounds: int = 3) -> dict[s
     return out
 
 
-# ---- figures: the result format of bench/results (docs/performance.md, "Result format") ------------------
+# ---- figures: the result format of bench/results (docs/design/performance.md, "Result format") ------------------
 
 
 def stats(samples: Sequence[float], digits: int = 3) -> dict[str, Any]:

@@ -46,7 +46,7 @@ class Missing(KeyError):
 
 
 def doc_files(repo: Path = REPO) -> list[Path]:
-    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    return [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
 
 
 def load(directory: Path = RESULTS) -> Results:
@@ -423,7 +423,7 @@ def t_passrates(r: Results) -> list[str]:
          span(f["measure_vs_floor.cpu_x"])],
         [f"`read_table`, v2 table of {i['entries']:,} entries (CPU)", span(f["read.v2.cpu_s"]),
          f"the same entries as a v1 table, read today: {span(f['read.v1.cpu_s'])}", span(f["read.v2_vs_v1.x"])],
-        ["", "", f"that v1 table without the posterior (the reader before issue 27): {span(f['read.v1_bare.cpu_s'])}",
+        ["", "", f"that v1 table without the posterior (the reader before passrates.v2): {span(f['read.v1_bare.cpu_s'])}",
          span(f["read.v2_vs_v1_bare.x"])],
         ["", "", f"orjson.loads of every entry line: {span(f['read.floor.cpu_s'])}", span(f["read.v2_vs_floor.x"])],
         ["`read_table` per entry (CPU)", span(f["read.v2.us_per_entry"]), "", ""],

@@ -4,7 +4,7 @@ A bench module is a self-contained file `bench/bench_<name>.py` exposing
 
     run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict
 
-that measures and returns one result document (docs/performance.md, "Result format"). This runner finds the
+that measures and returns one result document (docs/design/performance.md, "Result format"). This runner finds the
 modules, runs each in a fresh interpreter (nothing one module imported or allocated colours the next), adds
 what the figures were measured on (commit, date, CPU, cores, load average before and after, the other work
 the machine did meanwhile, scale, rounds),
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         if not in_result_format(HERE / f"{stem(name)}.py"):
             print(f"== {name}: skipped, its run() is not in the result format yet (run(scale, *, rounds, full): "
-                  "docs/performance.md, 'Result format')", flush=True)  # fmt: skip
+                  "docs/design/performance.md, 'Result format')", flush=True)  # fmt: skip
             (failed if args.only else skipped).append(name)
             continue
         print(

@@ -1,6 +1,6 @@
 """Which web stack for `mcqa-prep serve`: the same verify handler (serve.verifier.Verifier) behind a plain ASGI
 app, behind Starlette, and behind FastAPI, each on uvicorn (httptools, uvloop), one worker, the same requests
-(bench_serve's) and load generator. The figure that decided docs/serve.md's choice.
+(bench_serve's) and load generator. The figure that decided docs/design/serve.md's choice.
 
     python bench/run.py --only serve_stacks                  # its figures to bench/results/serve_stacks.json
     python bench/serve_stacks.py [--scale 0.5] [--rounds 3]  # print them
@@ -126,7 +126,7 @@ def start(stack: str, work: Path) -> tuple[subprocess.Popen, str]:
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, clients: tuple[int, ...] = (16, 64),
         requests: int = 1000) -> dict:  # fmt: skip
-    """The result document (docs/performance.md, "Result format"): per stack and client count, `rounds` points
+    """The result document (docs/design/performance.md, "Result format"): per stack and client count, `rounds` points
     each, the stacks in an order rotated every round; every server runs for the whole measurement."""
     import bench_serve
     import harness as H

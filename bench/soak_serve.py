@@ -230,7 +230,7 @@ def parity(rows: int) -> dict[str, Any]:
 def run(
     scale: float = 1.0, *, rounds: int = 1, full: bool = False, clients: int = 32, workers: int = 2
 ) -> dict:
-    """The result document (docs/performance.md, "Result format"): one soak and one parity run (rounds do not
+    """The result document (docs/design/performance.md, "Result format"): one soak and one parity run (rounds do not
     apply: the soak is one long run); checks.pass says whether both passed."""
     import harness as H
 

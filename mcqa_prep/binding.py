@@ -21,7 +21,7 @@ Not bound: what a runtime adds to a row on its way to a verifier (a system or de
 prompt, the turns after it, `instructions`, sampling parameters, tools, any other key of
 responses_create_params) and what does not grade (uuid, other metadata, reward_profiles, template_id and the
 template's other descriptive keys). A digest is 64 bits of BLAKE2b over the canonical form: it tells an edit
-from the row as prepared, and anyone can compute it again: it is not a signature (docs/serve.md).
+from the row as prepared, and anyone can compute it again: it is not a signature (docs/design/serve.md).
 """
 
 from __future__ import annotations

@@ -194,6 +194,13 @@ def refusal(
     return error(message, differences=diffs, **details)
 
 
+class MissingExtra(McqaPrepError):
+    """A feature needs an optional package that is not installed: `details` name the package, the feature and
+    the extra that installs it (extras.py)."""
+
+    reason = "missing_extra"
+
+
 class HubError(McqaPrepError):
     """The hub could not be reached, or refused the request."""
 

@@ -25,7 +25,7 @@ the label set is not known the readers differ only in whether they guess:
 
 - `robust` reads the question's labels from `template_metadata.option_labels`, or from the rendered prompt
   (`grade_request`); when neither says, the question is taken to label in Latin, as the row's option keys
-  do, and В is B (docs/robust.md, "Labels").
+  do, and В is B (docs/design/robust.md, "Labels").
 - `convert` reads a reference in an option text of a source question whose labels it does not know: a
   label that reads one way (Б) shows the question labels in Cyrillic, and В beside it is C; a reference made
   only of characters that could be Latin ("А и В") is left unresolved (the row keeps its option order),

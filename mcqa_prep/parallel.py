@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from .errors import InputError, McqaPrepError, UsageError, stops_deferred
 from .io.paths import STDIN, is_parquet
-from .io.readers import STDIN_NAME, batch_records, open_parquet, read_jsonl
+from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
 from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20
@@ -179,6 +179,69 @@ class Chunk:
         else:
             one = self._row_group().slice(i, 1).to_batches()[0]
         return next(batch_records(one, self.file, self.split, line, i))
+
+
+class InputMeter:
+    """What a progress bar over chunks_of(files) counts, and its total, so that it can show the time left: rows
+    when every input is Parquet (the footers know them), else bytes when every input is a regular file (a
+    Parquet chunk counts its share of its file's bytes), else rows with no total (stdin, a pipe).
+    step(chunk, rows) is how far one chunk moves the bar."""
+
+    def __init__(self, files: Iterable[str | os.PathLike]) -> None:
+        self.unit: str = "row"
+        self.total: int | None = None
+        self._size: dict[str, int] = {}
+        self._rows: dict[str, int] = {}
+        paths = [Path(f) for f in files]
+        if not paths or any(str(p) == STDIN for p in paths):
+            return
+        try:
+            if all(is_parquet(p) for p in paths):
+                self.total = sum(parquet_num_rows(p) for p in paths)
+            elif all(p.is_file() for p in paths):
+                for p in paths:
+                    self._size[str(p)] = p.stat().st_size
+                    if is_parquet(p):
+                        self._rows[str(p)] = parquet_num_rows(p)
+                self.unit, self.total = "B", sum(self._size.values())
+        except Exception:  # noqa: BLE001 - a file that cannot be read is reported where it is read
+            self.unit, self.total = "row", None
+
+    def step(self, chunk: Chunk, rows: int) -> int:
+        if self.unit == "row":
+            return rows
+        if chunk.span is not None:
+            return chunk.span.size
+        n = self._rows.get(chunk.file)
+        if n:  # a Parquet chunk: its rows' share of the file
+            return round(self._size[chunk.file] * rows / n)
+        return len(chunk.data) if chunk.data is not None else 0
+
+
+SAMPLE_BYTES = 1 << 20  # what rows_estimate reads of a JSONL file to learn its bytes per line
+
+
+def rows_estimate(files: Iterable[str | os.PathLike]) -> int | None:
+    """The rows of the inputs, for a progress bar that reads them row by row: Parquet's from its footer, a JSONL
+    file's from its size and the lines in its first MiB (an estimate: the bar's time left is one too). None when
+    an input is stdin or a pipe, or cannot be read (it is reported where it is read)."""
+    total = 0
+    try:
+        for f in files:
+            p = Path(f)
+            if str(p) == STDIN or not p.is_file():
+                return None
+            if is_parquet(p):
+                total += parquet_num_rows(p)
+                continue
+            size = p.stat().st_size
+            with open(p, "rb") as fh:
+                head = fh.read(SAMPLE_BYTES)
+            lines = head.count(b"\n") + (not head.endswith(b"\n") and len(head) == size and bool(head))
+            total += round(size * lines / len(head)) if head else 0
+    except Exception:  # noqa: BLE001 - a file that cannot be read is reported where it is read
+        return None
+    return total
 
 
 def chunks_of(files: Iterable[tuple[str | os.PathLike, str | None]]) -> Iterator[Chunk]:

@@ -159,6 +159,7 @@ class Finding:
     severity: str  # "error" | "warning"
     message: str
     uuid: str | None = None
+    template: str | None = None  # the row's template_metadata.template_id (findings are grouped by it)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +167,7 @@ class Finding:
             "line": self.line,
             "row": self.row,
             "uuid": self.uuid,
+            "template": self.template,
             "path": self.path,
             "rule": self.rule,
             "severity": self.severity,

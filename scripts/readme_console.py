@@ -12,6 +12,9 @@ size of a written page in `wrote FILE (N KB)` (the plots' SVG bytes depend on th
 Nothing else: counts, rewards, hashes and messages are compared as printed. A block whose last shown line of a command's
 output is `...` shows only the start of that output.
 
+A command that changes directory (`cd DIR`, alone or joined with `&&`) changes it for the commands after it,
+as in the shell a reader types them into (the README's examples run from a scratch directory).
+
 A command ending in ` &` is a server: it runs in the background (its own process group) for the rest of the
 run, and its output is the lines it printed before it showed as many as the README does; every background
 command is stopped with SIGTERM at the end. The port `8000` in commands is replaced by a free port of this
@@ -23,9 +26,11 @@ run, never silently skipped. A ```json block marked `<!-- console: line N of FIL
 wrote: after the run it must equal (as JSON) line N of FILE in the working directory; it is checked, never
 rewritten (its layout is the README's).
 
+The user docs' console blocks (docs/getting-started.md) are run the same way: give the file.
+
 Usage:
-  python scripts/readme_console.py            # check: exit 1 with a diff when README.md drifted
-  python scripts/readme_console.py --write    # rewrite every output in README.md from a fresh run
+  python scripts/readme_console.py [FILE]            # check: exit 1 with a diff when FILE (README.md) drifted
+  python scripts/readme_console.py --write [FILE]    # rewrite every output in FILE from a fresh run
 """
 
 from __future__ import annotations
@@ -202,6 +207,7 @@ def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
     port = _free_port()
     got: dict[int, list[list[str]]] = {}
     servers: list[subprocess.Popen] = []
+    cwd = workdir
     try:
         for block in blocks:
             if block.not_run is not None:
@@ -210,12 +216,12 @@ def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
             for cmd in block.commands:
                 text = cmd.text.replace(PORT, port)
                 if text.rstrip().endswith("&"):
-                    proc, out = _background(text.rstrip()[:-1], len(cmd.shown), workdir, env)
+                    proc, out = _background(text.rstrip()[:-1], len(cmd.shown), cwd, env)
                     servers.append(proc)
                 else:
                     done = subprocess.run(
                         ["bash", "-c", text],
-                        cwd=workdir,
+                        cwd=cwd,
                         env=env,
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.PIPE,
@@ -223,6 +229,7 @@ def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
                         timeout=TIMEOUT,
                     )
                     out = done.stdout.decode("utf-8", errors="replace")
+                    cwd = after_cd(text, cwd)
                 for prefix in {str(workdir) + os.sep, str(workdir.resolve()) + os.sep}:
                     out = out.replace(prefix, "")
                 outs.append(out.replace(port, PORT).splitlines())
@@ -230,6 +237,25 @@ def run(blocks: list[Block], workdir: Path) -> dict[int, list[list[str]]]:
     finally:
         _stop(servers)
     return got
+
+
+_CD = re.compile(r"(?:^|&&)\s*cd\s+([^\s&;|#]+)")
+
+
+def after_cd(text: str, cwd: Path) -> Path:
+    """The working directory after a command: `cd DIR` in it (alone or joined with &&) moves there."""
+    for target in _CD.findall(text):
+        cwd = cwd / target
+    return cwd
+
+
+def final_dir(blocks: list[Block], workdir: Path) -> Path:
+    """Where the blocks that run leave the reader (the directory a later `line N of FILE` is read in)."""
+    for block in blocks:
+        if block.not_run is None:
+            for cmd in block.commands:
+                workdir = after_cd(cmd.text, workdir)
+    return workdir
 
 
 def _norm(lines: list[str]) -> list[str]:
@@ -243,16 +269,16 @@ def _matches(shown: list[str], actual: list[str]) -> bool:
     return actual == shown
 
 
-def compare(blocks: list[Block], got: dict[int, list[list[str]]]) -> list[str]:
+def compare(blocks: list[Block], got: dict[int, list[list[str]]], name: str = "README.md") -> list[str]:
     """One message (with a diff) per command whose output differs from the README's."""
     problems = []
     for block in blocks:
         for cmd, actual in zip(block.commands, got.get(block.line, []), strict=False):
             if not _matches(cmd.shown, actual):
                 diff = "\n".join(
-                    difflib.unified_diff(cmd.shown, actual, "README.md", "actual run", lineterm="", n=1)
+                    difflib.unified_diff(cmd.shown, actual, name, "actual run", lineterm="", n=1)
                 )
-                problems.append(f"README.md:{block.line}: $ {cmd.text}\n{diff}")
+                problems.append(f"{name}:{block.line}: $ {cmd.text}\n{diff}")
     return problems
 
 
@@ -271,32 +297,36 @@ def rewrite(lines: list[str], blocks: list[Block], got: dict[int, list[list[str]
 
 
 def check(readme: Path = README) -> tuple[list[str], list[str]]:
-    """(problems, blocks not run with their reasons) for README.md as it is."""
+    """(problems, blocks not run with their reasons) for README.md (or another doc) as it is."""
     lines = readme.read_text(encoding="utf-8").splitlines()
     blocks = parse(lines)
+    name = readme.relative_to(REPO).as_posix() if readme.is_relative_to(REPO) else readme.name
     with tempfile.TemporaryDirectory(prefix="readme-console-") as tmp:
         got = run(blocks, Path(tmp))
-        problems = compare(blocks, got) + compare_rows(written_rows(lines), Path(tmp))
-    not_run = [f"README.md:{b.line}: {b.not_run}" for b in blocks if b.not_run is not None]
+        problems = compare(blocks, got, name) + compare_rows(written_rows(lines), final_dir(blocks, Path(tmp)))
+    not_run = [f"{name}:{b.line}: {b.not_run}" for b in blocks if b.not_run is not None]
     return problems, not_run
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--write"]:
-        lines = README.read_text(encoding="utf-8").splitlines()
+    write = "--write" in argv
+    rest = [a for a in argv if a != "--write"]
+    if len(rest) > 1 or any(a.startswith("-") for a in rest):
+        print(__doc__, file=sys.stderr)
+        return 2
+    doc = Path(rest[0]).resolve() if rest else README
+    if write:
+        lines = doc.read_text(encoding="utf-8").splitlines()
         blocks = parse(lines)
         with tempfile.TemporaryDirectory(prefix="readme-console-") as tmp:
             got = run(blocks, Path(tmp))
-            stale = compare_rows(written_rows(lines), Path(tmp))
-        README.write_text("\n".join(rewrite(lines, blocks, got)) + "\n", encoding="utf-8")
-        print(f"README.md: {len(got)} console block(s) rewritten from a run")
+            stale = compare_rows(written_rows(lines), final_dir(blocks, Path(tmp)))
+        doc.write_text("\n".join(rewrite(lines, blocks, got)) + "\n", encoding="utf-8")
+        print(f"{doc.name}: {len(got)} console block(s) rewritten from a run")
         for p in stale:
             print(p, file=sys.stderr)
         return 1 if stale else 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    problems, not_run = check()
+    problems, not_run = check(doc)
     for line in not_run:
         print(f"not run by design: {line}")
     for p in problems:

@@ -134,3 +134,26 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("read from " + line)
     for line in CONFORMANCE_REPORT:
         terminalreporter.write_line(line)
+
+
+# ---- `make test-quick`: the tests listed in tests/slow_tests.txt are marked `slow` ----------------------------
+
+SLOW_LIST = Path(__file__).resolve().parent / "slow_tests.txt"
+
+
+def slow_entries(path: Path = SLOW_LIST) -> list[str]:
+    """The test ids (or whole files) tests/slow_tests.txt lists, comments and blank lines left out."""
+    return [
+        s for s in (ln.split("#", 1)[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()) if s
+    ]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    entries = slow_entries()
+    files = {e for e in entries if "::" not in e}
+    tests = {e for e in entries if "::" in e}
+    for item in items:
+        base = item.nodeid.split("[", 1)[0]
+        if base.split("::", 1)[0] in files or base in tests or base.rsplit("::", 1)[0] in tests:
+            item.add_marker(pytest.mark.slow)

@@ -159,7 +159,7 @@ def make_setup(cli, tmp_path: Path) -> tuple[Path, Path]:
     """A 10-question dataset and a table of DESIGN's rollouts (m1 on q0..q6, m2 on q2 and q4)."""
     ds = dataset(tmp_path)
     table = tmp_path / "t.passrates.jsonl"
-    res = cli("passrates", rollouts(tmp_path), "--rescore", "-o", table)
+    res = cli("passrates", "--key-by", "uuid", rollouts(tmp_path), "--rescore", "-o", table)
     assert res.exit_code == 0, res.output
     return ds, table
 

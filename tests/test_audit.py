@@ -266,7 +266,7 @@ def test_cli_text_json_output_file_and_fail_on_findings(tmp_path, cli):
 
 def test_unreadable_data_lines_fail_the_audit_unless_skipped(tmp_path, cli):
     """An audit that could not read a line may have missed the contaminated row: exit 1 and no document,
-    unless --on-invalid skip (then the lines are counted)."""
+    unless --on-invalid reject (then the lines are counted)."""
     qs = _questions(6, seed=40)
     bench = A.write_mmlu(tmp_path / "mmlu.jsonl", qs)
     data = _dataset(tmp_path / "train.jsonl", qs[:2] + _questions(3, seed=41))
@@ -276,9 +276,11 @@ def test_unreadable_data_lines_fail_the_audit_unless_skipped(tmp_path, cli):
     res = cli("audit", data, "--against", bench, "-o", out, "--format", "json", "-q")
     doc = json.loads(res.stdout)
     assert res.exit_code == 1 and doc["error"]["reason"] == "unreadable_rows"
-    assert "train.jsonl:3" in doc["error"]["message"] and "--on-invalid skip" in doc["error"]["message"]
+    assert "train.jsonl:3" in doc["error"]["message"] and "--on-invalid reject" in doc["error"]["message"]
     assert doc["summary"]["unreadable_rows"] == 2 and not out.exists()
-    res = cli("audit", data, "--against", bench, "-o", out, "--on-invalid", "skip", "--format", "json", "-q")
+    res = cli(
+        "audit", data, "--against", bench, "-o", out, "--on-invalid", "reject", "--format", "json", "-q"
+    )
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["summary"]["unreadable_rows"] == 2 and doc["summary"]["rows"] == 7
     assert doc["summary"]["contaminated_rows"] == 2 and out.exists()

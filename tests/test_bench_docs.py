@@ -35,42 +35,51 @@ TARGET = re.compile(
 
 # (file, the exact text of the match): settings, limits and facts that are not measurements of this package.
 ALLOWED = {
-    ("docs/performance.md", "20 ms"): "the harness's sampling interval, a setting",
-    ("docs/performance.md", "50 ms"): "the harness's sampling interval after the first second, a setting",
+    ("docs/design/performance.md", "20 ms"): "the harness's sampling interval, a setting",
     (
-        "docs/performance.md",
+        "docs/design/performance.md",
+        "50 ms",
+    ): "the harness's sampling interval after the first second, a setting",
+    (
+        "docs/design/performance.md",
         "2–8 kB",
     ): "the size of the generated long passages, a property of the bench's input",
-    ("docs/serve.md", "2 kB"): "the size of the generated responses, a property of the bench's input",
-    ("docs/README.md", "0.5 s"): "the default --regex-timeout, a setting",
-    ("docs/validate.md", "0.5 s"): "the default --regex-timeout, a setting",
-    ("docs/validate.md", "3 s"): "the hard kill of the regex probe process, a setting",
-    ("docs/validate.md", "2x"): "the position-bias rule's threshold, a setting",
-    ("docs/report.md", "2x"): "the position-bias rule's threshold, drawn on the plot",
-    ("docs/report.md", "3.5 MB"): "the size of Plotly's JavaScript bundle (a library's file size)",
-    ("docs/report.md", "1 MB"): "the size of Vega's JavaScript bundle (a library's file size)",
-    ("docs/report.md", "30 MB"): "the size of the vl-convert wheel (a library's file size)",
-    ("docs/report.md", "1–2 MB"): "the size bound of the page's pattern list, a consequence of its caps",
-    ("docs/serve.md", "16 MB"): "the default --max-body-mb, a setting",
-    ("docs/serve.md", "0.5 s"): "the grader's regex bound, a setting",
-    ("docs/serve.md", "10 s"): "the drain deadline on SIGTERM, a setting",
-    ("docs/serve.md", "5 s"): "the default --grade-timeout, a setting",
+    ("docs/design/serve.md", "2 kB"): "the size of the generated responses, a property of the bench's input",
+    ("docs/design/README.md", "0.5 s"): "the default --regex-timeout, a setting",
+    ("docs/design/validate.md", "0.5 s"): "the default --regex-timeout, a setting",
+    ("docs/design/validate.md", "3 s"): "the hard kill of the regex probe process, a setting",
+    ("docs/design/validate.md", "2x"): "the position-bias rule's threshold, a setting",
+    ("docs/design/report.md", "2x"): "the position-bias rule's threshold, drawn on the plot",
+    ("docs/design/report.md", "3.5 MB"): "the size of Plotly's JavaScript bundle (a library's file size)",
+    ("docs/design/report.md", "1 MB"): "the size of Vega's JavaScript bundle (a library's file size)",
+    ("docs/design/report.md", "30 MB"): "the size of the vl-convert wheel (a library's file size)",
+    (
+        "docs/design/report.md",
+        "1–2 MB",
+    ): "the size bound of the page's pattern list, a consequence of its caps",
+    ("docs/design/serve.md", "16 MB"): "the default --max-body-mb, a setting",
+    ("docs/design/serve.md", "0.5 s"): "the grader's regex bound, a setting",
+    ("docs/design/serve.md", "10 s"): "the drain deadline on SIGTERM, a setting",
+    ("docs/design/prepare.md", "8 MiB"): "the hashing block size, a setting",
+    ("docs/design/prepare.md", "1 MiB"): "the shard write buffer, a setting",
+    ("docs/design/pull.md", "23 s"): "huggingface_hub's retry schedule (5 retries with backoff), its setting",
+    ("docs/design/ray.md", "1–64 MiB"): "the chunk sizes Ray tasks read, a setting",
+    (
+        "docs/design/ray.md",
+        "20 s",
+    ): "Ray's own connection retries before it reports a refused token, its setting",
+    ("docs/design/serve.md", "5 s"): "the default --grade-timeout, a setting",
     ("README.md", "5 s"): "the default --grade-timeout, a setting",
     (
-        "docs/serve.md",
+        "docs/design/serve.md",
         "1.5 GB",
     ): "the size of NeMo Gym 0.7.0's installed dependencies (a library's footprint)",
-    ("docs/prepare.md", "8 MiB"): "the hashing block size, a setting",
-    ("docs/prepare.md", "1 MiB"): "the shard write buffer, a setting",
-    ("docs/pull.md", "23 s"): "huggingface_hub's retry schedule (5 retries with backoff), its setting",
-    ("docs/ray.md", "1–64 MiB"): "the chunk sizes Ray tasks read, a setting",
-    ("docs/ray.md", "20 s"): "Ray's own connection retries before it reports a refused token, its setting",
     ("README.md", "0.5 s"): "the default --regex-timeout, a setting",
     ("README.md", "300 s"): "the suite's per-test timeout (pytest-timeout), a setting",
-    ("docs/grading.md", "0.5 s"): "the default --regex-timeout, a setting",
-    ("docs/convert.md", "10 s"): "the sandbox's time bound per rendered row, a setting",
-    ("docs/convert.md", "1 GiB"): "the sandbox's address-space bound, a setting",
-    ("docs/prepare.md", "16 MiB"): "the block size load_prepared reads shards in, a setting",
+    ("docs/design/grading.md", "0.5 s"): "the default --regex-timeout, a setting",
+    ("docs/design/convert.md", "10 s"): "the sandbox's time bound per rendered row, a setting",
+    ("docs/design/convert.md", "1 GiB"): "the sandbox's address-space bound, a setting",
+    ("docs/design/prepare.md", "16 MiB"): "the block size load_prepared reads shards in, a setting",
 }
 
 
@@ -95,7 +104,13 @@ def test_regions_are_what_the_results_render():
 
 def test_regions_exist_where_the_figures_are():
     """The docs that state measured figures do so through regions (a doc without any would state none)."""
-    for name in ("README.md", "docs/performance.md", "docs/serve.md", "docs/ray.md", "docs/report.md"):
+    for name in (
+        "README.md",
+        "docs/design/performance.md",
+        "docs/design/serve.md",
+        "docs/design/ray.md",
+        "docs/design/report.md",
+    ):
         assert render.REGION.search((ROOT / name).read_text(encoding="utf-8")), name
 
 

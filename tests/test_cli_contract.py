@@ -162,13 +162,13 @@ def test_the_json_document_is_strict_json_and_valid_utf8():
 
 def test_grade_refuses_text_that_is_not_utf8():
     """stdin bytes that are not UTF-8: exit 1 with the offset; an argument that is not: exit 2 (tests/hostile)."""
-    res = _run(["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input=b"\\boxed{A} \xff")
+    res = _run(["grade", "--option", "A=x", "--expected", "A", "--format", "json"], input=b"\\boxed{A} \xff")
     assert _assert_contract(res, 1)["error"]["reason"] == "input_not_utf8"
     assert "byte 0xff at offset 10" in res.stderr
-    res = _run(["grade", "\\boxed{A} \udcff", "-o", "A=x", "--expected", "A", "--format", "json"])
+    res = _run(["grade", "\\boxed{A} \udcff", "--option", "A=x", "--expected", "A", "--format", "json"])
     _assert_contract(res, 2)
     ok = _run(
-        ["grade", "-o", "A=x", "--expected", "A", "--format", "json"], input="\ufeff\\boxed{A}".encode()
+        ["grade", "--option", "A=x", "--expected", "A", "--format", "json"], input="\ufeff\\boxed{A}".encode()
     )
     assert _assert_contract(ok, 0)["reward"] == 1.0
 
@@ -317,7 +317,7 @@ def test_passrates_and_summarize_name_the_file_in_the_display_form(tmp_path):
     src = write_rows(tmp_path / BAD_NAME, [*rescored.read_text(encoding="utf-8").splitlines(), *MALFORMED])
     table = tmp_path / "t.jsonl"
     doc = _assert_contract(
-        _run(["passrates", src, "-o", table, "--on-invalid", "skip", "--format", "json"]), 0
+        _run(["passrates", src, "-o", table, "--on-invalid", "reject", "--format", "json"]), 0
     )
     header = json.loads(_utf8(table).splitlines()[0])
     assert [i["name"] for i in header["inputs"]] == [SHOWN]

@@ -58,7 +58,7 @@ def test_the_four_commands_give_the_same_figures(rescored, tmp_path):
     (sec,) = [x for x in rep["sections"] if x["kind"] == "rescored"]
     m = sec["summary"]
     figures["report"] = (m["rows"], m["graded"], m["invalid"], m["recorded"], m["changed"], m["mean_reward"])
-    p = _json(["passrates", out, "-o", tmp_path / "t.passrates.jsonl", "--on-invalid", "skip"])
+    p = _json(["passrates", out, "-o", tmp_path / "t.passrates.jsonl", "--on-invalid", "reject"])
     entries = [json.loads(x) for x in (tmp_path / "t.passrates.jsonl").read_text().splitlines()[1:]]
     samples = sum(e["samples"] for e in entries)
     mean = sum(e["mean_reward"] * e["samples"] for e in entries) / samples

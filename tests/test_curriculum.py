@@ -12,7 +12,16 @@ from conftest import read_jsonl, write_jsonl
 from synthetic_rollouts import dataset_rows, generate, write
 
 from mcqa_prep.columns import column_value, source_of
-from mcqa_prep.curriculum.schedule import ScheduleSpec, build, materialize, quotas, row_weights, split_steps
+from mcqa_prep.curriculum.schedule import (
+    NO_EVIDENCE,
+    ScheduleSpec,
+    build,
+    materialize,
+    quotas,
+    row_weights,
+    split_steps,
+)
+from mcqa_prep.errors import UsageError
 from mcqa_prep.passrates.measure import measure
 from mcqa_prep.policy import GradingPolicy
 
@@ -42,17 +51,26 @@ def test_easy_first_bootstrap_then_a_window_shifting_harder(cli, inputs, tmp_pat
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     header, ranges = _read(out)
-    assert header["schedule"] == {"kind": "easy-first", "steps": 70, "bootstrap_steps": 10, "window": 2}
+    assert header["schedule"] == {
+        "kind": "easy-first",
+        "steps": 70,
+        "bootstrap_steps": 10,
+        "window": 2,
+        "no_evidence_weight": 0.1,
+    }
     assert [r["window"] for r in ranges] == [[0, 1], [1, 2], [2, 3], [3, 4]]
     assert [r["phase"] for r in ranges] == ["bootstrap", "shift", "shift", "shift"]
     assert [(r["step_start"], r["step_end"]) for r in ranges] == [(0, 10), (10, 30), (30, 50), (50, 70)]
     per_bucket = header["buckets"]["rows"]
+    assert header["rows"]["without_evidence"] > 0
     for r in ranges:
         lo, hi = r["window"]
-        assert set(r["bucket_weights"]) <= {str(b) for b in range(lo, hi + 1)}
+        assert set(r["bucket_weights"]) <= {str(b) for b in range(lo, hi + 1)} | {"none"}
+        # the rows without evidence: their own stream at its own weight, never in a difficulty bucket
+        assert r["bucket_weights"]["none"] == pytest.approx(0.1)
         inside = sum(per_bucket[lo : hi + 1])
         for b in range(lo, hi + 1):  # within the window a bucket weighs its rows
-            assert r["bucket_weights"].get(str(b), 0.0) == pytest.approx(per_bucket[b] / inside)
+            assert r["bucket_weights"].get(str(b), 0.0) == pytest.approx(0.9 * per_bucket[b] / inside)
     assert "steps 0-10 bootstrap window 0-1" in cli(
         "curriculum", table, "--rows", rows, "-o", out, "--model", "m1", "--schedule", "easy-first",
         "--bootstrap-steps", "10", "--steps", "70", "--window", "2",
@@ -95,6 +113,14 @@ def test_uniform_schedule_and_columns_and_accounting(cli, inputs, tmp_path):
     assert {w["uuid"] for w in written} <= {f"q{q:05d}" for q in range(QUESTIONS + 20)}
 
 
+def _cell(key: str) -> int:
+    return NO_EVIDENCE if key == "none" else int(key)
+
+
+def _row_cell(difficulty: dict) -> int:
+    return difficulty["bucket_index"] if difficulty["evidence"] else NO_EVIDENCE
+
+
 def test_rows_in_schedule_order_follow_the_quotas(cli, inputs, tmp_path):
     _, table, rows = inputs
     out, ordered = tmp_path / "s.jsonl", tmp_path / "o.jsonl"
@@ -105,10 +131,10 @@ def test_rows_in_schedule_order_follow_the_quotas(cli, inputs, tmp_path):
     got = read_jsonl(ordered)
     assert len(got) == 12 * 16 == header["ordered"]["rows"]
     for r in ranges:
-        want = quotas({d: {int(b): w for b, w in per.items()} for d, per in r["weights"].items()}, 16)
+        want = quotas({d: {_cell(b): w for b, w in per.items()} for d, per in r["weights"].items()}, 16)
         for step in range(r["step_start"], r["step_end"]):
             batch = got[step * 16 : (step + 1) * 16]
-            cells = Counter((x["difficulty"]["domain"], x["difficulty"]["bucket_index"]) for x in batch)
+            cells = Counter((x["difficulty"]["domain"], _row_cell(x["difficulty"])) for x in batch)
             assert cells == Counter(want)
     again = tmp_path / "o2.jsonl"
     assert (
@@ -333,3 +359,54 @@ def test_rows_changed_between_the_two_reads_are_one_clean_error(cli, inputs, tmp
     assert res.exit_code == 1, res.output
     assert len(reads) == 2 and "changed while it was read" in res.output, res.output
     assert "internal error" not in res.output and not out.exists() and not rows_out.exists()
+
+
+def test_rows_without_evidence_are_their_own_stream_and_a_warning_says_when_they_dominate(
+    cli, inputs, tmp_path
+):
+    """Pass rates for a tenth of the rows: the 2,700 others are one stream at its own weight (default 0.1) in
+    every range, never a difficulty bucket, and a warning says they are most of the rows."""
+    _, table, _ = inputs
+    rows = write(tmp_path / "rows.jsonl", dataset_rows(QUESTIONS * 10, ["arc"], ["bio"]))
+    out, rows_out = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    args = ["curriculum", table, "--rows", rows, "-o", out, "--rows-out", rows_out, "--model", "m1"]
+    res = cli(*args, "--steps", "100")
+    assert res.exit_code == 0, res.output
+    header, ranges = _read(out)
+    unmeasured = QUESTIONS * 9
+    assert (
+        header["rows"]["without_evidence"] == unmeasured and header["schedule"]["no_evidence_weight"] == 0.1
+    )
+    assert sum(header["buckets"]["rows"]) == QUESTIONS  # the measured rows only
+    assert all(r["bucket_weights"]["none"] == pytest.approx(0.1) for r in ranges)
+    assert all(sum(r["bucket_weights"].values()) == pytest.approx(1.0) for r in ranges)
+    written = read_jsonl(rows_out)
+    share = sum(w["difficulty"]["weight"] for w in written if not w["difficulty"]["evidence"])
+    assert share / sum(w["difficulty"]["weight"] for w in written) == pytest.approx(0.1, abs=1e-6)
+    assert (
+        f"warning: {unmeasured:,} of {QUESTIONS * 10:,} scheduled rows (90%) have no pass rate" in res.stderr
+    )
+    assert "without evidence: 2700 (none: their own stream, weight 0.1" in res.stdout
+
+    res = cli(*args, "--steps", "100", "--no-evidence-weight", "0.3", "--format", "json")
+    assert res.exit_code == 0 and "warning:" in res.stderr
+    assert all(r["bucket_weights"]["none"] == pytest.approx(0.3) for r in json.loads(res.stdout)["ranges"])
+
+    res = cli(*args, "--steps", "100", "--no-evidence", "drop", "--format", "json")
+    assert res.exit_code == 0 and "warning" not in res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["header"]["rows"]["dropped"] == {"no_evidence": unmeasured}
+    assert all("none" not in r["bucket_weights"] for r in doc["ranges"])
+
+
+def test_a_domain_without_measured_rows_is_all_stream_and_one_without_unmeasured_rows_has_none():
+    cells = {"a": {0: [0.9, 0.8], 3: [0.3], -1: [0.5] * 5}, "b": {-1: [0.5, 0.5]}, "c": {1: [0.7]}}
+    spec = ScheduleSpec("uniform", steps=10, no_evidence_weight=0.25)
+    (r,) = build(spec, 5, cells, {"a": 0.5, "b": 0.3, "c": 0.2})
+    assert r.weights["a"] == pytest.approx(
+        {0: 0.5 * 0.75 * 2 / 3, 3: 0.5 * 0.75 / 3, NO_EVIDENCE: 0.5 * 0.25}
+    )
+    assert r.weights["b"] == {NO_EVIDENCE: 0.3} and r.weights["c"] == pytest.approx({1: 0.2})
+    assert r.to_dict()["weights"]["a"]["none"] == pytest.approx(0.125)
+    with pytest.raises(UsageError, match="without evidence must be in"):
+        ScheduleSpec(no_evidence_weight=1.5).check(5)

@@ -96,11 +96,11 @@ def test_manifest_records_table_contract_settings_and_evidence(cli, tmp_path, se
 
 def test_prompt_keyed_evidence_matches_rows_by_their_prompt(cli, tmp_path):
     ds = dataset(tmp_path)
-    for extra in ([], ["--key-by", "prompt"]):
-        table = tmp_path / f"t{len(extra)}.jsonl"
+    for by in ("uuid", "prompt"):
+        table = tmp_path / f"t-{by}.jsonl"
         src = rollouts(tmp_path, uuid=False)  # rollouts that name no uuid: keyed by prompt
-        assert cli("passrates", src, "--rescore", "-o", table, *extra).exit_code == 0
-        out = tmp_path / f"out{len(extra)}"
+        assert cli("passrates", src, "--rescore", "-o", table, "--key-by", by).exit_code == 0
+        out = tmp_path / f"out-{by}"
         res = cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved")
         assert res.exit_code == 0, res.output
         assert _kept(out) == set(range(QUESTIONS)) - {4, 5}
@@ -188,7 +188,7 @@ def test_table_recording_only_its_contract_id(cli, tmp_path):
     rescored = tmp_path / "rescored.jsonl"
     cli("rescore", rollouts(tmp_path), "-o", rescored, "--final-answer-only")
     table = tmp_path / "t.jsonl"
-    assert cli("passrates", rescored, "-o", table).exit_code == 0  # contract id only
+    assert cli("passrates", "--key-by", "uuid", rescored, "-o", table).exit_code == 0  # contract id only
     res = cli("prepare", ds, "-o", tmp_path / "a", "--pass-rates", table, "--model", "m1", "--drop-solved")
     assert res.exit_code == 1 and "records only its contract id" in res.output
     assert FAO.contract_id() in res.output and DEFAULT.contract_id() in res.output
@@ -273,6 +273,8 @@ def test_single_model_table_needs_no_model(cli, tmp_path):
     table = tmp_path / "t.jsonl"
     cli(
         "passrates",
+        "--key-by",
+        "uuid",
         rollouts(tmp_path, design={q: {"m1": v["m1"]} for q, v in DESIGN.items()}),
         "--rescore",
         "-o",
@@ -336,7 +338,12 @@ def test_same_table_and_thresholds_up_to_date_other_ones_stale(cli, tmp_path, se
     # the same rollouts (same name, bytes) measured again elsewhere: another file, the same table
     (tmp_path / "elsewhere").mkdir()
     again = tmp_path / "again.jsonl"
-    assert cli("passrates", rollouts(tmp_path / "elsewhere"), "--rescore", "-o", again).exit_code == 0
+    assert (
+        cli(
+            "passrates", "--key-by", "uuid", rollouts(tmp_path / "elsewhere"), "--rescore", "-o", again
+        ).exit_code
+        == 0
+    )
     assert read_table_lines(again)[0]["content_sha256"] == read_table_lines(table)[0]["content_sha256"]
     assert (
         "up to date"
@@ -369,7 +376,15 @@ def test_another_table_is_another_preparation(cli, tmp_path, setup):
         cli("prepare", ds, "-o", out, "--pass-rates", table, "--model", "m1", "--drop-solved").exit_code == 0
     )
     other = tmp_path / "other.jsonl"
-    cli("passrates", rollouts(tmp_path, "r2.jsonl", design={4: {"m1": [False]}}), "--rescore", "-o", other)
+    cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        rollouts(tmp_path, "r2.jsonl", design={4: {"m1": [False]}}),
+        "--rescore",
+        "-o",
+        other,
+    )
     res = cli(
         "prepare", ds, "-o", out, "--pass-rates", other, "--model", "m1", "--drop-solved", "--format", "json"
     )
@@ -383,7 +398,7 @@ def test_decide_returns_structured_differences(tmp_path):
     table = tmp_path / "t.jsonl"
     from mcqa_prep.passrates.measure import measure
 
-    measure([rollouts(tmp_path)], table, rescore=True)
+    measure([rollouts(tmp_path)], table, rescore=True, key_by="uuid")
     request = DifficultyRequest(table, PassRateFilter(model="m1", drop_solved=True))
     prepare([ds], tmp_path / "out", difficulty=request)
     assert prepare([ds], tmp_path / "out", difficulty=request).status == "up_to_date"

@@ -30,7 +30,7 @@ def measured(tmp_path_factory):
     design = generate(seed=27, questions=QUESTIONS, models=MODELS, samples=8)
     src = write(tmp / "rescored.jsonl", design.rows)
     out = tmp / "t.jsonl"
-    measure([src], out, estimate_with=Estimate(level=LEVEL))
+    measure([src], out, estimate_with=Estimate(level=LEVEL), key_by="uuid")
     return design, read_table(out), tmp
 
 
@@ -131,8 +131,8 @@ def test_a_table_counting_no_answer_differently_is_refused_when_pooled(measured,
     a = write(tmp / "a.jsonl", design.rows[::2])  # two collection runs of the same questions
     b = write(tmp / "b.jsonl", design.rows[1::2])
     ta, tb = tmp / "ta.jsonl", tmp / "tb.jsonl"
-    assert cli("passrates", a, "-o", ta, "-q").exit_code == 0
-    assert cli("passrates", b, "-o", tb, "--no-answer", "exclude", "-q").exit_code == 0
+    assert cli("passrates", a, "-o", ta, "-q", "--key-by", "uuid").exit_code == 0
+    assert cli("passrates", b, "-o", tb, "--no-answer", "exclude", "-q", "--key-by", "uuid").exit_code == 0
     rows = write(tmp / "rows.jsonl", dataset_rows(QUESTIONS, ["ds"], ["s"]))
     res = cli("curriculum", ta, tb, "--rows", rows, "-o", tmp / "s.jsonl", "--model", "model-easy")
     assert res.exit_code == 1 and not (tmp / "s.jsonl").exists()
@@ -154,7 +154,7 @@ def test_a_table_counting_no_answer_differently_is_refused_when_pooled(measured,
 def test_exclude_rule_counts_only_answered_rollouts(measured):
     design, _, tmp = measured
     out = tmp / "ex.jsonl"
-    measure([tmp / "rescored.jsonl"], out, estimate_with=Estimate(no_answer="exclude"))
+    measure([tmp / "rescored.jsonl"], out, estimate_with=Estimate(no_answer="exclude"), key_by="uuid")
     t = read_table(out)
     assert t.no_answer == "exclude" and t.header["counting"]["no_answer"] == "exclude"
     for q in range(50):
@@ -214,7 +214,7 @@ def test_curriculum_schedule_is_what_was_asked(measured, cli):
     header, ranges = lines[0], lines[1:]
     assert header["schedule"] == {
         "kind": "gaussian", "steps": 300, "bootstrap_steps": 20, "ranges": 7, "start_rate": 0.7, "end_rate": 0.3,
-        "sigma": 0.1,
+        "sigma": 0.1, "no_evidence_weight": 0.1,
     }  # fmt: skip
     assert header["model"] == "model-hard" and header["buckets"]["count"] == 10
     assert [(r["step_start"], r["step_end"]) for r in ranges] == [(0, 20), (20, 60), (60, 100), (100, 140),

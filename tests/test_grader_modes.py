@@ -2,7 +2,7 @@
 
 Each line: id, mode (the policy override; null for none), optional row_mode (the row's grading_mode),
 text, options, expected_answer, template_metadata, want {extracted_answer, reward, status[, validity]}.
-The rules they pin are those of docs/grading.md; a behaviour change shows up here first.
+The rules they pin are those of docs/design/grading.md; a behaviour change shows up here first.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ version in data/golden/grader_fingerprint.json. A change of grading behaviour wi
 fails here: a contract id would otherwise name two behaviours, and a preparation or pass-rate table made
 under the old one would be taken as up to date.
 
-After a deliberate change: bump GRADER_VERSION (mcqa_prep/grader/__init__.py), note it in docs/grading.md
+After a deliberate change: bump GRADER_VERSION (mcqa_prep/grader/__init__.py), note it in docs/design/grading.md
 ("Grader versions"), and record the new hash printed by this test in the fingerprint file."""
 
 from __future__ import annotations

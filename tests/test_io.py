@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mcqa_prep.errors import InputError
+from mcqa_prep.errors import InputError, UsageError
 from mcqa_prep.io import readers
 from mcqa_prep.io.paths import split_of
 from mcqa_prep.io.readers import iter_rows, read_jsonl
@@ -331,7 +331,7 @@ def test_only_a_regular_file_is_hashed(tmp_path):
 
     fifo = tmp_path / "train.parquet"
     os.mkfifo(fifo)
-    with pytest.raises(InputError, match="not a regular file") as err:
+    with pytest.raises(UsageError, match="not a regular file") as err:
         hash_file(fifo)
     assert err.value.reason == "input_not_regular"
     (tmp_path / "ok.jsonl").write_bytes(b"{}\n")

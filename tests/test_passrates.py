@@ -36,7 +36,7 @@ def _rescored(cli, tmp_path: Path, src: Path, name: str, *policy: str) -> Path:
 
 
 def test_measure_counts_samples_passes_and_rates_per_question_and_model(tmp_path):
-    report = measure([rollouts(tmp_path)], tmp_path / "t.jsonl", rescore=True)
+    report = measure([rollouts(tmp_path)], tmp_path / "t.jsonl", rescore=True, key_by="uuid")
     table = read_table(tmp_path / "t.jsonl")
     assert table.contract_id == DEFAULT.contract_id() and table.contract == DEFAULT.contract()
     assert table.header["grader_version"] == DEFAULT.contract()["grader_version"]
@@ -59,8 +59,8 @@ def test_measure_counts_samples_passes_and_rates_per_question_and_model(tmp_path
 def test_rescored_input_and_on_the_fly_give_the_same_entries(cli, tmp_path):
     src = rollouts(tmp_path)
     rescored = _rescored(cli, tmp_path, src, "rescored.jsonl")
-    a = measure([rescored], tmp_path / "a.jsonl")
-    b = measure([src], tmp_path / "b.jsonl", rescore=True)
+    a = measure([rescored], tmp_path / "a.jsonl", key_by="uuid")
+    b = measure([src], tmp_path / "b.jsonl", rescore=True, key_by="uuid")
     assert a.header["grading"] == "input" and b.header["grading"] == "rescored"
     assert read_table_lines(tmp_path / "a.jsonl")[1] == read_table_lines(tmp_path / "b.jsonl")[1]
 
@@ -76,14 +76,14 @@ def test_pass_is_the_reward_under_the_contract_not_the_recorded_one(tmp_path):
     # recorded rewards say 1 for every rollout; graded here, only the gold letter passes
     rows = [{**rollout(0, ok, "m1"), "reward": 1.0} for ok in (True, False, False)]
     src = write_jsonl(tmp_path / "r.jsonl", rows)
-    measure([src], tmp_path / "t.jsonl", rescore=True)
+    measure([src], tmp_path / "t.jsonl", rescore=True, key_by="uuid")
     e = read_table(tmp_path / "t.jsonl").entries["uuid:row-000000"]["m1"]
     assert (e.samples, e.passes) == (3, 1)
 
 
 def test_key_by_prompt_and_uuid_fallback_to_prompt(tmp_path):
     src = rollouts(tmp_path, design={0: {"m1": [True]}, 1: {"m1": [False]}}, uuid=False)
-    measure([src], tmp_path / "u.jsonl", rescore=True)
+    measure([src], tmp_path / "u.jsonl", rescore=True, key_by="uuid")
     t = read_table(tmp_path / "u.jsonl")
     p0 = prompt_id(make_row(0)["responses_create_params"])
     assert set(t.entries) == {p0, prompt_id(make_row(1)["responses_create_params"])}
@@ -96,7 +96,7 @@ def test_rows_join_gives_options_for_grading_and_uuid_for_the_key(cli, tmp_path)
     ds = dataset(tmp_path)
     src = rollouts(tmp_path, design={3: {"m1": [True, False]}}, uuid=False, options=False)
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", src, "--rescore", "--rows", ds, "-o", out, "--format", "json")
+    res = cli("passrates", "--key-by", "uuid", src, "--rescore", "--rows", ds, "-o", out, "--format", "json")
     assert res.exit_code == 0, res.output
     doc = _json(res)
     assert doc["join"] == {
@@ -119,9 +119,9 @@ def test_model_comes_from_request_then_response_then_default(tmp_path):
     c = rollout(0, True, None)
     src = write_jsonl(tmp_path / "r.jsonl", [a, b, c])
     with pytest.raises(InputError) as exc:
-        measure([src], tmp_path / "t.jsonl", rescore=True)
+        measure([src], tmp_path / "t.jsonl", rescore=True, key_by="uuid")
     assert exc.value.reason == "rollout_model_unknown" and "r.jsonl:3" in str(exc.value)
-    measure([src], tmp_path / "t.jsonl", rescore=True, default_model="named")
+    measure([src], tmp_path / "t.jsonl", rescore=True, default_model="named", key_by="uuid")
     assert set(read_table(tmp_path / "t.jsonl").entries["uuid:row-000000"]) == {"asked", "served", "named"}
 
 
@@ -129,6 +129,8 @@ def test_nemo_gym_fixture_rollouts_joined_by_prompt(cli, tmp_path):
     out = tmp_path / "t.jsonl"
     res = cli(
         "passrates",
+        "--key-by",
+        "uuid",
         FIXTURES / "example_rollouts_with_template_metadata.jsonl",
         "--rescore",
         "--rows",
@@ -151,6 +153,7 @@ def test_sample_rollouts_golden_entries(tmp_path):
         out,
         rescore=True,
         rows_paths=[SAMPLE / "train.jsonl", SAMPLE / "validation.parquet"],
+        key_by="uuid",
     )
     golden = REPO / "data" / "golden" / "passrates_sample_entries.jsonl"
     assert read_table_lines(out)[1] == golden.read_bytes().splitlines(keepends=True)
@@ -170,17 +173,29 @@ def test_two_contracts_refused_naming_each_with_its_row_count(cli, tmp_path):
         "--final-answer-only",
     )
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", a, b, "-o", out)
+    res = cli("passrates", "--key-by", "uuid", a, b, "-o", out)
     assert res.exit_code == 1 and not out.exists()
     n = sum(len(v) for m in DESIGN.values() for v in m.values())
     assert f"{DEFAULT.contract_id()} ({n} rollout(s))" in res.output
     assert f"{FAO.contract_id()} (1 rollout(s))" in res.output
     assert "--contract" in res.output
-    doc = _json(cli("passrates", a, b, "-o", out, "--format", "json"))
+    doc = _json(cli("passrates", "--key-by", "uuid", a, b, "-o", out, "--format", "json"))
     assert doc["ok"] is False and doc["error"]["reason"] == "contracts_mixed"
     assert doc["error"]["contracts"] == {DEFAULT.contract_id(): n, FAO.contract_id(): 1}
     # --contract chooses one; the others are counted as left out
-    res = cli("passrates", a, b, "-o", out, "--contract", DEFAULT.contract_id(), "--format", "json")
+    res = cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        a,
+        b,
+        "-o",
+        out,
+        "--contract",
+        DEFAULT.contract_id(),
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     assert _json(res)["counts"]["other_contracts"] == 1
     assert read_table(out).contract == DEFAULT.contract()
@@ -189,28 +204,38 @@ def test_two_contracts_refused_naming_each_with_its_row_count(cli, tmp_path):
 def test_chosen_contract_without_its_policy_records_the_id_only(cli, tmp_path):
     a = _rescored(cli, tmp_path, rollouts(tmp_path), "a.jsonl", "--final-answer-only")
     out = tmp_path / "t.jsonl"
-    assert cli("passrates", a, "-o", out).exit_code == 0
+    assert cli("passrates", "--key-by", "uuid", a, "-o", out).exit_code == 0
     t = read_table(out)
     assert t.contract_id == FAO.contract_id() and t.contract is None
-    assert cli("passrates", a, "-o", out, "--final-answer-only").exit_code == 0
+    assert cli("passrates", "--key-by", "uuid", a, "-o", out, "--final-answer-only").exit_code == 0
     assert read_table(out).contract == FAO.contract()
-    res = cli("passrates", a, "-o", out, "--format", "json", "--reasoning-mode", "none")
+    res = cli("passrates", "--key-by", "uuid", a, "-o", out, "--format", "json", "--reasoning-mode", "none")
     assert res.exit_code == 1 and _json(res)["error"]["reason"] == "rollouts_contract"
     assert FAO.contract_id() in res.stdout
 
 
 def test_rollouts_without_a_contract_refused(cli, tmp_path):
     src = rollouts(tmp_path)
-    res = cli("passrates", src, "-o", tmp_path / "t.jsonl")
+    res = cli("passrates", "--key-by", "uuid", src, "-o", tmp_path / "t.jsonl")
     assert res.exit_code == 1 and "carry no grading contract" in res.output and "--rescore" in res.output
     assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_contract_not_found_and_contract_with_rescore(cli, tmp_path):
     a = _rescored(cli, tmp_path, rollouts(tmp_path), "a.jsonl")
-    res = cli("passrates", a, "-o", tmp_path / "t.jsonl", "--contract", FAO.contract_id())
+    res = cli("passrates", "--key-by", "uuid", a, "-o", tmp_path / "t.jsonl", "--contract", FAO.contract_id())
     assert res.exit_code == 1 and DEFAULT.contract_id() in res.output
-    res = cli("passrates", a, "-o", tmp_path / "t.jsonl", "--contract", FAO.contract_id(), "--rescore")
+    res = cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        a,
+        "-o",
+        tmp_path / "t.jsonl",
+        "--contract",
+        FAO.contract_id(),
+        "--rescore",
+    )
     assert res.exit_code == 2
 
 
@@ -218,11 +243,23 @@ def test_rollouts_that_cannot_be_graded_fail_or_are_skipped_and_counted(cli, tmp
     rows = [rollout(0, True, "m1"), {**rollout(1, True, "m1"), "response": None}, "{not json"]
     src = write_jsonl(tmp_path / "r.jsonl", rows)
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", src, "--rescore", "-o", out, "--format", "json")
+    res = cli("passrates", "--key-by", "uuid", src, "--rescore", "-o", out, "--format", "json")
     assert res.exit_code == 1 and not out.exists()
     err = _json(res)["error"]
     assert err["reason"] == "invalid_rollouts" and err["by_kind"] == {"response": 1, "unreadable": 1}
-    res = cli("passrates", src, "--rescore", "-o", out, "--on-invalid", "skip", "--format", "json")
+    res = cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        src,
+        "--rescore",
+        "-o",
+        out,
+        "--on-invalid",
+        "reject",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     assert _json(res)["counts"]["invalid"] == 2 and read_table(out).header["counts"]["used"] == 1
 
@@ -237,19 +274,19 @@ def test_rescored_invalid_rows_and_bad_rewards_are_not_samples(cli, tmp_path):
     rows.append({**rows[0], "reward": float("nan")})
     write_jsonl(tmp_path / "x.jsonl", [json.dumps(r) for r in rows])  # Python writes NaN
     with pytest.raises(InputError) as exc:
-        measure([tmp_path / "x.jsonl"], tmp_path / "t.jsonl")
+        measure([tmp_path / "x.jsonl"], tmp_path / "t.jsonl", key_by="uuid")
     assert exc.value.details["by_kind"] == {"invalid_row": 1, "reward": 1}
 
 
 def test_output_equal_to_input_and_stdin_refused(cli, tmp_path):
     src = rollouts(tmp_path)
-    assert cli("passrates", src, "--rescore", "-o", src).exit_code == 2
+    assert cli("passrates", "--key-by", "uuid", src, "--rescore", "-o", src).exit_code == 2
     with pytest.raises(UsageError):
-        measure(["-"], tmp_path / "t.jsonl", rescore=True)
+        measure(["-"], tmp_path / "t.jsonl", rescore=True, key_by="uuid")
 
 
 def test_text_report(cli, tmp_path):
-    res = cli("passrates", rollouts(tmp_path), "--rescore", "-o", tmp_path / "t.jsonl")
+    res = cli("passrates", "--key-by", "uuid", rollouts(tmp_path), "--rescore", "-o", tmp_path / "t.jsonl")
     assert res.exit_code == 0, res.output
     assert "9 entries (7 question(s), 2 model(s)), keyed by uuid" in res.output
     assert "m1: 7 question(s), mean pass rate 0.5000; 0%: 2, partial: 3, 100%: 2" in res.output
@@ -260,7 +297,7 @@ def test_text_report(cli, tmp_path):
 
 @pytest.fixture
 def table(tmp_path) -> Path:
-    measure([rollouts(tmp_path)], tmp_path / "t.jsonl", rescore=True)
+    measure([rollouts(tmp_path)], tmp_path / "t.jsonl", rescore=True, key_by="uuid")
     return tmp_path / "t.jsonl"
 
 
@@ -398,11 +435,11 @@ def test_hand_made_rescored_rows_with_contract_ids_only(cli, tmp_path):
     rows = [row("q1", 1.0, c1), row("q1", 0.0, c1), row("q2", 1.0, c1), row("q1", 1.0, c2)]
     src = write_jsonl(tmp_path / "rescored.jsonl", rows)
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", src, "-o", out)
+    res = cli("passrates", "--key-by", "uuid", src, "-o", out)
     assert (
         res.exit_code == 1 and f"{c1} (3 rollout(s))" in res.output and f"{c2} (1 rollout(s))" in res.output
     )
-    res = cli("passrates", src, "-o", out, "--contract", c1)
+    res = cli("passrates", "--key-by", "uuid", src, "-o", out, "--contract", c1)
     assert res.exit_code == 0, res.output
     t = read_table(out)
     assert (t.contract_id, t.contract, t.header["grader_version"]) == (c1, None, None)

@@ -38,8 +38,8 @@ def _rows(q: int, outcomes: list[tuple[float, str | None]], model: str = "m") ->
 def test_no_answer_rule_decides_samples_and_passes(tmp_path):
     rows = _rows(0, [(1.0, "A"), (0.0, None), (0.0, None), (0.0, "B")]) + _rows(1, [(0.0, None)] * 2)
     src = write(tmp_path / "r.jsonl", rows)
-    measure([src], tmp_path / "fail.jsonl")
-    measure([src], tmp_path / "ex.jsonl", estimate_with=Estimate(no_answer="exclude"))
+    measure([src], tmp_path / "fail.jsonl", key_by="uuid")
+    measure([src], tmp_path / "ex.jsonl", estimate_with=Estimate(no_answer="exclude"), key_by="uuid")
     fail, ex = read_table(tmp_path / "fail.jsonl"), read_table(tmp_path / "ex.jsonl")
     e = fail.entries["uuid:q00000"]["m"]
     assert (e.rollouts, e.samples, e.passes, e.unanswered, e.votes) == (4, 4, 1, 2, ((1,), (1,)))
@@ -61,9 +61,9 @@ def test_exclude_refused_when_answers_are_unknown(tmp_path):
         del r["extracted_answer"]
     src = write(tmp_path / "r.jsonl", rows)
     with pytest.raises(InputError, match="extracted_answer") as exc:
-        measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(no_answer="exclude"))
+        measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(no_answer="exclude"), key_by="uuid")
     assert exc.value.reason == "answers_unknown" and not (tmp_path / "t.jsonl").exists()
-    measure([src], tmp_path / "t.jsonl")  # fail: the passes are known from the rewards
+    measure([src], tmp_path / "t.jsonl", key_by="uuid")  # fail: the passes are known from the rewards
     t = read_table(tmp_path / "t.jsonl")
     assert t.entries["uuid:q00000"]["m"].unanswered is None and t.header["counts"]["answers_unknown"] == 2
     assert t.header["metrics"]["m"]["majority_at_k"] is None and t.header["metrics"]["m"]["no_answer"] is None
@@ -73,7 +73,7 @@ def test_exclude_refused_when_answers_are_unknown(tmp_path):
 def test_credible_level_and_buckets_are_recorded(tmp_path, level, buckets):
     design = generate(seed=1, questions=60, models={"m": (2, 2)}, samples=6)
     src = write(tmp_path / "r.jsonl", design.rows)
-    measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(level=level, buckets=buckets))
+    measure([src], tmp_path / "t.jsonl", estimate_with=Estimate(level=level, buckets=buckets), key_by="uuid")
     t = read_table(tmp_path / "t.jsonl")
     assert (t.level, t.buckets) == (level, buckets)
     assert {e.bucket for per in t.entries.values() for e in per.values()} <= set(range(buckets))
@@ -114,8 +114,8 @@ def test_v2_entries_that_disagree_with_the_counting_rule_are_refused(tmp_path, s
 def test_pooling_adds_counts_and_refuses_what_does_not_pool(tmp_path):
     a = write(tmp_path / "a.jsonl", _rows(0, [(1.0, "A"), (0.0, "B")]))
     b = write(tmp_path / "b.jsonl", _rows(0, [(1.0, "A")]) + _rows(1, [(0.0, "C")]))
-    measure([a], tmp_path / "ta.jsonl")
-    measure([b], tmp_path / "tb.jsonl")
+    measure([a], tmp_path / "ta.jsonl", key_by="uuid")
+    measure([b], tmp_path / "tb.jsonl", key_by="uuid")
     ta, tb = read_table(tmp_path / "ta.jsonl"), read_table(tmp_path / "tb.jsonl")
     pooled = pool_tables([ta, tb])
     e = pooled.entries["uuid:q00000"]["m"]
@@ -124,7 +124,7 @@ def test_pooling_adds_counts_and_refuses_what_does_not_pool(tmp_path):
     with pytest.raises(InputError, match="would count twice") as exc:
         pool_tables([ta, read_table(tmp_path / "ta.jsonl")])
     assert exc.value.reason == "tables_overlap"
-    measure([b], tmp_path / "tx.jsonl", estimate_with=Estimate(no_answer="exclude"))
+    measure([b], tmp_path / "tx.jsonl", estimate_with=Estimate(no_answer="exclude"), key_by="uuid")
     with pytest.raises(InputError, match="no_answer=fail .* no_answer=exclude") as exc:
         pool_tables([ta, read_table(tmp_path / "tx.jsonl")])
     assert exc.value.reason == "counting_mixed" and "\n" not in str(exc.value)
@@ -135,7 +135,7 @@ def test_pooling_adds_counts_and_refuses_what_does_not_pool(tmp_path):
         pool_tables([ta, read_table(tmp_path / "tp.jsonl")])
     c = DEFAULT.contract()
     other = [rescored_row(0, "m", 1.0, "A", FAO.contract_id(), c["grader_version"])]
-    measure([write(tmp_path / "c.jsonl", other)], tmp_path / "tc.jsonl", FAO)
+    measure([write(tmp_path / "c.jsonl", other)], tmp_path / "tc.jsonl", FAO, key_by="uuid")
     with pytest.raises(ContractMismatch, match="two grading contracts"):
         pool_tables([ta, read_table(tmp_path / "tc.jsonl")])
 
@@ -166,7 +166,19 @@ def test_nemo_gym_profile_rows_are_evidence(cli, tmp_path):
         tmp_path / "profile.jsonl", [_profile_row(0, [1.0, 0.0, 1.0, 1.0]), _profile_row(1, [0.0] * 4)]
     )
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", src, "--nemo-gym-profile", "--model", "Qwen/Q", "-o", out, "--format", "json")
+    res = cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        src,
+        "--nemo-gym-profile",
+        "--model",
+        "Qwen/Q",
+        "-o",
+        out,
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     doc = json_doc(res)
     assert (
@@ -176,9 +188,21 @@ def test_nemo_gym_profile_rows_are_evidence(cli, tmp_path):
     assert t.contract_id == DEFAULT.contract_id() and t.contract == DEFAULT.contract()
     e = t.entries["uuid:q00000"]["Qwen/Q"]
     assert (e.samples, e.passes, e.unanswered, e.votes) == (4, 3, None, None)
-    res = cli("passrates", src, "--nemo-gym-profile", "--model", "M", "-o", out, "--no-answer", "exclude")
+    res = cli(
+        "passrates",
+        "--key-by",
+        "uuid",
+        src,
+        "--nemo-gym-profile",
+        "--model",
+        "M",
+        "-o",
+        out,
+        "--no-answer",
+        "exclude",
+    )
     assert res.exit_code == 2 and "--no-answer fail" in res.output
-    res = cli("passrates", src, "--nemo-gym-profile", "--rescore", "-o", out)
+    res = cli("passrates", "--key-by", "uuid", src, "--nemo-gym-profile", "--rescore", "-o", out)
     assert res.exit_code == 2
 
 
@@ -188,10 +212,12 @@ def test_bad_profile_rows_are_counted_invalid(cli, tmp_path):
     rows = [_profile_row(0, [1.0, 1.0]), {"no": "sample"}, bad]
     src = write_jsonl(tmp_path / "profile.jsonl", rows)
     out = tmp_path / "t.jsonl"
-    res = cli("passrates", src, "--nemo-gym-profile", "--model", "M", "-o", out)
+    res = cli("passrates", "--key-by", "uuid", src, "--nemo-gym-profile", "--model", "M", "-o", out)
     assert res.exit_code == 1 and "2 of 4 rollout(s) could not be graded" in res.output and not out.exists()
     res = cli(
         "passrates",
+        "--key-by",
+        "uuid",
         src,
         "--nemo-gym-profile",
         "--model",
@@ -199,7 +225,7 @@ def test_bad_profile_rows_are_counted_invalid(cli, tmp_path):
         "-o",
         out,
         "--on-invalid",
-        "skip",
+        "reject",
         "--format",
         "json",
     )
@@ -291,7 +317,7 @@ def test_blend_fields_written_back_with_their_contract(cli, tmp_path, setup):
 
 def test_passrates_text_names_prior_metrics_and_rule(cli, tmp_path):
     src = write(tmp_path / "r.jsonl", generate(seed=5, questions=30, models={"m": (2, 2)}, samples=4).rows)
-    res = cli("passrates", src, "-o", tmp_path / "t.jsonl", "--credible-level", "0.95")
+    res = cli("passrates", "--key-by", "uuid", src, "-o", tmp_path / "t.jsonl", "--credible-level", "0.95")
     assert res.exit_code == 0, res.output
     assert "prior Beta(" in res.output and "0.95 credible intervals" in res.output
     assert (

@@ -49,10 +49,13 @@ def test_nemo_gym_templated_example_is_refused_for_its_regexes(tmp_path, cli):
     prompt shows unrendered braces: prepare refuses the file, naming them (issue 24)."""
     r = cli("prepare", FIXTURES / "example_with_template_metadata.jsonl", "-o", tmp_path / "out")
     assert r.exit_code == 1
-    # every finding on its own line, compiler style; then one error line naming the remedy for the regexes
-    # (and for the other row), with the counts
+    # the remedy first, then the findings by rule and template (each with one example, compiler style), then
+    # one error line naming the remedy for the regexes (and for the other row), with the counts
     lines = r.output.strip().splitlines()
-    assert sum("[regex_audit]" in x for x in lines[:-1]) == 4 and "[template_unrendered]" in lines[0], lines
+    assert lines[0].startswith("what to do: pass --repair-regexes to write the regex audit's fix"), lines
+    assert sum(x.startswith("  error regex_audit, template 'mcqa_") for x in lines) == 4, lines
+    assert "  error template_unrendered, template 'mcqa_benchmark_001': 1 row(s)" in lines
+    assert sum("[regex_audit]" in x and x.startswith("    e.g. ") for x in lines) == 4
     last = lines[-1]
     assert last.startswith(
         "Error: 5 of 5 row(s) invalid (regex_audit: 4, template_unrendered: 1); the regex audit's fix repairs the "

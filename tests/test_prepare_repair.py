@@ -1,6 +1,6 @@
 """`prepare --repair-regexes`: rows whose template output_regex the regex audit errs on (rule regex_audit) are
 written with the audit's fix in its place, the original in their stamp, counted by template; without it the
-failure names the remedy and counts the rows it repairs (docs/prepare.md, "Repairing template regexes")."""
+failure names the remedy and counts the rows it repairs (docs/design/prepare.md, "Repairing template regexes")."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _fixes_named_by_validate(src: Path) -> dict[int, str]:
 
 
 def _nemo_gym_re(pattern: str, text: str) -> str | None:
-    """NeMo Gym 0.7.0's reading of one output_regex pattern, written from docs/grading.md with Python's re (not
+    """NeMo Gym 0.7.0's reading of one output_regex pattern, written from docs/design/grading.md with Python's re (not
     the project's grader): IGNORECASE, every match, the last one wins, group 1 stripped and upper-cased."""
     found = list(re.compile(pattern, re.IGNORECASE).finditer(text))
     if not found:
@@ -151,7 +151,7 @@ def test_nemo_gym_templated_example_repaired(tmp_path, cli):
     )
     stale = cli("prepare", src, "-o", out, "--on-invalid", "reject")
     assert stale.exit_code == 1
-    assert "settings.repair_regexes: true != null" in stale.output and "--overwrite" in stale.output
+    assert "settings.repair_regexes: true != false" in stale.output and "--overwrite" in stale.output
     assert cli("verify", out).exit_code == 0
 
 
@@ -176,7 +176,7 @@ def test_the_failure_names_the_remedy_and_counts_rows_and_templates(tmp_path, cl
     )
     assert last.endswith(
         "nothing written; pass --repair-regexes to write the regex audit's fix in place of their output_regex and "
-        "keep them (docs/prepare.md, 'Repairing template regexes')"
+        "keep them (docs/design/prepare.md, 'Repairing template regexes')"
     )
     assert "--on-invalid" not in last
     # a repairable regex on a row that another rule rejects too: the repair alone would not do

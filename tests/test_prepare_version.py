@@ -7,7 +7,7 @@ change of that output without a new PREPARATION_VERSION fails here: a preparatio
 otherwise be taken as up to date.
 
 After a deliberate change: bump PREPARATION_VERSION (mcqa_prep/prepared/manifest.py), note it in
-docs/prepare.md ("Preparation versions"), and record the new hash printed by this test."""
+docs/design/prepare.md ("Preparation versions"), and record the new hash printed by this test."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_an_older_preparation_is_stale_for_prepare_verify_and_load(tmp_path, cli
         )
     res = cli("verify", out)
     assert res.exit_code == 1 and f"prepared by preparation version {named}" in res.output
-    assert "what prepare writes" in res.output
+    assert res.output.count("what prepare writes") == 1  # said once: the hint does not repeat the message
     res = cli("prepare", src, "-o", out)
     assert res.exit_code == 1 and "--overwrite" in res.output
     assert cli("prepare", src, "-o", out, "--overwrite").exit_code == 0

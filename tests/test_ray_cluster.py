@@ -146,7 +146,7 @@ def _killed_then_resumed(tmp_path: Path, tmp: Path, inp: Path, want: bytes, want
     env.pop(SLOW_ENV)
     res = subprocess.run([*cmd[:-1], "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 1, res.stderr  # the generated rows include unreadable lines: invalid_row, exit 1
-    assert re.search(r"^resumed: [1-9]\d* complete chunk\(s\)", res.stderr, re.M)
+    assert re.search(r"^note: resumed: [1-9]\d* complete chunk\(s\)", res.stderr, re.M)
     assert (
         res.stderr.strip()
         .splitlines()[-1]
@@ -208,7 +208,7 @@ def _ray_start(env: dict, temp: Path, *args: str) -> tuple[int, str]:
 
 
 def test_two_node_cluster_with_token_auth_survives_losing_its_worker_node(tmp_path):
-    """The operator's set-up of docs/ray.md: `ray start --head` and `ray start --address` with
+    """The operator's set-up of docs/design/ray.md: `ray start --head` and `ray start --address` with
     RAY_AUTH_MODE=token and one token on every node and the driver. The worker node is killed (every
     process of it, SIGKILL) while it runs a chunk: its chunks are rescored again on the head, and the output
     and summary are those of one process."""

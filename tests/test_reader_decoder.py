@@ -1,6 +1,6 @@
 """The JSONL reader's fast decoder (msgspec) against its reference (`io/readers.parse_exact`: orjson, Python's
 json for NaN and long integers): every line reads to the same row, the same value of the same types in the
-same key order, the same NaN paths, the same error, whatever the bytes (docs/performance.md: why msgspec)."""
+same key order, the same NaN paths, the same error, whatever the bytes (docs/design/performance.md: why msgspec)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+import pytest
 from conftest import REPO, report
 
 _spec = importlib.util.spec_from_file_location("readme_console", REPO / "scripts" / "readme_console.py")
@@ -59,3 +60,23 @@ def test_only_a_written_page_size_is_normalised():
         ["wrote report.html (200 KB): 2 section(s)"], ["wrote report.html (200 KB): 3 section(s)"]
     )
     assert not rc._matches(["mean reward: 0.7500"], ["mean reward: 0.7600"])
+
+
+@pytest.mark.parametrize("name", ["getting-started.md", "formats.md"])
+def test_the_user_docs_print_what_they_show(name):
+    """The user docs' transcripts are real runs too, every one of them (they need no network)."""
+    doc = REPO / "docs" / name
+    problems, not_run = rc.check(doc)
+    assert not_run == []
+    assert not problems, "\n\n".join(problems) + f"\n\ndocs/{name} drifted: `{FIX} docs/{name}` rewrites it"
+
+
+def test_a_cd_carries_over_to_the_commands_after_it(tmp_path):
+    assert (
+        rc.after_cd("mkdir -p scratch && cd scratch && ln -sfn ../data data", tmp_path)
+        == tmp_path / "scratch"
+    )
+    assert rc.after_cd("mcqa-prep validate cd.jsonl", tmp_path) == tmp_path
+    lines = ["```console", "$ mkdir -p s && cd s", "$ pwd", "```"]
+    (block,) = rc.parse(lines)
+    assert rc.final_dir([block], tmp_path) == tmp_path / "s"

@@ -1,7 +1,7 @@
 """The adversarial regex audit (validate/regex_audit.py) and the prompt's answer format (validate/answer_format.py).
 
 Every counterexample the audit reports is checked here against an independent reading of NeMo Gym 0.7.0's
-custom-regex semantics (docs/grading.md, "Custom regex": Python re, IGNORECASE, findall, the last match,
+custom-regex semantics (docs/design/grading.md, "Custom regex": Python re, IGNORECASE, findall, the last match,
 group 1 or the whole match, strip + upper-case): the audit never reports a letter NeMo Gym would not give.
 """
 
@@ -27,7 +27,7 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def nemo_gym_letter(text: str, patterns: list[str]) -> str | None:
-    """NeMo Gym 0.7.0's reading of a custom output_regex, written from docs/grading.md alone."""
+    """NeMo Gym 0.7.0's reading of a custom output_regex, written from docs/design/grading.md alone."""
     for p in patterns:
         try:
             c = re.compile(p, re.IGNORECASE)
@@ -231,7 +231,7 @@ def test_candidate_fixes_rewrite_only_the_capture_group():
 
 
 def test_fixture_table_counts():
-    """The closing-note table (docs/validate.md): NeMo Gym 0.7.0's shipped example regexes."""
+    """The closing-note table (docs/design/validate.md): NeMo Gym 0.7.0's shipped example regexes."""
     rows = [
         json.loads(x) for x in (FIXTURES / "example_with_template_metadata.jsonl").read_text().splitlines()
     ]

@@ -211,7 +211,7 @@ def test_never_raises_and_only_allowed_letters(text: str, keys: list[str], value
 
 
 # ------------------------------------------------------------------------------------------------
-# structure of the package (docs/robust.md, "Code")
+# structure of the package (docs/design/robust.md, "Code")
 # ------------------------------------------------------------------------------------------------
 
 PACKAGE = REPO / "mcqa_prep" / "grader" / "robust"

@@ -1,4 +1,4 @@
-"""One source of truth for the words of `robust` (docs/robust.md, "Measuring it"): every entry of every table
+"""One source of truth for the words of `robust` (docs/design/robust.md, "Measuring it"): every entry of every table
 in `phrases.py` and `languages.py`, and every script of the package's label table (mcqa_prep/labels.py),
 changes the outcome (letter, status or deciding rule) of at least one recorded case when it is removed, the
 mode being rebuilt from the patched source (tests/robust_ablation.py).

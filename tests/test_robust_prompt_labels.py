@@ -1,4 +1,4 @@
-"""Option labels read from the rendered prompt (grader/robust/prompt_labels.py, docs/robust.md "Labels").
+"""Option labels read from the rendered prompt (grader/robust/prompt_labels.py, docs/design/robust.md "Labels").
 
 `grade_request` has the prompt: for a row whose template_metadata does not say how its options are labelled,
 it reads the scheme from the prompt (numbered, lower-case, native labels) and grades in `robust` with it;

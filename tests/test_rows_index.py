@@ -72,9 +72,9 @@ def test_rescore_reports_the_left_out_rows_in_json_and_text(cli, tmp_path):
 
     res = cli("rescore", ro, "--rows", rows, "-o", tmp_path / "o2.jsonl")
     assert res.exit_code == 0, res.output
-    assert "dataset rows: 8 read, 3 prompts indexed, 5 left out" in res.stderr
-    assert "(malformed): 3 (e.g. " in res.stderr and "rows.jsonl:8: not valid JSON" in res.stderr
-    assert "(no_prompt): 1" in res.stderr and "(no_options): 1" in res.stderr
+    assert "dataset rows: 8 read, 3 prompts indexed, 5 left out" in res.stdout
+    assert "(malformed): 3 (e.g. " in res.stdout and "rows.jsonl:8: not valid JSON" in res.stdout
+    assert "(no_prompt): 1" in res.stdout and "(no_options): 1" in res.stdout
 
 
 def _pq_no_options(tmp: Path) -> Path:
@@ -166,4 +166,4 @@ def test_a_prompt_with_two_golds_is_not_joined(cli, tmp_path):
     )
     assert [o["reward"] for o in out[1:]] == [1.0, 1.0, 1.0]
     text = cli("rescore", tmp_path / "ro.jsonl", "--rows", rows, "-o", tmp_path / "o2.jsonl")
-    assert "prompts whose dataset rows disagree (two golds, ...): 1" in text.stderr
+    assert "prompts whose dataset rows disagree (two golds, ...): 1" in text.stdout

@@ -7,7 +7,7 @@
   with (1.18.1: what NeMo Gym 0.7.0 installs today; scipy's quantile changed between releases, so NeMo Gym's
   own digits depend on it); otherwise (other scipy, or none: computed here) they agree to 1e-9;
 - the request models: each golden request refused (422) where NeMo Gym refuses it and accepted where it
-  accepts it, but for the deliberate differences named in DEVIATIONS (docs/serve.md); `lenient` accepts more;
+  accepts it, but for the deliberate differences named in DEVIATIONS (docs/design/serve.md); `lenient` accepts more;
 - the arithmetic pieces: Python's compensated sum replayed on 3.11, the pass@k of a task of 20,000 rollouts
   (answered: NeMo Gym's loops are quadratic there), integers beyond 64 bits kept exact, grading off the event
   loop under the per-request bound (the health route answered meanwhile).
@@ -45,7 +45,7 @@ def _exact_intervals() -> bool:
     return scipy_stdtrit() is not None and importlib.metadata.version("scipy") == GOLDEN_SCIPY
 
 
-# NeMo Gym's answer -> ours, on purpose (docs/serve.md "Deviations"):
+# NeMo Gym's answer -> ours, on purpose (docs/design/serve.md "Deviations"):
 DEVIATIONS = {
     "grading_mode_robust": 200,  # a mode this grader grades on a row (a preparation may stamp it)
     "a_response_without_reward": 422,  # NeMo Gym: an unhandled KeyError, 500

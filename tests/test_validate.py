@@ -91,9 +91,9 @@ def test_golden_cases_cover_every_row_rule():
 
 
 def test_rule_table_in_docs_is_the_registry():
-    """docs/validate.md's rule table is generated from the registry (regenerate it with
+    """docs/design/validate.md's rule table is generated from the registry (regenerate it with
     mcqa_prep.validate.rules_markdown() when a rule changes)."""
-    doc = (REPO / "docs" / "validate.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "design" / "validate.md").read_text(encoding="utf-8")
     table = doc.split("<!-- rules:begin", 1)[1].split("-->", 1)[1].split("<!-- rules:end -->", 1)[0]
     assert table.strip() == rules_markdown().strip()
 
@@ -507,14 +507,16 @@ def test_cli_text_output_exact(tmp_path, cli):
     res = cli("validate", path)
     assert res.exit_code == 1
     assert res.output.splitlines() == [
-        f"{path}:2: $.expected_answer: error: expected_answer 'E' is not one of the option letters (A, B, C, D); "
-        "set it to the letter of the correct option [expected_answer_not_option]",
-        f"{path}:3: $: error: not valid JSON: Expecting property name enclosed in double quotes (column 2); fix or "
-        "remove this line (the other lines are still checked) [malformed_row]",
+        "findings by rule and template: 2 error(s), 0 warning(s) in 2 group(s)",
+        "  error expected_answer_not_option: 1 row(s)",
+        "    fix: set it to the correct option's letter",
+        f"    e.g. {path}:2: $.expected_answer: error: expected_answer 'E' is not one of the option letters (A, B, C, "
+        "D); set it to the letter of the correct option [expected_answer_not_option]",
+        "  error malformed_row: 1 row(s)",
+        "    fix: fix or remove the line",
+        f"    e.g. {path}:3: $: error: not valid JSON: Expecting property name enclosed in double quotes (column 2); "
+        "fix or remove this line (the other lines are still checked) [malformed_row]",
         "3 rows read from 1 input(s): 2 with errors, 0 with warnings only; 2 errors, 0 warnings",
-        "findings by rule:",
-        "  expected_answer_not_option  1",
-        "  malformed_row               1",
         "expected_answer letters (share vs. the share if each row's gold were uniform over its offered "
         "letters): A 1 (100.0% vs 25.0%)",
         "position bias: none (flagged when observed > 2x expected, expected = sum over rows of 1/(number of "
@@ -523,12 +525,17 @@ def test_cli_text_output_exact(tmp_path, cli):
     ]
 
 
-def test_cli_max_findings_caps_the_list(tmp_path, cli):
-    res = cli("validate", _small_file(tmp_path), "--max-findings", "1")
+def test_cli_max_shown_cuts_the_groups_saying_how_many_more(tmp_path, cli):
+    res = cli("validate", _small_file(tmp_path), "--max-shown", "1")
     lines = res.output.splitlines()
     assert res.exit_code == 1
-    assert lines[1] == "… and 1 more (--max-findings 0 lists all)"
-    assert lines[2].startswith("3 rows read")
+    assert lines[4] == "  … and 1 more group(s) (--max-shown 0 lists all; --format json lists every finding)"
+    assert lines[5].startswith("3 rows read")
+    doc = json.loads(cli("validate", _small_file(tmp_path), "--max-shown", "1", "--format", "json").output)
+    assert len(doc["findings"]) == 2 and [g["rule"] for g in doc["summary"]["finding_groups"]] == [
+        "expected_answer_not_option",
+        "malformed_row",
+    ]  # the JSON document keeps every finding and every group
 
 
 def test_cli_json_report_validates_against_schema(tmp_path, cli):
@@ -541,7 +548,9 @@ def test_cli_json_report_validates_against_schema(tmp_path, cli):
     assert len(doc["findings"]) == s["findings_shown"] == 5
     assert s["findings_total"] == sum(len(w) for w in want.values())
     assert s["report_version"] == "validate-report.v1" and s["ok"] is False
-    assert set(doc["findings"][0]) == {"file", "line", "row", "uuid", "path", "rule", "severity", "message"}
+    assert set(doc["findings"][0]) == {
+        "file", "line", "row", "uuid", "template", "path", "rule", "severity", "message"
+    }  # fmt: skip
 
 
 def test_cli_clean_file_exits_0(cli):
@@ -578,7 +587,7 @@ def test_cli_stdin(cli):
     text = (FIXTURES / "example.jsonl").read_text(encoding="utf-8") + "not json\n"
     res = cli("validate", "-", input=text)
     assert res.exit_code == 1
-    assert res.output.splitlines()[0].startswith("<stdin>:6: $: error: not valid JSON")
+    assert res.output.splitlines()[3].startswith("    e.g. <stdin>:6: $: error: not valid JSON")
 
 
 def test_cli_directory_recursive(tmp_path, cli):

@@ -1,5 +1,5 @@
 """`mcqa-prep audit`: contamination against benchmarks, duplicates within and across splits, wrong answer keys
-from rollouts, and position bias, found before training (docs/audit.md).
+from rollouts, and position bias, found before training (docs/design/audit.md).
 
 Layout: text.py (what is compared: normalised words, a row's question cut out of its prompt), features.py
 (n-gram hashes, MinHash signatures by rensa, LSH band keys), benchmarks.py (benchmark files read by convert's

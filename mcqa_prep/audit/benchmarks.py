@@ -205,10 +205,13 @@ def load(
     *,
     ngram: int = 13,
     progress: Progress | None = None,
+    strict: bool = True,
 ) -> BenchIndex:
     """Read every benchmark file (local files, directories, pulled directories) and index its questions.
     UsageError for a missing file, a hub id or a layout no preset matches; InputError for a benchmark file
-    without a single readable question."""
+    without a single readable question, and (`strict`) for one with a line that cannot be read at all (a
+    truncated line: a question that cannot be read cannot be found in the rows; without `strict` such lines
+    are counted in the file's `rejected_by_reason`)."""
     from ..convert.run import Mapping as ConvertMapping
     from ..convert.sources import plan_sources
 
@@ -224,14 +227,16 @@ def load(
     streams = [(str(spec), src) for spec in specs for src in plan_sources([str(spec)], progress=progress)]
     distinct_inputs((src.path for _, src in streams if src.path is not None), "benchmark file")
     for spec, src in streams:
-        _read_stream(index, src, cmap, spec, progress)
+        _read_stream(index, src, cmap, spec, progress, strict)
     if not len(index):
         raise InputError("no question could be read from the benchmark files", reason="bench_empty")
     index.build()
     return index
 
 
-def _read_stream(index: BenchIndex, src: Any, mapping: Any, argument: str, progress: Progress | None) -> None:
+def _read_stream(
+    index: BenchIndex, src: Any, mapping: Any, argument: str, progress: Progress | None, strict: bool = True
+) -> None:
     from ..convert.extract import Extractor
     from ..convert.run import map_for
     from ..convert.shapes import RowReject
@@ -255,6 +260,14 @@ def _read_stream(index: BenchIndex, src: Any, mapping: Any, argument: str, progr
         bf.read += 1
         try:
             if error is not None:
+                if strict:
+                    raise InputError(
+                        f"{src.label}:{line}: a benchmark line that cannot be read ({error}): the contamination "
+                        "check would not cover its question",
+                        reason="unreadable_benchmark",
+                        path=src.label,
+                        line=line,
+                    )
                 raise RowReject("malformed_row", error)
             item = ext.extract(data)
         except RowReject as r:

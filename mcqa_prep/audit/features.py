@@ -9,7 +9,7 @@ n-gram): word n-gram hashes, MinHash signatures (rensa), LSH band keys and membe
 - Word hashes are 64-bit blake2b digests (stable across processes and runs, cached per process); an n-gram's
   hash is a polynomial of its words' hashes, finished by splitmix64 (so nearby values spread).
 - `signatures` are rensa MinHash digests (NUM_PERM 32-bit minima per document, one fixed seed). rensa over
-  datasketch: measured by bench/bench_audit.py in every bench run (docs/audit.md, "Library").
+  datasketch: measured by bench/bench_audit.py in every bench run (docs/design/audit.md, "Library").
 - `band_keys` folds each band of BAND_ROWS minima into one 64-bit key: two documents of Jaccard
   similarity J share a given band's key with probability J^BAND_ROWS, and some band key with probability
   1 - (1 - J^BAND_ROWS)^BANDS (0.99 at J = 0.7, 0.64 at J = 0.5 with 16 bands of 4).
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-MAX_WORDS = 100_000  # words of a document (question and options) compared: docs/audit.md, "Bounds"
+MAX_WORDS = 100_000  # words of a document (question and options) compared: docs/design/audit.md, "Bounds"
 NUM_PERM = 64
 BANDS = 16
 BAND_ROWS = NUM_PERM // BANDS

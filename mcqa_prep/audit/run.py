@@ -24,7 +24,7 @@ from ..evidence import UUID_PREFIX, row_keys
 from ..fields import permutation_question
 from ..io.paths import STDIN
 from ..io.readers import iter_file
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..records import Row, display_name
@@ -37,7 +37,7 @@ from .keys import AnswerPool, KeyAudit, KeySettings
 from .orders import option_orders
 from .text import Boilerplate, Parsed, RowText
 
-ON_INVALID = ("fail", "skip")
+ON_INVALID = ("fail", "reject")
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,11 @@ def audit(
     bench = None
     if request.against:
         bench = benchmarks.load(
-            request.against, request.mapping, ngram=request.contamination.ngram, progress=progress
+            request.against,
+            request.mapping,
+            ngram=request.contamination.ngram,
+            progress=progress,
+            strict=request.on_invalid == "fail",
         )
     evidence = _evidence(request, sources, progress) if request.rollouts else None
     orders = option_orders(request.pass_rates, request.drift, progress)
@@ -286,7 +290,8 @@ def audit(
 
 
 def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress: Progress | None) -> None:
-    bar = progress(total=None, desc="audit", unit="row") if progress is not None else None
+    meter = InputMeter(s.path for s in sources)
+    bar = progress(total=meter.total, desc="audit", unit=meter.unit) if progress is not None else None
     try:
         with streaming_gc():
             fn = functools.partial(audit_chunk, state)
@@ -295,7 +300,7 @@ def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress
                     raise chunk.failure
                 fold.add(chunk, res)
                 if bar is not None:
-                    bar.update(len(res.lines))
+                    bar.update(meter.step(chunk, len(res.lines)))
     finally:
         if bar is not None:
             bar.close()

@@ -161,12 +161,27 @@ class _Text(click.types.StringParamType):
 _TEXT = _Text()
 
 
+class _NoStdinPath(click.Path):
+    """An input path that must exist, where '-' (stdin) is not read: said as such, not as click's "Path '-'
+    does not exist"."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value == "-" and not os.path.exists("-"):
+            self.fail(
+                "'-' is stdin, which this command does not read: save the rows to a file and give its path"
+            )
+        return super().convert(value, param, ctx)
+
+
 def _text_params(command: click.Command) -> click.Command:
-    """Every plain string parameter of a command reads its text as UTF-8 (see _Text); done once."""
+    """Every plain string parameter of a command reads its text as UTF-8 (see _Text), and every input path
+    that must exist says so for '-' (see _NoStdinPath); done once."""
     if not getattr(command, "_mcqa_prep_text", False):
         for p in command.params:
             if type(p.type) is click.types.StringParamType:
                 p.type = _TEXT
+            elif type(p.type) is click.Path and p.type.exists and not p.type.allow_dash:
+                p.type.__class__ = _NoStdinPath
         command._mcqa_prep_text = True  # type: ignore[attr-defined]
     return command
 
@@ -207,10 +222,15 @@ def main() -> None:
     \b
     The main job, on a dataset from the Hugging Face hub:
       mcqa-prep pull nvidia/Nemotron-RL-knowledge-mcqa --revision main
-      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/
+      mcqa-prep prepare Nemotron-RL-knowledge-mcqa -o prepared/ --repair-regexes --on-invalid reject
     then, after training, audit the recorded rewards:
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o rescored.jsonl
 
+    (about 30% of its rows carry templates whose output_regex misgrades ordinary prose: --repair-regexes
+    writes the fix; a few rows are invalid for other reasons: --on-invalid reject lists them in
+    prepared/rejects.jsonl)
+
     Exit codes: 0 ok, 1 data/contract/cache/IO failure, 2 usage error.
     With --format json every command prints exactly one JSON document on stdout, failures included.
+    Options mean the same in every command (docs/cli.md); -q hides progress bars.
     """

@@ -12,6 +12,7 @@ from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contam
 from .common import (
     ALLOW_STALE_OPTION,
     FORMAT_OPTION,
+    MAX_SHOWN_OPTION,
     QUIET_OPTION,
     WORKERS_OPTION,
     bar_factory,
@@ -60,7 +61,8 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
     type=click.Choice(["prompt", "uuid"]),
     default="prompt",
     show_default=True,
-    help="How rollouts find their row: prompt (letters compare within one option order) or uuid.",
+    help="prompt: rollouts of one rendered prompt (letters compare within one option order); uuid: every "
+    "rendering of a question pooled.",
 )
 @click.option("--min-rollouts", type=click.IntRange(min=1), default=4, show_default=True, metavar="N",
               help="Rollouts a row needs before its key is judged.")  # fmt: skip
@@ -74,10 +76,10 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
 )
 @click.option(
     "--on-invalid",
-    type=click.Choice(["fail", "skip"]),
+    type=click.Choice(["fail", "reject"]),
     default="fail",
     show_default=True,
-    help="An unreadable DATA line or a rollout that cannot be graded: fail (exit 1, no -o document) or skip it "
+    help="An unreadable DATA line or a rollout that cannot be graded: fail (exit 1, no -o document) or reject it "
     "(counted in the document).",
 )
 @click.option(
@@ -87,8 +89,7 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
     default=None,
     help="Also write the audit document (JSON) here, atomically: `mcqa-prep report DATA --audit FILE` shows it.",
 )
-@click.option("--max-shown", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
-              help="Findings listed per check in the text output (the document has them all).")  # fmt: skip
+@MAX_SHOWN_OPTION
 @click.option(
     "--fail-on-findings",
     is_flag=True,
@@ -148,7 +149,7 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
       mcqa-prep audit train.jsonl --rollouts rollouts.jsonl --final-answer-only --format json
       mcqa-prep audit data/ --against bench.csv --bench-map question=q --bench-map choices=opts \\
           --bench-map answer=gold --fail-on-findings
-    Exit codes: 0 audited, 1 inputs unreadable (unreadable lines, unless --on-invalid skip) or rollouts refused
+    Exit codes: 0 audited, 1 inputs unreadable (unreadable lines, unless --on-invalid reject) or rollouts refused
     (or findings, with --fail-on-findings), 2 usage error.
     """
     from ..audit import Request, audit
@@ -195,14 +196,14 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
 
 def _unreadable_problem(doc: dict[str, Any]) -> dict[str, Any] | None:
     """An audit that could not read every DATA line is incomplete: a contaminated or duplicated row may be
-    among the unread ones, so it is a failure unless the user said to skip them."""
+    among the unread ones, so it is a failure unless the user said to reject them."""
     s = doc["summary"]
     if not s["unreadable_rows"]:
         return None
     return report_error(
         "unreadable_rows",
         f"{s['unreadable_rows']:,} DATA line(s) could not be read, so the audit does not cover them (first: "
-        f"{s['unreadable_examples'][0]}); fix the lines, or pass --on-invalid skip to audit the rest",
+        f"{s['unreadable_examples'][0]}); fix the lines, or pass --on-invalid reject to audit the rest",
     )
 
 
@@ -250,7 +251,13 @@ def _contamination_lines(doc: dict[str, Any], shown: int) -> list[str]:
     methods = ", ".join(f"{m} {n:,}" for m, n in c["by_method"].items())
     out = [f"contamination: {c['rows']:,} row(s) hold one of {n_q:,} benchmark question(s) from "
            f"{len(doc['benchmarks'])} file(s) ({methods})"]  # fmt: skip
-    for f in c["findings"][:shown]:
+    for b in doc["benchmarks"]:
+        if b["rejected_by_reason"]:
+            why = ", ".join(f"{k}: {n:,}" for k, n in b["rejected_by_reason"].items())
+            out.append(
+                f"  {b['path']}: {b['questions']:,} question(s) of {b['rows_read']:,} row(s); not used: {why}"
+            )
+    for f in _listed(c["findings"], shown):
         m = f["matches"][0]
         b = m["benchmark"]
         ident = f" id {b['id']}" if b.get("id") is not None else ""
@@ -258,7 +265,19 @@ def _contamination_lines(doc: dict[str, Any], shown: int) -> list[str]:
             f"  {_row(f['row'])} ~ {b['file']}:{b['line']}{ident} [{', '.join(m['methods'])}; "
             f"{m['ngram_matches']} shared n-grams ({m['ngram_overlap']:.0%}), containment {m['containment']:.2f}]"
         )
-    return out
+    return out + _more(c["rows"], c["findings"], shown)
+
+
+def _listed(items: list[Any], shown: int) -> list[Any]:
+    return items if shown <= 0 else items[:shown]
+
+
+def _more(total: int, items: list[Any], shown: int) -> list[str]:
+    """'… and N more' after a list cut short (by --max-shown, or by the document's own cap)."""
+    listed = len(_listed(items, shown))
+    if total <= listed:
+        return []
+    return [f"  … and {total - listed:,} more (--max-shown 0 lists all the document keeps; -o FILE has them)"]
 
 
 def _duplicate_lines(doc: dict[str, Any], shown: int) -> list[str]:
@@ -274,12 +293,12 @@ def _duplicate_lines(doc: dict[str, Any], shown: int) -> list[str]:
             else ""
         )
     ]
-    for f in d["findings"][:shown]:
+    for f in _listed(d["findings"], shown):
         leak = f" [split {f['first']['split']} -> {f['row']['split']}: leakage]" if f["cross_split"] else ""
         out.append(
             f"  {_row(f['row'])} repeats {_row(f['first'])} ({f['kind']}, {f['similarity']:.2f}){leak}"
         )
-    return out
+    return out + _more(d["rows"], d["findings"], shown)
 
 
 def _key_lines(doc: dict[str, Any], shown: int) -> list[str]:
@@ -291,12 +310,12 @@ def _key_lines(doc: dict[str, Any], shown: int) -> list[str]:
         f"wrong keys: {k['flagged']:,} of {k['rows_with_rollouts']:,} row(s) with rollouts (contract "
         f"{e['contract_id']}; {e['rollouts_used']:,} of {e['rollouts_read']:,} rollout(s) counted)"
     ]
-    for f in k["wrong_keys"][:shown]:
+    for f in _listed(k["wrong_keys"], shown):
         out.append(
             f"  {_row(f['row'])}: gold {f['gold']}, rollouts say {f['suspected']} ({f['agreement']:.0%} of "
             f"{f['rollouts']}, {len(f['models'])} model(s)); self-confidence {f['self_confidence']:.3f}"
         )
-    return out
+    return out + _more(k["flagged"], k["wrong_keys"], shown)
 
 
 def _bias_lines(doc: dict[str, Any]) -> list[str]:

@@ -15,12 +15,15 @@ from .errors import Failure
 
 __all__ = [
     "FORMAT_OPTION",
+    "MAX_SHOWN",
+    "MAX_SHOWN_OPTION",
     "QUIET_OPTION",
     "NO_VERIFY_OPTION",
     "ALLOW_STALE_OPTION",
     "stale_warnings",
     "WORKERS_OPTION",
     "cap_workers",
+    "note",
     "regex_timeout_option",
     "Failure",
     "emit_json",
@@ -73,6 +76,16 @@ def regex_timeout_option(default: float | None):
     )
 
 
+MAX_SHOWN = 10
+MAX_SHOWN_OPTION = click.option(
+    "--max-shown",
+    type=click.IntRange(min=0),
+    default=MAX_SHOWN,
+    show_default=True,
+    metavar="N",
+    help="Entries listed per list in the text output (0: all); the rest is counted. --format json lists all.",
+)
+
 WORKERS_OPTION = click.option(
     "--workers",
     "-j",
@@ -81,6 +94,12 @@ WORKERS_OPTION = click.option(
     metavar="N",
     help="Worker processes [default: every core available]. The output is the same for every N.",
 )
+
+
+def note(message: str) -> None:
+    """A note on stderr ("note: ..."): something the user may want to know that is neither a warning nor the
+    report (a setting changed for them, a run resumed)."""
+    click.echo(f"note: {message}", err=True)
 
 
 def cap_workers(workers: int | None) -> int | None:
@@ -93,7 +112,7 @@ def cap_workers(workers: int | None) -> int | None:
     cores = available_cores()
     if workers <= cores:
         return workers
-    click.echo(f"note: --workers {workers} capped at {cores}, the cores available to this process", err=True)
+    note(f"--workers {workers} capped at {cores}, the cores available to this process")
     return cores
 
 

@@ -151,7 +151,9 @@ def render_text(report: ConvertReport) -> list[str]:
     metavar="TEXT",
     help="A placeholder choice text to remove (repeatable).",
 )
-@click.option("--revision", help="Hub revision (branch, tag or commit) of a hub dataset SOURCE.")
+@click.option(
+    "--revision", "-r", metavar="REV", help="Hub revision (branch, tag or commit) of a hub dataset SOURCE."
+)
 @click.option("--config", help="Hub dataset config (subset), or the config directory of a pulled dataset.")
 @click.option(
     "--split",
@@ -233,7 +235,7 @@ def convert_command(
     other); options such as "None of the above" or "Both A and B" (and --pin texts) keep their place; the
     original order is in metadata.convert.option_source_index. --permute K writes each row as K option
     orders (after --shuffle), each rendered by its template and linked to its question in
-    metadata.mcqa_prep.permutation (docs/prepare.md, Option permutations). Exit codes: 0 ok, 1 data/IO
+    metadata.mcqa_prep.permutation (docs/design/prepare.md, Option permutations). Exit codes: 0 ok, 1 data/IO
     failure, 2 usage error.
     """
     permute = permute_from_options(**permute_kw)

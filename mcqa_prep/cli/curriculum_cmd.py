@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..curriculum import KINDS, CurriculumRequest, ScheduleSpec, curriculum
+from ..curriculum.schedule import DEFAULT_NO_EVIDENCE_WEIGHT, NO_EVIDENCE_KEY
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json
 
 
@@ -104,7 +105,16 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
     type=click.Choice(["keep", "drop"]),
     default="keep",
     show_default=True,
-    help="Rows the table has no pass rate for: keep them at the prior (the posterior of no samples), or drop.",
+    help="Rows the table has no pass rate for: keep them as their own stream (--no-evidence-weight), or drop.",
+)
+@click.option(
+    "--no-evidence-weight",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_NO_EVIDENCE_WEIGHT,
+    show_default=True,
+    metavar="W",
+    help="Share of each domain's weight in every range drawn from its rows without evidence (unknown "
+    "difficulty: no bucket); the measured buckets share the rest.",
 )
 @click.option(
     "--column", default="difficulty", show_default=True, help="Name of the per-row object (--rows-out)."
@@ -138,7 +148,8 @@ def _ratios(ctx: Any, param: Any, values: tuple[str, ...]) -> dict[str, float] |
 @QUIET_OPTION
 def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_step, model, by, ratios, kind,
                        steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma, buckets, drop_solved,
-                       drop_unsolved, no_evidence, column, seed, epochs, estimate, fmt, quiet):  # fmt: skip
+                       drop_unsolved, no_evidence, no_evidence_weight, column, seed, epochs, estimate, fmt,
+                       quiet):  # fmt: skip
     """Export a curriculum: a schedule of sampling weights per difficulty bucket and domain over training steps.
 
     Rows are bucketed by the posterior mean of their pass probability under --model (from `mcqa-prep
@@ -151,7 +162,7 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
     Outputs: -o the schedule (JSONL: a header, then one line per step range with weights per domain and
     bucket); --rows-out the rows with a `difficulty` object (open-instruct's field names: posterior_mean,
     bucket_index, bucket_count, expected_quantile; plus domain and a static weight); --ordered-out the rows
-    in schedule order (NeMo RL with shuffling off). Guide: docs/curriculum.md.
+    in schedule order (NeMo RL with shuffling off). Guide: docs/design/curriculum.md.
 
     \b
     Examples:
@@ -161,7 +172,9 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
       mcqa-prep curriculum t.jsonl --rows train.jsonl -o s.jsonl --ordered-out ordered.jsonl --prompts-per-step 128
       mcqa-prep curriculum t.jsonl --rows permuted/ -o s.jsonl --rows-out rows.jsonl --epochs 4
     """
-    spec = ScheduleSpec(kind, steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma)
+    spec = ScheduleSpec(
+        kind, steps, bootstrap_steps, ranges, window, start_rate, end_rate, sigma, no_evidence_weight
+    )
     req = CurriculumRequest(
         tables=list(tables),
         rows=list(rows),
@@ -183,10 +196,31 @@ def curriculum_command(tables, rows, output, rows_out, ordered_out, prompts_per_
         estimate=estimate,
     )
     report = curriculum(req, progress=bar_factory(quiet))
+    warning = dominance_warning(report)
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
     if fmt == "json":
         emit_json(report)
         return
     _render_text(report, rows_out, ordered_out)
+
+
+DOMINANT = 0.5  # rows without evidence "dominate" beyond this share of the rows or of a range's weight
+
+
+def dominance_warning(report: dict[str, Any]) -> str | None:
+    """One line when the rows without evidence dominate: most scheduled rows, or most of a range's weight."""
+    h = report["header"]
+    n, total = h["rows"]["without_evidence"], h["rows"]["scheduled"]
+    top = max((rng["bucket_weights"].get(NO_EVIDENCE_KEY, 0.0) for rng in report["ranges"]), default=0.0)
+    if n == 0 or (n <= DOMINANT * total and top <= DOMINANT):
+        return None
+    return (
+        f"{n:,} of {total:,} scheduled rows ({n / total:.0%}) have no pass rate for {h['model']}: they are one "
+        f"stream of unknown difficulty taking up to {top:.0%} of a range's weight "
+        f"(--no-evidence-weight {h['schedule']['no_evidence_weight']:g}), and the curriculum orders only the "
+        "other rows; measure them (mcqa-prep passrates on their rollouts) or leave them out (--no-evidence drop)"
+    )
 
 
 def _render_text(report: dict[str, Any], rows_out: str | None, ordered_out: str | None) -> None:
@@ -198,22 +232,22 @@ def _render_text(report: dict[str, Any], rows_out: str | None, ordered_out: str 
     )
     left = [f"{k}: {n}" for k, n in {**r["dropped"], **r["rejected"]}.items()]
     click.echo(
-        f"rows: {r['read']} read, {r['scheduled']} scheduled ({r['without_evidence']} without evidence, at the "
-        "prior)" + (f", left out: {', '.join(left)}" if left else "")
+        f"rows: {r['read']} read, {r['scheduled']} scheduled ({r['without_evidence']} without evidence)"
+        + (f", left out: {', '.join(left)}" if left else "")
     )
     chance = h["buckets"].get("chance_bucket")
     click.echo(
         "rows per bucket: "
         + " ".join(str(n) for n in h["buckets"]["rows"])
         + (f" (by the chance-corrected posterior; bucket {chance}: at chance)" if chance is not None else "")
+        + f"; without evidence: {r['without_evidence']} ({NO_EVIDENCE_KEY}: their own stream, weight "
+        f"{h['schedule']['no_evidence_weight']:g} of each domain that has measured rows too)"
     )
     d = h["domains"]
     if d["column"] is not None:
         shares = ", ".join(f"{k} {v:.3f}" for k, v in list(d["ratios"].items())[:8])
-        click.echo(
-            f"domains by {d['column']} ({d['ratio_source']}): {shares}"
-            + (" ..." if len(d["ratios"]) > 8 else "")
-        )
+        more = f" … and {len(d['ratios']) - 8} more (--format json lists all)" if len(d["ratios"]) > 8 else ""
+        click.echo(f"domains by {d['column']} ({d['ratio_source']}): {shares}{more}")
     for rng in report["ranges"]:
         b = " ".join(f"{k}:{v:.2f}" for k, v in rng["bucket_weights"].items())
         extra = f" mean {rng['gaussian_mean']:.3f}" if "gaussian_mean" in rng else ""

@@ -40,9 +40,7 @@ HINTS: dict[str, str] = {
     "incomplete_preparation": _PREPARE_AGAIN,
     "contract_mismatch": _PREPARE_AGAIN + " under the grader or policy you train with",
     "grader_version": _PREPARE_AGAIN + ": grading semantics changed since it was prepared",
-    "preparation_version": _PREPARE_AGAIN
-    + ": what prepare writes (validation rules, normalisation, stamping, "
-    "row schema) changed since it was prepared",
+    "preparation_version": _PREPARE_AGAIN,  # the message says what changed
     "integrity": _PREPARE_AGAIN,
     "locked_file_mismatch": "fetch the locked bytes again with `mcqa-prep pull --to {directory} --force-download`",
     "lock_invalid": "delete the lock and pull again into this directory",
@@ -54,11 +52,12 @@ HINTS: dict[str, str] = {
         "rejects.jsonl"
     ),
     "invalid_rows_repairable": "pass --repair-regexes to write the regex audit's fix in place of their output_regex "
-    "and keep them (docs/prepare.md, 'Repairing template regexes')",
+    "and keep them (docs/design/prepare.md, 'Repairing template regexes')",
     "invalid_rows_some_repairable": "pass --repair-regexes to write the regex audit's fix in place of the "
     "output_regex of those {repairable_rows}, and fix the other rows or pass --on-invalid reject to write the valid "
     "rows and list the others in rejects.jsonl",
     "no_rows": "check the input paths (an empty input is not a dataset)",
+    "nothing_written": "fix the rows the findings name, or loosen the filters that dropped them",
     "no_dataset_rows": (
         "give --rows the dataset rows the rollouts were sampled from (JSONL/Parquet rows with "
         "responses_create_params.input and options)"
@@ -100,7 +99,7 @@ HINTS: dict[str, str] = {
     "template_file": "give --template a readable template file, or a built-in name (--list-templates)",
     "template_spec": "write --template NAME[:WEIGHT] with a built-in name (--list-templates) or a file, and a "
     "positive weight",
-    "ray_missing": "install it with pip install '{extra}', or use --engine local",
+    "missing_extra": "install it with pip install '{install}'",
     "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
     "ray_failed_resumable": "check the Ray cluster and its logs, then run the same command with --resume to "
     "continue from the complete chunks (or use --engine local)",
@@ -133,14 +132,13 @@ HINTS: dict[str, str] = {
     "model_required": "pass --model NAME",
     "model_not_in_rows": "pass --model with one of the models listed",
     "bad_range": "give --keep-pass-rate LO:HI with 0 <= LO <= HI <= 1",
-    "invalid_rollouts": "pass --rows DATASET when rollouts lack their options, or --on-invalid skip to leave "
+    "invalid_rollouts": "pass --rows DATASET when rollouts lack their options, or --on-invalid reject to leave "
     "them out (counted in the table)",
     "rollouts_without_contract": "grade them first with `mcqa-prep rescore`, or pass --rescore to grade them here",
     "rollout_model_unknown": "pass --model NAME for the rollouts that name no model",
     "rollouts_contract": "pass the policy the rollouts were graded under (--policy FILE or policy flags), or "
     "--rescore to grade them under this one",
     "contract_with_rescore": "drop --contract: with --rescore every rollout is graded under the given policy",
-    "serve_missing": "install it with pip install '{extra}'",
     "serve_policy_mismatch": "drop the policy options to serve the preparation's own contract, or prepare the "
     "rows again under this policy",
     "serve_preparations_differ": "serve each contract from its own server (another --port), or prepare the rows "
@@ -175,6 +173,8 @@ HINTS: dict[str, str] = {
     "directory)",
     "bench_layout": "pass --bench-preset NAME (`mcqa-prep convert --list-presets`) or --bench-map KEY=COLUMN "
     "(question=COL, choices=COL, answer=COL, ...)",
+    "unreadable_benchmark": "fix or remove the line (a question that cannot be read cannot be found in the rows); "
+    "`mcqa-prep audit --on-invalid reject` audits against the readable questions and counts the others",
     "bench_empty": "check the benchmark file's layout (--bench-preset NAME or --bench-map KEY=COLUMN): no row "
     "became a question",
     "bad_audit_setting": "check the audit thresholds (see --help)",

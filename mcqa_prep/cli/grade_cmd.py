@@ -8,8 +8,10 @@ import click
 
 from ..errors import InputError
 from ..grader import DEFAULT_MODE, OVERRIDE_MODES, grade_text
+from ..grader.letters import normalize_gold
 from ..records import STATUS_INVALID_REGEX
-from .common import FORMAT_OPTION, emit_json, fail, report_error
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json, report_error
+from .errors import OneLineUsage
 
 
 def _parse_option(ctx, param, values):
@@ -57,7 +59,6 @@ def _check_text(what: str, value: str) -> None:
 @click.argument("response", required=False)
 @click.option(
     "--option",
-    "-o",
     "options",
     multiple=True,
     callback=_parse_option,
@@ -94,15 +95,19 @@ def _check_text(what: str, value: str) -> None:
     "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
 )
 @FORMAT_OPTION
-def grade_command(response, options, expected, mode, regexes, answer_prefix, option_labels, explain, fmt):
+@QUIET_OPTION
+def grade_command(
+    response, options, expected, mode, regexes, answer_prefix, option_labels, explain, fmt, quiet
+):
     """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
 
     \b
     Examples:
-      mcqa-prep grade 'The answer is \\boxed{B}' -o A=DNA -o B=RNA --expected B
-      echo 'Answer: B' | mcqa-prep grade -o A=DNA -o B=RNA -m lenient_answer_colon --explain
-      mcqa-prep grade 'Final: b' -o A=x -o B=y --regex 'final:\\s*([a-d])' --format json
-      mcqa-prep grade '<think>C?</think> 정답: 2번' -m robust -o A=x -o B=y -o C=z --option-labels numbers
+      mcqa-prep grade 'The answer is \\boxed{B}' --option A=DNA --option B=RNA --expected B
+      echo 'Answer: B' | mcqa-prep grade --option A=DNA --option B=RNA -m lenient_answer_colon --explain
+      mcqa-prep grade 'Final: b' --option A=x --option B=y --regex 'final:\\s*([a-d])' --format json
+      mcqa-prep grade '<think>C?</think> 정답: 2번' -m robust --option A=x --option B=y --option C=z \\
+        --option-labels numbers
     """
     if response is None or response == "-":
         if sys.stdin.isatty():
@@ -117,6 +122,14 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
         *(("--option", t) for o in options for t in (*o, *o.values())),
     ]:
         _check_text(what, value)
+    if not options:
+        raise click.UsageError("give the answer options: --option A=TEXT --option B=TEXT ...")
+    letters = [letter for o in options for letter in o]
+    gold = normalize_gold(expected)
+    if expected and gold not in letters:
+        raise click.BadParameter(
+            f"{expected!r} is not one of the options' letters ({', '.join(letters)})", param_hint="--expected"
+        )
     tm = {}
     if regexes:
         tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)
@@ -126,20 +139,29 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
         tm["option_labels"] = option_labels
     text = response.strip()
     result = grade_text(text, options, expected, None, tm or None, override=mode)
-    # A pattern given here that cannot be used is the caller's error, not the response's: exit 1, with the
-    # grade (status invalid_regex) still printed.
+    # A pattern given here that cannot be used is a bad option value: a usage error (exit 2), with the grade
+    # (status invalid_regex) still printed.
     unusable = result.status == STATUS_INVALID_REGEX
     problem = f"--regex: {result.message}; fix the pattern (Python re syntax, at most one capture group)"
     if fmt == "json":
         doc = result.to_dict(explain=explain)
+        if not expected:
+            doc["reward"] = None  # nothing to compare with: no reward, rather than a 0 that means "wrong"
         if explain and result.span:
             doc["span_text"] = text[result.span[0] : result.span[1]]
-        emit_json(doc, error=report_error("invalid_regex", problem) if unusable else None)
+        error = (
+            {**report_error("invalid_regex", problem), "type": "UsageError", "exit_code": 2}
+            if unusable
+            else None
+        )
+        emit_json(doc, error=error)
         if unusable:
-            fail(problem)
+            raise OneLineUsage(problem)
         return
     click.echo(f"letter: {result.extracted_answer or '-'}")
-    click.echo(f"reward: {result.reward:g}")
+    click.echo(
+        f"reward: {result.reward:g}" if expected else "reward: - (no --expected: nothing to compare with)"
+    )
     click.echo(f"status: {result.status}")
     if result.message:
         click.echo(f"message: {result.message}")
@@ -155,4 +177,4 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
                 f"  candidate {c.rule} {c.span[0]}-{c.span[1]} {snippet!r} -> {c.letter or '-'}: {c.verdict}"
             )
     if unusable:
-        fail(problem)
+        raise OneLineUsage(problem)

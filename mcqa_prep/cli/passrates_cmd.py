@@ -52,18 +52,18 @@ from .policy_opts import policy_from_options, policy_options
 )
 @click.option(
     "--key-by",
-    type=click.Choice(["uuid", "prompt"]),
+    type=click.Choice(["prompt", "uuid"]),
     default="uuid",
     show_default=True,
-    help="uuid: one rate per question, every template variant pooled (prompt key where no uuid is known); "
-    "prompt: one rate per rendered prompt (question x template).",
+    help="uuid: one rate per question, its renderings and option orders pooled (the prompt key where no uuid "
+    "is known); prompt: one rate per rendered prompt (question x template x option order).",
 )
 @click.option(
     "--on-invalid",
-    type=click.Choice(["fail", "skip"]),
+    type=click.Choice(["fail", "reject"]),
     default="fail",
     show_default=True,
-    help="fail: a rollout that cannot be graded -> exit 1, no table. skip: leave it out (counted in the table).",
+    help="fail: a rollout that cannot be graded -> exit 1, no table. reject: leave it out (counted in the table).",
 )
 @click.option(
     "--no-answer",

@@ -1,4 +1,4 @@
-"""`--permute K` and its settings, shared by `prepare` and `convert` (docs/prepare.md, "Option permutations").
+"""`--permute K` and its settings, shared by `prepare` and `convert` (docs/design/prepare.md, "Option permutations").
 
 Usage::
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
-from ..errors import InvalidRows
+from ..errors import InputError, InvalidRows
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
@@ -14,6 +15,7 @@ from ..prepared.verify import verify_prepared
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     FORMAT_OPTION,
+    MAX_SHOWN_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
     WORKERS_OPTION,
@@ -23,9 +25,12 @@ from .common import (
     regex_timeout_option,
 )
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
-from .errors import describe
+from .errors import describe, hint
+from .findings_view import group_lines, more_line
 from .permute_opts import PERMUTE_KWARGS, permute_from_options, permute_options
 from .policy_opts import policy_from_options, policy_options
+
+TEXT_KEPT = 1  # findings kept for the text output: it shows the groups (each carries its example)
 
 
 @click.command("prepare")
@@ -91,6 +96,7 @@ from .policy_opts import policy_from_options, policy_options
 )
 @contamination_options
 @permute_options
+@MAX_SHOWN_OPTION
 @WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
@@ -107,6 +113,7 @@ def prepare_command(
     repair_regexes,
     regex_timeout,
     decontaminate_against,
+    max_shown,
     workers,
     fmt,
     quiet,
@@ -124,7 +131,7 @@ def prepare_command(
     a directory without a valid manifest -> refused. --overwrite replaces atomically.
 
     \b
-    Difficulty (docs/passrates.md): --pass-rates TABLE (from `mcqa-prep passrates`, measured under this
+    Difficulty (docs/design/passrates.md): --pass-rates TABLE (from `mcqa-prep passrates`, measured under this
     preparation's contract, else refused) with --keep-pass-rate LO:HI, --drop-solved, --drop-unsolved
     drops rows by pass rate; --no-evidence keep|drop decides for rows the table does not know. Dropped
     rows are counted by reason in manifest.json; another table or threshold is another preparation.
@@ -141,13 +148,13 @@ def prepare_command(
     manifest.json; the original kept in each row's stamp).
 
     \b
-    Decontamination (docs/audit.md): --decontaminate-against BENCH drops every row holding a question of
+    Decontamination (docs/design/audit.md): --decontaminate-against BENCH drops every row holding a question of
     the benchmark files (exact, shared 13-grams, or a MinHash near-duplicate; --contamination-* thresholds),
     counted as dropped (contaminated); the manifest records each benchmark's sha256 and the thresholds, and
     another benchmark set or threshold is another preparation.
 
     \b
-    Option orders (docs/prepare.md): --permute K writes each row as K option orders (rotation: every gold
+    Option orders (docs/design/prepare.md): --permute K writes each row as K option orders (rotation: every gold
     position once with K >= the option count; random), seeded per question, anchored options in place,
     each order a complete row checked by every row rule; the settings are part of the preparation.
 
@@ -200,32 +207,48 @@ def prepare_command(
             repair_regexes=repair_regexes,
             decontaminate=decontaminate,
             permute=permute,
+            findings_kept=0 if fmt == "json" else TEXT_KEPT,
         )
-    except InvalidRows as exc:
-        if fmt != "json":  # every finding on its own line, compiler style, before the one-line error
-            for f in exc.findings[:SHOWN_FINDINGS]:
-                click.echo(f.render(), err=True)
-            if len(exc.findings) > SHOWN_FINDINGS or exc.counts.get("rejected", 0) > SHOWN_FINDINGS:
-                click.echo(f"... and more ({exc.counts.get('rejected')} invalid row(s) in all)", err=True)
-        if fmt == "json":
-            emit_json(
-                {
-                    "out_dir": out_dir,
-                    "status": "failed",
-                    "counts": exc.counts,
-                    "rejected": [f.to_dict() for f in exc.findings],
-                },
-                error=describe(exc),
-            )
+    except (InvalidRows, InputError) as exc:
+        if exc.details.get("finding_groups") is not None:  # about the rows: say what is wrong with them
+            _refused(exc, out_dir, fmt, max_shown)
         raise
     _warn_runtime(report, out_dir, runtime)
     if fmt == "json":
         emit_json(report.to_dict())
     else:
-        _render_text(report, out_dir)
+        _render_text(report, out_dir, max_shown)
 
 
-SHOWN_FINDINGS = 20
+def _refused(exc: InvalidRows | InputError, out_dir: str, fmt: str, max_shown: int) -> None:
+    """A run that wrote nothing because of its rows: the remedy, then the findings by rule and template (the
+    one-line error follows); with --format json the document with every finding."""
+    groups = exc.details["finding_groups"]
+    counts = exc.details.get("counts") or {}
+    if fmt == "json":
+        doc = {
+            "out_dir": out_dir,
+            "status": "failed",
+            "counts": counts,
+            "finding_groups": groups,
+            "rejected": [f.to_dict() for f in getattr(exc, "findings", [])],
+        }
+        emit_json(
+            doc, error={k: v for k, v in describe(exc).items() if k not in ("findings", "finding_groups")}
+        )
+        return
+    if not groups:
+        return
+    remedy = hint(exc)
+    if remedy:
+        click.echo(f"what to do: {remedy}", err=True)
+    click.echo(
+        f"{counts.get('rejected', 0):,} invalid row(s) of {counts.get('read', 0):,}, nothing written; findings by "
+        "rule and template:",
+        err=True,
+    )
+    for line in group_lines(groups, max_shown):
+        click.echo(line, err=True)
 
 
 def _warn_runtime(report: PrepareReport, out_dir: str, runtime: str | None) -> None:
@@ -239,7 +262,7 @@ def _warn_runtime(report: PrepareReport, out_dir: str, runtime: str | None) -> N
         )
 
 
-def _render_text(report: PrepareReport, out_dir: str) -> None:
+def _render_text(report: PrepareReport, out_dir: str, max_shown: int) -> None:
     c = report.counts
     if report.status == "up_to_date":
         repaired = f"; {c['repaired']} with a repaired output_regex" if c.get("repaired") else ""
@@ -249,12 +272,10 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
         _echo_difficulty(report.difficulty, c)
         _echo_decontamination(report.decontamination, c)
         return
-    for f in report.warnings:
-        click.echo(f.render(), err=True)
-    if c["rows_with_warnings"] > len(report.warnings):
-        click.echo(f"... {c['rows_with_warnings']} row(s) with warnings in all", err=True)
-    for f in report.rejected[:20]:
-        click.echo(f.render(), err=True)
+    if report.finding_groups:
+        click.echo("findings by rule and template (rejected rows: errors; written rows: warnings):", err=True)
+        for line in group_lines(report.finding_groups, max_shown):
+            click.echo(line, err=True)
     splits = ", ".join(f"{sp}: {v['rows']} rows in {v['shards']} shard(s)" for sp, v in report.splits.items())
     click.echo(f"{out_dir}: {report.status} ({splits or 'no rows'})")
     click.echo(f"contract {report.contract_id}")
@@ -263,13 +284,13 @@ def _render_text(report: PrepareReport, out_dir: str) -> None:
         line += (
             " ("
             + ", ".join(f"{r}: {n}" for r, n in c["rejected_by_rule"].items())
-            + f"; see {out_dir}/rejects.jsonl)"
+            + f"; see {os.path.join(out_dir, 'rejects.jsonl')})"
         )
     if c["rows_with_warnings"]:
         line += f", {c['rows_with_warnings']} with warnings"
     click.echo(line)
     _echo_permutation(c)
-    _echo_repairs(report, c)
+    _echo_repairs(report, c, max_shown)
     _echo_difficulty(report.difficulty, c)
     _echo_decontamination(report.decontamination, c)
 
@@ -301,21 +322,24 @@ def _echo_decontamination(d, counts) -> None:
     )
 
 
-def _echo_repairs(report: PrepareReport, counts) -> None:
+def _echo_repairs(report: PrepareReport, counts, max_shown: int) -> None:
     """What --repair-regexes changed (by template, and the first repairs), or which rejects it would keep."""
     if "repaired" in counts:
         by = ", ".join(f"{t}: {n}" for t, n in counts["repaired_by_template"].items())
         click.echo(f"repaired the output_regex of {counts['repaired']} row(s)" + (f" ({by})" if by else ""))
-        for r in (report.repairs or [])[:5]:
+        repairs = report.repairs or []
+        for r in repairs if max_shown <= 0 else repairs[:max_shown]:
             who = f"template {r['template_id']!r}" if r["template_id"] else "output_regex"
             click.echo(
                 f"  {who}: {json.dumps(r['output_regex'])} -> {json.dumps(r['repaired'])} ({r['rows']} row(s))"
             )
+        if 0 < max_shown < len(repairs):
+            click.echo("  " + more_line(len(repairs) - max_shown, "repair(s)", "manifest.json lists all"))
     if report.repairable:
         n, t = report.repairable["rows"], report.repairable["templates"]
         click.echo(
             f"note: {n} rejected row(s) of {t} template(s) have an output_regex the regex audit's fix repairs: "
-            "--repair-regexes writes the fix in its place and keeps them (docs/prepare.md)",
+            "--repair-regexes writes the fix in its place and keeps them (docs/design/prepare.md)",
             err=True,
         )
 
@@ -373,6 +397,13 @@ def verify_command(directory, fmt, quiet, **policy_kw):
 
     Without policy options the contract must be this installed grader's (same grader, selector and schema
     versions); with --policy or policy flags the whole contract must equal that policy's.
+
+    \b
+    Examples:
+      mcqa-prep verify prepared/
+      mcqa-prep verify prepared/ --policy policy.json        # the whole contract must be this policy's
+      mcqa-prep verify prepared/ --final-answer-only --format json
+    Exit codes: 0 verified, 1 a file, stamp or contract does not match (the line says which), 2 usage error.
     """
     policy = policy_from_options(none_if_unset=True, **policy_kw)
     report = verify_prepared(directory, policy, progress=bar_factory(quiet))
@@ -387,8 +418,19 @@ def verify_command(directory, fmt, quiet, **policy_kw):
 @click.command("contract")
 @policy_options
 @FORMAT_OPTION
-def contract_command(fmt, **policy_kw):
-    """Print the effective grading contract and its id (what `prepare` stamps and `verify` compares)."""
+@QUIET_OPTION
+def contract_command(fmt, quiet, **policy_kw):
+    """Print the effective grading contract and its id (what `prepare` stamps and `verify` compares).
+
+    The contract is the grading policy (the built-in one, --policy FILE, and the policy flags on top) with
+    the grader's and schemas' versions; its id is the sha256 of its canonical JSON.
+
+    \b
+    Examples:
+      mcqa-prep contract                                     # this installation's default contract
+      mcqa-prep contract --final-answer-only --reasoning-mode required
+      mcqa-prep contract --policy policy.json --format json | jq -r .contract_id
+    """
     policy = policy_from_options(**policy_kw)
     contract = policy.contract()
     cid = policy.contract_id()

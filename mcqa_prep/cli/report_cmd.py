@@ -7,9 +7,11 @@ from typing import Any
 
 import click
 
+from ..extras import require
 from ..io.paths import check_output
 from ..passrates.positions import describe, rstd_text
 from ..report import build_report, write_html
+from ..report.plots import PLOTS_FEATURE
 from .common import (
     ALLOW_STALE_OPTION,
     FORMAT_OPTION,
@@ -98,8 +100,8 @@ def report_command(
       mcqa-prep report prepared/ rescored.jsonl -o report.html --title "run 42"
       mcqa-prep report rescored-a.jsonl rescored-b.jsonl --format json > report.json
       mcqa-prep report prepared/ rescored.jsonl --pass-rates t.jsonl --by subject -o report.html
-      mcqa-prep audit train.jsonl --against mmlu/ -o audit.json && \
-        mcqa-prep report train.jsonl --audit audit.json -o report.html
+      mcqa-prep audit train.jsonl --against mmlu/ -o audit.json
+      mcqa-prep report train.jsonl --audit audit.json -o report.html
       mcqa-prep report permuted/ --pass-rates after.jsonl --drift before.jsonl after.jsonl -o report.html
     Exit codes: 0 report written, 1 inputs unreadable (nothing read), 2 usage error.
     """
@@ -116,6 +118,7 @@ def report_command(
         raise click.UsageError("--by breaks pass rates down: add --pass-rates TABLE")
     if output is not None:
         check_output(output, [*paths, *pass_rates, *audits, *(drift or ())])
+        require("matplotlib", PLOTS_FEATURE)  # before any input is read: the page needs it
     doc = build_report(
         paths,
         examples=examples,

@@ -19,6 +19,7 @@ from .common import (
     emit_json,
     fail,
     index_lines,
+    note,
     report_error,
 )
 from .policy_opts import policy_from_options, policy_options
@@ -143,7 +144,7 @@ def rescore_command(
 
         report, run = rescore_on_ray(request(workers))
         if run.resumed and fmt != "json" and not quiet:
-            click.echo(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused", err=True)
+            note(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused")
     else:
         if resume:
             raise click.UsageError("--resume needs --engine ray (a local run is written in one go)")
@@ -175,7 +176,7 @@ def rescore_command(
 
 def _render_text(report) -> None:
     d = report.to_dict()
-    e = lambda s="": click.echo(s, err=True)  # noqa: E731
+    e = click.echo  # the report on stdout, as every command's (the rows go to -o, never to stdout)
     e(f"rescored {d['rows']} row(s) -> {d['output']}  (contract {d['contract'][:19]}…)")
     if d["mean_reward"] is not None:
         e(f"mean reward: {d['mean_reward']:.4f} over {d['graded']} graded row(s)")

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from ..errors import McqaPrepError
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, regex_timeout_option
 from .policy_opts import policy_from_options, policy_options
@@ -38,7 +37,7 @@ LENIENT_OPTION = click.option(
     is_flag=True,
     help="Accept verify requests NeMo Gym 0.7.0's request model refuses (422 by default) where they can "
     "still be graded: a response without its bookkeeping fields (created_at, tools, ...), unknown create "
-    "parameters, a null or unknown grading_mode (docs/serve.md).",
+    "parameters, a null or unknown grading_mode (docs/design/serve.md).",
 )
 GRADE_TIMEOUT_OPTION = click.option(
     "--grade-timeout",
@@ -51,15 +50,10 @@ GRADE_TIMEOUT_OPTION = click.option(
 )
 
 
-class ServeMissing(McqaPrepError):
-    reason = "serve_missing"
-
-
 def _need_web_stack() -> None:
-    try:
-        import uvicorn  # noqa: F401
-    except ImportError:
-        raise ServeMissing("the web server packages are not installed", extra="mcqa-prep[serve]") from None
+    from ..extras import require
+
+    require("uvicorn", "serve")
 
 
 @click.command("serve")
@@ -205,6 +199,7 @@ def serve_command(
 )
 @click.option("--overwrite", is_flag=True, help="Replace a component written before.")
 @FORMAT_OPTION
+@QUIET_OPTION
 def gym_component_command(
     directory,
     prepared,
@@ -215,6 +210,7 @@ def gym_component_command(
     license_name,
     overwrite,
     fmt,
+    quiet,
     **policy_kw,
 ):
     """Write a NeMo Gym resources server named mcqa into DIR/resources_servers/mcqa, grading with mcqa-prep.

@@ -8,7 +8,7 @@ import click
 
 from ..evidence import RATE_BINS_LEGEND
 from ..rescore.summarize import summarize
-from .common import FORMAT_OPTION, emit_json
+from .common import FORMAT_OPTION, QUIET_OPTION, emit_json
 
 
 @click.command("summarize")
@@ -21,7 +21,8 @@ from .common import FORMAT_OPTION, emit_json
     help="Pool only the rows graded under this contract id (needed when the files hold several).",
 )
 @FORMAT_OPTION
-def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str) -> None:
+@QUIET_OPTION
+def summarize_command(files: tuple[str, ...], contract: str | None, fmt: str, quiet: bool) -> None:
     """Aggregate rescored JSONL FILES: accuracy, statuses, per template_id and per-prompt pass rates.
 
     Per-prompt pass rates are also shown per model (responses_create_params.model, else response.model)

@@ -10,6 +10,8 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..validate import ValidateReport, validate_paths
 from .common import (
     FORMAT_OPTION,
+    MAX_SHOWN,
+    MAX_SHOWN_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
     WORKERS_OPTION,
@@ -19,11 +21,14 @@ from .common import (
     regex_timeout_option,
     report_error,
 )
+from .findings_view import group_lines
+
+TEXT_KEPT = 1  # findings kept for the text output: it shows the groups (each carries its example)
 
 REPAIR_NOTE = (
     "{n} row(s) fail regex_audit (their output_regex reads an option letter out of ordinary prose): "
     "`mcqa-prep prepare --repair-regexes` writes the fix each finding names in its place and keeps the rows "
-    "(a regex without a fix stays an error; docs/prepare.md)"
+    "(a regex without a fix stays an error; docs/design/prepare.md)"
 )
 
 
@@ -33,12 +38,21 @@ def repair_note(summary) -> str | None:
     return REPAIR_NOTE.format(n=n) if n else None
 
 
-def render_text(report: ValidateReport) -> list[str]:
-    """Findings compiler-style (`file:line: $.path: severity: message [rule]`), then the summary."""
+def render_text(report: ValidateReport, max_shown: int = MAX_SHOWN) -> list[str]:
+    """The remedy first, then the findings grouped by rule and template (count, fix, one example in compiler
+    style: `file:line: $.path: severity: message [rule]`), then the summary."""
     s = report.summary
-    lines = [f.render() for f in report.findings]
-    if report.more:
-        lines.append(f"… and {report.more} more (--max-findings 0 lists all)")
+    lines: list[str] = []
+    note = repair_note(s)
+    if note:
+        lines.append(note)
+    groups = s["finding_groups"]
+    if groups:
+        lines.append(
+            f"findings by rule and template: {s['errors']:,} error(s), {s['warnings']:,} warning(s) in "
+            f"{len(groups):,} group(s)"
+        )
+        lines += group_lines(groups, max_shown)
     files = sum(1 for _ in s["inputs"])
     lines.append(
         f"{s['rows_read']} rows read from {files} input(s): {s['rows_with_errors']} with errors, "
@@ -50,14 +64,6 @@ def render_text(report: ValidateReport) -> list[str]:
             lines.append(
                 f"input {inp['path']}: pulled {inp['repo']}@{inp['commit']}, {state}, {inp['rows']} rows"
             )
-    if s["findings_by_rule"]:
-        width = max(map(len, s["findings_by_rule"]))
-        lines.append("findings by rule:")
-        for rule, n in s["findings_by_rule"].items():
-            lines.append(f"  {rule:<{width}}  {n}")
-    note = repair_note(s)
-    if note:
-        lines.append(note)
     hist = s["expected_answer_histogram"]
     total = sum(hist.values())
     if total:
@@ -86,25 +92,37 @@ def render_text(report: ValidateReport) -> list[str]:
 @click.option(
     "--max-findings",
     type=click.IntRange(min=0),
-    default=50,
+    default=0,
     show_default=True,
-    help="Findings listed (the summary counts all); 0 lists all.",
+    help="Findings kept in the --format json document (0: every one; the summary counts and groups all).",
 )
+@MAX_SHOWN_OPTION
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 on any finding).")
 @NO_VERIFY_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
 @WORKERS_OPTION
 @FORMAT_OPTION
 @QUIET_OPTION
-def validate_command(paths, max_findings, strict, no_verify, regex_timeout, workers, fmt, quiet):
+def validate_command(paths, max_findings, max_shown, strict, no_verify, regex_timeout, workers, fmt, quiet):
     """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
 
     PATH is a JSONL or Parquet file, a directory (searched recursively), a directory written by
     `mcqa-prep pull` (verified against its lock first), or - for stdin (JSONL).
 
+    The text output groups the findings by rule and template (a bad template makes the same finding on
+    every row it renders): each group's count, the rule's fix and one example, the largest first.
+    --format json lists every finding.
+
     \b
-    Each finding: file:line: $.json.path: severity: message [rule]   (rules: docs/validate.md)
+    Each finding: file:line: $.json.path: severity: message [rule]   (rules: docs/design/validate.md)
     Exit codes: 0 no errors (warnings allowed), 1 any error, 2 usage error.
+
+    \b
+    Examples:
+      mcqa-prep validate train.jsonl validation.parquet
+      mcqa-prep validate mcqa-data/ --strict                 # a pulled directory; warnings fail too
+      mcqa-prep validate rows/ --format json > report.json   # every finding, for machines
+      cat rows.jsonl | mcqa-prep validate - --max-shown 0    # every group
     """
     for p in paths:
         if p != "-" and not Path(p).exists():
@@ -113,7 +131,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
         raise click.BadParameter("'-' (stdin) can be given once", param_hint="PATH")
     report = validate_paths(
         paths,
-        max_findings=max_findings,
+        max_findings=max_findings if fmt == "json" else TEXT_KEPT,
         strict=strict,
         verify=not no_verify,
         progress=bar_factory(quiet),
@@ -138,7 +156,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
             error["hint"] = repair_note(s)
         emit_json(report.to_dict(), error=error)
     else:
-        for line in render_text(report):
+        for line in render_text(report, max_shown):
             click.echo(line)
     if not report.ok:
         click.get_current_context().exit(1)

@@ -1,5 +1,5 @@
 """`convert`: other multiple-choice datasets (GPQA, MMLU, ARC, ... or any column map) into validated NeMo Gym
-`mcqa` rows, with templates and balanced option shuffling. Design: docs/convert.md."""
+`mcqa` rows, with templates and balanced option shuffling. Design: docs/design/convert.md."""
 
 from .core import ConvertError, ConvertReport, convert, default_rejects
 from .presets import PRESETS, Preset, detect

@@ -61,7 +61,9 @@ class Extractor:
         self.subject = col(cmap.subject, False)
         self.keep = [col(c, False) for c in cmap.keep]
         if missing:
-            shown = ", ".join(repr(c) for c in cols[:40])
+            shown = ", ".join(repr(c) for c in cols[:40]) + (
+                f" … and {len(cols) - 40} more" if len(cols) > 40 else ""
+            )
             raise UsageError(
                 f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {shown})",
                 reason="map_missing_column",

@@ -1,7 +1,7 @@
 """Column maps for the common public multiple-choice layouts, and detection of a layout from its columns.
 
 Each preset is the layout of the public dataset as published on the Hugging Face hub (column names and
-answer encodings checked against the datasets' cards; see docs/convert.md for the table). `detect` picks
+answer encodings checked against the datasets' cards; see docs/design/convert.md for the table). `detect` picks
 the preset whose signature columns are all present; ties go to the preset listed first, so more specific
 layouts come before the general ones they resemble.
 """

@@ -106,6 +106,7 @@ def map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMa
             chosen = chosen or presetmod.detect(columns)
             if chosen is None:
                 shown = ", ".join(repr(c) for c in columns[:40])
+                shown += f" … and {len(columns) - 40} more" if len(columns) > 40 else ""
                 raise UsageError(
                     f"{src.label}: no preset matches the columns ({shown})",
                     reason="no_preset",

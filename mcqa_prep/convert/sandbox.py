@@ -1,4 +1,4 @@
-"""Rendering a user's Jinja template with bounds on time, memory and output (docs/convert.md, "Templates").
+"""Rendering a user's Jinja template with bounds on time, memory and output (docs/design/convert.md, "Templates").
 
 A template file is data from the user. Jinja's sandbox keeps it from Python's internals, but not from
 burning CPU (`{% for a in range(99999) %}{% for b in range(99999) %}...`) or memory (`"x" * 10**10`, a

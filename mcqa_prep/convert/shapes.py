@@ -465,7 +465,7 @@ def _by_label(s: str, labels: list[str]) -> int | None:
 
 
 def resolve_answer(value: Any, texts: list[str | None], labels: list[str] | None, answer_type: str) -> int:
-    """The gold's position among `texts` (source order), or RowReject. See docs/convert.md for `auto`."""
+    """The gold's position among `texts` (source order), or RowReject. See docs/design/convert.md for `auto`."""
     n = len(texts)
     value = maybe_json(value) if isinstance(value, str) and value.strip()[:1] == "[" else value
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -509,7 +509,8 @@ def _by_list(value: list[Any] | tuple[Any, ...], texts: list[str | None], labels
     if not value:
         raise RowReject("no_answer", "the answer is an empty list")
     if len(value) > 1:
-        raise RowReject("several_answers", f"the answer lists {len(value)} choices: {list(value)[:10]}")
+        more = f" … and {len(value) - 10} more" if len(value) > 10 else ""
+        raise RowReject("several_answers", f"the answer lists {len(value)} choices: {list(value)[:10]}{more}")
     one = value[0]
     if isinstance(one, (list, tuple, dict)):
         raise RowReject("unparseable_answer", f"answer {value!r} is a nested list")

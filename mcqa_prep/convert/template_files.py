@@ -36,7 +36,7 @@ def parse_template_file(path: str | Path) -> Template:
     if "grading_mode" not in header and "output_regex" not in header:
         raise UsageError(
             f"{path}: the template does not say how its answer is graded: add front matter with "
-            "'grading_mode: <mode>' and/or 'output_regex: <pattern>' (see docs/convert.md)"
+            "'grading_mode: <mode>' and/or 'output_regex: <pattern>' (see docs/design/convert.md)"
         )
     mode = header.get("grading_mode") or DEFAULT_MODE
     if mode not in TEMPLATE_MODES:

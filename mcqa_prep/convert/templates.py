@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from ..errors import UsageError
 from ..labels import LETTERS
 
-# Render-time variables, documented in docs/convert.md (and listed in the undefined-variable error)
+# Render-time variables, documented in docs/design/convert.md (and listed in the undefined-variable error)
 VARIABLES = (
     "question",
     "context",
@@ -434,7 +434,7 @@ def render_variables(
     row: dict[str, Any] | None = None,
     used: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """The variables a template sees for one row, given the option texts in letter order (docs/convert.md
+    """The variables a template sees for one row, given the option texts in letter order (docs/design/convert.md
     lists them); with `used`, only those the template reads."""
     v: dict[str, Any] = {"question": question, "context": context, "subject": subject}
     want = VARIABLES if used is None else used

@@ -4,7 +4,7 @@
                  rows in schedule order
     run.py       the workflow: read the table(s) and rows, place every row, write the outputs atomically
 
-Design and how trainers read it (NeMo RL, open-instruct): docs/curriculum.md.
+Design and how trainers read it (NeMo RL, open-instruct): docs/design/curriculum.md.
 """
 
 from .run import CurriculumRequest, curriculum

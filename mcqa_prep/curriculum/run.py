@@ -2,8 +2,9 @@
 columns, and (for trainers that read rows in order) the rows in schedule order.
 
 Every row is placed by its question's posterior under the chosen model (the table's posterior mean, rebucketed
-when another bucket count is asked): a row without evidence gets the prior (the posterior of no samples) or is
-dropped (`no_evidence`); solved / unsolved questions can be dropped. Every input row is scheduled, dropped
+when another bucket count is asked): a row without evidence is dropped (`no_evidence`), or scheduled in the
+stream of rows without evidence (schedule.NO_EVIDENCE: its own weight, never a difficulty bucket; its per-row
+column carries the prior, the posterior of no samples); solved / unsolved questions can be dropped. Every input row is scheduled, dropped
 (counted by reason) or rejected (counted by reason with its first lines: `unreadable`, a line that is no JSON
 object; `not_a_row`, an object that is not an mcqa-row.v1 row; `non_json_value`, NaN/Infinity or a Parquet
 value JSON has no form for, which no output could hold). Rows stamped by `prepare` under
@@ -48,10 +49,10 @@ from ..records import display_name
 from ..schema import json_path, schema_version, validator
 from ..validate.facts import schema_quiet
 from .epochs import EpochPlan
-from .schedule import ScheduleSpec, build, materialize, row_weights
+from .schedule import NO_EVIDENCE, ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
-MAX_ORDERED_ROWS = 50_000_000  # steps x prompts per step of --ordered-out (cli help, docs/curriculum.md)
+MAX_ORDERED_ROWS = 50_000_000  # steps x prompts per step of --ordered-out (cli help, docs/design/curriculum.md)
 CORRECTED = "corrected"
 ESTIMATES = ("plain", CORRECTED)
 ALL = "(all)"
@@ -125,6 +126,11 @@ class _Placed:
     lower: float
     upper: float
     evidence: bool
+
+    @property
+    def cell(self) -> int:
+        """The schedule cell: the bucket, or the stream of rows without evidence."""
+        return self.bucket if self.evidence else NO_EVIDENCE
 
 
 @dataclass
@@ -235,13 +241,16 @@ def _ratios(req: CurriculumRequest, rows: Counter) -> tuple[dict[str, float], st
     if unknown:
         raise UsageError(
             f"domain ratio for {', '.join(map(repr, unknown))}: no scheduled row has that value; the rows have: "
-            f"{', '.join(f'{d} ({n})' for d, n in rows.most_common(20))}",
+            f"{', '.join(f'{d} ({n})' for d, n in rows.most_common(20))}"
+            + (f" … and {len(rows) - 20} more" if len(rows) > 20 else ""),
             reason="domain_not_in_rows",
         )
     missing = sorted(set(rows) - set(named))
     if missing and WILDCARD not in req.ratios:
         raise UsageError(
-            f"no ratio for domain(s) {', '.join(map(repr, missing[:10]))}: name each, or give a default with "
+            f"no ratio for domain(s) {', '.join(map(repr, missing[:10]))}"
+            + (f" … and {len(missing) - 10} more" if len(missing) > 10 else "")
+            + ": name each, or give a default with "
             f"'{WILDCARD}=W'",
             reason="domain_ratio_missing",
         )
@@ -256,6 +265,7 @@ def _refuse_other_contract(p: _Pass, table: PassRateTable) -> None:
     if not p.other_contract:
         return
     listing = ", ".join(f"{c} ({n} row(s))" for c, n in p.other_contract.most_common(3))
+    listing += f" … and {len(p.other_contract) - 3} more" if len(p.other_contract) > 3 else ""
     raise ContractMismatch(
         f"{sum(p.other_contract.values())} row(s) were prepared under another grading contract than the table's "
         f"({table.contract_id}): {listing}; first: {'; '.join(p.other_contract_examples[:3])}",
@@ -308,7 +318,7 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
     ratios, ratio_source = _ratios(req, Counter(p.domain for p in kept))
     cells: dict[str, dict[int, list[float]]] = {}
     for p in kept:
-        cells.setdefault(p.domain, {}).setdefault(p.bucket, []).append(p.mean)
+        cells.setdefault(p.domain, {}).setdefault(p.cell, []).append(p.mean)
     ranges = build(req.spec, buckets, cells, ratios)
     weights = row_weights(ranges, cells, req.spec.steps)
     header = _header(req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges, plan)
@@ -320,7 +330,7 @@ def curriculum(req: CurriculumRequest, progress: Progress | None = None) -> dict
 def _header(
     req, table, model, buckets, inputs, placed, kept, ratios, ratio_source, ranges, plan
 ) -> dict[str, Any]:  # noqa: ANN001
-    per_bucket = Counter(p.bucket for p in kept)
+    per_bucket = Counter(p.bucket for p in kept if p.evidence)  # the rows without evidence are no bucket's
     scheduled = [p for p in placed.placed if p is not None]
     doc = {
         "curriculum_schema": SCHEMA,
@@ -446,7 +456,7 @@ def _write_rows(
                 "bucket_count": buckets,
                 "expected_quantile": quantile(p.mean),
                 "domain": p.domain,
-                "weight": round(weights.get((p.domain, p.bucket), 0.0), 9),
+                "weight": round(weights.get((p.domain, p.cell), 0.0), 9),
                 "evidence": p.evidence,
                 "model": model,
                 "contract": table.contract_id,
@@ -461,7 +471,7 @@ def _write_rows(
                 rows_fh.write(line)
             if ordered is not None:
                 if plan is None or plan.representative(i - 1):
-                    members.setdefault((p.domain, p.bucket), []).append(i - 1)
+                    members.setdefault((p.domain, p.cell), []).append(i - 1)
                 at[i - 1] = len(lines)
                 lines.append(line)
     if ordered is not None:

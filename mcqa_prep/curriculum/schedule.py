@@ -16,6 +16,11 @@ Kinds (`KINDS`):
 Domains keep fixed ratios in every range (Nemotron: fixed domain ratios per batch). When a domain has no row
 where a range puts weight (a window with none of its rows, a Gaussian whose mass underflows), its ratio goes
 to its bucket nearest that place (ties: the easier), so a domain never silently drops out of a range.
+
+Rows without evidence (no pass rate for the model) are their own stream, the cell `NO_EVIDENCE` of each
+domain, never a difficulty bucket: their difficulty is unknown, so no schedule places them, and however many
+they are they take the share `no_evidence_weight` of their domain in every range (all of it when the domain
+has no measured row; none when it has no such row). The measured buckets share the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from typing import Any
 from ..errors import UsageError
 
 KINDS = ("gaussian", "easy-first", "uniform")
+NO_EVIDENCE = -1  # the cell of the rows without evidence (in the schedule file: "none")
+NO_EVIDENCE_KEY = "none"
+DEFAULT_NO_EVIDENCE_WEIGHT = 0.1
 
 Cells = Mapping[str, Mapping[int, Sequence[float]]]  # domain -> bucket -> posterior means of its rows
 
@@ -43,6 +51,7 @@ class ScheduleSpec:
     start_rate: float = 0.8
     end_rate: float = 0.2
     sigma: float = 0.15
+    no_evidence_weight: float = DEFAULT_NO_EVIDENCE_WEIGHT
 
     def check(self, buckets: int) -> None:
         if self.kind not in KINDS:
@@ -63,12 +72,18 @@ class ScheduleSpec:
                 raise UsageError(f"{name} must be in [0, 1], got {v}", reason="bad_schedule")
         if not self.sigma > 0:
             raise UsageError(f"sigma must be positive, got {self.sigma}", reason="bad_schedule")
+        if not 0.0 <= self.no_evidence_weight <= 1.0:
+            raise UsageError(
+                f"the weight of rows without evidence must be in [0, 1], got {self.no_evidence_weight}",
+                reason="bad_schedule",
+            )
 
     def window_for(self, buckets: int) -> int:
         return self.window if self.window is not None else math.ceil(buckets / 2)
 
     def doc(self, buckets: int) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "steps": self.steps, "bootstrap_steps": self.bootstrap_steps}
+        d["no_evidence_weight"] = self.no_evidence_weight
         if self.kind == "gaussian":
             d |= {"ranges": self.ranges, "start_rate": self.start_rate, "end_rate": self.end_rate}
             d["sigma"] = self.sigma
@@ -98,11 +113,16 @@ class Range:
             "phase": self.phase,
             **self.extra,
             "weights": {
-                d: {str(b): w for b, w in sorted(per.items())} for d, per in sorted(self.weights.items())
+                d: {cell_key(b): w for b, w in sorted(per.items())} for d, per in sorted(self.weights.items())
             },
-            "bucket_weights": {str(b): w for b, w in sorted(buckets.items())},
+            "bucket_weights": {cell_key(b): w for b, w in sorted(buckets.items())},
             "domain_weights": {d: sum(per.values()) for d, per in sorted(self.weights.items())},
         }
+
+
+def cell_key(bucket: int) -> str:
+    """A cell's key in the schedule file: the bucket number, or "none" for the rows without evidence."""
+    return NO_EVIDENCE_KEY if bucket == NO_EVIDENCE else str(bucket)
 
 
 def split_steps(start: int, end: int, n: int) -> list[tuple[int, int]]:
@@ -169,9 +189,24 @@ def build(spec: ScheduleSpec, buckets: int, cells: Cells, ratios: Mapping[str, f
         weights = {}
         for d, per in cells.items():
             if ratios.get(d, 0.0) > 0 and any(per.values()):
-                weights[d] = {bk: ratios[d] * w for bk, w in _within(per, spec, arg).items()}
+                weights[d] = _domain_weights(per, spec, arg, ratios[d])
         ranges.append(Range(i, a, b, phase, weights, extra))
     return ranges
+
+
+def _domain_weights(
+    per: Mapping[int, Sequence[float]], spec: ScheduleSpec, arg: Any, ratio: float
+) -> dict[int, float]:
+    """One domain's cells in one range: the no-evidence stream its fixed share, the buckets the rest."""
+    measured = {b: rows for b, rows in per.items() if b != NO_EVIDENCE and rows}
+    unmeasured = bool(per.get(NO_EVIDENCE))
+    if not measured:
+        return {NO_EVIDENCE: ratio}
+    share = spec.no_evidence_weight if unmeasured else 0.0
+    out = {bk: ratio * (1.0 - share) * w for bk, w in _within(measured, spec, arg).items()}
+    if share > 0:
+        out[NO_EVIDENCE] = ratio * share
+    return out
 
 
 def row_weights(ranges: Sequence[Range], cells: Cells, steps: int) -> dict[tuple[str, int], float]:

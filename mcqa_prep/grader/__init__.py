@@ -5,7 +5,7 @@ Public API:
     response_text(response) -> str | None
     grade_text(text, options, expected_answer, grading_mode=None, template_metadata=None, *, override=None)
 
-Semantics: shared/docs/grading.md (kept in docs/grading.md of this repo). Any change of grading
+Semantics: shared/docs/grading.md (kept in docs/design/grading.md of this repo). Any change of grading
 behaviour bumps GRADER_VERSION in the same commit as the golden files that show it.
 """
 

@@ -3,7 +3,7 @@ modes and every per-mode choice elsewhere derives from it: the grader's dispatch
 validation's rules (which modes a row may name, which NeMo Gym grades, what a compliant answer looks like,
 which modes match option texts), prepare's stamping, convert's templates and their self-check. The schema
 enums are tied to it by a test (tests/test_architecture.py), and tests/test_mode_table.py fails when a mode
-name is compared, listed or keyed outside this module. Semantics of each mode: docs/grading.md."""
+name is compared, listed or keyed outside this module. Semantics of each mode: docs/design/grading.md."""
 
 from __future__ import annotations
 

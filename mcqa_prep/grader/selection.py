@@ -1,4 +1,4 @@
-"""Final-answer selection (grading.md, "Final-answer selection"; decisions in docs/final-answer.md).
+"""Final-answer selection (grading.md, "Final-answer selection"; decisions in docs/design/final-answer.md).
 
 Splits one graded response into its parts (thinking, delivered response, terminal markers) and says
 whether the delivered response can be graded at all. Selection never parses answers: the grading mode
@@ -321,7 +321,7 @@ def _final_answer(
     reasoning_mode: str,
 ) -> tuple[str, str | None, int | None, str | None, str]:
     """(thinking, delivered response, its offset, where the boundary came from, boundary verdict) of a
-    cleaned generated text under the final-answer selection rules (docs/final-answer.md)."""
+    cleaned generated text under the final-answer selection rules (docs/design/final-answer.md)."""
     thinking = structural
     delivered: str | None = None
     offset: int | None = None

@@ -10,7 +10,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 
 BLOCK = 8 << 20
 HASH_SHA256 = "sha256"
@@ -41,7 +41,7 @@ def hash_file(
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a directory: the message below
-            raise InputError(
+            raise UsageError(  # the same failure, with the same exit code, as io.paths.require_regular's
                 f"{path}: not a regular file (a pipe or a device): its bytes cannot be hashed and then read",
                 reason="input_not_regular",
                 path=str(path),

@@ -8,5 +8,5 @@ filters `prepare` applies with them.
     difficulty.py  `prepare`'s pass-rate filters and reward_profiles stamping
 
 What a single rollout is evidence about (question key, model, pass) is `mcqa_prep.evidence`, shared with
-`summarize` and `report`. Design: docs/passrates.md.
+`summarize` and `report`. Design: docs/design/passrates.md.
 """

@@ -37,7 +37,7 @@ from math import comb, factorial
 from typing import Any
 
 EXACT_SAMPLES = 4096  # pass@k as the exact ratio of binomials up to here; beyond, log-factorials
-MAJORITY_MAX_K = 64  # majority@k is reported for k up to here (docs/passrates.md)
+MAJORITY_MAX_K = 64  # majority@k is reported for k up to here (docs/design/passrates.md)
 NO_ANSWER_RULES = ("fail", "exclude")
 DEFAULT_NO_ANSWER = "fail"
 RULE_TEXT = {

@@ -38,6 +38,7 @@ from ..fields import grading_contract, grading_of, permutation_question
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output
 from ..io.readers import iter_file
+from ..parallel import rows_estimate
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..prompt import prompt_id, prompt_key
@@ -51,7 +52,7 @@ from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
 from .profile import profile_rollouts
 from .table import write_table
 
-ON_INVALID = ("fail", "skip")
+ON_INVALID = ("fail", "reject")
 INVALID = "could not be graded"
 EXAMPLES = 5
 
@@ -343,7 +344,7 @@ def measure(
     `policy`, when given, is the policy they were graded under (its contract id must be theirs), so that the
     table records the full contract and not only its id. `rows_paths` are dataset rows joined by prompt: they
     give rollouts their options (for grading) and their uuid (for the key). `default_model` names the model of
-    rollouts that do not say. on_invalid='skip' leaves rows that cannot be graded out (counted in the table).
+    rollouts that do not say. on_invalid='reject' leaves rows that cannot be graded out (counted in the table).
     `estimate_with` says how rollouts are counted (the no_answer rule) and estimated (credible level, buckets),
     and whether the inputs are NeMo Gym profile rows (graded by NeMo Gym: `policy`, or the built-in one, states
     the contract they were graded under)."""
@@ -463,7 +464,8 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
 
 
 def _read(run: Measurement, files: Sequence[Any], progress: Progress | None) -> None:
-    bar = progress(total=None, desc="passrates", unit="row") if progress is not None else None
+    total = rows_estimate(f.path for f in files)
+    bar = progress(total=total, desc="passrates", unit="row") if progress is not None else None
     try:
         for f in files:
             for rec in iter_file(f.path, split=f.split):

@@ -7,7 +7,7 @@
     repairs.py  the regex repair's counts (by template), the manifest's `repairs`, the failure naming it
 
 The directory it writes (its manifest and every reader's checks) is the `prepared` package.
-Design: docs/prepare.md.
+Design: docs/design/prepare.md.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ recorded in its stamp); this module counts, in input order, in the parent:
 - without it, the rows rejected for `regex_audit` whose output_regex has a fix, by template, so that a failure
   (or a report with rejects) can say how many rows the repair would keep.
 
-Design: docs/prepare.md ("Repairing template regexes").
+Design: docs/design/prepare.md ("Repairing template regexes").
 """
 
 from __future__ import annotations
@@ -86,7 +86,12 @@ class RepairTally:
         }
 
 
-def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally) -> InvalidRows:
+def invalid_rows(
+    errs: list[Finding],
+    counts: dict[str, Any],
+    tally: RepairTally,
+    groups: list[dict[str, Any]] | None = None,
+) -> InvalidRows:
     """The failure of a run that rejects nothing: reason `invalid_rows`, or `invalid_rows_repairable` (every
     invalid row is one the regex audit's fix repairs, with no other error) / `invalid_rows_some_repairable`,
     with the counts."""
@@ -98,7 +103,7 @@ def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally
         + "; nothing written"
     )
     if repairable is None:
-        return InvalidRows(message, errs, counts)
+        return InvalidRows(message, errs, counts, finding_groups=groups or [])
     every = tally.alone == counts["rejected"]  # the repair alone would leave no invalid row
     return InvalidRows(
         message,
@@ -108,6 +113,7 @@ def invalid_rows(errs: list[Finding], counts: dict[str, Any], tally: RepairTally
         repairable=repairable,
         repairable_rows=repairable["rows"],
         repairable_templates=repairable["templates"],
+        finding_groups=groups or [],
     )
 
 
@@ -120,6 +126,6 @@ def repairable_clause(repairable: dict[str, Any] | None, invalid: int) -> str:
     return (
         f"; the regex audit's fix repairs the output_regex of {which} ({t} template{'s' if t != 1 else ''}: "
         + ", ".join(f"{k}: {v}" for k, v in list(repairable["by_template"].items())[:5])
-        + (", ..." if t > 5 else "")
+        + (f" … and {t - 5} more" if t > 5 else "")
         + ")"
     )

@@ -23,6 +23,7 @@ class PrepareReport:
     warnings: list[Finding] = field(default_factory=list)
     rejected: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    finding_groups: list[dict[str, Any]] = field(default_factory=list)  # every finding, grouped (findings.py)
     difficulty: dict[str, Any] | None = None  # the manifest's difficulty section (pass-rate filter, stamping)
     runtimes: dict[str, Any] | None = None  # the manifest's runtimes record (who honours the contract)
     repairs: list[dict[str, Any]] | None = None  # the manifest's repairs (a run with repair_regexes)
@@ -39,6 +40,7 @@ class PrepareReport:
             "files": self.files,
             "warnings": [f.to_dict() for f in self.warnings],
             "rejected": [f.to_dict() for f in self.rejected],
+            "finding_groups": self.finding_groups,
             "seconds": round(self.seconds, 3),
         }
         if self.difficulty is not None:

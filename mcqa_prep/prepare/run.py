@@ -1,6 +1,6 @@
 """`prepare`: read -> validate -> stamp -> route to a shard or to the rejects -> commit, with cache rules.
 
-Why this shape (docs/prepare.md has the full story):
+Why this shape (docs/design/prepare.md has the full story):
 - Inputs are hashed before any row is read, so an up-to-date or stale output directory is recognised
   without parsing data (accept.decide).
 - Everything is written into a staging directory beside the output and put into place at the end
@@ -26,13 +26,14 @@ from ..audit.decontaminate import Decontamination, DecontaminationRequest
 from ..audit.decontaminate import Tally as DecontaminationTally
 from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
+from ..findings import FindingGroups, keep_first
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from ..io.paths import check_output, is_data_path, is_parquet
+from ..io.paths import check_output, is_data_path, is_parquet, require_regular
 from ..io.readers import parquet_num_rows
 from ..io.shards import HashingWriter, SplitWriter
 from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
@@ -214,8 +215,11 @@ class Router:
         settings: dict[str, Any],
         difficulty: Difficulty | None = None,
         decontamination: Any = None,
+        findings_kept: int = FINDINGS_KEPT,  # findings listed (0: all); the groups count every one
     ):
         self.staging = staging
+        self.findings_kept = findings_kept  # 0: every finding
+        self.groups = FindingGroups()  # every finding, by severity, rule and template
         self.settings = settings
         self.difficulty = difficulty
         self.decontamination = decontamination
@@ -243,10 +247,11 @@ class Router:
 
     def route(self, rec: Row, src: Source, outcome: Outcome) -> None:
         self.read += 1
+        self.groups.add([*outcome.errors, *outcome.warnings])
         if outcome.warnings:
             self.warned += 1
             self.warn_rules.update({f.rule for f in outcome.warnings})
-            _keep(self.warnings, outcome.warnings)
+            keep_first(self.warnings, outcome.warnings, self.findings_kept)
         if outcome.contaminated is not None:  # neither written nor rejected: dropped, with its reason
             self.dropped[DROP_CONTAMINATED] += 1
             self.decontaminated.add(f"{display_name(rec.file)}:{rec.line}", outcome.contaminated)
@@ -260,7 +265,7 @@ class Router:
             self.rejected += 1
             self.repairs.rejected(outcome)
             self.rej_rules.update({f.rule for f in outcome.errors})
-            _keep(self.errors, outcome.errors)
+            keep_first(self.errors, outcome.errors, self.findings_kept)
             if not self.fail_on_invalid:
                 self.rejects.write_line(_reject_line(rec, src, outcome.errors))
             return
@@ -301,7 +306,8 @@ class Router:
         """Whole-input warnings (answer position bias)."""
         for f in findings:
             self.warn_rules[f.rule] += 1
-        _keep(self.warnings, findings)
+        self.groups.add(findings)
+        keep_first(self.warnings, findings, self.findings_kept)
 
     def counts(self) -> dict[str, Any]:
         out = {
@@ -320,11 +326,6 @@ class Router:
         out.update(self.repairs.counts())
         out.update(self.permutation.counts())
         return out
-
-
-def _keep(kept: list[Finding], new: list[Finding]) -> None:
-    if len(kept) < FINDINGS_KEPT:
-        kept.extend(new[: FINDINGS_KEPT - len(kept)])
 
 
 def _source_of(src: Source) -> dict[str, Any]:
@@ -353,7 +354,7 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
     """Close every file, build the manifest (files, splits, counts) and write it last."""
     counts = router.counts()
     if router.fail_on_invalid and router.rejected:
-        raise invalid_rows(router.errors, counts, router.repairs)
+        raise invalid_rows(router.errors, counts, router.repairs, router.groups.to_list())
     extra: dict[str, Any] = {"runtimes": runtimes_record(policy, router.gym_refused, router.gym_first)}
     if router.repairs.applied:
         extra["repairs"] = router.repairs.listed()
@@ -369,8 +370,9 @@ def _finish(router: Router, policy: GradingPolicy, prov: list[dict[str, Any]]) -
         raise InputError(
             f"no row was written ({router.read} read, {router.rejected} rejected{dropped}): an empty "
             "preparation is not a dataset",
-            reason="no_rows",
+            reason="nothing_written" if router.read else "no_rows",
             counts=counts,
+            finding_groups=router.groups.to_list(),
         )
     files: list[dict[str, Any]] = []
     splits: dict[str, dict[str, int]] = {}
@@ -427,6 +429,7 @@ def prepare(
     repair_regexes: bool = False,
     decontaminate: DecontaminationRequest | None = None,
     permute: PermuteSpec | None = None,
+    findings_kept: int = FINDINGS_KEPT,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
@@ -468,7 +471,7 @@ def prepare(
     work = RowWork(validator.checker, stamper, judge, repair_regexes, deco)
     with staging_dir(out) as staging:
         crash_point("staging")
-        router = Router(staging, settings, judge, deco)
+        router = Router(staging, settings, judge, deco, findings_kept)
         _run_rows(sources, validator, work, router, progress, check_workers(workers))
         check_unchanged(stamps)
         router.add_warnings(validator.finish())
@@ -484,6 +487,7 @@ def prepare(
         router.warnings,
         router.errors,
         time.monotonic() - t0,
+        router.groups.to_list(),
         doc.get("difficulty"),
         doc.get("runtimes"),
         doc.get("repairs"),
@@ -535,10 +539,8 @@ def _run_rows(
 ) -> None:
     """Steps 1-3 for the rows of each chunk (in workers), then, in input order, the cross-row checks and
     step 4 (in this process)."""
-    total = None
-    if all(is_parquet(s.path) for s in sources):
-        total = sum(parquet_num_rows(s.path) for s in sources)
-    bar = progress(total=total, desc="prepare", unit="row") if progress is not None else None
+    meter = InputMeter(s.path for s in sources)
+    bar = progress(total=meter.total, desc="prepare", unit=meter.unit) if progress is not None else None
     try:
         with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
             fn = functools.partial(prepare_chunk, work, [_source_of(s) for s in sources])
@@ -551,7 +553,7 @@ def _run_rows(
                 _route_chunk(chunk, results, base, sources[chunk.source], validator, router)
                 base += len(results.lines)
                 if bar is not None:
-                    bar.update(len(results.lines))
+                    bar.update(meter.step(chunk, len(results.lines)))
     finally:
         if bar is not None:
             bar.close()

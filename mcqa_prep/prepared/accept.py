@@ -230,11 +230,8 @@ def decide(
     recorded = manifest.settings
     if recorded != dict(settings):
         keys = sorted(set(recorded) | set(settings))
-        diff = [
-            Difference(f"settings.{k}", recorded.get(k), settings.get(k))
-            for k in keys
-            if recorded.get(k) != settings.get(k)
-        ]
+        was, asked = ({k: s.get(k, mf.UNSET_SETTINGS.get(k)) for k in keys} for s in (recorded, settings))
+        diff = [Difference(f"settings.{k}", was[k], asked[k]) for k in keys if was[k] != asked[k]]
         raise refusal(
             StaleCache,
             f"{out_dir}: prepared with other settings",

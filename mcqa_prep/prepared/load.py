@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, IntegrityError, UnrepresentableValue
+from ..errors import IntegrityError, UnrepresentableValue, UsageError
 from ..io.hashing import sha256_file
 from ..io.readers import iter_file
 from ..io.shards import strings_for_timestamps
@@ -64,7 +64,7 @@ def load_prepared(
     d = manifest.directory
     names = list(manifest.split_names)
     if split is not None and split not in names:
-        raise InputError(
+        raise UsageError(  # the caller's argument, as every command's --split that names no split
             f"{d}: no split {split!r} (splits: {', '.join(sorted(names)) or 'none'})", reason="unknown_split"
         )
     wanted = [split] if split is not None else names
@@ -127,11 +127,14 @@ def _verify_and_build(
     spills = {sp: SplitSpill(entry, sp) for sp in todo}
     splits: dict[str, dict[str, Any]] = {}
     try:
+        slow = False
         try:
             verify_and_spill(manifest, spills, bar.update if bar is not None else None)
             for sp in todo:
                 splits[sp] = spills[sp].write(entry.new_arrow_name(sp))
         except Slow:
+            slow = True  # outside this handler, so that an error below is not chained to Arrow's
+        if slow:
             verify_files(manifest)  # raises what is wrong with the files precisely, if anything is
             for sp in todo:
                 splits[sp] = _build_by_rows(

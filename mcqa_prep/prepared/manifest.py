@@ -43,10 +43,13 @@ DATA_FILE = re.compile(r"^.+\.(jsonl|parquet)$")
 SHARD, REJECTS = "shard", "rejects"  # the kinds of file a manifest lists
 SECTIONS = ("difficulty", "runtimes", "repairs", "decontamination")  # optional sections a preparation records
 
+# A setting recorded only when asked for means this when absent (what a difference says: `false`, not `null`)
+UNSET_SETTINGS: dict[str, Any] = {"repair_regexes": False}
+
 # What prepare writes for given inputs, policy and settings: which rows pass validation (the validate rules and
 # their severities), how a row is normalised and stamped, the prepared-row schema. Bump it in the same commit
 # as any change of that output (tests/test_prepare_version.py hashes golden prepare outputs and fails when they
-# change under an unchanged version), and note it in docs/prepare.md ("Preparation versions"). A manifest
+# change under an unchanged version), and note it in docs/design/prepare.md ("Preparation versions"). A manifest
 # without the key was made before it was recorded: preparation version 1.
 PREPARATION_VERSION = "3"
 UNRECORDED_PREPARATION = "1"

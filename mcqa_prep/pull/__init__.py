@@ -4,7 +4,7 @@
     hub.py   the hub client (the only module that imports huggingface_hub)
     lock.py  the pull lock: format, reading, verifying a pulled directory, its data files and splits
 
-Design: docs/pull.md.
+Design: docs/design/pull.md.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 Layout: collect.py (the pass), dataset.py / rescored.py (bounded tallies), dataset_view.py /
 rescored_view.py (tallies -> blocks), spec.py (the block vocabulary), plots.py (matplotlib SVG), render.py
 (the page, by the Jinja2 templates in templates/: page, blocks, style sheet, script). Design notes:
-docs/report.md.
+docs/design/report.md.
 """
 
 from __future__ import annotations

@@ -79,7 +79,10 @@ def _alerts(doc: dict[str, Any], report_inputs: list[str]) -> list[dict[str, str
     out = []
     others = [i["path"] for i in doc["inputs"] if i["path"] not in report_inputs]
     if others:
-        out.append(spec.alert("info", f"The audit read files this report did not: {', '.join(others[:5])}."))
+        more = f" … and {len(others) - 5} more" if len(others) > 5 else ""
+        out.append(
+            spec.alert("info", f"The audit read files this report did not: {', '.join(others[:5])}{more}.")
+        )
     checks = (
         ("contaminated_rows", "contamination", "row(s) hold a benchmark question", "No row holds a benchmark question."),
         ("duplicate_rows", "duplicates", "row(s) repeat an earlier row", "No row repeats an earlier row."),

@@ -71,6 +71,7 @@ class Breakdown:
         self._intern: dict[str, str] = {}
         self.rows_seen = 0
         self.rows_found = 0
+        self.rows_found_by: dict[str, int] = {}  # per model: dataset rows whose question it has a rate for
         self.examples = self._choose(examples)
         wanted = {k for keys in self.examples.values() for k in keys}
         self.prompts: dict[str, str] = dict.fromkeys(wanted, "")
@@ -92,6 +93,8 @@ class Breakdown:
         if found is None:
             return
         self.rows_found += 1
+        for model in found[1]:
+            self.rows_found_by[model] = self.rows_found_by.get(model, 0) + 1
         key = found[0]
         if key not in self.values:
             self.values[key] = tuple(

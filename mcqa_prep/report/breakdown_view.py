@@ -82,7 +82,7 @@ def _summary(b: Breakdown, model: str) -> dict[str, Any]:
         "positions": positions_summary(_entries(t, model)),
         "metrics": (t.header.get("metrics") or {}).get(model),
         "rows_seen": b.rows_seen,
-        "rows_matched": b.rows_found,
+        "rows_matched": b.rows_found_by.get(model, 0),
         "by_column": {c: _group_rows(b, model, i) for i, c in enumerate(b.columns)},
         "examples": _examples(b, model),
     }

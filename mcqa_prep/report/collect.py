@@ -22,8 +22,8 @@ from .._version import __version__
 from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from ..io.paths import data_kind, is_parquet
-from ..io.readers import parquet_num_rows
+from ..io.paths import data_kind
+from ..parallel import rows_estimate
 from ..passrates.positions import drift_of_tables
 from ..passrates.table import read_table
 from ..progress import Progress
@@ -170,15 +170,6 @@ def _entry(src: Source) -> dict[str, Any]:
     }
 
 
-def _total_rows(sources: list[Source]) -> int | None:
-    if not sources or not all(is_parquet(s.path) for s in sources):
-        return None
-    try:
-        return sum(parquet_num_rows(s.path) for s in sources)
-    except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
-        return None
-
-
 def build_report(
     paths: Iterable[str | os.PathLike],
     *,
@@ -211,7 +202,11 @@ def build_report(
     state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
-    bar = progress(total=_total_rows(found.sources), desc="report", unit="row") if progress else None
+    bar = (
+        progress(total=rows_estimate(s.path for s in found.sources), desc="report", unit="row")
+        if progress
+        else None
+    )
     pending = [0]
 
     def tick() -> None:

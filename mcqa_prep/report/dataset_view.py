@@ -20,7 +20,7 @@ from .dataset import (
 BLUE, GREY, RED, ORANGE, GREEN = "#4c72b0", "#8c8c8c", "#c44e52", "#dd8452", "#55a868"
 TOP_TEMPLATES = 20
 TOP_PANELS = 4
-RULE_DOC = "docs/validate.md"
+RULE_DOC = "docs/design/validate.md"
 
 
 def section(
@@ -305,6 +305,7 @@ def template_blocks(p: str, t: DatasetTally) -> list[dict[str, Any]]:
     rows = []
     for tid, x in items:
         top_rules = ", ".join(f"{r} ×{n}" for r, n in x.rules.most_common(4))
+        top_rules += f" … and {len(x.rules) - 4} more" if len(x.rules) > 4 else ""
         rows.append([tid, x.rows, share(x.rows, t.rows), x.custom, x.error_rows, x.warning_rows, top_rules])
     out.append(
         spec.table(

@@ -11,6 +11,10 @@ import io
 import re
 from typing import Any
 
+from ..extras import require
+
+PLOTS_FEATURE = "the report page's plots"
+
 DEFAULT_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 WIDTH_IN = 8.0
 LABEL_CHARS = 42
@@ -37,13 +41,13 @@ RC: dict[str, Any] = {
 
 def draw_svg(plot: dict[str, Any]) -> str:
     """The SVG markup of one plot block (kind "bars" or "matrix")."""
-    import matplotlib
+    matplotlib = require("matplotlib", PLOTS_FEATURE)
     from matplotlib.figure import Figure
 
     # matplotlib's defaults, whatever a user's matplotlibrc says; the caller's settings are restored after
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
-        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})  # type: ignore[dict-item]
+        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})
         fig = Figure()
         if plot["kind"] == "matrix":
             height = _matrix(fig, plot)

@@ -5,7 +5,7 @@
     ray_engine.py  the same grading on Ray Data
     summarize.py   pooling rescored files by contract
 
-Design: docs/rescore.md, docs/ray.md.
+Design: docs/design/rescore.md, docs/design/ray.md.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from typing import Any
 
 from .._perf import streaming_gc
 from ..errors import InputError, McqaPrepError, OutputError, UsageError
+from ..extras import require
 from ..io.readers import read_jsonl
 from ..io.staging import commit
 from ..io.writers import write_atomic_json
@@ -51,7 +52,6 @@ __all__ = [
 ]
 
 SUMMARY = "summary.json"
-EXTRA = "mcqa-prep[ray]"
 _OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
 RETRIES = 3  # attempts after the first, for a chunk whose worker or node was lost
 
@@ -146,15 +146,7 @@ def lines_table(data: bytes, name: str, first_line: int) -> Any:
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise UsageError(
-            f"the Ray engine needs Ray, which is not installed (the {EXTRA} extra)",
-            reason="ray_missing",
-            extra=EXTRA,
-        ) from None
-    return ray
+    return require("ray", "the Ray engine")
 
 
 @dataclass

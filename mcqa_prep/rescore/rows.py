@@ -40,7 +40,7 @@ JOIN_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer"
 GRADING_FIELDS = ("options", "template_metadata", "grading_mode", "expected_answer")
 CONFLICT = "__conflict__"  # in a join index entry: its prompt's dataset rows disagree (fields, rows, golds)
 # What one output line holds (`--output-shape`): the input row with the grading added (the default), or only
-# the grading of the row, for users who join it back to their rows by line or id (docs/rescore.md).
+# the grading of the row, for users who join it back to their rows by line or id (docs/design/rescore.md).
 SHAPE_FULL = "full"
 SHAPE_GRADING = "grading"
 OUTPUT_SHAPES = (SHAPE_FULL, SHAPE_GRADING)
@@ -189,7 +189,7 @@ def _join(
 ) -> tuple[Mapping[str, Any], bool | None, str | None, Mapping[str, Any] | None]:
     """The row completed with its dataset row's grading fields (the rollout's own fields win); the third item
     says why the join is refused: the prompt's dataset rows disagree on a field the rollout does not carry
-    itself (two golds), so no dataset row can be chosen (docs/rescore.md, "Joining rollouts"); the fourth is
+    itself (two golds), so no dataset row can be chosen (docs/design/rescore.md, "Joining rollouts"); the fourth is
     the dataset row when it is a prepared one (its fields as prepared, to hold the rollout's own against)."""
     key = prompt_key(row.get("responses_create_params"))
     ds = index.get(key) if key else None

@@ -25,7 +25,7 @@ from ..grader.letters import normalize_gold
 from ..io import AtomicFile, iter_file
 from ..io.paths import check_output
 from ..io.writers import Parts
-from ..parallel import Chunk, check_workers, chunks, ordered_map
+from ..parallel import Chunk, InputMeter, check_workers, chunks, ordered_map
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..prompt import prompt_key
@@ -103,19 +103,26 @@ class PackedRows:
 
 @dataclass
 class Bucket:
+    """Rows of one kind: how many, and the first `limit` distinct examples (a uuid names a question, which
+    several rows may render: an id is listed once)."""
+
     count: int = 0
     examples: list[str] = field(default_factory=list)
 
     def add(self, example: str, limit: int) -> None:
         self.count += 1
-        if len(self.examples) < limit:
+        if len(self.examples) < limit and example not in self.examples:
             self.examples.append(example)
 
     def merge(self, other: Bucket, limit: int) -> None:
-        """`other`'s rows after this one's: the same count and examples as adding them one by one."""
+        """`other`'s rows after this one's: the same count and examples as adding them one by one (other's
+        first `limit` distinct examples hold every one that adding its rows would take)."""
         self.count += other.count
-        if len(self.examples) < limit:
-            self.examples.extend(other.examples[: limit - len(self.examples)])
+        for e in other.examples:
+            if len(self.examples) >= limit:
+                break
+            if e not in self.examples:
+                self.examples.append(e)
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "examples": self.examples}
@@ -521,13 +528,14 @@ def rescore(req: RescoreRequest) -> RescoreReport:
     """Grade every row of the run's input, write rescored rows to its output atomically, return counts.
 
     The run's `workers` processes grade chunks of the input (None: every core); the output is the same for any
-    number. Its `progress` bar is advanced in rows."""
+    number. Its `progress` bar counts rows or bytes (parallel.InputMeter), with a total when one is known."""
     workers = check_workers(req.run.workers)
     settings, report = setup(req)
     progress = req.run.progress
     input_path, output_path = req.run.input, req.run.output
     assert output_path is not None  # setup refuses a run without one
-    bar = progress(total=None, desc="rescore", unit="row") if progress is not None else None
+    meter = InputMeter([input_path])
+    bar = progress(total=meter.total, desc="rescore", unit=meter.unit) if progress is not None else None
     try:
         target = AtomicFile(output_path, "wb")
         with target as out, streaming_gc():
@@ -537,14 +545,14 @@ def rescore(req: RescoreRequest) -> RescoreReport:
             work = functools.partial(_rescore_chunk, settings, report.empty, parts)
             results = ordered_map(work, chunks(input_path, None), workers)
             try:
-                for _, (data, part) in results:
+                for chunk, (data, part) in results:
                     if type(data) is str:  # a piece a worker wrote
                         out.append_part(data)
                     else:
                         (out if grades is None else grades).write(data)
                     report.merge(part)
                     if bar is not None:
-                        bar.update(part.rows)
+                        bar.update(meter.step(chunk, part.rows))
             finally:
                 results.close()  # the pool is gone before a failed run's pieces are removed
             if report.rows == 0:  # nothing to rescore is not a success: the output is not written

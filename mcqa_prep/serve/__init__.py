@@ -17,6 +17,6 @@
     component_files.py  ... the texts of that folder
     gym_entry.py      ... what its app.py runs when `gym env start` starts it: this server, on NeMo Gym's port
 
-Design: docs/serve.md. The web stack (uvicorn, httptools, uvloop) is the `serve` extra; nothing here imports
+Design: docs/design/serve.md. The web stack (uvicorn, httptools, uvloop) is the `serve` extra; nothing here imports
 it until a server runs.
 """

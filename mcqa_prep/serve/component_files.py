@@ -22,7 +22,7 @@ num_workers NeMo Gym assigns, with the built-in mcqa server's routes, health and
 (/ng-rollout/<id>/...), request refusals and response fields, plus `mcqa_prep`: this server's record of the
 row's grading contract. A row prepared under another contract is masked (or refused with HTTP 422).
 Settings: the `mcqa_prep` block of configs/mcqa.yaml, or of the server's block in your own config. See
-mcqa-prep's docs/serve.md.
+mcqa-prep's docs/design/serve.md.
 """
 
 import sys
@@ -171,7 +171,7 @@ def readme(served: ServedContract, settings: Mapping[str, Any]) -> str:
         "metrics; its own HTTP server, on the host and port NeMo Gym assigns). A row whose\n"
         f"`metadata.mcqa_prep.contract` differs from the served contract is {on_mismatch},\n"
         "with `failure_kind: mcqa:contract_mismatch` and the fields that differ. Written by\n"
-        f"`mcqa-prep gym-component` {__version__}; see mcqa-prep's docs/serve.md.\n"
+        f"`mcqa-prep gym-component` {__version__}; see mcqa-prep's docs/design/serve.md.\n"
     )
 
 

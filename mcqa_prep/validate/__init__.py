@@ -1,7 +1,7 @@
 """Row validation: every defect of every row, with its address, a stable rule name and a fix.
 
 A package of rules (see registry.py): each rule is a function registered with its name, severity,
-description and fix; docs/validate.md's rule table is generated from the registry.
+description and fix; docs/design/validate.md's rule table is generated from the registry.
 
     registry.py      the registry: Rule, RULES, @rule, paths, the docs table
     facts.py         per-row facts and the guard bits that let the row checker skip rules that cannot fire

@@ -4,11 +4,11 @@ A rule is a function decorated with `@rule(...)`. Row rules take the row's facts
 `(path, message)` pairs, `path` a tuple of keys and indices (`("options", 2, "A")` renders `$.options[2].A`);
 the row checker (row_checker.py) turns them into Findings with the row's address. A row rule names a `guard`: the fact bits
 (facts.G_*) under which it *may* fire. The facts prove the other rules silent with cheap C-level checks, so
-the row checker skips them instead of running a second, hand-written copy of them (docs/validate.md, "Speed").
+the row checker skips them instead of running a second, hand-written copy of them (docs/design/validate.md, "Speed").
 
 Scopes: `row` (one row, pure: what a worker process can run), `cross` (needs earlier rows: duplicates),
 `input` (the whole input: position bias, no rows), `file` (a file that cannot be read).
-docs/validate.md's rule table is `rules_markdown()`, checked by a test, as is the report schema's rule enum.
+docs/design/validate.md's rule table is `rules_markdown()`, checked by a test, as is the report schema's rule enum.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def quote(s: str, n: int = 60) -> str:
 
 
 def rules_markdown() -> str:
-    """docs/validate.md's rule table, generated from the registry."""
+    """docs/design/validate.md's rule table, generated from the registry."""
     lines = ["| rule | severity | scope | what | fix |", "|---|---|---|---|---|"]
     for r in RULES.values():
         cells = [f"`{r.name}`", r.severity, r.scope, r.description, r.fix]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..fields import template_id
 from ..records import Finding, Row
 from .crossrow import RowKeys, row_keys
 from .facts import Config, RowFacts
@@ -33,9 +34,9 @@ def rules_for(may: int) -> tuple[Rule, ...]:
     )
 
 
-def findings_of(row: Row, r: Rule, hits, uuid: str | None) -> list[Finding]:
+def findings_of(row: Row, r: Rule, hits, uuid: str | None, template: str | None = None) -> list[Finding]:
     return [
-        Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid)
+        Finding(row.file, row.line, row.index, render_path(path), r.name, r.severity, msg, uuid, template)
         for path, msg in hits
     ]
 
@@ -93,8 +94,9 @@ class RowChecker:
             u = f.uuid
             uuid = None if u is None else str(u)
             row = f.row
+            template = template_id({"template_metadata": f.tm})  # findings are grouped by it
             for r in rules_for(f.may):
                 hits = list(r.check(f))
                 if hits:
-                    out.extend(findings_of(row, r, hits, uuid))
+                    out.extend(findings_of(row, r, hits, uuid, template))
         return out, row_keys(f), f

@@ -179,7 +179,7 @@ TYPICAL_REGEX = "Answer:\\s*([A-Z])"
 @functools.lru_cache(maxsize=256)
 def never_extracted(key: str) -> tuple[str, ...]:
     """The graders that give no reward to a compliant answer naming option `key` when it is the gold: each
-    mode (docs/grading.md) and a typical output_regex with an [A-Z] class, asked through grade_text."""
+    mode (docs/design/grading.md) and a typical output_regex with an [A-Z] class, asked through grade_text."""
     other = "Q" if key.upper() != "Q" else "R"
     options = [{key: "first option"}, {other: "second option"}]
     out = []

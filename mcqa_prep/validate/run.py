@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Iterable
@@ -13,10 +14,10 @@ from .. import schema
 from .._perf import streaming_gc
 from .._version import __version__
 from ..errors import InputError, UsageError
+from ..findings import FindingGroups
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from ..io.paths import data_kind, is_parquet
-from ..io.readers import parquet_num_rows
-from ..parallel import Chunk, check_workers, chunks_of, ordered_map
+from ..io.paths import data_kind
+from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..progress import Progress
 from ..records import Finding, display_name
 from .batch import chunk_facts
@@ -99,30 +100,24 @@ def _plan(paths: Iterable[str | os.PathLike], verify: bool, progress: Progress |
 
 
 class _Keeper:
-    """Counts every finding and keeps the first `cap` (0: all); `strict` turns warnings into errors."""
+    """Counts every finding, groups them (findings.FindingGroups) and keeps the first `cap` (0: all); `strict`
+    turns warnings into errors. Called with one row's findings at a time."""
 
     def __init__(self, cap: int, strict: bool) -> None:
         self.cap = cap
         self.strict = strict
         self.total = 0
         self.kept: list[Finding] = []
+        self.groups = FindingGroups()
 
     def __call__(self, fs: list[Finding]) -> None:
+        if self.strict:
+            fs = [dataclasses.replace(f, severity=ERROR) if f.severity == WARNING else f for f in fs]
+        self.groups.add(fs)
         for f in fs:
             self.total += 1
-            if self.strict and f.severity == WARNING:
-                f = Finding(f.file, f.line, f.row, f.path, f.rule, ERROR, f.message, f.uuid)
             if self.cap <= 0 or len(self.kept) < self.cap:
                 self.kept.append(f)
-
-
-def _total_rows(sources: list[_Source]) -> int | None:
-    if sources and all(isinstance(s.file, Path) and is_parquet(s.file) for s in sources):
-        try:
-            return sum(parquet_num_rows(s.file) for s in sources)
-        except Exception:  # noqa: BLE001 - a broken footer is reported when the file is read
-            return None
-    return None
 
 
 class CheckedChunk(NamedTuple):
@@ -162,7 +157,8 @@ def _read_all(
     sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, workers: int
 ) -> None:
     """Every chunk of every input through one pool, in input order; the cross-row half here."""
-    bar = progress(total=_total_rows(sources), desc="validate", unit="row") if progress is not None else None
+    meter = InputMeter(s.file for s in sources)
+    bar = progress(total=meter.total, desc="validate", unit=meter.unit) if progress is not None else None
     work = functools.partial(check_chunk, v.checker)
     current, base = -1, 0
     try:
@@ -191,7 +187,7 @@ def _read_all(
                 base += n
                 src.entry["rows"] += n
                 if bar is not None:
-                    bar.update(n)
+                    bar.update(meter.step(chunk, n))
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
@@ -250,6 +246,7 @@ def validate_paths(
         **summ,
         "findings_total": keep.total,
         "findings_shown": len(keep.kept),
+        "finding_groups": keep.groups.to_list(),
         "inputs": inputs,
     }
     return ValidateReport(summary, keep.kept)

@@ -126,7 +126,17 @@ def test_a_catastrophic_pattern_is_bounded_in_every_command(tmp_path, command):
     out = tmp_path / "out"
     if command == "grade":
         p = _proc(
-            "grade", BAIT, "-o", "A=x", "-o", "B=y", "--regex", CATASTROPHIC, "--format", "json", cwd=tmp_path
+            "grade",
+            BAIT,
+            "--option",
+            "A=x",
+            "--option",
+            "B=y",
+            "--regex",
+            CATASTROPHIC,
+            "--format",
+            "json",
+            cwd=tmp_path,
         )
         _one_line_contract(p, (OK,))
         assert json.loads(p.stdout)["status"] == "regex_timeout"

@@ -66,7 +66,7 @@ def _figures(tmp: Path, rescored: Path, doc: dict) -> dict[str, tuple]:
     (m,) = [x["summary"] for x in rep["sections"] if x["kind"] == "rescored"]
     out["report"] = (m["graded"], m["invalid"], m["recorded"], m["changed"], m["mean_reward"])
     table = tmp / "t.passrates.jsonl"
-    p = check(run(["passrates", rescored, "-o", table, "--on-invalid", "skip", "--format", "json"]), OK)
+    p = check(run(["passrates", rescored, "-o", table, "--on-invalid", "reject", "--format", "json"]), OK)
     entries = [json.loads(x) for x in table.read_text().splitlines()[1:]]
     n = sum(e["samples"] for e in entries)
     mean = sum(e["mean_reward"] * e["samples"] for e in entries) / n if n else None

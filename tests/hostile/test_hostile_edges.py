@@ -160,9 +160,9 @@ def test_valid_utf8_arguments_under_an_ascii_locale(tmp_path, command):
         p = _ascii_locale(
             "grade",
             "Réponse \\boxed{B}",
-            "-o",
+            "--option",
             "A=été",
-            "-o",
+            "--option",
             "B=hiver",
             "-e",
             "B",
@@ -195,17 +195,31 @@ def test_valid_utf8_arguments_under_an_ascii_locale(tmp_path, command):
 # ------------------------------------------------------------------------------------------------ grade
 
 
-def test_an_unusable_regex_is_exit_1_in_one_line_and_keeps_its_status_in_json():
-    res = run(["grade", "Answer: B", "-o", "A=x", "-o", "B=y", "--regex", "("])
-    check(res, FAILURE)
+def test_an_unusable_regex_is_a_usage_error_in_one_line_and_keeps_its_status_in_json():
+    res = run(["grade", "Answer: B", "--option", "A=x", "--option", "B=y", "--regex", "("])
+    check(res, USAGE)
     assert len(res.stderr.strip().splitlines()) == 1 and "--regex" in res.stderr
     doc = check(
-        run(["grade", "Answer: B", "-o", "A=x", "-o", "B=y", "--regex", "(", "--format", "json"]), FAILURE
+        run(["grade", "Answer: B", "--option", "A=x", "--option", "B=y", "--regex", "(", "--format", "json"]),
+        USAGE,
     )
     assert doc["status"] == "invalid_regex" and doc["error"]["reason"] == "invalid_regex"
     doc = check(
-        run(["grade", "Answer: B", "-o", "A=x", "-o", "B=y", "--regex", "(a)(b)", "--format", "json"]),
-        FAILURE,
+        run(
+            [
+                "grade",
+                "Answer: B",
+                "--option",
+                "A=x",
+                "--option",
+                "B=y",
+                "--regex",
+                "(a)(b)",
+                "--format",
+                "json",
+            ]
+        ),
+        USAGE,
     )
     assert doc["status"] == "invalid_regex"
 

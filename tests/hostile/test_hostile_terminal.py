@@ -54,10 +54,10 @@ def test_invalid_utf8_file(tmp_path):
 
 
 def test_bad_bytes_on_stdin_and_in_argv_of_grade():
-    p = cli("grade", "-o", "A=x", "-o", "B=y", "--expected", "A", stdin=b"\\boxed{A} \xff\xfe")
+    p = cli("grade", "--option", "A=x", "--option", "B=y", "--expected", "A", stdin=b"\\boxed{A} \xff\xfe")
     no_traceback(p)
     assert p.returncode == FAILURE and b"stdin: not valid UTF-8 text: byte 0xff at offset 10" in p.stderr
-    q = cli(b"grade", b"\\boxed{A} \xff", b"-o", b"A=x\xfe", b"--expected", b"A", b"--format", b"json")
+    q = cli(b"grade", b"\\boxed{A} \xff", b"--option", b"A=x\xfe", b"--expected", b"A", b"--format", b"json")
     no_traceback(q)
     assert q.returncode == USAGE and b"RESPONSE" in q.stderr
 

@@ -126,6 +126,8 @@ def test_rescored_input_of_passrates(made, tmp_path, name):
     """A damaged rescored file is still every row accounted for, or a refusal with no table."""
     src = build.write(tmp_path / "rescored.jsonl", damages(made["rescored"].read_bytes())[name])
     out = tmp_path / "t.jsonl"
-    doc = check(run(["passrates", src, "-o", out, "--format", "json", "--on-invalid", "skip"]), (OK, FAILURE))
+    doc = check(
+        run(["passrates", src, "-o", out, "--format", "json", "--on-invalid", "reject"]), (OK, FAILURE)
+    )
     assert out.exists() is doc["ok"]
     check(run(["summarize", src, "--format", "json"]), (OK, FAILURE))

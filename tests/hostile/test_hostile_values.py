@@ -164,7 +164,7 @@ def test_any_json_value_in_a_rescored_row(workdir, where, value):
 def test_any_text_is_graded(response, texts):
     """Any text is graded (exit 0); text that is not UTF-8 (a lone surrogate: what Python makes of such
     argv bytes) is a bad value (exit 2)."""
-    opts = [x for i, t in enumerate(texts) for x in ("-o", f"{'ABCD'[i]}={t}")]
+    opts = [x for i, t in enumerate(texts) for x in ("--option", f"{'ABCD'[i]}={t}")]
     args = ["grade", *opts, "--expected", "A", "--explain", "--format", "json", "--", response]
     utf8 = all(_encodable(t) for t in (response, *texts))
     doc = check(run(args), OK if utf8 else USAGE)

@@ -150,7 +150,7 @@ def summarize(path: Path, data: bytes) -> dict[str, Any]:
 
 
 def passrates(path: Path, data: bytes, out: Path, *extra: Any) -> dict[str, Any]:
-    res = run(["passrates", path, "-o", out, "--on-invalid", "skip", "--format", "json", "-q", *extra])
+    res = run(["passrates", path, "-o", out, "--on-invalid", "reject", "--format", "json", "-q", *extra])
     doc = check(res, (OK, FAILURE))
     if not any(r.ok for r in rows_of(data)):
         assert res.exit_code == FAILURE

@@ -1,4 +1,4 @@
-"""Mode `robust`: the answer letter a careful reader takes from a response (design: docs/robust.md).
+"""Mode `robust`: the answer letter a careful reader takes from a response (design: docs/design/robust.md).
 
 Stages, one module each:
 

@@ -1,6 +1,6 @@
 """Stage 2b, the closing line: a response whose last line is a short sentence naming one option letter,
 with nothing said against it, commits to that letter ("E wins out.", "That narrows it to A.", "I'd
-settle on B.", "Je choisis donc D.") — whatever words it commits with. A FORMAT rule (docs/robust.md):
+settle on B.", "Je choisis donc D.") — whatever words it commits with. A FORMAT rule (docs/design/robust.md):
 it counts only when no anchored statement and no phrase decided, so a known phrase always wins over it.
 
 The line must be one sentence of at most a few words around the letter, the letter closing it (maybe

@@ -1,4 +1,4 @@
-"""Stage 4, decide: one decision over all the evidence of the answered scope (docs/robust.md, "Decision").
+"""Stage 4, decide: one decision over all the evidence of the answered scope (docs/design/robust.md, "Decision").
 
 1. The strongest statements win: the last decisive ANCHORED candidate, else the last decisive PHRASE.
 2. A later candidate of lower strength replaces it only as a revision: a self-correction ("wait,

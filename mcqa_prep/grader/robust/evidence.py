@@ -1,5 +1,5 @@
 """The records every stage of `robust` passes on: what a piece of text says (`Reading`) and where and how
-strongly the response says it (`Evidence`). Design: docs/robust.md, "Evidence"."""
+strongly the response says it (`Evidence`). Design: docs/design/robust.md, "Evidence"."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ OUT_OF_RANGE = "out_of_range"  # a letter that is not one of the options
 NONE = "none"  # nothing: a mention, a dismissal, a condition, an empty payload
 DECISIVE = frozenset((LETTER, SEVERAL, REFUSAL, OUT_OF_RANGE))
 
-# How strongly the response commits (docs/robust.md, "Strength").
+# How strongly the response commits (docs/design/robust.md, "Strength").
 ANCHORED = 2  # an answer anchor, a box, a JSON answer field, "I choose B", "B is the correct answer"
 PHRASE = 1  # "therefore B.", "it's B", "leaving C", "the vitamin in question is (D).", "C is right."
 FORMAT = 0  # only the shape of the response: a bare letter, a last label line, a bold letter, ...

@@ -1,6 +1,6 @@
 """Stage 2b, formats: answers given by the shape of the response rather than by words — a bare short
 response, a last line that is a label, one bold letter, a refusal, a leading label, a closing option
-text. Each is `Evidence` of strength FORMAT; they are produced in a fixed order (docs/robust.md) and
+text. Each is `Evidence` of strength FORMAT; they are produced in a fixed order (docs/design/robust.md) and
 the first decisive one counts when nothing stronger was said."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Labels as the question labels them: which tokens of a response name which option (docs/robust.md,
+"""Labels as the question labels them: which tokens of a response name which option (docs/design/robust.md,
 "Labels").
 
 Latin capitals always (lower-case ones after an anchor, in a box or in brackets); besides them, by default

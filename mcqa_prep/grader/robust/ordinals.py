@@ -1,6 +1,6 @@
 """Options named by their position: "That's the second option.", "I'll go with the third choice",
 "The answer is the last one." — an ordinal after a phrase that commits to it, closing its sentence, reads
-the letter at that position (docs/robust.md, "Evidence")."""
+the letter at that position (docs/design/robust.md, "Evidence")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Read one payload (the text after an anchor, a box's content, a JSON value, a short response): an
-option text, a letter, a list of letters, a refusal, or letters in prose. Order: docs/robust.md,
+option text, a letter, a list of letters, a refusal, or letters in prose. Order: docs/design/robust.md,
 "Reading a payload"."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How the prompt labels its options, read from the rendered prompt (docs/robust.md, "Labels").
+"""How the prompt labels its options, read from the rendered prompt (docs/design/robust.md, "Labels").
 
 `grade_text` never sees the prompt, so a row whose prompt numbers its options ("1. Paris", "(2) London") says
 so in `template_metadata.option_labels`. `grade_request` does see it: for a row that does not say, it asks

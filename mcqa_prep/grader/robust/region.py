@@ -1,4 +1,4 @@
-"""Stage 0, the answer region: where a careful reader looks for the answer (docs/robust.md, "Structure").
+"""Stage 0, the answer region: where a careful reader looks for the answer (docs/design/robust.md, "Structure").
 
 A response that marks its reasoning (`<think> ... </think>`, `◁think▷ ... ◁/think▷`, `<|im_start|>think ...
 <|im_start|>answer`, `<|begin_of_thought|> ... <|end_of_thought|>`, ...: phrases.REASONING_MARKERS) is
