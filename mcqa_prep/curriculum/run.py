@@ -52,7 +52,8 @@ from .epochs import EpochPlan
 from .schedule import NO_EVIDENCE, ScheduleSpec, build, materialize, row_weights
 
 SCHEMA = schema_version("curriculum")
-MAX_ORDERED_ROWS = 50_000_000  # steps x prompts per step of --ordered-out (cli help, docs/design/curriculum.md)
+# steps x prompts per step of --ordered-out (cli help, docs/design/curriculum.md)
+MAX_ORDERED_ROWS = 50_000_000
 CORRECTED = "corrected"
 ESTIMATES = ("plain", CORRECTED)
 ALL = "(all)"

@@ -28,8 +28,7 @@ from ..convert.orders import PermuteSpec
 from ..errors import InputError, UsageError
 from ..findings import FindingGroups, keep_first
 from ..io.hashing import Stamp, check_unchanged, sha256_file, stamp
-from ..io.paths import check_output, is_data_path, is_parquet, require_regular
-from ..io.readers import parquet_num_rows
+from ..io.paths import check_output, is_data_path
 from ..io.shards import HashingWriter, SplitWriter
 from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
