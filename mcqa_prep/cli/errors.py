@@ -100,6 +100,8 @@ HINTS: dict[str, str] = {
     "template_file": "give --template a readable template file, or a built-in name (--list-templates)",
     "template_spec": "write --template NAME[:WEIGHT] with a built-in name (--list-templates) or a file, and a "
     "positive weight",
+    "worker_died": "free memory or use fewer --workers, then run the same command with --resume to continue from "
+    "the complete chunks",
     "ray_missing": "install it with pip install '{extra}', or use --engine local",
     "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
     "ray_failed_resumable": "check the Ray cluster and its logs, then run the same command with --resume to "

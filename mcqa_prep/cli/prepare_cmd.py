@@ -11,15 +11,16 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared.verify import verify_prepared
+from ..runs import RunRequest
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     FORMAT_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
-    WORKERS_OPTION,
     bar_factory,
-    cap_workers,
     emit_json,
+    engine_options,
+    engine_settings,
     regex_timeout_option,
 )
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
@@ -91,7 +92,7 @@ from .policy_opts import policy_from_options, policy_options
 )
 @contamination_options
 @permute_options
-@WORKERS_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def prepare_command(
@@ -108,6 +109,9 @@ def prepare_command(
     regex_timeout,
     decontaminate_against,
     workers,
+    engine,
+    address,
+    resume,
     fmt,
     quiet,
     **policy_kw,
@@ -192,7 +196,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
-            workers=cap_workers(workers),
+            run=RunRequest(tuple(inputs), out_dir, **engine_settings(workers, engine, address, resume)),
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,

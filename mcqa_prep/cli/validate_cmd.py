@@ -7,15 +7,16 @@ from pathlib import Path
 import click
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..runs import RunRequest
 from ..validate import ValidateReport, validate_paths
 from .common import (
     FORMAT_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
-    WORKERS_OPTION,
     bar_factory,
-    cap_workers,
     emit_json,
+    engine_options,
+    engine_settings,
     regex_timeout_option,
     report_error,
 )
@@ -93,10 +94,12 @@ def render_text(report: ValidateReport) -> list[str]:
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 on any finding).")
 @NO_VERIFY_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
-@WORKERS_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
-def validate_command(paths, max_findings, strict, no_verify, regex_timeout, workers, fmt, quiet):
+def validate_command(
+    paths, max_findings, strict, no_verify, regex_timeout, workers, engine, address, resume, fmt, quiet
+):
     """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
 
     PATH is a JSONL or Parquet file, a directory (searched recursively), a directory written by
@@ -118,7 +121,7 @@ def validate_command(paths, max_findings, strict, no_verify, regex_timeout, work
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
-        workers=cap_workers(workers),
+        run=RunRequest(tuple(paths), **engine_settings(workers, engine, address, resume)),
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:
