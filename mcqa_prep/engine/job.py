@@ -188,7 +188,7 @@ def run(
         if keep_shards:
             work.finish()
         if stream is not None:
-            info.stream = stream.name
+            info.stream = str(work.stream_path)
         if then is not None:
             then(work.path, info)
     finally:

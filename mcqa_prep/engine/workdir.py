@@ -67,7 +67,7 @@ def write_whole(final: str, data: bytes | memoryview, durable: bool = False) -> 
     d, base = os.path.split(final)
     tmp = os.path.join(d, f".{base}.{secrets.token_hex(6)}.tmp")
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as fh:
             fh.write(data)
             if durable:
                 fh.flush()
@@ -291,6 +291,10 @@ class WorkDir:
         except Exception:  # noqa: BLE001 - a missing, torn or foreign record: the chunk is run again
             return None
 
+    @property
+    def stream_path(self) -> Path:
+        return self.path / STREAM
+
     def open_stream(self, resume: bool) -> tuple[Any, int]:
         """The stream (opened for appending) and how many chunks it holds: when resuming, the chunks whose
         end was recorded, in order, up to what the file holds (it is cut back to the last of them)."""
@@ -306,7 +310,7 @@ class WorkDir:
                         break
                     ends.append(end)
         try:
-            fh = open(path, "r+b" if ends else "wb")  # noqa: SIM115 - closed by the run (close_stream)
+            fh = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o666), "r+b")  # (closed by the run)
             fh.truncate(ends[-1] if ends else 0)
             fh.seek(0, os.SEEK_END)
         except OSError as exc:
@@ -386,7 +390,7 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
 def _json_bytes(doc: Any) -> bytes:
     import json
 
-    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("ascii")  # (names that are not UTF-8 too)
 
 
 def job_record(

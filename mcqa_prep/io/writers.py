@@ -351,6 +351,7 @@ def place_file(done: str | os.PathLike[str], path: str | os.PathLike[str]) -> No
             os.close(fd)
         os.replace(done, target)
         fsync_dir(target.parent)
+        remove_dead_temporaries(target)  # (an earlier writer's, killed)
         return
     except FileNotFoundError:
         if not os.path.exists(done):
