@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._perf import release_memory
 from ..errors import McqaPrepError, UsageError
 from ..io.paths import STDIN, is_special
 from ..parallel import (
@@ -280,6 +281,8 @@ def _local_results(
             yield c
 
     fn = functools.partial(run_chunk, job.work, job.settings, shard_of, os.getpid(), job.stream)
+    if workers > 1:
+        release_memory()  # a forked worker's resident memory starts as this process's: give back what is free
     results = ordered_map(fn, chunks(), workers, skip=lambda c: c.seq in known)
     try:
         for chunk, done in results:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._perf import release_memory
 from ..errors import InputError
 from ..grader.letters import normalize_gold
 from ..io import iter_file
@@ -219,6 +220,8 @@ class RowIndex:
         idx.rows = PackedRows.pack(slots, starts, blob)
         if not slots:
             raise idx._nothing_indexed(names)
+        del slots, starts, where
+        release_memory()
         return idx
 
     def _conflict(
