@@ -70,7 +70,7 @@ def test_results_are_folded_in_input_order_for_any_worker_count(tmp_path):
         info = run(
             RunRequest((inp,), tmp_path / "out.txt", workers, chunk_bytes=1000),
             _job(tmp_path, inp),
-            lambda c, part, shard: got.append(shard.read()),
+            lambda c, part, shard, got=got: got.append(shard.read()),
         )
         outs.append(b"".join(got))
         assert info.chunks == len(got) == -(-inp.stat().st_size // 1000) and info.resumed == 0
