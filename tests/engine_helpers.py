@@ -89,16 +89,63 @@ def _stdout(_out: Path, stdout: str) -> bytes:
 
 
 COMMANDS = [
-    Command("validate", lambda i, o: ["validate", i["dataset"], i["validation"], "--max-findings", "0",
-                                      "--format", "json"], _stdout, None),  # fmt: skip
-    Command("prepare", lambda i, o: ["prepare", i["dataset"], i["validation"], "-o", o / "prepared",
-                                     "--on-invalid", "reject", "--repair-regexes"],
-            lambda o, s: _dir_bytes(o / "prepared", s), "prepared"),  # fmt: skip
-    Command("rescore", lambda i, o: ["rescore", i["rollouts"], "--rows", i["dataset"], "-o", o / "r.jsonl"],
-            lambda o, s: (o / "r.jsonl").read_bytes(), "r.jsonl"),  # fmt: skip
-    Command("passrates", lambda i, o: ["passrates", i["rollouts"], "--rescore", "--rows", i["dataset"],
-                                       "--on-invalid", "skip", "-o", o / "t.jsonl"],
-            lambda o, s: _table_bytes(o / "t.jsonl", s), "t.jsonl"),  # fmt: skip
-    Command("audit", lambda i, o: ["audit", i["dataset"], i["validation"], "--rollouts", i["rollouts"],
-                                   "--on-invalid", "skip", "--format", "json"], _stdout, None),  # fmt: skip
+    Command(
+        "validate",
+        lambda i, o: ["validate", i["dataset"], i["validation"], "--max-findings", "0", "--format", "json"],
+        _stdout,
+        None,
+    ),  # fmt: skip
+    Command(
+        "prepare",
+        lambda i, o: [
+            "prepare",
+            i["dataset"],
+            i["validation"],
+            "-o",
+            o / "prepared",
+            "--on-invalid",
+            "reject",
+            "--repair-regexes",
+        ],
+        lambda o, s: _dir_bytes(o / "prepared", s),
+        "prepared",
+    ),  # fmt: skip
+    Command(
+        "rescore",
+        lambda i, o: ["rescore", i["rollouts"], "--rows", i["dataset"], "-o", o / "r.jsonl"],
+        lambda o, s: (o / "r.jsonl").read_bytes(),
+        "r.jsonl",
+    ),  # fmt: skip
+    Command(
+        "passrates",
+        lambda i, o: [
+            "passrates",
+            i["rollouts"],
+            "--rescore",
+            "--rows",
+            i["dataset"],
+            "--on-invalid",
+            "skip",
+            "-o",
+            o / "t.jsonl",
+        ],
+        lambda o, s: _table_bytes(o / "t.jsonl", s),
+        "t.jsonl",
+    ),  # fmt: skip
+    Command(
+        "audit",
+        lambda i, o: [
+            "audit",
+            i["dataset"],
+            i["validation"],
+            "--rollouts",
+            i["rollouts"],
+            "--on-invalid",
+            "skip",
+            "--format",
+            "json",
+        ],
+        _stdout,
+        None,
+    ),  # fmt: skip
 ]

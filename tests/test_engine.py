@@ -152,7 +152,9 @@ def inputs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
-def test_every_command_writes_the_same_bytes_for_any_worker_count(cli, inputs, tmp_path, monkeypatch, command):
+def test_every_command_writes_the_same_bytes_for_any_worker_count(
+    cli, inputs, tmp_path, monkeypatch, command
+):
     monkeypatch.setattr(parallel, "JSONL_CHUNK_BYTES", 8192)  # many chunks: rows of one pass cross them
     got = []
     for workers in (1, 2):

@@ -390,7 +390,9 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
 def _json_bytes(doc: Any) -> bytes:
     import json
 
-    return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("ascii")  # (names that are not UTF-8 too)
+    return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode(
+        "ascii"
+    )  # (names that are not UTF-8 too)
 
 
 def job_record(
