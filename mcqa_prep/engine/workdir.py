@@ -113,7 +113,7 @@ def path_identities(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, A
 def input_identities(paths: list[str]) -> list[dict[str, Any]]:
     """Path, size, modification time and inode of every input file: what tells another input from the same
     one without reading it."""
-    out = []
+    out: list[dict[str, Any]] = []
     for p in paths:
         try:
             st = os.stat(p)
@@ -252,11 +252,9 @@ class WorkDir:
         """A complete chunk's record, written after its shard (a record names only a whole shard)."""
         sh = done.shard
         # shard None: the chunk had no bytes; False: they were never on disk (in the stream, or lost)
-        shard: Any = (
-            None if sh is None else False if sh.path is None else [os.path.basename(sh.path), sh.size]
-        )
-        if shard:
-            shard.append(sh.sha256)
+        shard: Any = None
+        if sh is not None:
+            shard = False if sh.path is None else [os.path.basename(sh.path), sh.size, sh.sha256]
         doc = {"chunk": plan_fields(c), "shard": shard, "part": done.part}
         path = str(self.path / RECORDS / f"{c.seq:05d}.rec")
         try:

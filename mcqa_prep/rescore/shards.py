@@ -47,7 +47,7 @@ def rescore_shards(req: RescoreRequest) -> tuple[RescoreReport, RunInfo]:
     shards: list[dict[str, Any]] = []
 
     def fold(chunk: Chunk, part: RescoreReport, shard: Shard | None) -> None:
-        assert shard is not None
+        assert shard is not None and shard.path is not None  # (a shard of this job is on disk)
         report.merge(part)
         shards.append({"file": os.path.basename(shard.path), "rows": part.rows})
         if bar is not None:
