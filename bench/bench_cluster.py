@@ -504,7 +504,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, ray: bool = 
         if ray:
             (work / "ray").mkdir()
             ray_part(work / "ray", rows, rounds, res)
-        if ray and engine:
+        if engine and has_ray():
             (work / "engine").mkdir()
             engine_part(work / "engine", rows, rounds, res)
         if load:

@@ -85,6 +85,7 @@ class RunInfo:
     address: str | None = None
     log_dir: str | None = None
     stream: str | None = None  # a streaming job's output, complete, for `then` to put in place
+    records: bool = False  # every complete chunk is recorded (a run from files: it can be resumed)
     shards: list[dict[str, Any]] = field(default_factory=list)  # a command's account of its shards, if any
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -157,7 +158,7 @@ def run(
         )
     work = WorkDir(_place(job), str(job.output or ", ".join(p for p, _ in job.sources)))
     keep = False
-    info = RunInfo(req.engine, 0, work_dir=str(work.path))
+    info = RunInfo(req.engine, 0, work_dir=str(work.path), records=resumable)
     try:
         cb, total = _plan(req, job, work, resumable)
         info.chunks = total or 0
@@ -173,7 +174,8 @@ def run(
                 results = ray_results(req, job, todo, shard_of, info, marks, work.count_complete)
             else:
                 info.workers = check_workers(req.workers)
-                results = _local_results(job, todo, shard_of, info.workers)
+                records = str(work.path) if resumable else None
+                results = _local_results(job, todo, shard_of, info.workers, records)
             try:
                 _fold_all(results, work, fold, resumable, stream)
             finally:
@@ -254,7 +256,7 @@ def _fold_all(
             if done is None:  # the chunk's file could not be read this far (chunk.failure)
                 fold(chunk, None, None)
                 continue
-            if fresh and record:
+            if fresh and record and not done.recorded:
                 work.record(chunk, done)
             fold(chunk, done.part, done.shard)
             if stream is not None and done.shard is not None:
@@ -269,9 +271,14 @@ def _fold_all(
 
 
 def _local_results(
-    job: Job, todo: Iterator[tuple[Chunk, Done | None]], shard_of: Callable[[int], str], workers: int
+    job: Job,
+    todo: Iterator[tuple[Chunk, Done | None]],
+    shard_of: Callable[[int], str],
+    workers: int,
+    records: str | None,
 ) -> Iterator[tuple[Chunk, Done | None, bool]]:
-    """The chunks' results in input order, computed by `workers` forked processes (or here, for one)."""
+    """The chunks' results in input order, computed by `workers` forked processes (or here, for one), each
+    recorded in `records` (the work directory) by the process that ran it."""
     known: dict[int, Done] = {}
 
     def chunks() -> Iterator[Chunk]:
@@ -280,7 +287,7 @@ def _local_results(
                 known[c.seq] = done
             yield c
 
-    fn = functools.partial(run_chunk, job.work, job.settings, shard_of, os.getpid(), job.stream)
+    fn = functools.partial(run_chunk, job.work, job.settings, shard_of, os.getpid(), job.stream, records)
     if workers > 1:
         release_memory()  # a forked worker's resident memory starts as this process's: give back what is free
     results = ordered_map(fn, chunks(), workers, skip=lambda c: c.seq in known)

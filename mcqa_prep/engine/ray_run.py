@@ -47,7 +47,7 @@ def import_ray() -> Any:
 _WORKER_STATE: dict[str, Any] = {}
 
 
-def _chunk_task(box: list[Any], shard_of: Callable[[int], str], chunk: Chunk) -> Done:
+def _chunk_task(box: list[Any], shard_of: Callable[[int], str], records: str | None, chunk: Chunk) -> Done:
     """A Ray task: one chunk. The job's function and settings (in `box`, unresolved) are fetched once per
     worker process."""
     key = box[0].hex()
@@ -60,7 +60,7 @@ def _chunk_task(box: list[Any], shard_of: Callable[[int], str], chunk: Chunk) ->
         _WORKER_STATE[key] = ray.get(box[0])
         _keep_freed_memory()
     work, settings = _WORKER_STATE[key]
-    return run_chunk(work, settings, shard_of, -1, False, chunk)
+    return run_chunk(work, settings, shard_of, -1, False, records, chunk)
 
 
 def ray_results(
@@ -83,7 +83,10 @@ def ray_results(
         with ray_session.quiet(ray, session.log_dir):
             info.workers = req.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             try:
-                yield from _tasks(ray, job, todo, shard_of, info.workers)
+                # a job with an output has its work directory on the storage every node reaches (where its
+                # shards go too): the tasks record their chunks; else (the user's cache) the driver does
+                records = info.work_dir if job.output is not None and info.records else None
+                yield from _tasks(ray, job, todo, shard_of, info.workers, records)
                 ok = True
             except McqaPrepError:
                 raise
@@ -101,6 +104,7 @@ def _tasks(
     todo: Iterator[tuple[Chunk, Done | None]],
     shard_of: Callable[[int], str],
     workers: int,
+    records: str | None,
 ) -> Iterator[tuple[Chunk, Done | None, bool]]:
     task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(_chunk_task)
     box = [ray.put((job.work, job.settings))]
@@ -134,7 +138,7 @@ def _tasks(
             if chunk.failure is not None or done is not None:
                 order.append((chunk, done))
             else:
-                ref = task.remote(box, shard_of, chunk)
+                ref = task.remote(box, shard_of, records, chunk)
                 running.add(ref)
                 order.append((chunk, ref))
             while len(running) >= window:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..parallel import Chunk
-from .workdir import Done, Shard, write_shard
+from .workdir import Done, Shard, write_record, write_shard
 
 SLOW_ENV = (
     "MCQA_PREP_TEST_CHUNK_SLEEP"  # test hook: seconds each chunk waits before its result is handed back
@@ -30,21 +30,29 @@ def run_chunk(
     shard_of: Callable[[int], str],
     driver: int,
     streams: bool,
+    records: str | None,
     chunk: Chunk,
 ) -> Done:
     """One chunk through the command's work, its bytes (if any) written as its shard: what a worker process
     or a Ray task does with a chunk. In the driver's own process (`driver`: its pid) the bytes also stay in
     memory for the fold; for a streaming job (`streams`) they are only there, since the fold appends them to
-    the stream at once (a shard on disk is what a resumed run reads of a chunk not yet folded)."""
+    the stream at once (a shard on disk is what a resumed run reads of a chunk not yet folded). With
+    `records` (the run's work directory, where this process reaches it) it records the complete chunk too:
+    the driver, which folds every chunk in turn, is spared the pickling."""
     result = work(chunk, settings)
     if os.environ.get(SLOW_ENV):
         time.sleep(float(os.environ[SLOW_ENV]))
-    if not isinstance(result, Piece):
-        return Done(result, None)
     here = os.getpid() == driver
-    if here and streams:
-        return Done(result.part, Shard(None, len(result.data), None, bytes(result.data)))
-    shard = write_shard(shard_of(chunk.seq), result.data)
-    if here:
-        shard.data = bytes(result.data)
-    return Done(result.part, shard)
+    if not isinstance(result, Piece):
+        done = Done(result, None)
+    elif here and streams:
+        done = Done(result.part, Shard(None, len(result.data), None, bytes(result.data)))
+    else:
+        shard = write_shard(shard_of(chunk.seq), result.data)
+        if here:
+            shard.data = bytes(result.data)
+        done = Done(result.part, shard)
+    if records is None:
+        return done
+    write_record(records, chunk, done)
+    return done._replace(recorded=True)

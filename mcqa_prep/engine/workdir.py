@@ -127,11 +127,12 @@ def input_identities(paths: list[str]) -> list[dict[str, Any]]:
 
 
 class Done(NamedTuple):
-    """A complete chunk as the driver folds it: the command's result for it, and its shard (None when the work
-    handed back no bytes to write)."""
+    """A complete chunk as the driver folds it: the command's result for it, its shard (None when the work
+    handed back no bytes to write), and whether the process that ran it recorded it already."""
 
     part: Any
     shard: Shard | None
+    recorded: bool = False
 
 
 class Shard:
@@ -164,6 +165,22 @@ def write_shard(path: str, data: bytes | memoryview) -> Shard:
     except OSError as exc:
         raise output_error(exc, path) from None
     return Shard(path, len(data), hashlib.sha256(data).hexdigest())
+
+
+def write_record(work_dir: str, c: Chunk, done: Done) -> None:
+    """A complete chunk's record, written after its shard (a record names only a whole shard): by the process
+    that ran the chunk where it reaches the work directory, else by the driver."""
+    sh = done.shard
+    # shard None: the chunk had no bytes; False: they were never on disk (in the stream, or lost)
+    shard: Any = None
+    if sh is not None:
+        shard = False if sh.path is None else [os.path.basename(sh.path), sh.size, sh.sha256]
+    doc = {"chunk": plan_fields(c), "shard": shard, "part": done.part}
+    path = os.path.join(work_dir, RECORDS, f"{c.seq:05d}.rec")
+    try:
+        write_whole(path, pickle.dumps(doc, pickle.HIGHEST_PROTOCOL))
+    except OSError as exc:
+        raise output_error(exc, path) from None
 
 
 class WorkDir:
@@ -249,18 +266,8 @@ class WorkDir:
         return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
     def record(self, c: Chunk, done: Done) -> None:
-        """A complete chunk's record, written after its shard (a record names only a whole shard)."""
-        sh = done.shard
-        # shard None: the chunk had no bytes; False: they were never on disk (in the stream, or lost)
-        shard: Any = None
-        if sh is not None:
-            shard = False if sh.path is None else [os.path.basename(sh.path), sh.size, sh.sha256]
-        doc = {"chunk": plan_fields(c), "shard": shard, "part": done.part}
-        path = str(self.path / RECORDS / f"{c.seq:05d}.rec")
-        try:
-            write_whole(path, pickle.dumps(doc, pickle.HIGHEST_PROTOCOL))
-        except OSError as exc:
-            raise output_error(exc, path) from None
+        """A complete chunk's record (see write_record), written by the driver."""
+        write_record(str(self.path), c, done)
 
     def completed(self, c: Chunk, consumed: int = 0) -> Done | None:
         """The chunk's result when this job completed it before (its shard checked against its record; a
