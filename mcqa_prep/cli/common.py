@@ -17,7 +17,6 @@ __all__ = [
     "FORMAT_OPTION",
     "QUIET_OPTION",
     "NO_VERIFY_OPTION",
-    "WORKERS_OPTION",
     "engine_options",
     "engine_settings",
     "cap_workers",
@@ -58,16 +57,6 @@ def regex_timeout_option(default: float | None):
         metavar="SECONDS",
         help="Seconds a custom output_regex may run on one text before it counts as catastrophic.",
     )
-
-
-WORKERS_OPTION = click.option(
-    "--workers",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Worker processes [default: every core available]. The output is the same for every N.",
-)
 
 
 def engine_options(fn: Any) -> Any:
