@@ -209,3 +209,21 @@ def test_a_killed_command_resumes_to_the_bytes_of_an_uninterrupted_run(inputs, t
     assert command.output(out, res.stdout) == command.output(clean, want.stdout)
     assert _records(command, out) == []
     assert [p.name for p in out.iterdir() if p.name.endswith(".mcqa-run")] == []
+
+
+def test_a_command_without_an_output_runs_beside_another_run_of_the_same_inputs(tmp_path):
+    """Two `validate` of one file at once: the second finds the cache's work directory held and runs in a
+    private one of its own (unrecorded), instead of refusing."""
+    from mcqa_prep.engine.job import _place
+    from mcqa_prep.engine.workdir import WorkDir
+
+    inp = _input(tmp_path, 50)
+    job = Job("count", ((str(inp), None),), count_lines, {"log": str(tmp_path / "ran.log"), "tag": "v"}, {})
+    held = WorkDir(_place(job), "held")
+    try:
+        got: list[bytes] = []
+        info = run(RunRequest((inp,), workers=1), job, lambda c, p, s: got.append(s.read()))
+        assert b"".join(got).decode().split() == [f"v:{i}" for i in range(1, 51)]
+        assert info.work_dir != str(held.path) and not os.path.exists(info.work_dir)
+    finally:
+        held.close(keep=False)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .._perf import release_memory
-from ..errors import McqaPrepError, UsageError
+from ..errors import McqaPrepError, OutputError, UsageError
 from ..io.paths import STDIN, is_special
 from ..parallel import (
     Chunk,
@@ -121,6 +121,21 @@ def _place(job: Job) -> Path:
         return Path(tempfile.mkdtemp(prefix=f".{job.command}-", suffix=".mcqa-run"))
 
 
+def _open_work(job: Job, resumable: bool) -> tuple[WorkDir, bool]:
+    """The run's work directory, locked; whether the run records its chunks there. A command without an
+    output whose cache directory another run of the same inputs holds now (two `validate` of one file) runs
+    in a private temporary directory instead, unrecorded: two such runs are no conflict."""
+    what = str(job.output or ", ".join(p for p, _ in job.sources))
+    try:
+        return WorkDir(_place(job), what), resumable
+    except OutputError as exc:
+        if job.output is not None or exc.reason != "output_busy":
+            raise
+    import tempfile
+
+    return WorkDir(Path(tempfile.mkdtemp(prefix=f".{job.command}-", suffix=".mcqa-run")), what), False
+
+
 def check_engine(req: RunRequest) -> None:
     if req.engine not in ENGINES:
         raise UsageError(
@@ -156,7 +171,7 @@ def run(
             "the Ray engine reads files every node reaches: stdin and pipes are read by the local engine only",
             reason="ray_stdin",
         )
-    work = WorkDir(_place(job), str(job.output or ", ".join(p for p, _ in job.sources)))
+    work, resumable = _open_work(job, resumable)
     keep = False
     info = RunInfo(req.engine, 0, work_dir=str(work.path), records=resumable)
     try:
