@@ -141,9 +141,11 @@ def _tasks(
                 ref = task.remote(box, shard_of, records, chunk)
                 running.add(ref)
                 order.append((chunk, ref))
-            while len(running) >= window:
-                collect()
             yield from head()
+            # a window of tasks running, and of results waiting behind the head (a resumed job's chunks)
+            while running and (len(running) >= window or len(order) >= 4 * window):
+                collect()
+                yield from head()
         while order:
             if running:
                 collect()
