@@ -9,12 +9,20 @@ bench/harness.py (wall, CPU, process-tree peak RSS), every leg once per round, t
 - ray1, ray2: `mcqa-prep rescore REQUESTS -o DIR --engine ray --workers 1|2 -q`, as a user runs it (a local Ray
   instance started, the job, Ray stopped: all of it in the figure); ray1_small, ray2_small: the same on 200
   requests (Ray's fixed cost per command);
-- session1, session2: one process that starts a local instance of 1|2 CPUs (`rescore.ray_local.connect`, as
-  the command does) and calls `rescore_on_ray` three times: a 200-row job (the first: Ray starts its worker
+- session1, session2: one process that starts a local instance of 1|2 CPUs (`engine.ray_session.connect`, as
+  the command does) and calls `rescore_shards` on Ray three times: a 200-row job (the first: Ray starts its worker
   processes, which import the package), a second 200-row job (a job's fixed cost on a running instance, what
   a job on an existing cluster pays, with `rescore_on_ray`'s own split of it), then the whole input. From it:
   Ray's start, the first job, the fixed cost of a job, and the per-worker rate beyond that fixed cost, against
   `--workers N`'s own per-worker rate beyond its fixed cost (w - w_small) in the same round (target >= 0.8x).
+
+Every command on the engine (validate, prepare, rescore, passrates, audit) on a Ray cluster kept up for the
+module (`ray start --head --num-cpus 2`, started once and stopped by process id at the end: the fixed cost a
+user who keeps a cluster up pays once), each leg interleaved with its local twin: `CMD ... --workers 2` and
+`CMD ... --address HEAD --workers 2`, each also on 200 rows (the command's fixed cost). From them: the fixed
+cost of a command on a running cluster (target <= 3 s) and Ray's per-worker rate beyond its fixed cost against
+a local worker's beyond its own (target >= 0.9x). The cluster's own processes (GCS, raylet, its workers) are not
+in a command's process tree: its RSS is the driver's.
 
 load_prepared, on a preparation (`mcqa-prep prepare`, Parquet in, JSONL shards out) of the same number of rows:
 per round, two processes with fresh cache directories, interleaved: `datasets.load_dataset("json")` on the shards
@@ -22,7 +30,7 @@ per round, two processes with fresh cache directories, interleaved: `datasets.lo
 Arrow; warm: twice, the faster kept; `verify=True`; `verify_prepared` alone). Each process's imports are timed
 apart (`import_s`). Targets: warm within 3x of datasets' warm; cold no slower than datasets' cold.
 
-    python bench/bench_cluster.py [--scale 0.05] [--rounds 1] [--no-ray] [--no-load]   # one JSON document
+    python bench/bench_cluster.py [--scale 0.05] [--rounds 1] [--no-ray] [--no-engine] [--no-load]   # one JSON document
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -48,6 +57,9 @@ ROWS = 50_000  # at scale 1
 SMALL = 200
 WORKERS = (1, 2)
 TARGET_PER_WORKER = 0.8
+TARGET_ENGINE_PER_WORKER = 0.9
+TARGET_ADDRESS_FIXED_S = 3.0
+ENGINE_WORKERS = 2
 TARGET_WARM = 3.0
 TARGET_COLD = 1.0
 
@@ -55,14 +67,14 @@ SESSION = """
 import json, sys, time
 sys.path.insert(0, {repo!r})
 import ray
-from mcqa_prep.rescore import ray_local
-from mcqa_prep.rescore.ray_engine import rescore_on_ray
+from mcqa_prep.engine import ray_session
+from mcqa_prep.rescore.shards import rescore_shards
 from mcqa_prep.rescore.run import RescoreRequest
 from mcqa_prep.runs import RunRequest
 def job(src, dst):
-    return rescore_on_ray(RescoreRequest(RunRequest((src,), dst, {n})))
+    return rescore_shards(RescoreRequest(RunRequest((src,), dst, {n}, engine="ray")))
 t0 = time.perf_counter()
-session = ray_local.connect(ray, {n})
+session = ray_session.connect(ray, {n})
 t1 = time.perf_counter()
 try:
     job({small!r}, {dst!r} + "-first")
@@ -72,7 +84,7 @@ try:
     report, run = job({src!r}, {dst!r})
     t4 = time.perf_counter()
 finally:
-    ray_local.disconnect(ray, session, keep_logs=False)
+    ray_session.disconnect(ray, session, keep_logs=False)
 print(json.dumps({{"ray_start_s": t1 - t0, "first_job_s": t2 - t1, "fixed_s": t3 - t2, "job_s": t4 - t3,
                    "rows": report.rows, "chunks": len(run.shards), "fixed_parts": small.timings}}))
 """
@@ -240,6 +252,181 @@ def ray_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None:
         res["checks"][f"session{n}_output_equals_w1"] = _concat(work / "out" / f"session{n}") == w1
 
 
+# ---- every command on a kept cluster -------------------------------------------------------------------------
+
+
+def start_cluster(temp: Path, cpus: int) -> tuple[int, str, dict[str, str]]:
+    """`ray start --head` in a session of its own (its daemons keep its process group, by which they are
+    stopped), with a home of its own (no token file: the cluster and its drivers without authentication).
+    (process group, address, the environment of its drivers)."""
+    import re
+    import subprocess
+
+    home = temp / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env["HOME"] = str(home)
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    p = subprocess.Popen(
+        [ray_bin, "start", "--head", "--port=0", f"--num-cpus={cpus}", f"--temp-dir={temp / 'ray'}",
+         "--include-dashboard=false", "--disable-usage-stats"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    out, _ = p.communicate(timeout=300)
+    found = re.search(r"--address='([^']+)'", out)
+    if p.returncode != 0 or found is None:
+        stop_cluster(p.pid)
+        raise RuntimeError(f"ray start failed: {out[-2000:]}")
+    return p.pid, found.group(1), env
+
+
+def stop_cluster(pgid: int) -> None:
+    """Every process of the cluster: its process group and their descendants, by process id (SIGKILL)."""
+    import signal
+    import time
+
+    for _ in range(3):
+        stats = {}
+        for e in os.listdir("/proc"):
+            if e.isdigit():
+                try:
+                    with open(f"/proc/{e}/stat") as fh:
+                        f = fh.read().rsplit(")", 1)[1].split()
+                    stats[int(e)] = (int(f[1]), int(f[2]))
+                except OSError:
+                    pass
+        pids = {p for p, (_, g) in stats.items() if g == pgid}
+        grown = True
+        while grown:
+            more = {p for p, (pp, _) in stats.items() if pp in pids} - pids
+            pids |= more
+            grown = bool(more)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.5)
+
+
+def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
+    """A dataset (Parquet, bench_prepare's rows) and verify requests (bench_rescore's), and their first SMALL
+    rows."""
+    import pyarrow.parquet as pq
+    from bench_prepare import make_parquet
+    from bench_rescore import head, write_inputs
+
+    data = make_parquet(work / "train.parquet", rows)
+    pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet")
+    requests, _rollouts, _ds = write_inputs(work, rows)
+    return {"data": data, "data_small": work / "train_small.parquet", "requests": requests,
+            "requests_small": head(requests, work / "requests_small.jsonl", SMALL)}  # fmt: skip
+
+
+def _engine_argv(command: str, src: Path, out: Path, ray: bool) -> list[str]:
+    out_arg = {"prepare": ["-o", str(out), "--on-invalid", "reject", "--repair-regexes"],
+               "rescore": ["-o", str(out)], "passrates": ["-o", str(out), "--rescore", "--model", "m",
+                                                         "--on-invalid", "skip"]}.get(command, [])  # fmt: skip
+    return [command, str(src), *out_arg, "-q"]
+
+
+ENGINE_COMMANDS = {"validate": "data", "prepare": "data", "audit": "data", "rescore": "requests",
+                   "passrates": "requests"}  # fmt: skip
+
+
+def engine_legs(work: Path, inputs: dict[str, Path], address: str, env: dict[str, str]) -> dict[str, Any]:
+    cli = H.cli()
+    out = work / "out"
+    out.mkdir(exist_ok=True)
+
+    def leg(command: str, small: bool, ray: bool) -> Callable[[], H.Run]:
+        src = inputs[ENGINE_COMMANDS[command] + ("_small" if small else "")]
+        name = f"{command}.{'ray' if ray else 'w'}{ENGINE_WORKERS}{'_small' if small else ''}"
+        how = ["--address", address] if ray else []
+
+        def run_once() -> H.Run:
+            dst = _fresh(out / name)
+            argv = [*cli, *_engine_argv(command, src, dst, ray), *how, "--workers", str(ENGINE_WORKERS)]
+            return H.measure(argv, env=env, check=False)
+
+        return run_once
+
+    return {
+        f"{c}.{'ray' if ray else 'w'}{ENGINE_WORKERS}{'_small' if small else ''}": leg(c, small, ray)
+        for c in ENGINE_COMMANDS
+        for ray in (False, True)
+        for small in (False, True)
+    }
+
+
+def engine_figures(runs: dict[str, list[H.Run]], rows: int) -> dict[str, dict[str, Any]]:
+    fig: dict[str, dict[str, Any]] = {}
+    n = ENGINE_WORKERS
+    for c in ENGINE_COMMANDS:
+        for ray in (False, True):
+            for small in (False, True):
+                name = f"{c}.{'ray' if ray else 'w'}{n}{'_small' if small else ''}"
+                how = "--address HEAD (a cluster kept up)" if ray else ""
+                what = f"mcqa-prep {c} --workers {n} {how}".strip() + (f" on {SMALL} rows" if small else "")
+                fig.update(H.runs_figures(f"engine.{name}", what, runs[name], SMALL if small else rows))
+        wall = {
+            k: [r.wall_s for r in runs[f"{c}.{k}"]]
+            for k in (f"w{n}", f"w{n}_small", f"ray{n}", f"ray{n}_small")
+        }
+        fig[f"engine.{c}.address_fixed_s"] = H.figure(
+            f"mcqa-prep {c} --address HEAD on {SMALL} rows, a cluster kept up: the fixed cost of a command",
+            "s", wall[f"ray{n}_small"], target={"op": "<=", "value": TARGET_ADDRESS_FIXED_S},
+        )  # fmt: skip
+        ray_rate = _per_worker(rows, wall[f"ray{n}"], wall[f"ray{n}_small"], n)
+        w_rate = _per_worker(rows, wall[f"w{n}"], wall[f"w{n}_small"], n)
+        if ray_rate and w_rate:
+            fig[f"engine.{c}.ray_vs_local.per_worker_x"] = H.ratio_figure(
+                f"{c}: a Ray worker's rate beyond the fixed cost / a local worker's ({n} each)", ray_rate, w_rate,
+                target={"op": ">=", "value": TARGET_ENGINE_PER_WORKER},
+            )  # fmt: skip
+    return fig
+
+
+def engine_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None:
+    inputs = engine_inputs(work, rows)
+    res["inputs"].update({"engine.rows": rows, "engine.workers": ENGINE_WORKERS})
+    temp = Path(tempfile.mkdtemp(prefix="mcqa-bc-", dir="/tmp"))  # short: Ray's socket paths
+    pgid = None
+    try:
+        pgid, address, env = start_cluster(temp, ENGINE_WORKERS)
+        runs = H.interleave(engine_legs(work, inputs, address, env), rounds)
+    finally:
+        if pgid is not None:
+            stop_cluster(pgid)
+        shutil.rmtree(temp, ignore_errors=True)
+    failed = {k: v[-1].stderr_tail for k, v in runs.items() if any(r.returncode not in (0, 1) for r in v)}
+    if failed:
+        raise RuntimeError(f"engine legs failed: {failed}")
+    res["figures"].update(engine_figures(runs, rows))
+    out = work / "out"
+    for c in ENGINE_COMMANDS:
+        local, ray = out / f"{c}.w{ENGINE_WORKERS}", out / f"{c}.ray{ENGINE_WORKERS}"
+        if c == "rescore":
+            res["checks"][f"engine.{c}.ray_output_equals_local"] = _concat(ray) == local.read_bytes()
+        elif local.is_file():
+            res["checks"][f"engine.{c}.ray_output_equals_local"] = _table(ray) == _table(local)
+        elif local.is_dir():
+            res["checks"][f"engine.{c}.ray_output_equals_local"] = _shards(ray) == _shards(local)
+
+
+def _table(path: Path) -> bytes:
+    header, *rest = path.read_bytes().split(b"\n", 1)
+    doc = json.loads(header)
+    doc.pop("created_at", None)
+    return json.dumps(doc, sort_keys=True).encode() + b"".join(rest)
+
+
+def _shards(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(path.iterdir()) if p.name != "manifest.json")
+
+
 # ---- load_prepared against datasets -------------------------------------------------------------------------
 
 
@@ -299,7 +486,7 @@ def load_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None:
 
 
 def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, ray: bool = True,
-        load: bool = True) -> dict[str, Any]:  # fmt: skip
+        load: bool = True, engine: bool = True) -> dict[str, Any]:  # fmt: skip
     """The result document (docs/design/performance.md, "Result format"). `full` changes nothing here."""
     rows = max(1000, int(ROWS * scale))
     ray = ray and has_ray()
@@ -317,6 +504,9 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, ray: bool = 
         if ray:
             (work / "ray").mkdir()
             ray_part(work / "ray", rows, rounds, res)
+        if engine and has_ray():
+            (work / "engine").mkdir()
+            engine_part(work / "engine", rows, rounds, res)
         if load:
             (work / "load").mkdir()
             load_part(work / "load", rows, rounds, res)
@@ -340,8 +530,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-ray", action="store_true")
     ap.add_argument("--no-load", action="store_true")
+    ap.add_argument("--no-engine", action="store_true")
     args = ap.parse_args()
-    res = run(args.scale, rounds=args.rounds, ray=not args.no_ray, load=not args.no_load)
+    res = run(
+        args.scale, rounds=args.rounds, ray=not args.no_ray, load=not args.no_load, engine=not args.no_engine
+    )
     print(json.dumps(res, indent=1))
 
 

@@ -28,3 +28,24 @@ def streaming_gc(gen0: int = STREAM_GEN0_THRESHOLD) -> Iterator[None]:
     finally:
         gc.set_threshold(*old)
         gc.unfreeze()
+
+
+def release_memory() -> None:
+    """Give back to the system what a finished build freed (before worker processes are forked, whose resident
+    memory starts as this process's): Python's garbage, Arrow's pool, glibc's free heap (malloc_trim). Freed
+    memory that stays mapped counts in every forked worker as it did here. Harmless where a step is missing."""
+    import sys
+
+    gc.collect()
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        try:
+            pa.default_memory_pool().release_unused()
+        except Exception:  # noqa: BLE001 - an older pyarrow, or a pool that cannot: nothing to give back
+            pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -31,7 +31,12 @@ from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
 from .records import Row
 
-JSONL_CHUNK_BYTES = 2 << 20
+JSONL_CHUNK_BYTES = 2 << 20  # the smallest JSONL chunk (chunk_bytes_for)
+MAX_CHUNK_BYTES = 64 << 20
+MAX_CHUNKS = 1024  # chunks of one large file, about (chunk_bytes_for)
+CHUNK_BYTES_ENV = (
+    "MCQA_PREP_TEST_CHUNK_BYTES"  # test hook: the JSONL chunk size of every run (small inputs, many chunks)
+)
 PARQUET_CHUNK_ROWS = 2048
 # A Parquet row group this small is decoded by the worker that processes it (nothing crosses the pipe but
 # its number); a larger one is decoded here and sent on in record batches (Arrow has no cheaper way into
@@ -57,13 +62,15 @@ def check_workers(workers: int | None) -> int:
 
 class Span(NamedTuple):
     """Where a chunk's JSONL bytes are in a regular file, as the parent saw them: offset, length, newline
-    count, and the file's identity (device, inode)."""
+    count, and the file's identity (inode, modification time, size; not the device, which differs between
+    the NFS clients of a cluster)."""
 
     at: int
     size: int
     newlines: int
-    dev: int
     ino: int
+    mtime_ns: int
+    file_size: int
 
     def read(self, name: str) -> bytes:
         """The bytes, read (by a worker) from the file the parent cut them from. Another file under that name,
@@ -73,7 +80,7 @@ class Span(NamedTuple):
             fd = os.open(name, os.O_RDONLY)
             try:
                 st = os.fstat(fd)
-                same = (st.st_dev, st.st_ino) == (self.dev, self.ino)
+                same = (st.st_ino, st.st_mtime_ns, st.st_size) == (self.ino, self.mtime_ns, self.file_size)
                 data = _pread_all(fd, self.size, self.at) if same else b""
             finally:
                 os.close(fd)
@@ -118,6 +125,9 @@ class Chunk:
     source: int = 0  # which of the inputs given to chunks_of it belongs to
     failure: Exception | None = None  # the file could not be read past this point (never sent to a worker)
     span: Span | None = None  # JSONL in a regular file: where the chunk's bytes are
+    part: int | None = None  # a Parquet batch: its number within its row group `group`
+    group: int | None = None
+    ident: tuple[int, int, int] | None = None  # a Parquet file's (inode, mtime_ns, size) when it was planned
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
 
     def _jsonl(self) -> bytes:
@@ -137,8 +147,21 @@ class Chunk:
         parent reads them."""
         import pyarrow as pa
 
+        if self.ident is not None:
+            try:
+                st = os.stat(self.file)
+            except OSError as exc:
+                raise InputError(
+                    f"{self.file}: cannot open: {exc.strerror or exc}", reason="input_unreadable"
+                ) from None
+            if (st.st_ino, st.st_mtime_ns, st.st_size) != self.ident:
+                raise InputError(
+                    f"{self.file}: the file changed while it was being read; run again once nothing writes to "
+                    "it",
+                    reason="input_changed",
+                )
         try:
-            return _parquet_file(self.file).read_row_group(self.row_group)
+            return _parquet_file(self.file, self.ident).read_row_group(self.row_group)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(
                 f"{self.file}: Parquet data cannot be read past record {self.first_line}: {exc}",
@@ -244,14 +267,16 @@ def rows_estimate(files: Iterable[str | os.PathLike]) -> int | None:
     return total
 
 
-def chunks_of(files: Iterable[tuple[str | os.PathLike, str | None]]) -> Iterator[Chunk]:
+def chunks_of(
+    files: Iterable[tuple[str | os.PathLike, str | None]], chunk_bytes: int | None = None
+) -> Iterator[Chunk]:
     """The chunks of several input files, one pool for all of them (no start-up and no drain per file). A
     file that cannot be read (further) ends in a chunk carrying the InputError as `failure`, in its place
     in the order, and the next file follows."""
     seq = 0
     for i, (path, split) in enumerate(files):
         try:
-            for c in chunks(path, split, seq):
+            for c in chunks(path, split, seq, chunk_bytes):
                 c.source = i
                 seq = c.seq + 1
                 yield c
@@ -260,8 +285,11 @@ def chunks_of(files: Iterable[tuple[str | os.PathLike, str | None]]) -> Iterator
             seq += 1
 
 
-def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> Iterator[Chunk]:
-    """The chunks of one input file ('-' is stdin), in order."""
+def chunks(
+    path: str | os.PathLike, split: str | None, seq_start: int = 0, chunk_bytes: int | None = None
+) -> Iterator[Chunk]:
+    """The chunks of one input file ('-' is stdin), in order; JSONL chunks of `chunk_bytes` (None: what
+    chunk_bytes_for gives for the file's size)."""
     if str(path) == STDIN:
         yield from _jsonl_chunks(sys.stdin.buffer, STDIN_NAME, split, seq_start)
         return
@@ -277,7 +305,7 @@ def chunks(path: str | os.PathLike, split: str | None, seq_start: int = 0) -> It
         raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
     with fh:
         if _regular(fh):
-            yield from _file_chunks(fh, str(p), split, seq_start)
+            yield from _file_chunks(fh, str(p), split, seq_start, chunk_bytes)
         else:  # a pipe given by name (/dev/stdin, a FIFO): its bytes can be read only once, here
             yield from _jsonl_chunks(fh, str(p), split, seq_start)
 
@@ -313,38 +341,92 @@ def _jsonl_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[C
         raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
 
 
-def _file_chunks(fh: Any, name: str, split: str | None, seq: int) -> Iterator[Chunk]:
-    """Blocks of whole lines of a regular file, as byte ranges: the parent only finds the line ends and counts
-    them (for line numbers); whoever processes a chunk reads its bytes from the file (Span.read), so they
-    are not copied through the parent and a pipe."""
+def chunk_bytes_for(total: int) -> int:
+    """The JSONL chunk size for inputs of `total` bytes: JSONL_CHUNK_BYTES, growing for very large inputs so
+    that a run has about MAX_CHUNKS chunks, up to MAX_CHUNK_BYTES. It depends on the input alone, never on the
+    number of workers or the engine: the chunks, and so every chunk's result and their fold, are the same for
+    every run of the same input (byte-identical outputs, and a job that resumes on another engine)."""
+    if os.environ.get(CHUNK_BYTES_ENV):
+        return int(os.environ[CHUNK_BYTES_ENV])
+    return max(JSONL_CHUNK_BYTES, min(MAX_CHUNK_BYTES, -(-max(total, 1) // MAX_CHUNKS)))
+
+
+def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | None = None) -> Iterator[Chunk]:
+    """The chunks of a regular file, as byte ranges: chunk k holds the lines that *start* in bytes
+    [k*size, (k+1)*size), so the number of chunks is known from the file's size and each chunk's place from
+    the size alone (an empty chunk when no line starts in its range). The parent reads the file once, in
+    order, to find each range's first line start and to count newlines (for line numbers); whoever processes
+    a chunk reads its bytes from the file (Span.read), so they are not copied through the parent and a
+    pipe."""
     st = os.fstat(fh.fileno())
-    span = functools.partial(Span, dev=st.st_dev, ino=st.st_ino)
-    buf = bytearray(JSONL_CHUNK_BYTES)
+    size = size or chunk_bytes_for(st.st_size)
+    span = functools.partial(Span, ino=st.st_ino, mtime_ns=st.st_mtime_ns, file_size=st.st_size)
+    # the boundary of chunk k is the first line start at or after k*size: (offset, newlines before it)
+    bounds: list[tuple[int, int]] = [(0, 0)]
+    waiting = 0  # boundaries whose range starts before the current position but no line start was seen yet
+    buf = bytearray(size)
     view = memoryview(buf)
-    line, start, pos = 1, 0, 0  # the next chunk's first line and offset; the offset of the next block
+    pos = newlines = 0  # the offset of the next block, the newlines before it
+    after_newline = True  # the byte before `pos` ends a line (or pos is 0)
     try:
-        while n := fh.readinto(view):
-            cut = buf.rfind(b"\n", 0, n) + 1
-            if cut:
-                newlines = buf.count(b"\n", 0, n)
-                end = pos + cut
-                yield Chunk(seq, name, split, line, span=span(start, end - start, newlines))
-                seq += 1
-                line += newlines
-                start = end
+        while n := _fill(fh, view):
+            if pos and after_newline:  # the range [pos, pos + size) of the next chunk: a line starts there
+                bounds.append((pos, newlines))
+            elif pos:
+                waiting += 1
+            if waiting:
+                i = buf.find(b"\n", 0, n)
+                if i >= 0:
+                    bounds.extend([(pos + i + 1, newlines + 1)] * waiting)
+                    waiting = 0
+            newlines += buf.count(b"\n", 0, n)
+            after_newline = buf[n - 1] == 10
             pos += n
+            while len(bounds) > 1:
+                (at, before), (end, upto) = bounds[0], bounds[1]
+                yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before))
+                seq += 1
+                bounds.pop(0)
     except OSError as exc:
         raise InputError(f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable") from None
-    if pos > start:  # a last line without its newline
-        yield Chunk(seq, name, split, line, span=span(start, pos - start, 0))
+    bounds.extend([(pos, newlines)] * waiting)  # ranges no line starts in: empty chunks at the end
+    bounds.append((pos, newlines))
+    for (at, before), (end, upto) in zip(bounds, bounds[1:], strict=False):
+        yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before))
+        seq += 1
 
 
-def _parquet_file(path: str) -> Any:
-    return _parquet_file_of(path, os.getpid())  # one handle per process: a forked worker opens its own
+def count_chunks(path: str | os.PathLike, chunk_bytes: int) -> int:
+    """How many chunks `chunks` cuts a regular file into (from its size or its Parquet footer, reading no row):
+    what names a run's shards before any chunk is read."""
+    p = Path(path)
+    if is_parquet(p):
+        meta = open_parquet(p).metadata
+        n = 0
+        for g in range(meta.num_row_groups):
+            rows = meta.row_group(g).num_rows
+            n += 1 if rows <= ROW_GROUP_DIRECT_ROWS else -(-rows // PARQUET_CHUNK_ROWS)
+        return n
+    return max(1, -(-os.path.getsize(p) // chunk_bytes))
+
+
+def _fill(fh: Any, view: memoryview) -> int:
+    """Read into `view` until it is full or the file ends: the bytes read."""
+    got = 0
+    while got < len(view):
+        n = fh.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+def _parquet_file(path: str, ident: Any = None) -> Any:
+    return _parquet_file_of(path, ident, os.getpid())  # one handle per process: a forked worker opens its own
 
 
 @functools.lru_cache(maxsize=8)
-def _parquet_file_of(path: str, pid: int) -> Any:
+def _parquet_file_of(path: str, ident: Any, pid: int) -> Any:
     return open_parquet(Path(path))
 
 
@@ -352,17 +434,20 @@ def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
     import pyarrow as pa
 
     pf = open_parquet(path)
+    st = os.stat(path)
+    ident = (st.st_ino, st.st_mtime_ns, st.st_size)
     line = 1
     try:
         for g in range(pf.metadata.num_row_groups):
             n = pf.metadata.row_group(g).num_rows
             if n <= ROW_GROUP_DIRECT_ROWS:
-                yield Chunk(seq, str(path), split, line, row_group=g)
+                yield Chunk(seq, str(path), split, line, row_group=g, ident=ident)
                 seq += 1
                 line += n
                 continue
-            for batch in pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS, row_groups=[g]):
-                yield Chunk(seq, str(path), split, line, batch=batch)
+            batches = pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS, row_groups=[g])
+            for i, batch in enumerate(batches):
+                yield Chunk(seq, str(path), split, line, batch=batch, part=i, group=g, ident=ident)
                 seq += 1
                 line += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
@@ -435,18 +520,28 @@ def _call(key: str, chunk: Chunk) -> Any:
 
 
 def ordered_map(
-    fn: Callable[[Chunk], Any], items: Iterable[Chunk], workers: int, *, window: int | None = None
+    fn: Callable[[Chunk], Any],
+    items: Iterable[Chunk],
+    workers: int,
+    *,
+    window: int | None = None,
+    skip: Callable[[Chunk], bool] | None = None,
 ) -> Generator[tuple[Chunk, Any], None, None]:
     """(chunk, fn(chunk)) for every chunk, in input order, computed by `workers` forked processes.
 
     `fn` may be a closure over large state: the workers inherit it by fork. In a worker, an exception is
     returned to the parent and raised there for the chunk that failed. A chunk that carries a `failure`
-    (its file could not be read further) comes back in its place with the result None."""
+    (its file could not be read further), or that `skip` says is done already (a resumed run's), comes back
+    in its place with the result None."""
     items = iter(items)
     head = [c for _, c in zip(range(2), items, strict=False)]
+
+    def idle(c: Chunk) -> bool:
+        return c.failure is not None or (skip is not None and skip(c))
+
     if workers <= 1 or len(head) < 2:  # one worker, or an input of one chunk: no pool to start
         for chunk in itertools.chain(head, items):
-            yield chunk, (None if chunk.failure is not None else fn(chunk))
+            yield chunk, (None if idle(chunk) else fn(chunk))
         return
     items = itertools.chain(head, items)
     import multiprocessing as mp
@@ -466,7 +561,7 @@ def ordered_map(
             pending: deque = deque()
             for chunk in items:
                 with stops_deferred():  # a signal inside submit (which forks) would leave the pool half-made
-                    fut = None if chunk.failure is not None else pool.submit(_call, key, chunk)
+                    fut = None if idle(chunk) else pool.submit(_call, key, chunk)
                 pending.append((chunk, fut))
                 if len(pending) >= window:
                     c, fut = pending.popleft()

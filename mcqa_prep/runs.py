@@ -13,7 +13,8 @@ from .progress import Progress
 
 @dataclass(frozen=True)
 class RunRequest:
-    """What to read, where the result goes, how many workers, the progress bar, resuming and chunking."""
+    """What to read, where the result goes, how many workers, the progress bar, resuming and chunking, and
+    the engine that runs it (local processes or Ray, and which Ray)."""
 
     inputs: tuple[str | os.PathLike[str], ...]  # files, directories or '-' (a command may take one only)
     output: str | os.PathLike[str] | None = None  # a file, or a directory for an engine that writes shards
@@ -22,6 +23,10 @@ class RunRequest:
     resume: bool = False  # continue an interrupted run of the same job from its complete chunks
     chunk_bytes: int | None = None  # input bytes per chunk of work; None: the engine decides
     examples: int = 5  # examples kept per reported bucket
+    engine: str = "local"  # "local": this machine's processes; "ray": a Ray cluster (mcqa_prep.engine)
+    address: str | None = (
+        None  # the Ray cluster to use ("auto", host:port); None: RAY_ADDRESS, else a local one
+    )
 
     def check(self) -> None:
         """The settings every engine refuses alike (UsageError)."""

@@ -63,7 +63,6 @@ ALLOWED = {
     ("docs/design/prepare.md", "8 MiB"): "the hashing block size, a setting",
     ("docs/design/prepare.md", "1 MiB"): "the shard write buffer, a setting",
     ("docs/design/pull.md", "23 s"): "huggingface_hub's retry schedule (5 retries with backoff), its setting",
-    ("docs/design/ray.md", "1–64 MiB"): "the chunk sizes Ray tasks read, a setting",
     (
         "docs/design/ray.md",
         "20 s",
@@ -74,6 +73,8 @@ ALLOWED = {
         "docs/design/serve.md",
         "1.5 GB",
     ): "the size of NeMo Gym 0.7.0's installed dependencies (a library's footprint)",
+    ("docs/design/engine.md", "2 MiB"): "the smallest JSONL chunk (parallel.JSONL_CHUNK_BYTES), a setting",
+    ("docs/design/engine.md", "64 MiB"): "the largest JSONL chunk (parallel.MAX_CHUNK_BYTES), a setting",
     ("README.md", "0.5 s"): "the default --regex-timeout, a setting",
     ("README.md", "300 s"): "the suite's per-test timeout (pytest-timeout), a setting",
     ("docs/design/grading.md", "0.5 s"): "the default --regex-timeout, a setting",

@@ -389,8 +389,9 @@ def test_a_file_that_changes_under_the_run_is_an_input_error_not_other_rows(tmp_
 
 
 def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chunks, monkeypatch):
-    """rescore's workers write their lines beside the output; the parent appends them (in the kernel, or
-    through a buffer where the kernel cannot) and removes them, also when the run fails."""
+    """rescore's workers write their lines as the run's shards beside the output; the parent appends them (in
+    the kernel, or through a buffer where the kernel cannot), and the run's work directory goes when the run
+    completes, and when it fails."""
     import errno
     import os
 
@@ -420,14 +421,14 @@ def test_worker_pieces_are_appended_and_none_is_left_behind(tmp_path, small_chun
     assert len(calls) > 3
     assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
 
-    real_chunk = rescore_mod._rescore_chunk
+    real_chunk = rescore_mod.rescore_chunk
 
-    def fails_later(settings, new_report, parts, chunk):
+    def fails_later(chunk, job):
         if chunk.seq == 6:
             raise OSError(errno.EIO, "worker failed")
-        return real_chunk(settings, new_report, parts, chunk)
+        return real_chunk(chunk, job)
 
-    monkeypatch.setattr(rescore_mod, "_rescore_chunk", fails_later)
+    monkeypatch.setattr(rescore_mod, "rescore_chunk", fails_later)
     with pytest.raises((OSError, McqaPrepError)):
         rescore(rescore_request(src, out / "failed.jsonl", workers=2))
     assert sorted(p.name for p in out.iterdir()) == ["buffer.jsonl", "kernel.jsonl", "one.jsonl"]
@@ -497,8 +498,7 @@ def test_workers_above_the_cores_are_capped_with_one_note(tmp_path, monkeypatch)
         started.append(workers)
         return real(fn, items, 1, **kw)
 
-    for mod in ("mcqa_prep.validate.run", "mcqa_prep.prepare.run", "mcqa_prep.rescore.run"):
-        monkeypatch.setattr(f"{mod}.ordered_map", spy)
+    monkeypatch.setattr("mcqa_prep.engine.job.ordered_map", spy)
     src = Path(__file__).resolve().parents[1] / "data" / "sample" / "train.jsonl"
     for args in (
         ["validate", src],

@@ -13,15 +13,17 @@ import random
 import shutil
 import sys
 import tempfile
-from types import SimpleNamespace
 
 import pytest
 import ray  # the dev extra includes the ray extra: a missing Ray is an install error, never a skip
 from conftest import SAMPLE, read_jsonl, rescore_request
 from response_helpers import fake_response
 
+from mcqa_prep import parallel
+from mcqa_prep.engine import ray_run
+from mcqa_prep.engine import ray_session as session_mod
 from mcqa_prep.policy import GradingPolicy
-from mcqa_prep.rescore import ray_engine, ray_plan
+from mcqa_prep.rescore import batch, shards
 from mcqa_prep.rescore.rows import rescore_row
 from mcqa_prep.rescore.run import rescore, setup
 
@@ -38,7 +40,7 @@ def ray_session():
 
 
 def _shards(out_dir):
-    names = sorted(p.name for p in out_dir.iterdir() if p.name != ray_engine.SUMMARY)
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != shards.SUMMARY)
     return b"".join((out_dir / n).read_bytes() for n in names), names
 
 
@@ -46,8 +48,8 @@ def _both(tmp_path, inp, *, chunk_bytes, **kw):
     """(one-process output bytes, its report dict, Ray output bytes, Ray report dict, shard names)."""
     policy = kw.pop("policy", GradingPolicy())
     local = rescore(rescore_request(inp, tmp_path / "local.jsonl", policy, **kw))
-    report, run = ray_engine.rescore_on_ray(
-        rescore_request(inp, tmp_path / "ray", policy, workers=2, chunk_bytes=chunk_bytes, **kw)
+    report, run = shards.rescore_shards(
+        rescore_request(inp, tmp_path / "ray", policy, workers=2, chunk_bytes=chunk_bytes, engine="ray", **kw)
     )
     data, names = _shards(tmp_path / "ray")
     assert [s["file"] for s in run.shards] == names
@@ -131,7 +133,7 @@ def test_sample_rollouts_same_rows_and_summary(ray_session, tmp_path):
     assert data == local
     assert rrep == lrep
     assert rrep["rows"] == len(read_jsonl(SAMPLE / "rollouts.jsonl"))
-    summary = json.loads((tmp_path / "ray" / ray_engine.SUMMARY).read_text())
+    summary = json.loads((tmp_path / "ray" / shards.SUMMARY).read_text())
     assert summary["engine"]["name"] == "ray" and summary["rows"] == lrep["rows"]
 
 
@@ -155,7 +157,7 @@ def test_join_index_account_is_the_local_one(ray_session, tmp_path):
     assert left["by_reason"]["malformed"]["examples"][0].endswith(
         "rows.jsonl:1: not valid JSON: Expecting value (column 1)"
     )
-    summary = json.loads((tmp_path / "ray" / ray_engine.SUMMARY).read_text())
+    summary = json.loads((tmp_path / "ray" / shards.SUMMARY).read_text())
     assert summary["join"] == rrep["join"]
 
 
@@ -205,27 +207,29 @@ def test_rescore_batch_is_rescore_row_on_a_table(tmp_path):
     lines = [ln for ln in _rollouts(60, seed=11) if ln.strip()]
     settings, _ = setup(rescore_request(tmp_path / "in.jsonl", tmp_path / "out.jsonl"))
     raws = [(ln + "\n").encode() for ln in lines]
-    table = ray_engine.rows_table(["in.jsonl"] * len(raws), list(range(1, len(raws) + 1)), raws)
-    out = ray_engine.rescore_batch(table, settings)
+    table = batch.rows_table(["in.jsonl"] * len(raws), list(range(1, len(raws) + 1)), raws)
+    out = batch.rescore_batch(table, settings)
     from mcqa_prep.io.readers import read_jsonl as read
 
     expected = [rescore_row(rec, settings) for rec in read(raws, "in.jsonl", None)]
     assert out.column("line").to_pylist() == [line for line, _ in expected]
-    assert list(ray_engine.outcomes(out)) == [o for _, o in expected]
+    assert list(batch.outcomes(out)) == [o for _, o in expected]
 
 
 def test_chunks_cover_every_line_once_with_its_number(tmp_path):
-    """Planned byte ranges (newlines counted per range, as the Ray tasks count them) give every non-blank line
-    exactly once, with its 1-based line number in the file."""
+    """Planned byte ranges (the lines that start in each range, newlines counted by the driver) give every
+    non-blank line exactly once, with its 1-based line number in the file; the number of chunks follows from
+    the size alone."""
     p = tmp_path / "x.jsonl"
     body = b"".join(b"%d%s\n" % (i, b"x" * (i % 37)) for i in range(300)) + b"\n\r\nlast"
     p.write_bytes(body)
     want = [(n, ln) for n, ln in enumerate(body.split(b"\n"), 1) if ln.strip()]
-    src = SimpleNamespace(path=p)
     for step in (1, 7, 64, 1000, len(body)):
         got = []
-        for c in ray_plan.numbered(ray_plan.plan([src], step)):
-            t = ray_engine.lines_table(ray_plan.chunk_bytes(c.path, c.start, c.end), c.name, c.first_line)
+        cs = list(parallel.chunks(p, None, 0, step))
+        assert len(cs) == parallel.count_chunks(p, step) == -(-len(body) // step)
+        for c in cs:
+            t = batch.lines_table(c.span.read(str(p)), c.file, c.first_line)
             got += [
                 (n, ln.rstrip(b"\n"))
                 for n, ln in zip(t["line"].to_pylist(), t["json"].to_pylist(), strict=True)
@@ -291,7 +295,7 @@ def test_cli_ray_failure_is_one_line_exit_1(ray_session, cli, tmp_path, monkeypa
     def boom(*a, **k):
         raise RuntimeError("worker died\nlong Ray details")
 
-    monkeypatch.setattr(ray_engine, "_run", boom)
+    monkeypatch.setattr(ray_run, "_tasks", boom)
     res = cli("rescore", SAMPLE / "rollouts.jsonl", "--engine", "ray", "-o", tmp_path / "o")
     assert res.exit_code == 1
     (line,) = res.stderr.strip().splitlines()
@@ -311,7 +315,7 @@ def test_packed_join_index_roundtrips_exactly_through_the_object_store(ray_sessi
     import math
     import pickle
 
-    from mcqa_prep.rescore.run import PackedRows
+    from mcqa_prep.rescore.index import PackedRows
 
     rng = random.Random(5)
     keys = [rng.randbytes(16) for _ in range(500)]
@@ -344,18 +348,17 @@ def test_starting_ray_keeps_the_command_s_signal_handlers(tmp_path):
     code = """
 import shutil, signal, sys
 import ray
-from mcqa_prep.rescore import ray_engine, ray_plan
 mine = lambda *a: None
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, mine)
-from mcqa_prep.rescore import ray_local
-session = ray_local.connect(ray, 1)
+from mcqa_prep.engine import ray_session
+session = ray_session.connect(ray, 1)
 try:
     assert session.started
     kept = [signal.getsignal(s) is mine for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
     print(kept)
 finally:
-    ray_local.disconnect(ray, session, keep_logs=False)
+    ray_session.disconnect(ray, session, keep_logs=False)
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -369,22 +372,34 @@ class _Interrupted(KeyboardInterrupt):
     pass
 
 
+def _run_then(monkeypatch, failure):
+    """Ray's tasks run to the end, then `failure` is raised (as a stop or a lost cluster there would)."""
+    real = ray_run._tasks
+
+    def run_then_fail(*a, **k):
+        yield from real(*a, **k)
+        raise failure
+
+    monkeypatch.setattr(ray_run, "_tasks", run_then_fail)
+    return real
+
+
 def _interrupted_run(tmp_path, monkeypatch, inp, out, policy):
     """A job whose every chunk completed, stopped before its output was put in place (as Ctrl-C there
     would): the work directory keeps the chunks."""
-    real = ray_engine._run
-
-    def run_then_stop(*a, **k):
-        real(*a, **k)
-        raise _Interrupted()
-
-    monkeypatch.setattr(ray_engine, "_run", run_then_stop)
+    real = _run_then(monkeypatch, _Interrupted())
     with pytest.raises(_Interrupted):
-        ray_engine.rescore_on_ray(rescore_request(inp, out, policy, workers=2, chunk_bytes=1500))
-    monkeypatch.setattr(ray_engine, "_run", real)
-    work = out.parent / f".{out.name}.ray-partial"
+        rescore_on_ray(rescore_request(inp, out, policy, workers=2, chunk_bytes=1500))
+    monkeypatch.setattr(ray_run, "_tasks", real)
+    work = out.parent / f".{out.name}.mcqa-run"
     assert work.is_dir() and not out.exists()
     return work
+
+
+def rescore_on_ray(req):
+    import dataclasses
+
+    return shards.rescore_shards(dataclasses.replace(req, run=dataclasses.replace(req.run, engine="ray")))
 
 
 def test_resume_reuses_complete_chunks_and_redoes_a_damaged_one(ray_session, tmp_path, monkeypatch):
@@ -394,20 +409,20 @@ def test_resume_reuses_complete_chunks_and_redoes_a_damaged_one(ray_session, tmp
     local = rescore(rescore_request(inp, tmp_path / "local.jsonl", policy))
     out = tmp_path / "ray"
     work = _interrupted_run(tmp_path, monkeypatch, inp, out, policy)
-    shards = sorted(work.glob("rescored-*.jsonl"))
-    assert len(shards) > 3
-    damaged = bytearray(shards[1].read_bytes())
+    parts = sorted(work.glob("rescored-*.jsonl"))
+    assert len(parts) > 3
+    damaged = bytearray(parts[1].read_bytes())
     damaged[0:1] = b"X"
-    shards[1].write_bytes(bytes(damaged))  # same size, other bytes: the chunk is rescored again
-    report, run = ray_engine.rescore_on_ray(rescore_request(inp, out, policy, workers=2, resume=True))
-    assert run.resumed == len(shards) - 1
+    parts[1].write_bytes(bytes(damaged))  # same size, other bytes: the chunk is rescored again
+    report, run = rescore_on_ray(rescore_request(inp, out, policy, workers=2, resume=True))
+    assert run.resumed == len(parts) - 1
     assert _shards(out)[0] == (tmp_path / "local.jsonl").read_bytes()
     a, b = local.to_dict(), report.to_dict()
     a.pop("output"), b.pop("output")
     assert a == b
-    summary = json.loads((out / ray_engine.SUMMARY).read_text())
+    summary = json.loads((out / shards.SUMMARY).read_text())
     assert summary["rows"] == a["rows"] and not work.exists()
-    assert sorted(p.name for p in out.iterdir()) == sorted([*(s.name for s in shards), "summary.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(s.name for s in parts), "summary.json"])
 
 
 def test_resume_refuses_another_job_and_keeps_its_chunks(ray_session, tmp_path, monkeypatch):
@@ -420,17 +435,19 @@ def test_resume_refuses_another_job_and_keeps_its_chunks(ray_session, tmp_path, 
     before = sorted(p.name for p in work.iterdir())
     other = GradingPolicy().with_overrides(final_answer_only=True)
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(rescore_request(inp, out, other, workers=2, resume=True))
-    assert err.value.reason == "resume_mismatch" and "contract" in [d.field for d in err.value.differences]
+        rescore_on_ray(rescore_request(inp, out, other, workers=2, resume=True))
+    assert err.value.reason == "resume_mismatch" and "settings.contract" in [
+        d.field for d in err.value.differences
+    ]
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2, resume=True, explain=True))
-    assert [d.field for d in err.value.differences] == ["settings"]
+        rescore_on_ray(rescore_request(inp, out, workers=2, resume=True, explain=True))
+    assert [d.field for d in err.value.differences] == ["settings.explain"]
     os.utime(inp, ns=(1, 1))  # the input changed (its identity) since the interrupted run
     with pytest.raises(StaleCache) as err:
-        ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2, resume=True))
+        rescore_on_ray(rescore_request(inp, out, workers=2, resume=True))
     assert "inputs" in [d.field for d in err.value.differences]
     assert sorted(p.name for p in work.iterdir()) == before  # refused: nothing of the job was touched
-    report, run = ray_engine.rescore_on_ray(rescore_request(inp, out, workers=2))  # no resume: start over
+    report, run = rescore_on_ray(rescore_request(inp, out, workers=2))  # no resume: start over
     assert run.resumed == 0 and report.rows > 0 and not work.exists()
 
 
@@ -461,7 +478,7 @@ def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
         def close(self):
             updates.append("closed")
 
-    report, run = ray_engine.rescore_on_ray(
+    report, run = rescore_on_ray(
         rescore_request(inp, tmp_path / "ray", workers=2, chunk_bytes=4000, progress=lambda **k: Bar())
     )
     assert updates[-1] == "closed" and sum(updates[:-1]) == report.rows
@@ -490,7 +507,6 @@ def test_unreachable_cluster_is_one_line_at_once(ray_session, cli, tmp_path, mon
 def test_token_refusal_names_the_auth_settings():
     """What Ray's client logs when a token cluster refuses it becomes one line naming RAY_AUTH_MODE."""
     from mcqa_prep.errors import McqaPrepError
-    from mcqa_prep.rescore import ray_local
 
     class FakeRay:
         def shutdown(self):
@@ -499,9 +515,9 @@ def test_token_refusal_names_the_auth_settings():
     said = (
         "gcs_client.cc:210: Failed to get cluster ID: Unauthenticated: RPC error: InvalidAuthToken: missing"
     )
-    session = ray_local.Session(True, "10.0.0.1:6379", None)
+    session = session_mod.Session(True, "10.0.0.1:6379", None)
     with pytest.raises(McqaPrepError) as err:
-        ray_local._failed_start(FakeRay(), session, ConnectionError("Failed to connect"), {}, said)
+        session_mod._failed_start(FakeRay(), session, ConnectionError("Failed to connect"), {}, said)
     assert err.value.reason == "ray_auth"
     assert "RAY_AUTH_MODE=token" in err.value.message and "10.0.0.1:6379" in err.value.message
 
@@ -511,40 +527,37 @@ def test_a_ray_failure_after_complete_chunks_keeps_them_and_says_how_to_resume(r
     inp = tmp_path / "rollouts.jsonl"
     lines = _rollouts(150, seed=12)
     inp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    real = ray_engine._run
-
-    def run_then_fail(*a, **k):
-        real(*a, **k)
-        raise RuntimeError("The node with id 7 has been marked dead\n(36 lines of Ray's traceback)")
-
-    monkeypatch.setattr(ray_engine, "_run", run_then_fail)
-    monkeypatch.setattr(ray_engine, "chunk_size", lambda total, workers: 20000)
+    real = _run_then(
+        monkeypatch, RuntimeError("The node with id 7 has been marked dead\n(36 lines of Ray's traceback)")
+    )
+    monkeypatch.setattr(parallel, "chunk_bytes_for", lambda total: 20000)
     out = tmp_path / "o"
     res = cli("rescore", inp, "--engine", "ray", "-o", out)
     assert res.exit_code == 1 and res.stdout == ""
     (line,) = res.stderr.strip().splitlines()
-    work = tmp_path / ".o.ray-partial"
+    work = tmp_path / ".o.mcqa-run"
     assert "RuntimeError: The node with id 7 has been marked dead; " in line
     assert f"complete chunk(s) kept in {work}" in line and "run the same command with --resume" in line
     assert work.is_dir() and not out.exists()
-    monkeypatch.setattr(ray_engine, "_run", real)
+    monkeypatch.setattr(ray_run, "_tasks", real)
     res = cli("rescore", inp, "--engine", "ray", "-o", out, "--resume", "--format", "json")
     assert json.loads(res.stdout)["rows"] == sum(1 for ln in lines if ln.strip()) and not work.exists()
 
 
-def test_resume_needs_the_ray_engine(cli, tmp_path):
-    res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "o.jsonl", "--resume")
-    assert res.exit_code == 2 and "--resume needs --engine ray" in res.stderr
+def test_resume_with_nothing_to_resume_runs_the_whole_job(cli, tmp_path):
+    res = cli("rescore", SAMPLE / "rollouts.jsonl", "-o", tmp_path / "o.jsonl", "--resume", "-q")
+    assert res.exit_code == 1 and (tmp_path / "o.jsonl").is_file()  # (the sample has invalid rows: exit 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.jsonl"]
 
 
 def test_one_run_per_output_directory(tmp_path):
+    from mcqa_prep.engine.workdir import WorkDir, work_path
     from mcqa_prep.errors import OutputError
-    from mcqa_prep.rescore.ray_work import WorkDir
 
-    first = WorkDir(tmp_path / "o")
+    first = WorkDir(work_path(tmp_path / "o"), "o")
     with pytest.raises(OutputError) as err:
-        WorkDir(tmp_path / "o")
-    assert err.value.reason == "output_busy" and "another rescore is writing" in err.value.message
+        WorkDir(work_path(tmp_path / "o"), "o")
+    assert err.value.reason == "output_busy" and "another run is working on this now" in err.value.message
     first.close(keep=False)
-    assert not (tmp_path / ".o.ray-partial").exists()
-    WorkDir(tmp_path / "o").close(keep=False)
+    assert not (tmp_path / ".o.mcqa-run").exists()
+    WorkDir(work_path(tmp_path / "o"), "o").close(keep=False)

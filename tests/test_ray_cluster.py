@@ -1,9 +1,10 @@
-"""rescore --engine ray as an operator runs it, in separate processes: a command killed with SIGKILL leaves no
-Ray process and no Ray directory behind and its job resumes; a two-node cluster (`ray start --head` and a
-worker node on this machine, with token authentication) loses its worker node mid-run and still writes the
-one-process output. Every Ray process a test starts is found and stopped by process id.
+"""The Ray engine as an operator runs it, in separate processes: a command killed with SIGKILL leaves no Ray
+process and no Ray directory behind and its job resumes; a two-node cluster (`ray start --head` and a worker
+node on this machine, with token authentication) loses its worker node mid-run, for rescore, prepare and
+passrates, and each still writes the local engine's output. Every Ray process a test starts is found and
+stopped by process id.
 
-`MCQA_PREP_TEST_RAY_CHUNK_SLEEP` makes each chunk wait before its shard is written, so that a kill lands
+`MCQA_PREP_TEST_CHUNK_SLEEP` makes each chunk wait before its shard is written, so that a kill lands
 mid-run whatever the machine's speed; it changes no byte of the output.
 """
 
@@ -22,9 +23,11 @@ import time
 from pathlib import Path
 
 from conftest import rescore_request
+from engine_helpers import COMMANDS, write_inputs
 from test_ray import _rollouts
 
-from mcqa_prep.rescore.ray_plan import SLOW_ENV
+from mcqa_prep.engine.work import SLOW_ENV
+from mcqa_prep.parallel import CHUNK_BYTES_ENV
 from mcqa_prep.rescore.run import rescore
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -107,9 +110,9 @@ def _wait_for(cond, proc: subprocess.Popen, seconds: float = 120.0) -> None:
 
 
 def _records(out: Path) -> int:
-    d = out.parent / f".{out.name}.ray-partial" / "chunks"
+    d = out.parent / f".{out.name}.mcqa-run" / "chunks"
     try:
-        return sum(1 for p in d.iterdir() if p.suffix == ".json")  # complete records, not temporary files
+        return sum(1 for p in d.iterdir() if p.suffix == ".rec")  # complete records, not temporary files
     except OSError:
         return 0
 
@@ -207,13 +210,55 @@ def _ray_start(env: dict, temp: Path, *args: str) -> tuple[int, str]:
     return p.pid, out
 
 
+def _busy(worker: int) -> bool:
+    """A chunk task runs on the worker node now."""
+    for p in _node_pids(worker):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as fh:
+                if fh.read().startswith(b"ray::_chunk_task"):
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def _lose_the_worker_node(env: dict, temp: Path, address: str, groups: list[int], argv: list[str]) -> tuple:
+    """A worker node joins; `argv` runs on the cluster; the worker node is killed (every process of it,
+    SIGKILL) while it runs a chunk. The command's (exit code, stdout, stderr)."""
+    worker, _ = _ray_start(env, temp, f"--address={address}")
+    groups.append(worker)
+    driver_env = {k: v for k, v in env.items() if k != SLOW_ENV}
+    proc = subprocess.Popen(argv, env=dict(driver_env, RAY_ADDRESS=address), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _wait_for(lambda: _busy(worker), proc)
+    _kill(_node_pids(worker))
+    stdout, stderr = proc.communicate(timeout=300)
+    assert _wait_gone(lambda: _node_pids(worker)) == []
+    return proc.returncode, stdout, stderr
+
+
 def test_two_node_cluster_with_token_auth_survives_losing_its_worker_node(tmp_path):
     """The operator's set-up of docs/design/ray.md: `ray start --head` and `ray start --address` with
-    RAY_AUTH_MODE=token and one token on every node and the driver. The worker node is killed (every
-    process of it, SIGKILL) while it runs a chunk: its chunks are rescored again on the head, and the output
-    and summary are those of one process."""
+    RAY_AUTH_MODE=token and one token on every node and the driver. For rescore, prepare and passrates in
+    turn, a worker node joins and is killed (every process of it, SIGKILL) while it runs a chunk: its chunks
+    run again on the head, and the output is, byte for byte, the local engine's."""
     inp = _input(tmp_path)
     want, want_summary = _local(tmp_path, inp)
+    (tmp_path / "data").mkdir()
+    data = write_inputs(tmp_path / "data")
+    local = tmp_path / "local"
+    local.mkdir()
+    chunked = dict(os.environ, **{CHUNK_BYTES_ENV: "65536"})  # many chunks of the small inputs
+    wants = {}
+    for command in (c for c in COMMANDS if c.name in ("prepare", "passrates")):
+        res = subprocess.run(_cli(*map(str, command.args(data, local)), "-q"), env=chunked, capture_output=True,
+                             text=True, timeout=600)  # fmt: skip
+        assert res.returncode in (0, 1), res.stderr
+        wants[command.name] = (
+            res.returncode,
+            command.output(local, res.stdout),
+            res.stderr.replace(str(local), ""),
+        )
     temp = Path(
         f"/tmp/mcqa-t2n-{secrets.token_hex(3)}"
     )  # short: Ray's socket paths must stay under 108 bytes
@@ -222,41 +267,32 @@ def test_two_node_cluster_with_token_auth_survives_losing_its_worker_node(tmp_pa
     env = dict(os.environ, HOME=str(home), RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16))
     env.pop("RAY_ADDRESS", None)
     env[SLOW_ENV] = "1.0"  # the nodes' workers inherit it
+    env[CHUNK_BYTES_ENV] = "262144"  # (the driver plans the chunks)
     groups: list[int] = []
     try:
         head, said = _ray_start(env, temp, "--head", "--port=0", "--include-dashboard=false",
                                 f"--dashboard-port={_free_port()}")  # fmt: skip
         groups.append(head)
         address = re.search(r"--address='([^']+)'", said).group(1)
-        worker, _ = _ray_start(env, temp, f"--address={address}")
-        groups.append(worker)
         out = tmp_path / "ray"
-        driver_env = {k: v for k, v in env.items() if k != SLOW_ENV}
-        proc = subprocess.Popen(
-            _cli("rescore", str(inp), "--engine", "ray", "--workers", "2", "-o", str(out), "--format", "json"),
-            env=dict(driver_env, RAY_ADDRESS=address), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-        def busy() -> bool:  # a chunk task runs on the worker node now
-            for p in _node_pids(worker):
-                try:
-                    with open(f"/proc/{p}/cmdline", "rb") as fh:
-                        if fh.read().startswith(b"ray::_chunk_task"):
-                            return True
-                except OSError:
-                    pass
-            return False
-
-        _wait_for(busy, proc)
-        _kill(_node_pids(worker))
-        stdout, stderr = proc.communicate(timeout=300)
-        assert proc.returncode == 1, stderr  # the generated rows include unreadable lines: invalid_row
+        argv = _cli(
+            "rescore", str(inp), "--engine", "ray", "--workers", "2", "-o", str(out), "--format", "json"
+        )
+        code, stdout, stderr = _lose_the_worker_node(env, temp, address, groups, argv)
+        assert code == 1, stderr  # the generated rows include unreadable lines: invalid_row
         assert stderr.count("\n") == 1 and "row(s) could not be graded" in stderr  # nothing of Ray's
         doc = json.loads(stdout)
         assert doc["error"]["reason"] == "invalid_rows" and doc["rows"] == want_summary["rows"]
         got, summary = _ray_output(out)
         assert got == want and summary == want_summary
-        assert _wait_gone(lambda: _node_pids(worker)) == []
+        env[CHUNK_BYTES_ENV] = "65536"  # as the local runs above
+        for command in (c for c in COMMANDS if c.name in ("prepare", "passrates")):
+            there = tmp_path / f"ray-{command.name}"
+            there.mkdir()
+            argv = _cli(*map(str, command.args(data, there)), "--engine", "ray", "--workers", "2", "-q")
+            code, stdout, stderr = _lose_the_worker_node(env, temp, address, groups, argv)
+            got = (code, command.output(there, stdout), stderr.replace(str(there), ""))
+            assert got == wants[command.name], stderr  # the same output, and nothing of Ray's on stderr
     finally:
         for g in groups:
             _kill(_node_pids(g))

@@ -401,8 +401,8 @@ def test_a_run_request_is_checked_alike_for_every_engine(tmp_path):
     """rescore's local and Ray engines take one request (RescoreRequest: the run's settings, runs.RunRequest,
     beside rescore's own) and refuse a bad run setting in one way, before anything is read."""
     from mcqa_prep.errors import UsageError
-    from mcqa_prep.rescore.ray_engine import rescore_on_ray
     from mcqa_prep.rescore.run import rescore, setup
+    from mcqa_prep.rescore.shards import rescore_shards as rescore_on_ray
 
     src = write_jsonl(tmp_path / "in.jsonl", [{"options": [{"A": "a"}], "expected_answer": "A"}])
     for bad, message in (

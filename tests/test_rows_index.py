@@ -13,7 +13,7 @@ import pytest
 from passrate_helpers import rollout
 from prep_helpers import make_row, write_rows
 
-from mcqa_prep.rescore.run import RowIndex
+from mcqa_prep.rescore.index import RowIndex
 
 
 def _mixed_rows(tmp: Path) -> Path:

@@ -68,6 +68,22 @@ class AnswerPool:
             c = by_model[model] = Counter()
         c[answer_letter(answer)] += 1
 
+    def merge(self, other: AnswerPool) -> None:
+        """Fold in the pool of the rollouts that follow this one's (a later chunk's), in order."""
+        self.rows += other.rows
+        self.unknown += other.unknown
+        for key, theirs in other.cells.items():
+            by_model = self.cells.get(key)
+            if by_model is None:
+                self.cells[key] = theirs
+                continue
+            for model, counts in theirs.items():
+                mine = by_model.get(model)
+                if mine is None:
+                    by_model[model] = counts
+                else:
+                    mine.update(counts)
+
 
 @dataclass(frozen=True)
 class KeySettings:

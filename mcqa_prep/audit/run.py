@@ -11,7 +11,6 @@ pool and the duplicate index; never the dataset's rows.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -19,15 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .._perf import streaming_gc
+from ..engine import Job, Shard
+from ..engine import run as run_job
 from ..errors import InputError, UsageError
 from ..evidence import UUID_PREFIX, row_keys
 from ..fields import permutation_question
 from ..io.paths import STDIN
 from ..io.readers import iter_file
-from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..records import Row, display_name
+from ..runs import RunRequest
 from ..validate.crossrow import CrossRow
 from . import features as ft
 from .benchmarks import SHINGLE, BenchIndex, Mapping, benchmarks_of
@@ -95,6 +97,11 @@ class ChunkResult(NamedTuple):
     contaminated: dict[int, list[dict[str, Any]]]
     keys: ChunkKeys | None
     rollout_keys: list[list[str]] | None
+
+
+def audit_work(chunk: Chunk, state: State) -> ChunkResult:
+    """The engine's per-chunk work (mcqa_prep.engine): `audit_chunk`."""
+    return audit_chunk(state, chunk)
 
 
 def audit_chunk(state: State, chunk: Chunk) -> ChunkResult:
@@ -235,9 +242,11 @@ def audit(
     workers: int | None = 1,
     progress: Progress | None = None,
     allow_stale: bool = False,
+    run: RunRequest | None = None,
 ) -> dict[str, Any]:
     """Audit the dataset rows of `data` (files, directories, pulled or prepared directories) and return the
-    audit document (document.py). UsageError / InputError / ContractMismatch as the inputs deserve.
+    audit document (document.py). `run` (runs.RunRequest), when given, says how the rows are run instead of
+    `workers` (workers, engine, resume). UsageError / InputError / ContractMismatch as the inputs deserve.
     `allow_stale`: a preparation of another preparation or grader version is audited (listed in the
     document's `stale_preparations`) instead of refused."""
     from ..sources import resolve
@@ -250,7 +259,6 @@ def audit(
         raise UsageError(
             "stdin ('-') cannot be audited: the rows are read twice; give a file", reason="no_stdin"
         )
-    n_workers = check_workers(workers)
     found = resolve(
         list(data),
         progress=progress,
@@ -271,14 +279,23 @@ def audit(
             progress=progress,
             strict=request.on_invalid == "fail",
         )
-    evidence = _evidence(request, sources, progress) if request.rollouts else None
+    run = run or RunRequest(tuple(str(s.path) for s in sources), workers=workers)
+    evidence = _evidence(request, sources, progress, run) if request.rollouts else None
     orders = option_orders(request.pass_rates, request.drift, progress)
     text = RowText(_learn(sources))
     contamination = Contamination(bench, request.contamination) if bench is not None else None
     key_audit = KeyAudit(evidence.pool, request.keys) if evidence is not None else None
     state = State(text, contamination, request.duplicates, request.keys.key_by if key_audit else None)
     fold = Fold(bench, DuplicateIndex(request.dup_similarity) if request.duplicates else None, key_audit)
-    _stream(fold, state, sources, n_workers, progress)
+    identity = {
+        "request": repr(request),
+        "benchmarks": [f.identity() for f in bench.files] if bench is not None else None,
+        "rollouts": evidence.inputs if evidence is not None else None,
+    }
+    job = Job(
+        "audit", tuple((str(s.path), s.split) for s in sources), audit_work, state, identity, run.output
+    )
+    _stream(fold, job, progress, run)
     if fold.rows == 0:
         raise InputError("no dataset row to audit: the inputs hold no rows", reason="no_rows")
     doc = document.build(request, fold, sources, evidence, text)
@@ -289,18 +306,20 @@ def audit(
     return doc
 
 
-def _stream(fold: Fold, state: State, sources: list[Any], workers: int, progress: Progress | None) -> None:
-    meter = InputMeter(s.path for s in sources)
+def _stream(fold: Fold, job: Job, progress: Progress | None, run: RunRequest) -> None:
+    meter = InputMeter(s for s, _ in job.sources)
     bar = progress(total=meter.total, desc="audit", unit=meter.unit) if progress is not None else None
+
+    def add(chunk: Chunk, res: ChunkResult, _shard: Shard | None) -> None:
+        if chunk.failure is not None:
+            raise chunk.failure
+        fold.add(chunk, res)
+        if bar is not None:
+            bar.update(meter.step(chunk, len(res.lines)))
+
     try:
         with streaming_gc():
-            fn = functools.partial(audit_chunk, state)
-            for chunk, res in ordered_map(fn, chunks_of((s.path, s.split) for s in sources), workers):
-                if chunk.failure is not None:
-                    raise chunk.failure
-                fold.add(chunk, res)
-                if bar is not None:
-                    bar.update(meter.step(chunk, len(res.lines)))
+            run_job(run, job, add)
     finally:
         if bar is not None:
             bar.close()
@@ -318,17 +337,28 @@ def _learn(sources: list[Any]) -> list[str]:
     return learner.learned()
 
 
-def _evidence(request: Request, sources: list[Any], progress: Progress | None) -> Any:
-    """The rollouts, graded (or read as graded) under one contract, as passrates reads them."""
+def _evidence(request: Request, sources: list[Any], progress: Progress | None, how: RunRequest) -> Any:
+    """The rollouts, graded (or read as graded) under one contract, as passrates reads them (on the engine as
+    `how` says)."""
     from ..passrates.measure import Measurement, gather
+    from ..rescore.index import RowIndex
     from ..rescore.rows import Settings as RescoreSettings
-    from ..rescore.run import RowIndex
 
     index = RowIndex.from_sources(sources)
     run = Measurement(
         None, index, request.default_model, request.keys.key_by, pool=AnswerPool, keep_graded=True
     )
     run.rescore = RescoreSettings(request.policy or GradingPolicy(), index.rows)
+    how = RunRequest(
+        request.rollouts, workers=how.workers, engine=how.engine, address=how.address, resume=how.resume
+    )
+    job = ("audit-rollouts", {"dataset": [str(s.path) for s in sources]})
     return gather(
-        request.rollouts, run, contract=request.contract, on_invalid=request.on_invalid, progress=progress
+        request.rollouts,
+        run,
+        contract=request.contract,
+        on_invalid=request.on_invalid,
+        progress=progress,
+        how=how,
+        job=job,
     )

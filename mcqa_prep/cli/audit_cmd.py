@@ -8,15 +8,17 @@ import click
 
 from ..io.paths import check_output
 from ..passrates.positions import describe, rstd_text
+from ..runs import RunRequest
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     ALLOW_STALE_OPTION,
     FORMAT_OPTION,
     MAX_SHOWN_OPTION,
     QUIET_OPTION,
-    WORKERS_OPTION,
     bar_factory,
     emit_json,
+    engine_options,
+    engine_settings,
     fail,
     report_error,
     stale_warnings,
@@ -113,12 +115,12 @@ from .policy_opts import POLICY_KWARGS, policy_from_options, policy_options
     help="Two pass-rate tables of one model each (before and after training): the letter prior's drift.",
 )
 @ALLOW_STALE_OPTION
-@WORKERS_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contract, default_model, key_by,
                   min_rollouts, min_agreement, on_invalid, output, max_shown, fail_on_findings, pass_rates, drift,
-                  allow_stale, workers, fmt, quiet, **kw):  # fmt: skip
+                  allow_stale, workers, engine, address, resume, fmt, quiet, **kw):  # fmt: skip
     """Audit DATA rows for benchmark contamination, duplicates, wrong answer keys and position bias.
 
     DATA is a dataset (JSONL or Parquet file, directory, pulled or prepared directory). Each check names the
@@ -174,7 +176,8 @@ def audit_command(data, against, no_duplicates, dup_similarity, rollouts, contra
         pass_rates=tuple(pass_rates),
         drift=tuple(drift) if drift else None,
     )
-    doc = audit(list(data), request, workers=workers, progress=bar_factory(quiet), allow_stale=allow_stale)
+    run = RunRequest(tuple(data), output, **engine_settings(workers, engine, address, resume))
+    doc = audit(list(data), request, progress=bar_factory(quiet), run=run, allow_stale=allow_stale)
     for line in stale_warnings(doc.get("stale_preparations", [])):
         click.echo(line, err=True)
     unreadable = _unreadable_problem(doc) if on_invalid == "fail" else None

@@ -21,7 +21,8 @@ __all__ = [
     "NO_VERIFY_OPTION",
     "ALLOW_STALE_OPTION",
     "stale_warnings",
-    "WORKERS_OPTION",
+    "engine_options",
+    "engine_settings",
     "cap_workers",
     "note",
     "regex_timeout_option",
@@ -86,14 +87,61 @@ MAX_SHOWN_OPTION = click.option(
     help="Entries listed per list in the text output (0: all); the rest is counted. --format json lists all.",
 )
 
-WORKERS_OPTION = click.option(
-    "--workers",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Worker processes [default: every core available]. The output is the same for every N.",
-)
+
+def engine_options(fn: Any) -> Any:
+    """--workers, --engine, --address and --resume: how every row-parallel command runs (mcqa_prep.engine),
+    declared once with one help each."""
+    for option in reversed(
+        [
+            click.option(
+                "--workers",
+                "-j",
+                type=click.IntRange(min=1),
+                default=None,
+                metavar="N",
+                help="Worker processes [default: every core available]; with --engine ray, Ray workers (one CPU "
+                "each) [default: every CPU of the cluster]. The output is the same for every N and either engine.",
+            ),
+            click.option(
+                "--engine",
+                type=click.Choice(["local", "ray"]),
+                default=None,
+                help="local [default]: worker processes on this machine. ray: Ray tasks on a cluster (--address, "
+                "else RAY_ADDRESS, else a Ray instance started for this command; pip install 'mcqa-prep[ray]').",
+            ),
+            click.option(
+                "--address",
+                metavar="ADDRESS",
+                default=None,
+                help="The Ray cluster to run on (implies --engine ray): auto for the one `ray start --head` runs "
+                "on this machine (Ray starts once for every command run on it), or HOST:PORT.",
+            ),
+            click.option(
+                "--resume",
+                is_flag=True,
+                help="Continue an interrupted run of the same job (same settings, unchanged inputs) from its "
+                "complete chunks; another job is refused. Without it, an interrupted run's chunks are discarded.",
+            ),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def engine_settings(
+    workers: int | None, engine: str | None, address: str | None, resume: bool
+) -> dict[str, Any]:
+    """The RunRequest fields the engine options give (--address implies the Ray engine; --workers is capped
+    at this machine's cores only for the local engine)."""
+    if engine == "local" and address is not None:
+        raise click.UsageError("--address names a Ray cluster: it needs --engine ray")
+    engine = engine or ("ray" if address is not None else "local")
+    return {
+        "workers": cap_workers(workers) if engine == "local" else workers,
+        "engine": engine,
+        "address": address,
+        "resume": resume,
+    }
 
 
 def note(message: str) -> None:
@@ -181,7 +229,7 @@ def bar_factory(quiet: bool, *, file: Any = None) -> Progress:
 def index_lines(join: dict[str, Any]) -> list[str]:
     """The `--rows` join index's account (rescore.RowIndex.summary) as report lines: rows read, prompts
     indexed, and the rows left out by reason with their first places."""
-    from ..rescore.run import LEFT_OUT
+    from ..rescore.index import LEFT_OUT
 
     left = join["dataset_rows_left_out"]
     lines = [

@@ -100,6 +100,8 @@ HINTS: dict[str, str] = {
     "template_spec": "write --template NAME[:WEIGHT] with a built-in name (--list-templates) or a file, and a "
     "positive weight",
     "missing_extra": "install it with pip install '{install}'",
+    "worker_died": "free memory or use fewer --workers, then run the same command with --resume to continue from "
+    "the complete chunks",
     "ray_failed": "check the Ray cluster (RAY_ADDRESS) and its logs, or use --engine local",
     "ray_failed_resumable": "check the Ray cluster and its logs, then run the same command with --resume to "
     "continue from the complete chunks (or use --engine local)",

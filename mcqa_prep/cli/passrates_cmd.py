@@ -11,7 +11,16 @@ from ..passrates.kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES
 from ..passrates.measure import Estimate, measure
 from ..passrates.positions import describe
 from ..passrates.posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL
-from .common import FORMAT_OPTION, QUIET_OPTION, bar_factory, emit_json, index_lines
+from ..runs import RunRequest
+from .common import (
+    FORMAT_OPTION,
+    QUIET_OPTION,
+    bar_factory,
+    emit_json,
+    engine_options,
+    engine_settings,
+    index_lines,
+)
 from .policy_opts import policy_from_options, policy_options
 
 
@@ -94,6 +103,7 @@ from .policy_opts import policy_from_options, policy_options
     "rollout_infos item), graded by NeMo Gym: the policy options (default: the built-in policy, NeMo Gym's mcqa "
     "grading) state the contract they were graded under.",
 )
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def passrates_command(
@@ -109,6 +119,10 @@ def passrates_command(
     credible_level,
     buckets,
     nemo_gym_profile,
+    workers,
+    engine,
+    address,
+    resume,
     fmt,
     quiet,
     **policy_kw,
@@ -154,6 +168,7 @@ def passrates_command(
         on_invalid=on_invalid,
         estimate_with=Estimate(no_answer, credible_level, buckets, nemo_gym_profile),
         progress=bar_factory(quiet),
+        how=RunRequest(tuple(rollouts), output, **engine_settings(workers, engine, address, resume)),
     )
     d = report.to_dict()
     if fmt == "json":

@@ -12,16 +12,17 @@ from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..policy import canonical_json
 from ..prepare.run import DEFAULT_SHARD_ROWS, PrepareReport, prepare
 from ..prepared.verify import verify_prepared
+from ..runs import RunRequest
 from .audit_opts import CONTAMINATION_KWARGS, contamination_from_options, contamination_options
 from .common import (
     FORMAT_OPTION,
     MAX_SHOWN_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
-    WORKERS_OPTION,
     bar_factory,
-    cap_workers,
     emit_json,
+    engine_options,
+    engine_settings,
     regex_timeout_option,
 )
 from .difficulty_opts import DIFFICULTY_KWARGS, difficulty_from_options, difficulty_options
@@ -97,7 +98,7 @@ TEXT_KEPT = 1  # findings kept for the text output: it shows the groups (each ca
 @contamination_options
 @permute_options
 @MAX_SHOWN_OPTION
-@WORKERS_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def prepare_command(
@@ -115,6 +116,9 @@ def prepare_command(
     decontaminate_against,
     max_shown,
     workers,
+    engine,
+    address,
+    resume,
     fmt,
     quiet,
     **policy_kw,
@@ -199,7 +203,7 @@ def prepare_command(
             on_invalid=on_invalid,
             overwrite=overwrite,
             regex_timeout=regex_timeout,
-            workers=cap_workers(workers),
+            run=RunRequest(tuple(inputs), out_dir, **engine_settings(workers, engine, address, resume)),
             progress=bar_factory(quiet),
             verify=not no_verify,
             difficulty=request,

@@ -9,14 +9,15 @@ import click
 from ..grader import OVERRIDE_MODES
 from ..policy import GradingPolicy
 from ..rescore.rows import OUTPUT_SHAPES, SHAPE_FULL
-from ..rescore.run import RescoreRequest, rescore
+from ..rescore.run import RescoreRequest
 from ..runs import RunRequest
 from .common import (
     FORMAT_OPTION,
     QUIET_OPTION,
     bar_factory,
-    cap_workers,
     emit_json,
+    engine_options,
+    engine_settings,
     fail,
     index_lines,
     note,
@@ -34,14 +35,6 @@ from .policy_opts import policy_from_options, policy_options
     type=click.Path(allow_dash=False),
     help="Rescored JSONL: one row per input row, in input order (written atomically). With --engine ray: a "
     "directory of JSONL shards (in input order by name) plus summary.json.",
-)
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="local: this process. ray: Ray Data on the cluster in RAY_ADDRESS, else a local Ray instance "
-    "(pip install 'mcqa-prep[ray]'); same rows, same summary.",
 )
 @click.option(
     "--rows",
@@ -81,22 +74,7 @@ from .policy_opts import policy_from_options, policy_options
     help="Example ids kept per summary bucket.",
 )
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when any recorded reward changed.")
-@click.option(
-    "--resume",
-    is_flag=True,
-    help="With --engine ray: continue an interrupted run of the same job (same policy, settings and "
-    "unchanged inputs) from its complete chunks; another job is refused. Without it, an interrupted run's "
-    "chunks are discarded.",
-)
-@click.option(
-    "--workers",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Worker processes [default: every core available]; with --engine ray, Ray workers (one CPU each) "
-    "[default: every CPU of the cluster]. The output is the same for every N.",
-)
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def rescore_command(
@@ -114,6 +92,7 @@ def rescore_command(
     fmt,
     quiet,
     engine,
+    address,
     **policy_kw,
 ):
     """Regrade INPUT (JSONL verify requests or rollouts) with the bundled grader.
@@ -129,29 +108,27 @@ def rescore_command(
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o rescored.jsonl --fail-on-change
       mcqa-prep rescore rollouts.jsonl --rows train.jsonl -o grades.parquet --output-shape grading
       mcqa-prep rescore rollouts.jsonl --rows prepared/ -o r.jsonl --compare-mode robust --format json
-      RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --engine ray -o /shared/out/
-      RAY_ADDRESS=auto mcqa-prep rescore /shared/rollouts/ --engine ray -o /shared/out/ --resume  # after a failure
+      mcqa-prep rescore /shared/rollouts/ --rows /shared/train.parquet --address auto -o /shared/out/
+      mcqa-prep rescore /shared/rollouts/ --address auto -o /shared/out/ --resume  # after a failure
     """
     policy = policy_from_options(**policy_kw)
     other = GradingPolicy.from_file(compare_policy) if compare_policy else None
+    how = engine_settings(workers, engine, address, resume)
+    run = RunRequest((input_path,), output, progress=bar_factory(quiet), examples=examples, **how)
+    request = RescoreRequest(run, policy, tuple(rows_paths), explain, other, compare_mode, output_shape)
+    if how["engine"] == "ray":
+        from ..rescore.shards import rescore_shards
 
-    def request(workers: int | None) -> RescoreRequest:
-        run = RunRequest((input_path,), output, workers, bar_factory(quiet), resume, examples=examples)
-        return RescoreRequest(run, policy, tuple(rows_paths), explain, other, compare_mode, output_shape)
-
-    if engine == "ray":
-        from ..rescore.ray_engine import rescore_on_ray
-
-        report, run = rescore_on_ray(request(workers))
-        if run.resumed and fmt != "json" and not quiet:
-            note(f"resumed: {run.resumed} complete chunk(s) of an interrupted run reused")
+        report, info = rescore_shards(request)
     else:
-        if resume:
-            raise click.UsageError("--resume needs --engine ray (a local run is written in one go)")
         for path, what in ((input_path, "INPUT"), (output, "--output")):
             if path != "-" and os.path.isdir(path):
                 raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
-        report = rescore(request(cap_workers(workers)))
+        from ..rescore.run import rescore_run
+
+        report, info = rescore_run(request)
+    if info.resumed and fmt != "json" and not quiet:
+        note(f"resumed: {info.resumed} complete chunk(s) of an interrupted run reused")
     problem = None
     if report.invalid.count:
         problem = report_error(

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..grader import DEFAULT_REGEX_TIMEOUT
+from ..runs import RunRequest
 from ..validate import ValidateReport, validate_paths
 from .common import (
     FORMAT_OPTION,
@@ -14,10 +15,10 @@ from .common import (
     MAX_SHOWN_OPTION,
     NO_VERIFY_OPTION,
     QUIET_OPTION,
-    WORKERS_OPTION,
     bar_factory,
-    cap_workers,
     emit_json,
+    engine_options,
+    engine_settings,
     regex_timeout_option,
     report_error,
 )
@@ -100,10 +101,23 @@ def render_text(report: ValidateReport, max_shown: int = MAX_SHOWN) -> list[str]
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1 on any finding).")
 @NO_VERIFY_OPTION
 @regex_timeout_option(DEFAULT_REGEX_TIMEOUT)
-@WORKERS_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
-def validate_command(paths, max_findings, max_shown, strict, no_verify, regex_timeout, workers, fmt, quiet):
+def validate_command(
+    paths,
+    max_findings,
+    max_shown,
+    strict,
+    no_verify,
+    regex_timeout,
+    workers,
+    engine,
+    address,
+    resume,
+    fmt,
+    quiet,
+):
     """Check MCQA rows against the row schema and the semantic rules; report every problem with its address.
 
     PATH is a JSONL or Parquet file, a directory (searched recursively), a directory written by
@@ -136,7 +150,7 @@ def validate_command(paths, max_findings, max_shown, strict, no_verify, regex_ti
         verify=not no_verify,
         progress=bar_factory(quiet),
         regex_timeout=regex_timeout,
-        workers=cap_workers(workers),
+        run=RunRequest(tuple(paths), **engine_settings(workers, engine, address, resume)),
     )
     for inp in report.summary["inputs"]:
         if inp["kind"] == "pulled" and not inp["verified"]:

@@ -151,8 +151,9 @@ class GuardedFile:
         """The binary stream under a text one (stdout), guarded the same way."""
         return GuardedFile(self._fh.buffer, self._target)  # type: ignore[attr-defined]  # (a text stream)
 
-    def append_part(self, path: str) -> None:
-        """Append the file a worker wrote at `path` (Parts.write) and remove it."""
+    def append_part(self, path: str, remove: bool = True) -> None:
+        """Append the file a worker wrote at `path` (Parts.write, or a run's shard) and remove it (unless
+        `remove` is False: a shard the run keeps until it completes)."""
         try:
             self._fh.flush()
             src = os.open(path, os.O_RDONLY)
@@ -160,7 +161,8 @@ class GuardedFile:
                 _copy_rest(src, self._fh.fileno())
             finally:
                 os.close(src)
-            os.unlink(path)
+            if remove:
+                os.unlink(path)
         except OSError as exc:
             raise output_error(exc, self._target) from None
 
@@ -325,6 +327,46 @@ class AtomicFile:
             if self.parts is not None:
                 self.parts.remove_all()  # pieces not appended: the run failed
         return False
+
+
+def place_file(done: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Make the complete file `done` the output `path`, as AtomicFile would have written it: renamed into
+    place (durably, with the permissions a new file gets) when both are on one filesystem; else, and for
+    stdout, a device, a pipe or a link's target elsewhere, copied through AtomicFile. `done` is gone after."""
+    target = Path(path)
+    special = str(path) == STDOUT
+    if not special:
+        with contextlib.suppress(OSError):
+            special = not stat.S_ISREG(os.stat(target).st_mode)  # (a directory is refused by rename)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        if special:
+            raise OSError(18, "not a file to rename over")
+        os.chmod(done, _FILE_MODE)
+        fd = os.open(done, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(done, target)
+        fsync_dir(target.parent)
+        remove_dead_temporaries(target)  # (an earlier writer's, killed)
+        return
+    except FileNotFoundError:
+        if not os.path.exists(done):
+            raise
+    except OSError:
+        pass
+    with AtomicFile(target if not str(path) == STDOUT else path, "wb") as fh:
+        if isinstance(fh, GuardedFile):
+            fh.append_part(str(done))
+        else:  # stdout
+            with open(done, "rb") as src:
+                while block := src.read(1 << 20):
+                    fh.write(block)
+    with contextlib.suppress(OSError):
+        os.unlink(done)
 
 
 def write_atomic_text(path: str | os.PathLike[str], text: str) -> Path:

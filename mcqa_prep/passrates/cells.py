@@ -65,6 +65,25 @@ class PassPool:
             vote = (answer, ok)
             cell[6][vote] = cell[6].get(vote, 0) + 1
 
+    def merge(self, other: PassPool) -> None:
+        """Fold in the pool of the rollouts that follow this one's (a later chunk's): the same cells, in the
+        same order, as adding those rollouts one by one (a reward sum is added as the chunk's sum)."""
+        self.rows += other.rows
+        self.unknown += other.unknown
+        for km, theirs in other.cells.items():
+            cell = self.cells.get(km)
+            if cell is None:
+                self.cells[km] = theirs
+                continue
+            for i in range(6):
+                cell[i] += theirs[i]
+            votes, more = cell[6], theirs[6]
+            if votes is None or more is None:
+                cell[6] = None
+            else:
+                for vote, n in more.items():
+                    votes[vote] = votes.get(vote, 0) + n
+
     def counted(self, rule: str) -> tuple[dict[tuple[str, str], Counts], int]:
         """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
         out: dict[tuple[str, str], Counts] = {}

@@ -37,12 +37,11 @@ from ..evidence import (
 from ..fields import grading_contract, grading_of, permutation_question
 from ..io.hashing import check_unchanged, sha256_file, stamp
 from ..io.paths import STDIN, check_output
-from ..io.readers import iter_file
-from ..parallel import rows_estimate
 from ..policy import GradingPolicy
 from ..progress import Progress
 from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
+from ..runs import RunRequest
 from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
 from .consistency import extend, header_doc, variant_of
 from .estimate import Counts, estimate
@@ -50,6 +49,7 @@ from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .positions import summary
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
 from .profile import profile_rollouts
+from .reading import read, reading_identity
 from .table import write_table
 
 ON_INVALID = ("fail", "reject")
@@ -70,6 +70,12 @@ class Tally:
         self.by_kind[kind] += 1
         if len(self.examples) < EXAMPLES:
             self.examples.append(example)
+
+    def merge(self, other: Tally) -> None:
+        """Fold in the rows of a later chunk, as adding them one by one."""
+        self.count += other.count
+        self.by_kind.update(other.by_kind)
+        self.examples.extend(other.examples[: max(0, EXAMPLES - len(self.examples))])
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "by_kind": dict(sorted(self.by_kind.items())), "examples": self.examples}
@@ -133,6 +139,28 @@ class Measurement:
     profile_contract: str | None = (
         None  # rows are NeMo Gym profile rows, graded under this (asserted) contract
     )
+
+    def fresh(self) -> Measurement:
+        """A measurement with these settings and nothing read: what one chunk's rollouts are read into."""
+        return Measurement(
+            self.rescore, self.index, self.default_model, self.key_by, pool=self.pool,
+            keep_graded=self.keep_graded, profile_contract=self.profile_contract,
+        )  # fmt: skip
+
+    def absorb(self, part: Measurement) -> None:
+        """Fold in what a later chunk's measurement read: the same state as reading its rows here."""
+        self.rows += part.rows
+        self.invalid.merge(part.invalid)
+        self.no_contract.merge(part.no_contract)
+        self.no_model.merge(part.no_model)
+        self.input_contracts.update(part.input_contracts)
+        self.uuid_from_join += part.uuid_from_join
+        for cid, pool in part.pools.items():
+            mine = self.pools.get(cid)
+            if mine is None:
+                self.pools[cid] = pool
+            else:
+                mine.merge(pool)
 
     def add(self, rec: Row) -> None:
         where = f"{_display(rec.file)}:{rec.line}"
@@ -336,8 +364,12 @@ def measure(
     on_invalid: str = "fail",
     estimate_with: Estimate = Estimate(),
     progress: Progress | None = None,
+    how: RunRequest | None = None,
 ) -> PassratesReport:
     """Measure per-question pass rates of `rollouts` and write the table to `output`.
+
+    `how` (runs.RunRequest) says how the rollouts are read (workers, engine, resume); by default in this
+    process.
 
     rescore=True grades every rollout under `policy` (default: the built-in policy). Otherwise the rollouts
     must carry the contract they were graded under; `contract` chooses one when they carry several, and
@@ -361,7 +393,9 @@ def measure(
         run.rescore = Settings(policy or GradingPolicy(), index.rows if index is not None else None)
     if est.profile:
         run.profile_contract = (policy or GradingPolicy()).contract_id()
-    got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress)
+    how = how or RunRequest(tuple(rollouts), output)
+    job = ("passrates", {"join_inputs": join_inputs})
+    got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress, how=how, job=job)
     cid, pool, inputs = got.contract_id, got.pool, got.inputs
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
     cells, left = counted(pool, est.no_answer)
@@ -424,11 +458,15 @@ def gather(
     contract: str | None = None,
     on_invalid: str = "fail",
     progress: Progress | None = None,
+    how: RunRequest | None = None,
+    job: tuple[str, dict[str, Any]] = ("passrates", {}),
 ) -> Gathered:
     """Read every rollout into `run` (hashing the files first, refusing one written to meanwhile), then choose
     the one contract they were graded under: refused when they are under several (unless `contract` picks
     one), carry none, name no model, or could not be graded (on_invalid 'fail'). `measure` and `audit`'s
-    wrong-key analysis both count evidence this way."""
+    wrong-key analysis both count evidence this way. The rollouts are read on the engine as `how` says
+    (runs.RunRequest: workers, engine, resume; its output places the run's work directory), as the job
+    (command name, what else makes it this job) `job` names."""
     from ..sources import resolve
 
     files = resolve(
@@ -440,7 +478,9 @@ def gather(
     ).sources
     stamps = {str(f.path): stamp(f.path) for f in files}
     inputs = hash_inputs(files, progress, "hash rollouts")
-    _read(run, files, progress)
+    how = how or RunRequest(tuple(str(f.path) for f in files))
+    command, identity = job
+    read(run, files, progress, how, command, {**identity, **reading_identity(run), "inputs": inputs})
     check_unchanged(stamps)
     cid, pool = _choose(run, contract, on_invalid)
     return Gathered(run, cid, pool, inputs)
@@ -449,7 +489,7 @@ def gather(
 def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[Any, list[dict[str, Any]]]:
     if not rows_paths:
         return None, []
-    from ..rescore.run import RowIndex
+    from ..rescore.index import RowIndex
     from ..sources import resolve
 
     sources = resolve(
@@ -461,20 +501,6 @@ def _join_index(rows_paths: Sequence[Any], progress: Progress | None) -> tuple[A
     ).sources
     hashes = hash_inputs(sources, progress, "hash dataset rows")
     return RowIndex.from_sources(sources, EXAMPLES), hashes
-
-
-def _read(run: Measurement, files: Sequence[Any], progress: Progress | None) -> None:
-    total = rows_estimate(f.path for f in files)
-    bar = progress(total=total, desc="passrates", unit="row") if progress is not None else None
-    try:
-        for f in files:
-            for rec in iter_file(f.path, split=f.split):
-                run.add(rec)
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _refuse(tally: Tally, total: int, what: str, reason: str, **details: Any) -> InputError:

@@ -12,7 +12,6 @@ Why this shape (docs/design/prepare.md has the full story):
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections import Counter
@@ -20,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._perf import streaming_gc
 from ..audit.decontaminate import DROP_REASON as DROP_CONTAMINATED
 from ..audit.decontaminate import Decontamination, DecontaminationRequest
 from ..audit.decontaminate import Tally as DecontaminationTally
@@ -32,26 +30,19 @@ from ..io.paths import check_output, is_data_path
 from ..io.shards import HashingWriter, SplitWriter
 from ..io.staging import commit, crash_point, staging_dir
 from ..io.writers import row_line
-from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
 from ..passrates.difficulty import Difficulty, DifficultyRequest, EvidenceTally
 from ..policy import GradingPolicy
 from ..prepared import manifest as mf
 from ..progress import Progress
 from ..records import Finding, Row, display_name
+from ..runs import RunRequest
 from ..runtimes import RUNTIMES, policy_blockers, runtimes_record
 from ..sources import KIND_PULLED, Source, resolve
 from .permute import Permuter, PermuteTally, settings_of
 from .repairs import RepairTally, invalid_rows
 from .report import PrepareReport
-from .rows import (
-    Outcome,
-    PreparedChunk,
-    RowWork,
-    Stamper,
-    normalise_options,
-    prepare_chunk,
-    settle,
-)
+from .rows import Outcome, RowWork, Stamper, normalise_options
+from .stream import rows_job, run_rows
 
 __all__ = ["prepare", "PrepareReport", "normalise_options", "DEFAULT_SHARD_ROWS"]
 
@@ -429,6 +420,7 @@ def prepare(
     decontaminate: DecontaminationRequest | None = None,
     permute: PermuteSpec | None = None,
     findings_kept: int = FINDINGS_KEPT,
+    run: RunRequest | None = None,
 ) -> PrepareReport:
     """Prepare INPUTS into out_dir (see module docstring); raises StaleCache, InvalidRows, InputError, ...
 
@@ -442,7 +434,8 @@ def prepare(
     output_regex the regex audit errs on (rule regex_audit) and can fix is written with the fix in its place
     and the original in its stamp (prepare/repairs.py); without it such a row is invalid, and the failure
     counts the rows the repair would fix. `permute`: each valid row is written as its option orders, each a
-    complete row checked by every row rule (prepare/permute.py); recorded as `settings.permute`."""
+    complete row checked by every row rule (prepare/permute.py); recorded as `settings.permute`. `run`
+    (runs.RunRequest), when given, says how the rows are run instead of `workers` (workers, engine, resume)."""
     t0 = time.monotonic()
     policy = policy or GradingPolicy()
     policy.check()
@@ -468,10 +461,12 @@ def prepare(
     permuter = Permuter(permute, validator.checker) if permute is not None else None
     stamper = Stamper(policy, output_format, runtime, permuter)
     work = RowWork(validator.checker, stamper, judge, repair_regexes, deco)
+    job = rows_job(sources, work, [_source_of(s) for s in sources], out, policy, settings, prov)
+    run = run or RunRequest(tuple(str(s.path) for s in sources), out, workers)
     with staging_dir(out) as staging:
         crash_point("staging")
         router = Router(staging, settings, judge, deco, findings_kept)
-        _run_rows(sources, validator, work, router, progress, check_workers(workers))
+        run_rows(sources, validator, job, router, progress, run)
         check_unchanged(stamps)
         router.add_warnings(validator.finish())
         doc = _finish(router, policy, prov)
@@ -493,69 +488,6 @@ def prepare(
         router.repairs.repairable(),
         doc.get("decontamination"),
     )
-
-
-def _route_chunk(
-    chunk: Chunk, res: PreparedChunk, base: int, src: Source, validator: Any, router: Router
-) -> None:
-    """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
-    rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
-    found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
-    # written rows NeMo Gym would refuse: the clean ones no cross-row check rejects, and (below) the others
-    gym = {i: p for i, p in res.gym_refused if not any(f.severity == "error" for f in found.get(i, ()))}
-    sizes, blob = res.sizes, memoryview(res.blob)
-    n = len(sizes)
-    special = sorted(found.keys() | res.outcomes.keys())
-    at = prev = 0
-    for i in [*special, n]:
-        if i > prev:  # the clean rows before this one
-            end = at + sum(sizes[prev:i])
-            router.route_clean(src, blob[at:end], sizes[prev:i])
-            at = end
-        if i == n:
-            break
-        outcome = res.outcomes.get(i)
-        if outcome is None:  # a clean row that a cross-row check objects to
-            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [])
-            at += sizes[i]
-        final = settle(outcome, found.get(i, []))
-        line = res.lines[i]
-        stub = Row(chunk.file, line, base + i, None, None, chunk.split)
-        router.route(chunk.row_at(line) if final.line is None and final.errors else stub, src, final)
-        if final.line is not None and final.gym_problem is not None:
-            gym[i] = final.gym_problem
-        prev = i + 1
-    router.gym(gym)
-
-
-def _run_rows(
-    sources: list[Source],
-    validator: Any,
-    work: RowWork,
-    router: Router,
-    progress: Progress | None,
-    workers: int,
-) -> None:
-    """Steps 1-3 for the rows of each chunk (in workers), then, in input order, the cross-row checks and
-    step 4 (in this process)."""
-    meter = InputMeter(s.path for s in sources)
-    bar = progress(total=meter.total, desc="prepare", unit=meter.unit) if progress is not None else None
-    try:
-        with streaming_gc():  # rows are acyclic: skip needless cyclic-GC scans
-            fn = functools.partial(prepare_chunk, work, [_source_of(s) for s in sources])
-            current, base = -1, 0
-            for chunk, results in ordered_map(fn, chunks_of((s.path, s.split) for s in sources), workers):
-                if chunk.failure is not None:
-                    raise chunk.failure  # an unreadable input: nothing is committed
-                if chunk.source != current:
-                    current, base = chunk.source, 0
-                _route_chunk(chunk, results, base, sources[chunk.source], validator, router)
-                base += len(results.lines)
-                if bar is not None:
-                    bar.update(meter.step(chunk, len(results.lines)))
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _up_to_date(

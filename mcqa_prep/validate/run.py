@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,13 +12,16 @@ from typing import Any, NamedTuple
 from .. import schema
 from .._perf import streaming_gc
 from .._version import __version__
+from ..engine import Job, Shard
+from ..engine import run as run_job
 from ..errors import InputError, UsageError
 from ..findings import FindingGroups
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind
-from ..parallel import Chunk, InputMeter, check_workers, chunks_of, ordered_map
+from ..parallel import Chunk, InputMeter
 from ..progress import Progress
 from ..records import Finding, display_name
+from ..runs import RunRequest
 from .batch import chunk_facts
 from .crossrow import KeyColumns, RowKeys
 from .registry import ERROR, RULES, WARNING
@@ -153,41 +155,54 @@ def _unreadable(src: _Source, exc: Exception) -> list[Finding]:
     return [Finding(str(src.file), None, None, "$", r.name, r.severity, msg) for _, msg in r.check(exc)]
 
 
+def validate_chunk(chunk: Chunk, checker: RowChecker) -> CheckedChunk | InputError:
+    """The engine's per-chunk work (mcqa_prep.engine): `check_chunk`."""
+    return check_chunk(checker, chunk)
+
+
 def _read_all(
-    sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, workers: int
+    sources: list[_Source], v: RowValidator, keep: _Keeper, progress: Progress | None, run: RunRequest
 ) -> None:
-    """Every chunk of every input through one pool, in input order; the cross-row half here."""
+    """Every chunk of every input through the engine, in input order; the cross-row half here."""
     meter = InputMeter(s.file for s in sources)
     bar = progress(total=meter.total, desc="validate", unit=meter.unit) if progress is not None else None
-    work = functools.partial(check_chunk, v.checker)
-    current, base = -1, 0
+    state = {"current": -1, "base": 0}
+    failed: set[int] = set()
+
+    def fold(chunk: Chunk, results: Any, _shard: Shard | None) -> None:
+        src = sources[chunk.source]
+        if chunk.source != state["current"]:
+            state["current"], state["base"] = chunk.source, 0
+        if chunk.source in failed:
+            return  # the file could not be read further: its later chunks do not count
+        failure = chunk.failure if chunk.failure is not None else results
+        if isinstance(failure, Exception):
+            failed.add(chunk.source)
+            fs = _unreadable(src, failure)
+            v.add(fs)
+            keep(fs)
+            return
+        n = len(results.lines)
+        found = v.absorb_chunk(
+            chunk.file, chunk.split, results.lines, state["base"], results.keys, results.found
+        )
+        for i in sorted(found):
+            keep(found[i])
+        state["base"] += n
+        src.entry["rows"] += n
+        if bar is not None:
+            bar.update(meter.step(chunk, n))
+
+    job = Job(
+        "validate",
+        tuple((str(s.file), s.split) for s in sources),
+        validate_chunk,
+        v.checker,
+        {"regex_timeout": v.regex_timeout},
+    )
     try:
         with streaming_gc():
-            files = [(s.file, s.split) for s in sources]
-            failed: set[int] = set()
-            for chunk, results in ordered_map(work, chunks_of(files), workers):
-                src = sources[chunk.source]
-                if chunk.source != current:
-                    current, base = chunk.source, 0
-                if chunk.source in failed:
-                    continue  # the file could not be read further: its later chunks do not count
-                failure = chunk.failure if chunk.failure is not None else results
-                if isinstance(failure, Exception):
-                    failed.add(chunk.source)
-                    fs = _unreadable(src, failure)
-                    v.add(fs)
-                    keep(fs)
-                    continue
-                n = len(results.lines)
-                found = v.absorb_chunk(
-                    chunk.file, chunk.split, results.lines, base, results.keys, results.found
-                )
-                for i in sorted(found):
-                    keep(found[i])
-                base += n
-                src.entry["rows"] += n
-                if bar is not None:
-                    bar.update(meter.step(chunk, n))
+            run_job(run, job, fold)
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
@@ -202,11 +217,13 @@ def validate_paths(
     progress: Progress | None = None,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
     workers: int | None = 1,
+    run: RunRequest | None = None,
 ) -> ValidateReport:
     """Validate every row of every input. `max_findings` caps the findings kept (0 keeps all; the summary
     counts all); `strict` turns warnings into errors; `verify=False` skips the pulled-directory hash check;
     `progress` is a bar factory (mcqa_prep.progress.Progress);
-    `workers` processes check chunks of the input (None: every core), with the same report for any number.
+    `workers` processes check chunks of the input (None: every core), with the same report for any number;
+    `run` (runs.RunRequest), when given, says how instead (workers, engine, resume; its inputs are `paths`).
     Raises UsageError for a negative max_findings or a regex_timeout that is not a number > 0."""
     if isinstance(max_findings, bool) or not isinstance(max_findings, int) or max_findings < 0:
         raise UsageError(
@@ -218,7 +235,8 @@ def validate_paths(
     sources = _plan(paths, verify, progress)
     v = RowValidator(regex_timeout=regex_timeout)
     keep = _Keeper(max_findings, strict)
-    _read_all(sources, v, keep, progress, check_workers(workers))
+    run = run or RunRequest(tuple(str(s.file) for s in sources), workers=workers)
+    _read_all(sources, v, keep, progress, run)
     keep(v.finish())
     no_rows = RULES["no_rows"]
     empty = [

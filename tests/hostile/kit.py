@@ -22,7 +22,8 @@ from mcqa_prep.cli import main
 OK, FAILURE, USAGE = 0, 1, 2
 
 # Hidden files and directories the writers use while they work (io/writers, io/staging, io/shards).
-_TEMPORARY = re.compile(r"^\..+\.(\d+-[0-9a-f]+\.tmp|(staging|old)-\d+-[0-9a-f]+)$|^\.part-")
+# (a run's work directory, .NAME.mcqa-run, is kept only by a run that was stopped or killed, for --resume)
+_TEMPORARY = re.compile(r"^\..+\.(\d+-[0-9a-f]+\.tmp|(staging|old)-\d+-[0-9a-f]+|mcqa-run)$|^\.part-")
 
 
 def run(

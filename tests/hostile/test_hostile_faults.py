@@ -131,7 +131,8 @@ def test_injected_fault(inputs, tmp_path, monkeypatch, writer, fault):
 
 @pytest.mark.parametrize("writer", WRITERS)
 def test_disk_fills_up_mid_run(inputs, tmp_path, monkeypatch, writer):
-    with faults.tmpfs(tmp_path / "fs", "256k") as fs:
+    # room for the largest output (rescore's, 247 kB) and a run's own records beside it (a few pages)
+    with faults.tmpfs(tmp_path / "fs", "320k") as fs:
         out_dir = fs if fs is not None else tmp_path / "fs"
         args, outputs = writers(inputs, out_dir)[writer]
         if fs is not None:

@@ -213,7 +213,11 @@ def _wait_for(predicate, what: str) -> None:
 
 
 def _temporaries(d: Path) -> list[Path]:
-    return [p for p in d.iterdir() if p.name.startswith(".out.jsonl.") and p.name.endswith(".tmp")]
+    """What a running rescore writes before its output is in place: its temporary file, or the stream of
+    rescored rows in its work directory (the engine's)."""
+    found = [p for p in d.iterdir() if p.name.startswith(".out.jsonl.") and p.name.endswith(".tmp")]
+    stream = d / ".out.jsonl.mcqa-run" / "stream"
+    return [*found, stream] if stream.exists() else found
 
 
 def _children(pid: int) -> list[int]:

@@ -1,7 +1,7 @@
 """The watchdog of a local Ray instance a command started: when the command ends, or dies (SIGKILL
 included), every process of that instance is killed and its temporary directory removed.
 
-    python -m mcqa_prep.rescore.ray_watchdog TOKEN TEMP_DIR DRIVER_PID
+    python -m mcqa_prep.engine.ray_watchdog TOKEN TEMP_DIR DRIVER_PID
 
 The command starts this process (in a session of its own, so a terminal's Ctrl-C does not reach it) before
 it starts Ray, and keeps the write end of its stdin. Ray's processes (GCS, raylet, its agents, the workers)

@@ -1,8 +1,10 @@
 """Reaching Ray for a job, and leaving nothing of Ray behind.
 
-- Which Ray: the session already running in this process (a notebook, NeMo RL), else the cluster in
-  RAY_ADDRESS, else a local instance started here (one CPU per worker, no dashboard, its files in a short
-  temporary directory).
+- Which Ray: the session already running in this process (a notebook, NeMo RL), else the cluster the run
+  names (`--address`: `auto` for the cluster `ray start --head` runs on this machine, or host:port), else the
+  one in RAY_ADDRESS, else a local instance started here (one CPU per worker, no dashboard, its files in a
+  short temporary directory). A cluster that is kept up pays Ray's start once for every command run on it;
+  a local instance pays it per command.
 - A local instance is this command's alone: a watchdog process (ray_watchdog.py) stops every one of its
   processes and removes its directory when the command ends, and also when the command is killed (SIGKILL
   included) — Ray's own clean-up runs in the command, so a killed command used to leave Ray's agents and its
@@ -55,7 +57,7 @@ def _start_watchdog(token: str, temp: str) -> subprocess.Popen[bytes] | None:
     env = {k: v for k, v in os.environ.items() if k != MARK}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "mcqa_prep.rescore.ray_watchdog", token, temp, str(os.getpid())],
+            [sys.executable, "-m", "mcqa_prep.engine.ray_watchdog", token, temp, str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -87,20 +89,21 @@ def _stop_watchdog(s: Session, keep_logs: bool) -> None:
     s.watchdog = None
 
 
-def connect(ray: Any, workers: int | None) -> Session:
+def connect(ray: Any, workers: int | None, address: str | None = None) -> Session:
     """Reach Ray (see the module's docstring); a failure to do so is one line."""
     if ray.is_initialized():
         return Session(False, None, _logs_dir(ray))
-    address = os.environ.get("RAY_ADDRESS") or None
+    named = address is not None
+    address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        _probe(address)
+        _probe(address, "--address" if named else "RAY_ADDRESS")
     kept = stop_handlers()  # ray.init replaces them: Ray's SIGTERM handler dumps a native stack and exits
     session = Session(True, address, None)
     said: list[str] = []
     try:
         with _stderr_aside(said):
             if address:
-                ray.init(logging_level=logging.ERROR, log_to_driver=False)
+                ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             else:
                 _start_local(ray, workers, session)
         session.log_dir = _logs_dir(ray)
@@ -112,8 +115,8 @@ def connect(ray: Any, workers: int | None) -> Session:
     return session
 
 
-def _probe(address: str, timeout: float = 10.0) -> None:
-    """Fail fast, in one line, when RAY_ADDRESS names a host:port nobody listens on: Ray's own client retries
+def _probe(address: str, where: str, timeout: float = 10.0) -> None:
+    """Fail fast, in one line, when the address names a host:port nobody listens on: Ray's own client retries
     for minutes, printing warnings. Other forms (auto, ray://...) are left to Ray."""
     import socket
 
@@ -125,7 +128,7 @@ def _probe(address: str, timeout: float = 10.0) -> None:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
         raise McqaPrepError(
-            f"cannot reach the Ray cluster at {address} (RAY_ADDRESS): {exc.strerror or exc}",
+            f"cannot reach the Ray cluster at {address} ({where}): {exc.strerror or exc}",
             reason="ray_unreachable",
         ) from None
 

@@ -1,0 +1,229 @@
+"""The row engine (mcqa_prep.engine): one executor for every row-parallel command.
+
+- a job's chunks are folded in input order, whoever ran them: any number of workers gives the same result;
+- every complete chunk is recorded in the run's work directory; a run that is stopped keeps them and
+  `resume` runs only the rest (a damaged shard is run again; another job is refused, naming what differs);
+- every command on the engine writes the same bytes for --workers 1 and 2, and after a SIGKILL mid-run and
+  `--resume` the same bytes as a run that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from engine_helpers import COMMANDS, write_inputs
+
+from mcqa_prep import parallel
+from mcqa_prep.engine import Job, Piece, run
+from mcqa_prep.engine.work import SLOW_ENV
+from mcqa_prep.engine.workdir import work_path
+from mcqa_prep.errors import StaleCache, UsageError
+from mcqa_prep.runs import RunRequest
+
+# ---- the engine on a job of its own --------------------------------------------------------------------
+
+
+def count_lines(chunk, settings):
+    """A job's per-chunk work: each row's line number, tagged, as the chunk's shard; the count as its part.
+    `settings` names a file every run of a chunk appends its number to (which chunks were run)."""
+    with open(settings["log"], "a") as fh:
+        fh.write(f"{chunk.seq}\n")
+    data = b"".join(f"{settings['tag']}:{r.line}\n".encode() for r in chunk.rows())
+    return Piece(data, data.count(b"\n"))
+
+
+def _job(tmp_path, inp, tag="x"):
+    log = tmp_path / "ran.log"
+    return Job("count", ((str(inp), None),), count_lines, {"log": str(log), "tag": tag}, {"tag": tag},
+               tmp_path / "out.txt")  # fmt: skip
+
+
+def _ran(tmp_path):
+    log = tmp_path / "ran.log"
+    got = sorted(int(x) for x in log.read_text().split()) if log.exists() else []
+    log.unlink(missing_ok=True)
+    return got
+
+
+def _input(tmp_path, n=400):
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(json.dumps({"i": i, "pad": "x" * (i % 50)}) + "\n" for i in range(n)))
+    return p
+
+
+class _Stop(KeyboardInterrupt):
+    pass
+
+
+def test_results_are_folded_in_input_order_for_any_worker_count(tmp_path):
+    inp = _input(tmp_path)
+    outs = []
+    for workers in (1, 2, 3):
+        got: list[bytes] = []
+        info = run(
+            RunRequest((inp,), tmp_path / "out.txt", workers, chunk_bytes=1000),
+            _job(tmp_path, inp),
+            lambda c, part, shard, got=got: got.append(shard.read()),
+        )
+        outs.append(b"".join(got))
+        assert info.chunks == len(got) == -(-inp.stat().st_size // 1000) and info.resumed == 0
+        assert _ran(tmp_path) == list(range(info.chunks))
+    assert outs[0] == outs[1] == outs[2]
+    assert outs[0].decode().split() == [f"x:{i}" for i in range(1, 401)]
+    assert not work_path(tmp_path / "out.txt").exists()  # a run that completes leaves no work directory
+
+
+def test_a_stopped_run_keeps_its_complete_chunks_and_resume_runs_only_the_rest(tmp_path):
+    inp = _input(tmp_path)
+    req = RunRequest((inp,), tmp_path / "out.txt", 1, chunk_bytes=1000)
+    folded: list[int] = []
+
+    def stop_after_five(c, part, shard):
+        folded.append(c.seq)
+        if len(folded) == 5:
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        run(req, _job(tmp_path, inp), stop_after_five)
+    work = work_path(tmp_path / "out.txt")
+    assert work.is_dir() and _ran(tmp_path) == [0, 1, 2, 3, 4]
+    shards = sorted(work.glob("count-*"))
+    assert len(shards) == 5
+    shards[2].write_bytes(b"X" + shards[2].read_bytes()[1:])  # damaged: run again
+    got: list[bytes] = []
+    info = run(
+        RunRequest((inp,), tmp_path / "out.txt", 2, resume=True, chunk_bytes=1000),  # (another worker count)
+        _job(tmp_path, inp),
+        lambda c, part, shard: got.append(shard.read()),
+    )
+    assert info.resumed == 4 and _ran(tmp_path) == [2, *range(5, info.chunks)]
+    assert b"".join(got).decode().split() == [f"x:{i}" for i in range(1, 401)]
+    assert not work.exists()
+
+
+def test_resume_refuses_another_job_and_a_run_without_resume_starts_over(tmp_path):
+    inp = _input(tmp_path)
+    req = RunRequest((inp,), tmp_path / "out.txt", 1, chunk_bytes=1000)
+
+    def stop(c, part, shard):
+        raise _Stop()
+
+    with pytest.raises(_Stop):
+        run(req, _job(tmp_path, inp), stop)
+    work = work_path(tmp_path / "out.txt")
+    before = sorted(p.name for p in work.rglob("*"))
+    with pytest.raises(StaleCache) as err:
+        run(RunRequest((inp,), tmp_path / "out.txt", resume=True), _job(tmp_path, inp, tag="y"), stop)
+    assert err.value.reason == "resume_mismatch"
+    assert [d.field for d in err.value.differences] == ["settings.tag"]
+    assert sorted(p.name for p in work.rglob("*")) == before  # refused: nothing of the job was touched
+    os.utime(inp, ns=(1, 1))
+    with pytest.raises(StaleCache) as err:
+        run(RunRequest((inp,), tmp_path / "out.txt", resume=True), _job(tmp_path, inp), stop)
+    assert [d.field for d in err.value.differences] == ["inputs"]
+    _ran(tmp_path)
+    info = run(req, _job(tmp_path, inp), lambda *a: None)  # no resume: the interrupted chunks are dropped
+    assert info.resumed == 0 and _ran(tmp_path) == list(range(info.chunks)) and not work.exists()
+
+
+def test_stdin_runs_but_cannot_resume_nor_leave_the_machine(tmp_path, monkeypatch):
+    job = Job("count", (("-", None),), count_lines, {"log": str(tmp_path / "l"), "tag": "s"}, {}, None)
+    with pytest.raises(UsageError, match="cannot be resumed"):
+        run(RunRequest(("-",), resume=True), job, lambda *a: None)
+    with pytest.raises(UsageError, match="local engine only"):
+        run(RunRequest(("-",), engine="ray"), job, lambda *a: None)
+    with pytest.raises(UsageError, match="engine must be one of"):
+        run(RunRequest(("-",), engine="spark"), job, lambda *a: None)
+
+
+# ---- every command on the engine ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return write_inputs(tmp_path_factory.mktemp("engine-inputs"))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_every_command_writes_the_same_bytes_for_any_worker_count(
+    cli, inputs, tmp_path, monkeypatch, command
+):
+    monkeypatch.setattr(parallel, "JSONL_CHUNK_BYTES", 8192)  # many chunks: rows of one pass cross them
+    got = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        out.mkdir()
+        res = cli(*command.args(inputs, out), "--workers", workers, "-q")
+        assert res.exit_code in (0, 1), res.output
+        got.append((res.exit_code, command.output(out, res.stdout)))
+        assert [p.name for p in out.iterdir() if p.name.endswith(".mcqa-run")] == []
+    assert got[0] == got[1]
+    assert len(got[0][1]) > 1000
+
+
+def _records(command, out: Path) -> list[Path]:
+    """The complete chunks' records of a running command's work directory."""
+    if command.beside is not None:
+        base = [work_path(out / command.beside)]
+    else:
+        base = list((Path(os.environ["MCQA_PREP_CACHE"]) / "runs").glob(f"{command.name}-*"))
+    return [p for b in base for p in (b / "chunks").glob("*.rec")]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_a_killed_command_resumes_to_the_bytes_of_an_uninterrupted_run(inputs, tmp_path, command):
+    """SIGKILL mid-run (a chunk complete, others not), then the same command with --resume: the output is
+    byte for byte the output of a run that was never interrupted, and nothing of the run is left."""
+    env = dict(os.environ, **{parallel.CHUNK_BYTES_ENV: "16384"})
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    base = [sys.executable, "-m", "mcqa_prep"]
+    want = subprocess.run([*base, *map(str, command.args(inputs, clean)), "-q", "--workers", "2"],
+                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert want.returncode in (0, 1), want.stderr
+    out = tmp_path / "killed"
+    out.mkdir()
+    argv = [*base, *map(str, command.args(inputs, out)), "-q", "--workers", "2"]
+    proc = subprocess.Popen(argv, env=dict(env, **{SLOW_ENV: "0.3"}), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        end = time.monotonic() + 300
+        while not _records(command, out):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "timed out"
+            time.sleep(0.02)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    kept = len(_records(command, out))
+    assert kept >= 1
+    res = subprocess.run([*argv, "--resume"], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == want.returncode, res.stderr
+    assert command.output(out, res.stdout) == command.output(clean, want.stdout)
+    assert _records(command, out) == []
+    assert [p.name for p in out.iterdir() if p.name.endswith(".mcqa-run")] == []
+
+
+def test_a_command_without_an_output_runs_beside_another_run_of_the_same_inputs(tmp_path):
+    """Two `validate` of one file at once: the second finds the cache's work directory held and runs in a
+    private one of its own (unrecorded), instead of refusing."""
+    from mcqa_prep.engine.job import _place
+    from mcqa_prep.engine.workdir import WorkDir
+
+    inp = _input(tmp_path, 50)
+    job = Job("count", ((str(inp), None),), count_lines, {"log": str(tmp_path / "ran.log"), "tag": "v"}, {})
+    held = WorkDir(_place(job), "held")
+    try:
+        got: list[bytes] = []
+        info = run(RunRequest((inp,), workers=1), job, lambda c, p, s: got.append(s.read()))
+        assert b"".join(got).decode().split() == [f"v:{i}" for i in range(1, 51)]
+        assert info.work_dir != str(held.path) and not os.path.exists(info.work_dir)
+    finally:
+        held.close(keep=False)
