@@ -39,9 +39,9 @@ from ..io.hashing import check_unchanged, stamp
 from ..io.paths import check_output
 from ..io.readers import iter_file
 from ..io.writers import AtomicFile, row_line
-from ..passrates.measure import hash_inputs
 from ..passrates.pool import read_tables
 from ..passrates.posterior import PosteriorCache, bucket_edges, bucket_of
+from ..passrates.reading import hash_inputs
 from ..passrates.table import PassRateTable
 from ..policy import canonical_json
 from ..progress import Progress

@@ -19,7 +19,6 @@ import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import binding
@@ -35,7 +34,7 @@ from ..evidence import (
     uuid_of,
 )
 from ..fields import grading_contract, grading_of, permutation_question
-from ..io.hashing import check_unchanged, sha256_file, stamp
+from ..io.hashing import check_unchanged, stamp
 from ..io.paths import STDIN, check_output
 from ..policy import GradingPolicy
 from ..progress import Progress
@@ -49,7 +48,7 @@ from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .positions import summary
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
 from .profile import profile_rollouts
-from .reading import read, reading_identity
+from .reading import hash_inputs, read, reading_identity
 from .table import write_table
 
 ON_INVALID = ("fail", "reject")
@@ -269,29 +268,6 @@ class Measurement:
 
 # a file's name as outputs write it, once per file instead of once per rollout
 _display = functools.lru_cache(maxsize=256)(display_name)
-
-
-# ---- inputs ----------------------------------------------------------------------------------------------
-
-
-def hash_inputs(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
-    """{name, sha256, bytes} of each file (sources.Source), before any row is read."""
-    if not paths:
-        return []
-    bar = (
-        progress(total=sum(Path(p.path).stat().st_size for p in paths), desc=desc, unit="B")
-        if progress
-        else None
-    )
-    out = []
-    try:
-        for p in paths:
-            digest, size, _ = sha256_file(p.path, bar.update if bar is not None else None)
-            out.append({"name": display_name(p.name), "sha256": digest, "bytes": size})
-    finally:
-        if bar is not None:
-            bar.close()
-    return out
 
 
 def _check_args(

@@ -5,13 +5,16 @@ one in input order (`Measurement.absorb`: the same pools, tallies and examples a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .._perf import streaming_gc
 from ..engine import Job
 from ..engine import run as run_job
+from ..io.hashing import sha256_file
 from ..parallel import Chunk, InputMeter
 from ..progress import Progress
+from ..records import display_name
 from ..runs import RunRequest
 
 
@@ -68,3 +71,23 @@ def reading_identity(run: Any) -> dict[str, Any]:
         "keep_graded": run.keep_graded,
         "profile_contract": run.profile_contract,
     }
+
+
+def hash_inputs(paths: Sequence[Any], progress: Progress | None, desc: str) -> list[dict[str, Any]]:
+    """{name, sha256, bytes} of each file (sources.Source), before any row is read."""
+    if not paths:
+        return []
+    bar = (
+        progress(total=sum(Path(p.path).stat().st_size for p in paths), desc=desc, unit="B")
+        if progress
+        else None
+    )
+    out = []
+    try:
+        for p in paths:
+            digest, size, _ = sha256_file(p.path, bar.update if bar is not None else None)
+            out.append({"name": display_name(p.name), "sha256": digest, "bytes": size})
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
