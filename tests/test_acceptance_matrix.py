@@ -94,7 +94,7 @@ def table(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("table") / "t.jsonl"
     args = ["passrates", SAMPLE / "rollouts.jsonl", "--rescore", "--rows", SAMPLE / "train.jsonl"]
-    r = CliRunner().invoke(main, [str(a) for a in [*args, "--on-invalid", "skip", "-o", out, "-q"]])
+    r = CliRunner().invoke(main, [str(a) for a in [*args, "--on-invalid", "reject", "-o", out, "-q"]])
     assert r.exit_code == 0, r.output
     return out
 
@@ -105,7 +105,7 @@ def _commands(d: Path, tmp: Path, table: Path) -> dict[str, list]:
     return {
         "verify": ["verify", d],
         "serve": ["serve", "--prepared", d, "--port", "0"],
-        "gym-component": ["gym-component", tmp / "gym", "--prepared", d],
+        "gym-component": ["gym-component", tmp / "gym", "--prepared", d, "--license", "apache-2.0"],
         "rescore --rows": ["rescore", rollouts, "--rows", d, "-o", tmp / "r.jsonl"],
         "passrates --rows": [
             "passrates",
@@ -114,7 +114,7 @@ def _commands(d: Path, tmp: Path, table: Path) -> dict[str, list]:
             "--rows",
             d,
             "--on-invalid",
-            "skip",
+            "reject",
             "-o",
             tmp / "t.jsonl",
         ],

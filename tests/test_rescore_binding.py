@@ -89,13 +89,13 @@ def test_passrates_never_pools_a_changed_row(prep, tmp_path):
     with pytest.raises(InputError) as refused:
         measure([src], tmp_path / "t.jsonl", rescore=True)
     assert "row_changed: 2" in str(refused.value)
-    report = measure([src], tmp_path / "t.jsonl", rescore=True, on_invalid="skip").to_dict()
+    report = measure([src], tmp_path / "t.jsonl", rescore=True, on_invalid="reject").to_dict()
     assert report["invalid"]["by_kind"] == {"row_changed": 2}
     entries = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()[1:]]
     assert len(entries) == 5  # the edited question has no entry: nothing of it was pooled
     # rescored first, then measured as graded: the same
     rescore(rescore_request(src, tmp_path / "rescored.jsonl"))
-    report = measure([tmp_path / "rescored.jsonl"], tmp_path / "t2.jsonl", on_invalid="skip").to_dict()
+    report = measure([tmp_path / "rescored.jsonl"], tmp_path / "t2.jsonl", on_invalid="reject").to_dict()
     assert report["invalid"]["count"] == 2
 
 
@@ -106,5 +106,5 @@ def test_passrates_reads_a_graded_row_edited_afterwards_as_changed(prep, tmp_pat
     graded = read_jsonl(tmp_path / "rescored.jsonl")
     graded[0]["options"][0] = {"A": "edited after rescoring"}
     src = write_jsonl(tmp_path / "edited.jsonl", graded)
-    report = measure([src], tmp_path / "t.jsonl", on_invalid="skip").to_dict()
+    report = measure([src], tmp_path / "t.jsonl", on_invalid="reject").to_dict()
     assert report["invalid"]["by_kind"] == {"row_changed": 1}

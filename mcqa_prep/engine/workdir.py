@@ -197,6 +197,9 @@ class WorkDir:
             path.mkdir(parents=True, exist_ok=True)
             fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            if self.created:  # (the directory this run made, empty: a failed run leaves nothing behind)
+                with contextlib.suppress(OSError):
+                    path.rmdir()
             raise output_error(exc, path) from None
         import fcntl
 

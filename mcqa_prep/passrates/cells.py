@@ -70,6 +70,7 @@ class PassPool:
         same order, as adding those rollouts one by one (a reward sum is added as the chunk's sum)."""
         self.rows += other.rows
         self.unknown += other.unknown
+        self.variants.merge(other.variants)
         for km, theirs in other.cells.items():
             cell = self.cells.get(km)
             if cell is None:

@@ -111,6 +111,27 @@ class VariantTally:
             c[5] += 1
             c[6] += ok
 
+    def merge(self, other: VariantTally) -> None:
+        """Fold in a later chunk's tally: the same cells as adding its rollouts here one by one (a variant's
+        prompt, gold and option count are those of its first rollout, its counts the sum)."""
+        for km, theirs in other.cells.items():
+            for c in [theirs] if type(theirs) is list else theirs.values():
+                mine = self.cells.get(km)
+                if mine is None:
+                    self.cells[km] = c
+                    continue
+                same = mine if type(mine) is list and mine[0] == c[0] else None
+                if type(mine) is dict:
+                    same = mine.get(c[0])
+                    if same is None:
+                        mine[c[0]] = c
+                        continue
+                elif same is None:
+                    self.cells[km] = {mine[0]: mine, c[0]: c}
+                    continue
+                for i in range(3, 7):
+                    same[i] += c[i]
+
     def counted(self, rule: str) -> dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]]:
         """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
         them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""

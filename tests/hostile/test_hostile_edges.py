@@ -228,7 +228,7 @@ def test_an_unusable_regex_is_a_usage_error_in_one_line_and_keeps_its_status_in_
 def test_a_combining_accent_after_the_letter_is_read_as_nemo_gym_reads_it(case):
     """`\\boxed{B}` with U+0301 after the B was noticed graded B: NeMo Gym 0.7.0's own code reads it so too (its
     parity cases in data/golden, checked against its code when written); each mode through the command."""
-    opts = [f"-o{k}={v}" for o in case["options"] for k, v in o.items()]
+    opts = [f"--option={k}={v}" for o in case["options"] for k, v in o.items()]
     doc = check(
         run(
             [

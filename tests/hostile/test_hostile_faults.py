@@ -249,7 +249,7 @@ def test_an_input_written_to_while_it_is_read(inputs, tmp_path, monkeypatch, com
     import importlib
 
     module = importlib.import_module(
-        {"prepare": "mcqa_prep.prepare.run", "passrates": "mcqa_prep.passrates.measure"}[command]
+        {"prepare": "mcqa_prep.prepare.run", "passrates": "mcqa_prep.passrates.reading"}[command]
     )
     src = tmp_path / "in" / ("train.jsonl" if command == "prepare" else "rescored.jsonl")
     src.parent.mkdir()
