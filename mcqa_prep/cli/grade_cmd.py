@@ -91,10 +91,24 @@ def _check_text(what: str, value: str) -> None:
     "'lower', or the labels in order, e.g. 'АБВГ'.",
 )
 @click.option(
+    "--prompt",
+    default=None,
+    metavar="TEXT",
+    help="The rendered prompt the response answers (robust: what repeats it is not the model's answer).",
+)
+@click.option(
+    "--incomplete",
+    default=None,
+    metavar="REASON",
+    help="The response was cut off, e.g. 'max_output_tokens' (robust: only an anchored answer counts).",
+)
+@click.option(
     "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
 )
 @FORMAT_OPTION
-def grade_command(response, options, expected, mode, regexes, answer_prefix, option_labels, explain, fmt):
+def grade_command(
+    response, options, expected, mode, regexes, answer_prefix, option_labels, prompt, incomplete, explain, fmt
+):
     """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
 
     \b
@@ -103,6 +117,7 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
       echo 'Answer: B' | mcqa-prep grade -o A=DNA -o B=RNA -m lenient_answer_colon --explain
       mcqa-prep grade 'Final: b' -o A=x -o B=y --regex 'final:\\s*([a-d])' --format json
       mcqa-prep grade '<think>C?</think> 정답: 2번' -m robust -o A=x -o B=y -o C=z --option-labels numbers
+      mcqa-prep grade 'So it is B. But wait' -m robust -o A=x -o B=y --incomplete length --explain
     """
     if response is None or response == "-":
         if sys.stdin.isatty():
@@ -113,6 +128,8 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
         ("--expected", expected),
         ("--answer-prefix", answer_prefix or ""),
         ("--option-labels", option_labels or ""),
+        ("--prompt", prompt or ""),
+        ("--incomplete", incomplete or ""),
         *(("--regex", r) for r in regexes),
         *(("--option", t) for o in options for t in (*o, *o.values())),
     ]:
@@ -125,7 +142,9 @@ def grade_command(response, options, expected, mode, regexes, answer_prefix, opt
     if option_labels:
         tm["option_labels"] = option_labels
     text = response.strip()
-    result = grade_text(text, options, expected, None, tm or None, override=mode)
+    result = grade_text(
+        text, options, expected, None, tm or None, override=mode, prompt=prompt, incomplete=incomplete
+    )
     # A pattern given here that cannot be used is the caller's error, not the response's: exit 1, with the
     # grade (status invalid_regex) still printed.
     unusable = result.status == STATUS_INVALID_REGEX

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import Extraction
-from .extract import NO_TEXT, general_extract, read_response, read_text
+from .extract import NO_TEXT, general_extract, read_cut_off, read_response, read_text
 from .fastpath import fast_region
 from .labels import DEFAULT, Labels, labels_for
 from .tokens import ASCII_LETTERS
@@ -32,15 +32,27 @@ __all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part"]
 
 
 def extract_robust(
-    text: str, letters: Mapping[str, str | None], template_metadata: Mapping[str, Any] | None = None
+    text: str,
+    letters: Mapping[str, str | None],
+    template_metadata: Mapping[str, Any] | None = None,
+    *,
+    prompt: str | None = None,
+    incomplete: str | None = None,
 ) -> Extraction:
     """The final committed answer letter of `text`, restricted to `letters`, with the rule and span that
-    decided and every candidate considered (for --explain). Never raises on odd input."""
+    decided and every candidate considered (for --explain). Never raises on odd input.
+
+    `incomplete` (why the response was cut off, when the caller knows: grade_request reads it from the
+    response) restricts the reading to the response's answer region: only an anchored answer counts, and one
+    after which the response went back to reasoning is no answer (docs/robust.md, "Commitment")."""
     if not isinstance(text, str) or not text or text.isspace():
         return NO_TEXT
     if type(letters) is not dict and not isinstance(letters, Mapping):
         letters = {}
     labels = labels_for(letters, template_metadata) if template_metadata else DEFAULT
+    if incomplete:
+        why = str(incomplete)
+        return read_response(text, letters, lambda t, lt, lb: read_cut_off(t, lt, lb, why), labels)
     return read_response(text, letters, _fast_or_general, labels)
 
 

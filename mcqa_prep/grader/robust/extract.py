@@ -20,7 +20,7 @@ from ..base import Extraction
 from . import patterns
 from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
-from .evidence import DECISIVE, LETTER, NONE, Evidence, Reading
+from .evidence import ANCHORED, DECISIVE, LETTER, NONE, Evidence, Reading
 from .formats import format_candidates, last_line
 from .labels import DEFAULT, Labels, numbers_as_letters
 from .options import Options
@@ -77,18 +77,46 @@ def general_extract(text: str, letters: Mapping[str, Any], labels: Labels = DEFA
     return read_response(text, letters, read_text, labels)
 
 
-def read_text(text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT) -> Extraction:
-    """The general path on a text that is all answer region."""
+def read_cut_off(text: str, letters: Mapping[str, Any], labels: Labels, why: str) -> Extraction:
+    """The reading of a response its caller knows was cut off (`why`: "max_output_tokens", "length"): its
+    answer region only. An anchored answer counts (an answer line, a box, a final-answer section, a JSON
+    answer field, a first-person choice); a phrase, a closing line or the shape of a text that stopped
+    mid-stream is not a commitment. An anchored answer after which the response went back to reasoning (a
+    revision marker) was not final either. Else no answer, with the reason."""
+    ext = read_text(text, letters, labels, anchored_only=True)
+    if ext.status != STATUS_NO_ANSWER and not (
+        ext.letter is not None and ext.span is not None and patterns.REVISION_RE.search(text, ext.span[1])
+    ):
+        return ext
+    resumed = ext.letter is not None
+    why = (
+        f"the response was cut off ({why}) while reconsidering its answer: no final answer"
+        if resumed
+        else f"the response was cut off ({why}) before a final answer"
+    )
+    span = ext.span if resumed else None
+    note = Candidate(RULE_INCOMPLETE, span or (0, len(text)), None, why)
+    return Extraction(None, STATUS_NO_ANSWER, RULE_INCOMPLETE, span, ext.candidates + (note,), message=why)
+
+
+RULE_INCOMPLETE = "robust.incomplete"
+
+
+def read_text(
+    text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT, *, anchored_only: bool = False
+) -> Extraction:
+    """The general path on a text that is all answer region (`anchored_only`: only anchored evidence counts,
+    no format rule: the reading of a response that was cut off)."""
     t = numbers_as_letters(fold_width(text), labels)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
-    ext = _extract_scope(x, single_stage=False)
+    ext = _extract_scope(x, single_stage=False, anchored_only=anchored_only)
     before = ext.span[0] if ext.span is not None else len(t)
     markers = structure and patterns.STRUCTURE_NL_RE.search(x.low) is not None
     bounds = follow_up_boundaries(t, x.low, x.opts, before, markers=markers)
     for b in bounds:
         prefix = make_text(t[:b], x.low[:b], x.opts, structure)
-        sub = _extract_scope(prefix, single_stage=True)
+        sub = _extract_scope(prefix, single_stage=True, anchored_only=anchored_only)
         if sub.status != STATUS_NO_ANSWER:
             note = Candidate(
                 "robust.scope", (b, len(t)), None, "answers a follow-up question, not the one asked"
@@ -135,7 +163,7 @@ def first_stage_start(t: str, n: int) -> int:
 X_WORDISH_RE = re.compile(r"[A-Za-z0-9\u00c0-\uffff]{2}|[A-Z]")
 
 
-def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
+def _extract_scope(x: Text, *, single_stage: bool, anchored_only: bool = False) -> Extraction:
     t = x.t
     parts = sub_items(t, x.opts) if x.structure else []
     evidence: list[Evidence] = []
@@ -143,6 +171,8 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
     hi = len(t)
     for lo in [0] if (single_stage or parts) else stages(t):
         found = [_foreign_answer(x, e) if e.decisive else e for e in strong_candidates(x, lo, hi)]
+        if anchored_only:
+            found = [_anchored_or_none(e) for e in found]
         evidence = found + evidence if evidence else found
         if any(e.reading.kind in DECISIVE for e in found):  # (else the decision cannot have changed)
             dec = decide(evidence, t, parts)
@@ -181,7 +211,7 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
             return Extraction(None, STATUS_REFUSAL, "robust.refusal", none, tuple(out), message=why)
         return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
     out = explain(evidence, None)
-    for ev in format_candidates(x, parts):
+    for ev in () if anchored_only else format_candidates(x, parts):
         ev = _foreign_answer(x, ev) if ev.decisive else ev
         out.append(Candidate(ev.rule, ev.reading.span, ev.reading.letter, _verdict(ev.reading)))
         if ev.reading.kind in DECISIVE:
@@ -190,6 +220,14 @@ def _extract_scope(x: Text, *, single_stage: bool) -> Extraction:
 
 
 _REPEATABLE = frozenset(("robust.answer_anchor", "robust.final_answer", "robust.boxed", "robust.json"))
+
+
+def _anchored_or_none(e: Evidence) -> Evidence:
+    """Evidence as a response that was cut off reads it: an anchored statement counts, any other says nothing."""
+    if e.tier == ANCHORED or not e.decisive:
+        return e
+    why = "not an anchored answer, in a response that was cut off"
+    return e._replace(reading=Reading(NONE, None, e.reading.span, why))
 
 
 def _foreign_answer(x: Text, e: Evidence) -> Evidence:
