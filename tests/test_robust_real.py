@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from conftest import report
@@ -94,8 +95,8 @@ WAVE4 = {
     "mmlupro-mistral-base": (55, 0),
     "mmlupro-qwen-chat": (53, 0),
     "mmlupro-yi-gemma": (58, 0),
-    "persian-eval": (41, 0),
-    "persian-eval-local": (20, 0),
+    "persian-eval": (66, 0),
+    "persian-eval-local": (46, 0),
     "pl-law-json": (49, 0),
     "qwen3-cs-bias": (59, 0),
     "qwen3-cs-think": (47, 0),
@@ -105,7 +106,7 @@ WAVE4 = {
     "seaeval-crosslogiqa": (67, 1),
     "seaeval-crossmmlu": (62, 0),
     "seaeval-merlion-nochat": (55, 0),
-    "sk-monitor-session": (61, 1),
+    "sk-monitor-session": (64, 1),
     "sv-med-emergency": (67, 0),
     "urdu-llama1b-base": (27, 16),
     "urdu-mmlu-api": (32, 0),
@@ -115,7 +116,7 @@ WAVE4 = {
     "yks-tr": (39, 0),
     "yue-arc": (57, 0),
 }
-WAVE4_RIGHT = 2054  # pooled right at least (2,054/2,210 at first sight)
+WAVE4_RIGHT = 2108  # pooled right at least (2,054/2,210 at first sight)
 WAVE4_FALSE_POSITIVES = 30  # pooled at most (30 at first sight)
 THIRD_PART = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
 POOLED_RATE = 0.96  # pooled right / counted at least, over the first two parts' sources
@@ -124,6 +125,52 @@ THIRD_PART_RIGHT = (
     229  # pooled right at least, over the third part (193/234 at first sight, 230/234 at 1.5.0)
 )
 THIRD_PART_FALSE_POSITIVES = 0  # at most, over the third part
+
+
+class RuleCheck(NamedTuple):
+    """A rule written while reading some tune sources, and cases of other sources it must read right: every
+    rule of issue 35 is tested on a source it was not written from (the tune sources split by rule)."""
+
+    written_from: tuple[str, ...]  # the tune sources whose cases the rule was written from
+    checked_on: tuple[str, ...]  # ids of cases of other sources where the rule applies, each read right
+
+
+RULE_CHECKS = {
+    # grader 1.8.0 (labels by script)
+    "a label of several characters (the Persian الف) read where it stands alone": RuleCheck(
+        ("persian-eval",),
+        ("persian-eval-local-43", "persian-eval-local-96", "persian-eval-local-72", "persian-eval-local-102"),
+    ),
+    "a capital that is a word of its language before a lower-case word is that word": RuleCheck(
+        ("sk-monitor-session",),
+        (
+            "pl-law-json-258",
+            "pl-law-json-580",
+            "zno-uk-cot-13",
+            "zno-uk-cot-30",
+            "zno-uk-cot-53",
+            "zno-uk-cot-62",
+            "simple-evals-ru-6",
+            "enem-gpt-28",
+            "enem-gpt-29",
+        ),
+    ),  # fmt: skip
+}
+
+
+def test_every_rule_is_checked_on_a_source_it_was_not_written_from():
+    by_id = {c["id"]: c for c in _cases()}
+    wrong = []
+    for rule, check in RULE_CHECKS.items():
+        assert check.written_from and check.checked_on, rule
+        for source in check.written_from:
+            assert source in BOUNDS or source in WAVE4, (rule, source)
+        for cid in check.checked_on:
+            case = by_id[cid]
+            assert case["source"] not in check.written_from and not case.get("contested"), (rule, cid)
+            if measure.grade(case).extracted_answer != case["want"]:
+                wrong.append((rule, cid))
+    assert not wrong, wrong
 
 
 SEALED = HERE / "sealed"

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
 from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
-from .letters import allowed_letters, normalize_gold
+from .letters import normalize_gold
 from .selection import (
     BOUNDARY_NOT_APPLIED,
     CLOSE_MARKER,
@@ -161,8 +161,7 @@ def grade_request(
         effective_mode(request.get("grading_mode"), policy.grading_mode_override, policy.grading_mode_default)
         == ROBUST
     ):
-        prompt = prompt_text(request) or None
-        tm = with_prompt_labels(request, tm, prompt)
+        prompt = prompt_text(request) or None  # (robust reads the option labels it shows, and its echo)
         cut = cut_off_reason(request)
     result = grade_text(
         text,
@@ -180,28 +179,6 @@ def grade_request(
 
 
 ROBUST = "robust"
-
-
-def with_prompt_labels(request: Mapping[str, Any], tm: Any, prompt: str | None = None) -> Any:
-    """The row's template_metadata, with `option_labels` read from the rendered prompt (`prompt`, else the
-    request's) when the row does not say how its options are labelled and the prompt shows one scheme other
-    than A, B, C (robust/prompt_labels.py: "1." ... "4." -> "numbers"); else `tm` unchanged. `grade_text`
-    callers without a prompt keep today's behaviour."""
-    if tm is not None and not (type(tm) is dict or isinstance(tm, Mapping)):
-        return tm
-    if tm and tm.get("option_labels"):
-        return tm
-    if prompt is None:
-        prompt = prompt_text(request)
-    if not prompt:
-        return tm
-    texts = list(allowed_letters(request.get("options")).values())
-    from .robust.prompt_labels import prompt_option_labels  # (robust rows only: no import cost elsewhere)
-
-    labels = prompt_option_labels(prompt, texts)  # type: ignore[arg-type]  # (None texts: no scheme)
-    if labels is None:
-        return tm
-    return {**(tm or {}), "option_labels": labels}
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:

@@ -28,7 +28,7 @@ from .fastpath import fast_region
 from .labels import DEFAULT, Labels, labels_for
 from .tokens import ASCII_LETTERS
 
-__all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part"]
+__all__ = ["extract_robust", "general_extract", "custom_capture_is_word_part", "with_labels_of"]
 
 
 def extract_robust(
@@ -49,11 +49,29 @@ def extract_robust(
         return NO_TEXT
     if type(letters) is not dict and not isinstance(letters, Mapping):
         letters = {}
+    if prompt and not (template_metadata and template_metadata.get("option_labels")):
+        template_metadata = with_labels_of(prompt, letters, template_metadata)
     labels = labels_for(letters, template_metadata) if template_metadata else DEFAULT
     if incomplete:
         why = str(incomplete)
         return read_response(text, letters, lambda t, lt, lb: read_cut_off(t, lt, lb, why), labels)
     return read_response(text, letters, _fast_or_general, labels)
+
+
+def with_labels_of(
+    prompt: str, letters: Mapping[str, Any], template_metadata: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """`template_metadata` with the option labels the rendered prompt shows (prompt_labels.py: "1." ... "4." ->
+    "numbers", "الف) … ت)" -> those labels), when it shows a scheme other than A, B, C; else unchanged."""
+    from .prompt_labels import prompt_option_labels
+
+    texts = list(letters.values())
+    if not all(isinstance(t, str) for t in texts):
+        return template_metadata
+    scheme = prompt_option_labels(prompt, texts)
+    if scheme is None:
+        return template_metadata
+    return {**(template_metadata or {}), "option_labels": scheme}
 
 
 def _fast_or_general(text: str, letters: Mapping[str, Any], labels: Labels) -> Extraction:

@@ -22,7 +22,7 @@ from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
 from .evidence import ANCHORED, DECISIVE, LETTER, NONE, Evidence, Reading
 from .formats import format_candidates, last_line
-from .labels import DEFAULT, Labels, numbers_as_letters
+from .labels import DEFAULT, Labels, numbers_as_letters, several_as_one
 from .options import Options
 from .region import answer_region, blank_special_tokens
 from .scope import (
@@ -107,7 +107,7 @@ def read_text(
 ) -> Extraction:
     """The general path on a text that is all answer region (`anchored_only`: only anchored evidence counts,
     no format rule: the reading of a response that was cut off)."""
-    t = numbers_as_letters(fold_width(text), labels)
+    t = numbers_as_letters(several_as_one(fold_width(text), labels), labels)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False, anchored_only=anchored_only)

@@ -20,6 +20,7 @@ from .derive import literal_prefixes
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
 # (a word starting in lower case, in any Latin script: "A área" is the article too)
 NEXT_WORD_RE = re.compile(r"[ \t]+([a-zß-öø-ÿ][a-zß-öø-ÿ'’]*)")
+WORD_AFTER_RE = re.compile(r"[ \t]+([^\W\d_]+)")  # (the next word, in any script)
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
 NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
@@ -437,8 +438,12 @@ SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
     r"(?:[\s\"'“”‘’«»「」『』\[\]\(<:：#>|.,–—→⇒➡👉✅✔☑️▶►•·=]|-(?![\d.])|\b"
-    + _alt(phrases.PAYLOAD_FILLER_WORDS)
+    + _alt([w for w in phrases.PAYLOAD_FILLER_WORDS if len(w) > 1])
     + r"\b"
+    # (a filler of one letter, the Greek article η, only before another word: "Answer: Η" is the letter)
+    + r"|(?:"
+    + _alt([w for w in phrases.PAYLOAD_FILLER_WORDS if len(w) == 1])
+    + r")(?=[ \t])"
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(phrases.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
 )
