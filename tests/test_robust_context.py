@@ -1,8 +1,9 @@
 """The response's context in `robust` (docs/robust.md, "Commitment"): a response its caller knows was cut off is
 graded from its answer region only, and `grade_request` reads that from the verify request (`status:
-"incomplete"`, `incomplete_details`, a rollout's `finish_reason`). Only `robust` reads it: NeMo Gym's modes grade
-the text alone, and the policy's `zero_truncated` gate is unchanged. Behaviour cases: data/golden/robust_cases.jsonl
-(those with an `incomplete` field).
+"incomplete"`, `incomplete_details`, a rollout's `finish_reason`); text that repeats the rendered prompt is not
+the model's answer (robust/echo.py). Only `robust` reads the context: NeMo Gym's modes grade the text alone, and
+the policy's `zero_truncated` gate is unchanged. Behaviour cases: data/golden/robust_cases.jsonl (those with an
+`incomplete` or a `prompt` field).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from mcqa_prep.grader import grade_text
 from mcqa_prep.grader.modes import MODES
 from mcqa_prep.grader.request import cut_off_reason, grade_request
+from mcqa_prep.grader.robust.echo import blank_echo, question_headers
 from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.records import STATUS_NO_ANSWER, STATUS_TRUNCATED
 
@@ -90,3 +92,44 @@ def test_the_truncation_gate_is_unchanged():
     policy = GradingPolicy(grading_mode_override="robust", zero_truncated=True)
     got, prov = grade_request(_request("Answer: A", status="incomplete"), policy)
     assert (got.status, got.reward, prov["gate"]) == (STATUS_TRUNCATED, 0.0, STATUS_TRUNCATED)
+
+
+# ------------------------------------------------------------------------------------------------ the echo
+
+PROMPT = (
+    "Which planet is closest to the sun?\nA) Mercury\nB) Venus\nC) Mars\nD) Jupiter\n\n"
+    "Reply as: Answer key: <A, B, C or D, one of them>\nAnswer key:"
+)
+LETTERS = {"A": "Mercury", "B": "Venus", "C": "Mars", "D": "Jupiter"}
+
+
+def test_an_echo_is_blanked_one_character_for_one():
+    text = " C, one of them>\nThe planet is Mars."
+    blanked, spans = blank_echo(text, PROMPT, LETTERS)
+    assert len(blanked) == len(text) and blanked.count("\n") == text.count("\n")
+    assert spans and blanked[spans[0][0] : spans[0][1]].strip() == ""
+    assert blanked.endswith("The planet is Mars.")  # (what the model added is kept)
+
+
+def test_what_is_not_blanked():
+    """No prompt, an echo without a label, the format filled with the model's letter, an option's text."""
+    assert blank_echo(" C, one of them>", "", LETTERS) == (" C, one of them>", [])
+    assert blank_echo("Which planet is closest to the sun? Mercury.", PROMPT, LETTERS)[1] == []
+    assert blank_echo("Reply as: Answer key: C", PROMPT, LETTERS)[1] == []
+    assert blank_echo("B) Venus", PROMPT, LETTERS)[1] == []
+
+
+def test_the_prompts_question_header():
+    few_shot = (
+        "Pregunta: ¿2+2?\nA) 3\nB) 4\nRespuesta: B\n\nPregunta: ¿Planeta?\nA) Mercury\nB) Venus\nRespuesta:"
+    )
+    header = question_headers(few_shot, {"A": "Mercury", "B": "Venus"})
+    assert header is not None and header.search("B\n\nPregunta: ¿3+3?") and header.search("x\n## PREGUNTA 2:")
+    own_header = "Which planet?\n\nOptions:\nA) Mercury\nB) Venus\n\nAnswer:"
+    assert (
+        question_headers(own_header, {"A": "Mercury", "B": "Venus"}) is None
+    )  # ("Options:" is the listing's)
+    said = "Ali says: which planet?\nA) Mercury\nB) Venus"
+    assert question_headers(said, {"A": "Mercury", "B": "Venus"}) is None  # (two words: the question's own)
+    answer_word = "Answer this: which planet?\nA) Mercury\nB) Venus"
+    assert question_headers(answer_word, {"A": "Mercury", "B": "Venus"}) is None

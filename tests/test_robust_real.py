@@ -76,19 +76,19 @@ BOUNDS = {
 # tuning lands. Their 30% sealed parts and 13 whole sealed sources are kept outside the repository.
 WAVE4 = {
     "bangla-rqa-api": (48, 0),
-    "bangla-rqa-open": (65, 0),
+    "bangla-rqa-open": (67, 0),
     "bilge-tr": (63, 0),
     "eus-exams-gpt35": (47, 0),
     "eus-exams-gpt4": (42, 0),
     "eus-trivia-gpt35": (41, 0),
-    "f-acegpt-base": (39, 1),
+    "f-acegpt-base": (40, 0),
     "f-acegpt-bloomz": (31, 0),
     "f-acegpt-jais13b": (41, 0),
     "f-afrimed-open": (50, 0),
     "llada-cmmlu-ceval": (70, 1),
     "mmlupro-api": (52, 0),
-    "mmlupro-base-unparsed": (59, 1),
-    "mmlupro-chat-unparsed": (56, 3),
+    "mmlupro-base-unparsed": (60, 0),
+    "mmlupro-chat-unparsed": (57, 2),
     "mmlupro-instruct": (54, 0),
     "mmlupro-llama2": (62, 0),
     "mmlupro-llama3-8b": (63, 0),
@@ -102,13 +102,13 @@ WAVE4 = {
     "qwen3-cs-think": (47, 0),
     "seaeval-c3": (49, 0),
     "seaeval-ceval": (61, 1),
-    "seaeval-cmmlu": (56, 2),
-    "seaeval-crosslogiqa": (67, 1),
+    "seaeval-cmmlu": (58, 0),
+    "seaeval-crosslogiqa": (68, 0),
     "seaeval-crossmmlu": (62, 0),
     "seaeval-merlion-nochat": (55, 0),
-    "sk-monitor-session": (64, 1),
+    "sk-monitor-session": (65, 0),
     "sv-med-emergency": (67, 0),
-    "urdu-llama1b-base": (27, 16),
+    "urdu-llama1b-base": (43, 0),
     "urdu-mmlu-api": (32, 0),
     "uzlib-frontier": (53, 0),
     "uzlib-qwen3": (55, 2),
@@ -116,8 +116,8 @@ WAVE4 = {
     "yks-tr": (39, 0),
     "yue-arc": (57, 0),
 }
-WAVE4_RIGHT = 2108  # pooled right at least (2,054/2,210 at first sight)
-WAVE4_FALSE_POSITIVES = 30  # pooled at most (30 at first sight)
+WAVE4_RIGHT = 2133  # pooled right at least (2,054/2,210 at first sight)
+WAVE4_FALSE_POSITIVES = 7  # pooled at most (30 at first sight)
 THIRD_PART = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
 POOLED_RATE = 0.96  # pooled right / counted at least, over the first two parts' sources
 POOLED_FALSE_POSITIVES = 2  # at most, over the first two parts' sources
@@ -155,6 +155,24 @@ RULE_CHECKS = {
             "enem-gpt-29",
         ),
     ),  # fmt: skip
+    # grader 1.9.0 (echoes, listings)
+    "an anchor whose payload lists several option lines, each with its text, gives no single answer": RuleCheck(
+        ("seaeval-cmmlu",),
+        ("mmlupro-chat-unparsed-11979", "mmlupro-base-unparsed-16052", "seaeval-crosslogiqa-6760"),
+    ),
+    "closing lines that list several options, each with its text, are several answers or the listing": RuleCheck(
+        ("sk-monitor-session",), ("uzlib-small-2573", "yue-arc-084")
+    ),
+    "a letter with another option's whole text on the line below is two answers": RuleCheck(
+        ("urdu-llama1b-base",),
+        ("urdu-mmlu-api-000", "urdu-mmlu-api-001", "urdu-mmlu-api-002", "urdu-mmlu-api-015"),
+    ),
+    "an echo of the prompt that holds letters is blanked": RuleCheck(
+        ("urdu-llama1b-base",), ("bangla-rqa-open-027", "bangla-rqa-open-071", "bangla-rqa-open-098")
+    ),
+    "a line opening with the prompt's question header starts another question": RuleCheck(
+        ("f-acegpt-base",), ("bangla-rqa-open-027", "bangla-rqa-open-071", "bangla-rqa-open-098")
+    ),
 }
 
 

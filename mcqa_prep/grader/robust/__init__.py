@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...records import STATUS_NO_ANSWER, Candidate
 from ..base import Extraction
+from .echo import blank_echo, question_headers
 from .extract import NO_TEXT, general_extract, read_cut_off, read_response, read_text
 from .fastpath import fast_region
 from .labels import DEFAULT, Labels, labels_for
@@ -52,10 +54,31 @@ def extract_robust(
     if prompt and not (template_metadata and template_metadata.get("option_labels")):
         template_metadata = with_labels_of(prompt, letters, template_metadata)
     labels = labels_for(letters, template_metadata) if template_metadata else DEFAULT
+    echoed: list[tuple[int, int]] = []
+    headers = None
+    if prompt:
+        headers = question_headers(prompt, letters)
+        text, echoed = blank_echo(text, prompt, letters)
+        if echoed and text.isspace():
+            why = "the response only repeats the prompt"
+            span = (echoed[0][0], echoed[-1][1])
+            return Extraction(
+                None, STATUS_NO_ANSWER, RULE_ECHO, span, (Candidate(RULE_ECHO, span, None, why),), message=why
+            )
     if incomplete:
         why = str(incomplete)
-        return read_response(text, letters, lambda t, lt, lb: read_cut_off(t, lt, lb, why), labels)
-    return read_response(text, letters, _fast_or_general, labels)
+        ext = read_response(text, letters, lambda t, lt, lb: read_cut_off(t, lt, lb, why, headers), labels)
+    elif headers is not None and headers.search(text) is not None:
+        ext = read_response(text, letters, lambda t, lt, lb: read_text(t, lt, lb, headers=headers), labels)
+    else:
+        ext = read_response(text, letters, _fast_or_general, labels)
+    if echoed:
+        notes = tuple(Candidate(RULE_ECHO, span, None, "repeats the prompt: not read") for span in echoed)
+        ext = ext._replace(candidates=notes + ext.candidates)
+    return ext
+
+
+RULE_ECHO = "robust.echo"
 
 
 def with_labels_of(

@@ -20,10 +20,11 @@ from ..base import Extraction
 from . import patterns
 from .candidates import RULE_FINAL, Text, make_text, strong_candidates
 from .decide import Decision, decide, explain
-from .evidence import ANCHORED, DECISIVE, LETTER, NONE, Evidence, Reading
+from .evidence import ANCHORED, DECISIVE, LETTER, NONE, SEVERAL, Evidence, Reading
 from .formats import format_candidates, last_line
 from .labels import DEFAULT, Labels, numbers_as_letters, several_as_one
 from .options import Options
+from .payload import text_below
 from .region import answer_region, blank_special_tokens
 from .scope import (
     follow_up_boundaries,
@@ -77,13 +78,15 @@ def general_extract(text: str, letters: Mapping[str, Any], labels: Labels = DEFA
     return read_response(text, letters, read_text, labels)
 
 
-def read_cut_off(text: str, letters: Mapping[str, Any], labels: Labels, why: str) -> Extraction:
+def read_cut_off(
+    text: str, letters: Mapping[str, Any], labels: Labels, why: str, headers: re.Pattern[str] | None = None
+) -> Extraction:
     """The reading of a response its caller knows was cut off (`why`: "max_output_tokens", "length"): its
     answer region only. An anchored answer counts (an answer line, a box, a final-answer section, a JSON
     answer field, a first-person choice); a phrase, a closing line or the shape of a text that stopped
     mid-stream is not a commitment. An anchored answer after which the response went back to reasoning (a
     revision marker) was not final either. Else no answer, with the reason."""
-    ext = read_text(text, letters, labels, anchored_only=True)
+    ext = read_text(text, letters, labels, anchored_only=True, headers=headers)
     if ext.status != STATUS_NO_ANSWER and not (
         ext.letter is not None and ext.span is not None and patterns.REVISION_RE.search(text, ext.span[1])
     ):
@@ -103,17 +106,23 @@ RULE_INCOMPLETE = "robust.incomplete"
 
 
 def read_text(
-    text: str, letters: Mapping[str, Any], labels: Labels = DEFAULT, *, anchored_only: bool = False
+    text: str,
+    letters: Mapping[str, Any],
+    labels: Labels = DEFAULT,
+    *,
+    anchored_only: bool = False,
+    headers: re.Pattern[str] | None = None,
 ) -> Extraction:
     """The general path on a text that is all answer region (`anchored_only`: only anchored evidence counts,
-    no format rule: the reading of a response that was cut off)."""
+    no format rule: the reading of a response that was cut off; `headers`: the prompt's question header, a
+    line that opens with it starts another question)."""
     t = numbers_as_letters(several_as_one(fold_width(text), labels), labels)
     structure = may_have_structure(t)
     x = make_text(t, lower_same_length(t), Options(letters, labels), structure)
     ext = _extract_scope(x, single_stage=False, anchored_only=anchored_only)
     before = ext.span[0] if ext.span is not None else len(t)
     markers = structure and patterns.STRUCTURE_NL_RE.search(x.low) is not None
-    bounds = follow_up_boundaries(t, x.low, x.opts, before, markers=markers)
+    bounds = follow_up_boundaries(t, x.low, x.opts, before, markers=markers, headers=headers)
     for b in bounds:
         prefix = make_text(t[:b], x.low[:b], x.opts, structure)
         sub = _extract_scope(prefix, single_stage=True, anchored_only=anchored_only)
@@ -204,15 +213,18 @@ def _extract_scope(x: Text, *, single_stage: bool, anchored_only: bool = False) 
             ):
                 evidence.append(ll)
                 chosen, reading = ll, ll.reading
-        none = _none_correct_after(x, chosen.end) if reading.kind == LETTER else None  # type: ignore[union-attr]
+        reading = _text_below(x, reading)  # type: ignore[arg-type]
+        none = _none_correct_after(x, chosen.end) if reading.kind == LETTER else None
         if none is not None:  # ("Answer: A ... none of the given options is correct"): taken back
             why = "none of the options is said to be correct after the answer"
             out = explain(evidence, chosen) + [Candidate("robust.refusal", none, None, why)]
             return Extraction(None, STATUS_REFUSAL, "robust.refusal", none, tuple(out), message=why)
-        return _result(chosen, reading, explain(evidence, chosen))  # type: ignore[arg-type]
+        return _result(chosen, reading, explain(evidence, chosen))
     out = explain(evidence, None)
     for ev in () if anchored_only else format_candidates(x, parts):
-        ev = _foreign_answer(x, ev) if ev.decisive else ev
+        if ev.decisive:
+            ev = _foreign_answer(x, ev)
+            ev = ev._replace(reading=_text_below(x, ev.reading))
         out.append(Candidate(ev.rule, ev.reading.span, ev.reading.letter, _verdict(ev.reading)))
         if ev.reading.kind in DECISIVE:
             return _result(ev, ev.reading, out)
@@ -235,6 +247,17 @@ def _foreign_answer(x: Text, e: Evidence) -> Evidence:
         why = "answers the question listed inline above it, not the one asked"
         return e._replace(reading=Reading(NONE, None, e.reading.span, why))
     return e
+
+
+def _text_below(x: Text, r: Reading) -> Reading:
+    """A letter whose line is followed by a line holding another option's whole text ("C" / "Answer text:
+    Berlin", Berlin being D): two answers."""
+    if r.kind != LETTER:
+        return r
+    other = text_below(x.t, r.span[1], r.letter, x.opts)  # type: ignore[arg-type]
+    if other is None:
+        return r
+    return Reading(SEVERAL, None, r.span, f"letter {r.letter} with the text of option {other} below it")
 
 
 def _none_correct_after(x: Text, end: int) -> tuple[int, int] | None:

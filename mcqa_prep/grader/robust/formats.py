@@ -13,7 +13,7 @@ from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
 from .options import parse_number, same_value
 from .payload import number_label, read_letter_list, read_payload
-from .scope import labelled_answers
+from .scope import labelled_answers, option_line, several_listed
 from .text import at_line_start, line_end, norm
 from .tokens import dangling, letter_use
 
@@ -212,6 +212,12 @@ def last_line(x: Text) -> Evidence:
         return Evidence(
             s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
         )
+    letter = r.letter or ""  # (a LETTER reading)
+    listed = _listed_above(x, s0) + [letter] if option_line(t, s0, e, x.opts) == letter else []
+    why = several_listed(listed, x.opts)
+    if why is not None:  # ("A) …\nB) …\nD) …": several options, each with its text, listed one per line)
+        kind = SEVERAL if why.startswith("several") else NONE
+        return Evidence(s0, FORMAT, rule, Reading(kind, None, r.span, why))
     if patterns.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "an item of a bulleted list, not an answer"))
     w0 = (
@@ -227,6 +233,22 @@ def last_line(x: Text) -> Evidence:
     ):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
     return Evidence(s0, FORMAT, rule, r, label_only=label_only)
+
+
+def _listed_above(x: Text, s0: int) -> list[str]:
+    """The letters of the option lines right above the line at s0 (no blank line between), in order."""
+    t = x.t
+    out: list[str] = []
+    k = s0 - 1
+    while k > 0 and len(out) < 26:
+        a = t.rfind("\n", 0, k) + 1
+        letter = option_line(t, a, k, x.opts)
+        if letter is None:
+            break
+        out.append(letter)
+        k = a - 1
+    out.reverse()
+    return out
 
 
 def _article_after_colon(t: str, s0: int, e: int) -> bool:

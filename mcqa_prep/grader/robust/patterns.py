@@ -470,8 +470,10 @@ DISCUSSION_RE = re.compile(r"\b" + _alt(phrases.DISCUSSION_WORDS) + r"\b", re.IG
 # Formats, scope, structure
 # --------------------------------------------------------------------------------------------------
 
+# (each optional mark takes the spaces after it: no two runs of spaces side by side, so a line of spaces is
+# read in linear time; the earlier form `[ \t>]*(?:[-*+•]|\d+[.)])?[ \t]*(?:\*\*|__)?[ \t]*` was cubic)
 LABEL_LINE_BODY = (
-    r"[ \t>]*(?:[-*+•]|\d+[.)])?[ \t]*(?:\*\*|__)?[ \t]*(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
+    r"[ \t>]*(?:(?:[-*+•]|\d+[.)])[ \t]*)?(?:(?:\*\*|__)[ \t]*)?(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
     r"(?P<post>(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*|$))"
 )
 # A label line starts at the text start (tried with match()) or after a newline (a pattern that starts

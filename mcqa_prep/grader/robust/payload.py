@@ -37,7 +37,7 @@ from .patterns import (
     SIMPLE_PAYLOAD_RE,
     STRIP_CHARS,
 )
-from .text import blank_markup, norm
+from .text import blank_markup, line_end, norm
 from .tokens import after_name, letter_use, token_letter
 
 
@@ -396,3 +396,27 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
     if concluded:
         return Reading(LETTER, letter, span, "last letter after a conclusion")
     return none_reading((a + i, b), "letters mentioned in prose, none committed")
+
+
+# A field of an answer written on its own line: "Answer text: Berlin", "Option text - Berlin".
+_FIELD_RE = re.compile(r"[ \t*_]*([^\W\d_][^:：\n]{0,30}?)[ \t*_]*[:：\-–—][ \t]*(.+)")
+
+
+def text_below(t: str, pos: int, letter: str, opts: Options) -> str | None:
+    """The other option named by the line right below the letter that ends at `pos` (nothing else after it on
+    its line): a field holding an option's whole text ("C" / "Answer text: Berlin", Berlin being D) or that
+    text alone — a letter and another option's text, two answers. None when the line names no option, or
+    names the letter's own."""
+    e = line_end(t, pos)
+    if not opts.norms or t[pos:e].strip(STRIP_CHARS + "*_`$"):
+        return None
+    k = e + 1
+    if t[k : line_end(t, k)].strip() == "" and k < len(t):  # (one blank line between)
+        k = line_end(t, k) + 1
+    line = t[k : line_end(t, k)].strip()
+    if not line or len(line) > 400:
+        return None
+    m = _FIELD_RE.fullmatch(line)
+    body = m.group(2) if m is not None and len(m.group(1).strip()) > 1 else line
+    other = opts.equal(blank_markup(body).strip(STRIP_CHARS + "*_`"))
+    return other if other is not None and other != letter else None
