@@ -18,7 +18,7 @@ from mcqa_prep.policy import GradingPolicy
 from mcqa_prep.records import STATUS_NO_ANSWER, STATUS_TRUNCATED
 
 OPTIONS = [{"A": "Mercury"}, {"B": "Venus"}, {"C": "Mars"}, {"D": "Jupiter"}]
-STREAM = "The orbit is the shortest, so option A.\n\nBut the question asks about"
+STREAM = "The orbit is the shortest, so option A.\n\nBut the question asks about the inner planets."
 
 
 def _request(text: str, *, status: str = "completed", details=None, **extra) -> dict:
@@ -62,9 +62,15 @@ def test_robust_reads_a_cut_stream_as_no_answer_and_says_why():
         _request(STREAM, status="incomplete", details={"reason": "max_output_tokens"}),
         GradingPolicy(grading_mode_override="robust"),
     )
-    assert full.extracted_answer == "A"  # (no signal: the phrase reads as the answer)
+    assert full.extracted_answer == "A"  # (no signal, and the text ends its sentence: the phrase reads)
     assert (cut.extracted_answer, cut.status, cut.rule) == (None, STATUS_NO_ANSWER, "robust.incomplete")
     assert "max_output_tokens" in cut.message and any(c.rule == "robust.incomplete" for c in cut.candidates)
+
+
+def test_a_stream_that_stops_mid_sentence_needs_no_signal():
+    text = "The orbit is the shortest, so option A.\n\nBut the question asks about"
+    got, _ = grade_request(_request(text), GradingPolicy(grading_mode_override="robust"))
+    assert (got.extracted_answer, got.status, got.rule) == (None, STATUS_NO_ANSWER, "robust.scope")
 
 
 def test_an_anchored_answer_before_the_cut_still_counts():

@@ -88,7 +88,7 @@ WAVE4 = {
     "llada-cmmlu-ceval": (70, 1),
     "mmlupro-api": (52, 0),
     "mmlupro-base-unparsed": (60, 0),
-    "mmlupro-chat-unparsed": (57, 2),
+    "mmlupro-chat-unparsed": (58, 1),
     "mmlupro-instruct": (54, 0),
     "mmlupro-llama2": (62, 0),
     "mmlupro-llama3-8b": (63, 0),
@@ -111,13 +111,13 @@ WAVE4 = {
     "urdu-llama1b-base": (43, 0),
     "urdu-mmlu-api": (32, 0),
     "uzlib-frontier": (53, 0),
-    "uzlib-qwen3": (55, 2),
+    "uzlib-qwen3": (57, 0),
     "uzlib-small": (48, 1),
     "yks-tr": (39, 0),
     "yue-arc": (57, 0),
 }
-WAVE4_RIGHT = 2133  # pooled right at least (2,054/2,210 at first sight)
-WAVE4_FALSE_POSITIVES = 7  # pooled at most (30 at first sight)
+WAVE4_RIGHT = 2136  # pooled right at least (2,054/2,210 at first sight)
+WAVE4_FALSE_POSITIVES = 4  # pooled at most (30 at first sight)
 THIRD_PART = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
 POOLED_RATE = 0.96  # pooled right / counted at least, over the first two parts' sources
 POOLED_FALSE_POSITIVES = 2  # at most, over the first two parts' sources
@@ -173,6 +173,21 @@ RULE_CHECKS = {
     "a line opening with the prompt's question header starts another question": RuleCheck(
         ("f-acegpt-base",), ("bangla-rqa-open-027", "bangla-rqa-open-071", "bangla-rqa-open-098")
     ),
+    # grader 1.10.0 (commitment): where the rule lets an answer stand on other sources (answer first, then an
+    # explanation cut at the token limit); it changed no outcome outside the sources it was written from
+    "a response cut mid-sentence after taking its reasoning up again, or read from its cut last lines, "
+    "has no answer": RuleCheck(
+        ("uzlib-qwen3", "mmlupro-chat-unparsed"),
+        (
+            "f-afrimed-open-3068",
+            "f-afrimed-open-644",
+            "yks-tr-270",
+            "yks-tr-81",
+            "seaeval-crossmmlu-50737",
+            "persian-eval-local-102",
+            "persian-eval-local-105",
+        ),
+    ),  # fmt: skip
 }
 
 

@@ -19,9 +19,18 @@ from ...records import (
 from ..base import Extraction
 from . import patterns
 from .candidates import RULE_FINAL, Text, make_text, strong_candidates
+from .closing import RULE_CLOSING_LINE
 from .decide import Decision, decide, explain
 from .evidence import ANCHORED, DECISIVE, LETTER, NONE, SEVERAL, Evidence, Reading
-from .formats import format_candidates, last_line
+from .formats import (
+    RULE_BARE,
+    RULE_BOLD,
+    RULE_LAST_LINE,
+    RULE_LEADING,
+    RULE_OPTION_TEXT,
+    format_candidates,
+    last_line,
+)
 from .labels import DEFAULT, Labels, numbers_as_letters, several_as_one
 from .options import Options
 from .payload import text_below
@@ -33,7 +42,8 @@ from .scope import (
     may_have_structure,
     sub_items,
 )
-from .text import at_line_start, fold_width, lower_same_length
+from .text import at_line_start, fold_width, lower_same_length, norm
+from .tokens import dangling
 
 STATUS_OF = {
     "several": STATUS_AMBIGUOUS,
@@ -85,11 +95,10 @@ def read_cut_off(
     answer region only. An anchored answer counts (an answer line, a box, a final-answer section, a JSON
     answer field, a first-person choice); a phrase, a closing line or the shape of a text that stopped
     mid-stream is not a commitment. An anchored answer after which the response went back to reasoning (a
-    revision marker) was not final either. Else no answer, with the reason."""
+    clause opening with a revision marker or a contrast) was not final either, unless it opened the response
+    (answer first, then explained). Else no answer, with the reason."""
     ext = read_text(text, letters, labels, anchored_only=True, headers=headers)
-    if ext.status != STATUS_NO_ANSWER and not (
-        ext.letter is not None and ext.span is not None and patterns.REVISION_RE.search(text, ext.span[1])
-    ):
+    if ext.status != STATUS_NO_ANSWER and not _resumed(text, ext):
         return ext
     resumed = ext.letter is not None
     why = (
@@ -131,6 +140,8 @@ def read_text(
                 "robust.scope", (b, len(t)), None, "answers a follow-up question, not the one asked"
             )
             return sub._replace(candidates=sub.candidates + (note,))
+    if ext.letter is not None and _cut_off(x):
+        return _stopped(ext, t)
     if bounds and ext.status != STATUS_NO_ANSWER and foreign_listing_before(t, before, x.opts) is not None:
         # the only answer is to an invented question right above it (a base model writing the next exam
         # item instead of answering): nothing answers the question asked
@@ -247,6 +258,98 @@ def _foreign_answer(x: Text, e: Evidence) -> Evidence:
         why = "answers the question listed inline above it, not the one asked"
         return e._replace(reading=Reading(NONE, None, e.reading.span, why))
     return e
+
+
+RULE_CUT = "robust.scope"
+_CUT_REASONING = "the response stopped mid-sentence while weighing its answer again: no final answer"
+_CUT_LINES = "the response stopped mid-sentence: its last lines are no answer"
+# the format rules that read the end of the response (the first line's rules, bare and leading_letter, read an
+# answer given first, which a cut at the end does not touch)
+_END_READERS = frozenset((RULE_LAST_LINE, RULE_BOLD, RULE_CLOSING_LINE, RULE_OPTION_TEXT))
+
+
+def _stopped(ext: Extraction, t: str) -> Extraction:
+    """A response that stops mid-sentence (the caller checked), read by what it said last: an answer read
+    from its last lines (a closing line, a last label line, a bold letter, a closing option text) is a
+    fragment of the reasoning it stopped in; an answer after which it took its reasoning up again (a clause
+    opening with a contrast or a revision marker: "… So option A.\n\nBut the", "The closest option is (D),
+    but it is missing 19. So the answer is not in") was not its final one. Either is no answer."""
+    span = ext.span or (0, len(t))
+    e = len(t.rstrip())
+    at_cut = not t[span[1] : e].strip("*_ \t") and _unclosed_bold(t[t.rfind("\n", 0, e) + 1 : e])
+    if (ext.rule in _END_READERS and not answers_first(t, span[0])) or at_cut:
+        why = _CUT_LINES  # (read from the last lines, or at the cut itself, in a bold never closed: "… **B")
+    elif _resumed(t, ext):
+        why = _CUT_REASONING
+    else:
+        return ext
+    cut = (span[0], len(t.rstrip()))
+    note = Candidate(RULE_CUT, cut, None, why)
+    return Extraction(None, STATUS_NO_ANSWER, RULE_CUT, cut, (*ext.candidates, note), message=why)
+
+
+def _resumed(t: str, ext: Extraction) -> bool:
+    """After the answer read, a clause opens with a revision marker ("Wait, let me check again") or a contrast
+    — unless the answer is an answer line opening the response and the contrast opens a later sentence (an
+    explanation: "Answer: C\n\nMars is red. However, …")."""
+    if ext.letter is None or ext.span is None:
+        return False
+    end = ext.span[1]
+    if patterns.RESUMED_REVISION_RE.search(t, end) is not None:
+        return True
+    m = patterns.RESUMED_CONTRAST_RE.search(t, end)
+    if m is None:
+        return False
+    explained = ext.rule in _ANSWER_LINES and answers_first(t, ext.span[0])
+    return not explained or _SENTENCE_END_RE.search(t, end, m.start() + 1) is None
+
+
+# the readings of an answer given as such (an answer line, a box, a JSON field, a leading label), not of a
+# conclusion drawn in the reasoning ("…, so option A.")
+_ANSWER_LINES = frozenset(
+    ("robust.answer_anchor", "robust.final_answer", "robust.boxed", "robust.json", RULE_LEADING, RULE_BARE)
+)
+_SENTENCE_END_RE = re.compile(r"[.!?。\n]")
+
+
+def answers_first(t: str, pos: int) -> bool:
+    """The statement at `pos` stands on the response's first line (an answer given first, then explained: a
+    cut in the explanation does not touch it)."""
+    lead = len(t) - len(t.lstrip())
+    nl = t.find("\n", lead)
+    return nl < 0 or pos < nl
+
+
+def _cut_off(x: Text) -> bool:
+    """The response stops mid-sentence: its last line ends with a word that cannot end a sentence, a comma or a
+    colon (tokens.dangling), inside a bold stretch never closed ("Demak, **B"), or, four words long or more,
+    with a word and no stop — not with a label or an option's text."""
+    t = x.t
+    e = len(t.rstrip())
+    line = t[t.rfind("\n", 0, e) + 1 : e]
+    if dangling(line) or _unclosed_bold(line):
+        return True
+    core = line.rstrip(" \t*_`$")
+    words = core.split()
+    if len(words) < 4 or not core[-1].isalnum() or core[-1] in patterns.TERMINAL_CHARS:
+        return False
+    if len(words[-1]) == 1 or (core[-2:-1] in " (*" and not core[-2:-1].isalnum()):
+        return False  # (a label closes it)
+    nc = norm(core)
+    return not any(ot and nc.endswith(ot) for _, ot in x.opts.norms)
+
+
+def _unclosed_bold(line: str) -> bool:
+    """The line's last `**` opens a bold stretch (no letter right before it, a character right after it) that
+    the line never closes ("Demak, **B"): the text was cut inside it."""
+    k = line.rfind("**")
+    return (
+        k >= 0
+        and line.count("**") % 2 == 1
+        and (k == 0 or not line[k - 1].isalnum())
+        and k + 2 < len(line)
+        and not line[k + 2].isspace()
+    )
 
 
 def _text_below(x: Text, r: Reading) -> Reading:
