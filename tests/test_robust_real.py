@@ -188,6 +188,16 @@ RULE_CHECKS = {
             "persian-eval-local-105",
         ),
     ),  # fmt: skip
+    # grader 1.11.0: a label whose line goes on with its own option's text is no abbreviation ("B. rabbits")
+    "a capital, a period and its own option's text in lower case is a label, not an abbreviation": RuleCheck(
+        ("f-afrimed-open",), ("enem-gpt-42", "enem-gpt-44", "enem-gpt-70", "enem-gpt-72", "enem-gpt-79")
+    ),
+    "a line opening with the word for 'question' (问题, 問題) after the answer starts an invented one": RuleCheck(
+        ("yue-arc",), ("seaeval-cmmlu-1652", "seaeval-cmmlu-1531")
+    ),
+    "the Turkish 'Seçenek:' line is an answer line; the word elsewhere in a sentence is not": RuleCheck(
+        ("yks-tr",), ("bilge-tr-516", "bilge-tr-198", "tumlu-cot-61")
+    ),
 }
 
 

@@ -50,7 +50,7 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.10.0"
+GRADER_VERSION = "1.11.0"
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per response, over all its patterns; see custom_regex
 

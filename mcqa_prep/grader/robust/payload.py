@@ -146,7 +146,7 @@ def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tupl
     letter = token_letter(s, j, anchored or labels.lower, labels.local)
     if letter is None:
         return None, None
-    reason = letter_use(s, j)
+    reason = label_use(s, j, letter, opts)
     if reason is not None:
         return None, reason
     if s[j] == "a":
@@ -286,6 +286,16 @@ def _negated_after(s: str, j: int, letter: str, opts: Options) -> bool:
         return False
     between = norm(s[j + 1 : m.start()]).strip(STRIP_CHARS + "*_-–—:： ")
     return not between or between == own
+
+
+def label_use(s: str, j: int, letter: str, opts: Options) -> str | None:
+    """Why the letter at s[j] is not an option label (tokens.letter_use), except that a label whose line goes
+    on with its own option's text is no abbreviation: "B. rabbits" when option B is "rabbits", "A. f/8 — ..."
+    when A is "f/8"; "E. coli" names no option and stays an abbreviation."""
+    reason = letter_use(s, j)
+    if reason == "abbreviation" and _label_and_own_text(s[: line_end(s, j)], j, letter, opts):
+        return None
+    return reason
 
 
 def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:

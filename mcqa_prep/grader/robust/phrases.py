@@ -441,7 +441,7 @@ FOLLOW_UP_MARKERS = (
     r"follow[\s-]*up\s+(?:question|problem)",
 )  # fmt: skip
 # ... and the words for "question" in other languages that open such a line ("Soru:", "Savol:", "请你回答：").
-FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子")
+FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子", "问题", "問題")
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")
