@@ -5,9 +5,11 @@ Options are keyed by the letters A, B, C, ... (`LETTERS`): the grader's allowed 
 letters a question names its options by when it labels them in Latin.
 
 A question in another script may label its options in that script. `SCRIPTS` holds one entry per script:
-the runs of labels it writes, each in option order (the first names A, the second B, ...), other spellings
-of a label, and its capitals that are drawn like Latin ones. To teach the readers a script, add its entry
-(tests/test_labels.py checks the table's shape). Views of the table, each for one reader:
+the runs of labels it writes, each in option order (the first names A, the second B, ...; a label may be
+several characters long, as the Persian الف), other spellings of a label, its capitals that are drawn like
+Latin ones, and the digits it writes numbers with (a question that numbers its options is answered with
+them: `١`, `۳`, `४`). To teach the readers a script, add its entry (tests/test_labels.py checks the table's
+shape). Views of the table, each for one reader:
 
 - `NEMO_GYM_LOCALISED`: NeMo Gym 0.7.0's mapping of localised letters in a captured answer (grading.md,
   "Custom regex"): Arabic أ ب ج د and Bengali অ ব ড ঢ to A-D, exactly (full-width Ａ-Ｄ come to A-D by NFKC).
@@ -16,6 +18,7 @@ of a label, and its capitals that are drawn like Latin ones. To teach the reader
   order: what the label means when the question labels its options in that script.
 - `LOOKALIKES`: the capitals of other scripts drawn like a Latin letter -> that letter: what the character
   means when the question labels its options in Latin and the answer was typed in another script.
+- `DIGITS`: every digit of the table's scripts -> the ASCII digit (a number label in another script).
 
 **What a label means is what the question that labels with it means** (Cyrillic В: the third label in
 А Б В Г, the look-alike of Latin B). A label that reads one way only (Б, Г, Д; ア, 가, ক, ...) means its
@@ -50,28 +53,34 @@ class Script(NamedTuple):
     spellings: Mapping[str, str] = MappingProxyType({})  # another spelling of a label -> the label
     lookalikes: Mapping[str, str] = MappingProxyType({})  # a capital drawn like a Latin letter -> the letter
     letters: str = ""  # the script's letters as a regex class body: a label glued to one starts a word
+    digits: tuple[str, ...] = ()  # runs of the script's digits, each 0 to 9 in order
 
 
 # fmt: off
 SCRIPTS: tuple[Script, ...] = (
     Script(
         "Arabic",
-        (("أ", "ب", "ج", "د", "ه"),),  # abjad order
+        (("أ", "ب", "ج", "د", "ه"),  # abjad order (Arabic; older Persian exams too)
+         ("الف", "ب", "پ", "ت", "ث")),  # Persian alphabet order, the first label the letter's name
         {"هـ": "ه", "ا": "أ"},  # the fifth written with a tatweel; alef without its hamza (Persian)
         letters="\u0600-\u06ff",
+        digits=("٠١٢٣٤٥٦٧٨٩", "۰۱۲۳۴۵۶۷۸۹"),  # Arabic-Indic; Persian (and Urdu)
     ),
     Script(
         "Bengali",
         (("ক", "খ", "গ", "ঘ", "ঙ"),  # alphabet order
          ("অ", "ব", "ড", "ঢ")),  # the labels NeMo Gym maps to A-D
         letters="\u0980-\u09ff",
+        digits=("০১২৩৪৫৬৭৮৯",),
     ),
     Script(
         "Devanagari",
         (("क", "ख", "ग", "घ", "ङ"),  # alphabet order
          ("अ", "ब", "स", "द")),  # the sounds of A, B, C, D
         letters="\u0900-\u097f",
+        digits=("०१२३४५६७८९",),
     ),
+    Script("Hebrew", (("א", "ב", "ג", "ד", "ה"),), letters="\u05d0-\u05ea"),
     Script(
         "Cyrillic",
         (("А", "Б", "В", "Г", "Д"),),
@@ -81,13 +90,15 @@ SCRIPTS: tuple[Script, ...] = (
     ),
     Script(
         "Greek",
+        (("Α", "Β", "Γ", "Δ", "Ε"),),
         lookalikes={"Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
                     "Ο": "O", "Ρ": "P", "Τ": "T", "Χ": "X"},
         letters="\u0370-\u03ff",
     ),
-    Script("Thai", (("ก", "ข", "ค", "ง", "จ"),), letters="\u0e00-\u0e7f"),
+    Script("Thai", (("ก", "ข", "ค", "ง", "จ"),), letters="\u0e00-\u0e7f", digits=("๐๑๒๓๔๕๖๗๘๙",)),
     Script("Katakana", (("ア", "イ", "ウ", "エ", "オ"),), letters="\u30a0-\u30ff"),
     Script("Hangul", (("가", "나", "다", "라", "마"),), letters="\uac00-\ud7af"),
+    Script("Han", (("甲", "乙", "丙", "丁", "戊"),), letters="\u4e00-\u9fff"),  # the heavenly stems
     Script("Circled digits", (("①", "②", "③", "④", "⑤"),)),
 )
 # fmt: on
@@ -111,6 +122,11 @@ LOOKALIKES: Mapping[str, str] = MappingProxyType({c: L for s in SCRIPTS for c, L
 TWO_READINGS = frozenset(c for c, L in LOOKALIKES.items() if NATIVE.get(c, L) != L)
 # the characters that are a label in one reading only: no Latin capital looks like them
 ONE_READING: Mapping[str, str] = MappingProxyType({c: L for c, L in NATIVE.items() if c not in LOOKALIKES})
+# the labels written with several characters (the Persian الف; the fifth Arabic label with its tatweel, هـ)
+SEVERAL_CHARACTERS: Mapping[str, str] = MappingProxyType({c: L for c, L in ONE_READING.items() if len(c) > 1})
+DIGITS: Mapping[str, str] = MappingProxyType(
+    {c: str(i) for s in SCRIPTS for run in s.digits for i, c in enumerate(run)}
+)
 
 
 # NeMo Gym's runs (script, which of its runs), of which it maps the first four labels to A-D

@@ -255,7 +255,7 @@ def outcome(extract: Any, case: dict[str, Any]) -> tuple[Any, str, Any]:
     labels = measure.option_labels(case.get("labels"))
     if labels is not None:
         tm.setdefault("option_labels", labels)
-    ext = extract(case["text"], letters, tm or None)
+    ext = extract(case["text"], letters, tm or None, **measure.context(case))
     return ext.letter, ext.status, ext.rule
 
 

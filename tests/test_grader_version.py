@@ -40,7 +40,15 @@ def _outcomes():
     for path in robust:
         for c in _jsonl(path):
             opts = [{k: v} for k, v in c["options"].items()]
-            r = grade_text(c["text"], opts, c["want"] or "A", "robust", c.get("template_metadata"))
+            r = grade_text(
+                c["text"],
+                opts,
+                c["want"] or "A",
+                "robust",
+                c.get("template_metadata"),
+                prompt=c.get("prompt"),
+                incomplete=c.get("incomplete"),
+            )
             yield f"{path.name}:{c['id']}", "robust", r.extracted_answer, r.status, r.rule
     # option labels read from the rendered prompt (grade_request only; tests/test_robust_prompt_labels.py)
     from test_robust_prompt_labels import CASES, ROBUST, _request

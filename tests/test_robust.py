@@ -110,6 +110,8 @@ def test_golden(case: dict) -> None:
         None,
         case.get("template_metadata"),
         override="robust",
+        prompt=case.get("prompt"),
+        incomplete=case.get("incomplete"),
     )
     assert result.extracted_answer == case["want"], (case["note"], result.rule, result.candidates)
     if case["status"] is not None:

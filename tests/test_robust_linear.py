@@ -76,3 +76,22 @@ def test_the_anchors_in_other_languages_match_as_before(anchor, parts):
     new = X._other_anchor(anchor)[1]
     ref = X._other_anchor(anchor, reference=True)[1]
     assert _result(new.match(t)) == _result(ref.match(t)), t
+
+
+# the option label at a line start, before the rewrite (three runs of spaces side by side: cubic on a line of
+# spaces, which a blanked echo of the prompt is)
+LABEL_LINE_BODY_REFERENCE = re.compile(
+    r"[ \t>]*(?:[-*+•]|\d+[.)])?[ \t]*(?:\*\*|__)?[ \t]*(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
+    r"(?P<post>(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*|$))",
+    re.IGNORECASE,
+)
+LABEL_PIECES = [" ", "  ", "\t", ">", "-", "*", "**", "__", "1.", "2)", "(", "[", "A", "b", ")", "]", ".", ":", "—",
+                "option ", "choice  ", "x"]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(s=st.lists(st.sampled_from(LABEL_PIECES), max_size=10).map("".join))
+@example("  - ** (B) ")
+@example("> 2) __option C.")
+def test_the_label_line_matches_as_before(s):
+    assert _result(X.LABEL_LINE_BODY_RE.match(s)) == _result(LABEL_LINE_BODY_REFERENCE.match(s))

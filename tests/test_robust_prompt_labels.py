@@ -1,8 +1,8 @@
 """Option labels read from the rendered prompt (grader/robust/prompt_labels.py, docs/design/robust.md "Labels").
 
-`grade_request` has the prompt: for a row whose template_metadata does not say how its options are labelled,
-it reads the scheme from the prompt (numbered, lower-case, native labels) and grades in `robust` with it;
-`grade_text` has no prompt and keeps today's behaviour. Golden cases: data/golden/robust_prompt_label_cases.jsonl
+`grade_request` has the prompt and gives it to `robust` (grade_text's `prompt`): for a row whose template_metadata
+does not say how its options are labelled, the mode reads the scheme from the prompt (numbered, lower-case,
+native labels) and grades with it; without a prompt nothing changes. Golden cases: data/golden/robust_prompt_label_cases.jsonl
 (prompt, options, the scheme wanted; with a response, the letter graded with and without the prompt).
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mcqa_prep.grader import grade_text
-from mcqa_prep.grader.request import grade_request, prompt_text, with_prompt_labels
+from mcqa_prep.grader.request import grade_request, prompt_text
+from mcqa_prep.grader.robust import with_labels_of
 from mcqa_prep.grader.robust.prompt_labels import prompt_option_labels
 from mcqa_prep.policy import GradingPolicy
 
@@ -56,10 +57,11 @@ def test_graded_with_and_without_the_prompt(case: dict) -> None:
 
 
 def test_golden_file_covers_every_scheme() -> None:
-    schemes = {c["labels"] for c in CASES}
+    schemes = {c["labels"] if not isinstance(c["labels"], list) else tuple(c["labels"]) for c in CASES}
     assert {"numbers", "lower", None} <= schemes and any(
-        s and len(s) > 1 and not s.isascii() for s in schemes
+        isinstance(s, str) and len(s) > 1 and not s.isascii() for s in schemes
     )
+    assert any(isinstance(s, tuple) for s in schemes)  # (a label of several characters: the Persian الف)
     assert any(c.get("want") != c.get("want_without_prompt") for c in CASES if "response" in c)
 
 
@@ -71,17 +73,21 @@ def test_other_modes_never_read_the_prompt() -> None:
     assert (result.extracted_answer, result.status) == (plain.extracted_answer, plain.status)
 
 
-def test_with_prompt_labels_keeps_what_the_row_says() -> None:
+def test_the_prompt_labels_give_way_to_what_the_row_says() -> None:
     case = next(c for c in CASES if c["id"] == "numbers-dot")
-    req = _request(case, "x")
-    assert with_prompt_labels(req, None) == {"option_labels": "numbers"}
-    assert with_prompt_labels(req, {"output_regex": "X"}) == {"output_regex": "X", "option_labels": "numbers"}
-    declared = {"option_labels": "lower"}
-    assert with_prompt_labels(req, declared) is declared
-    assert with_prompt_labels(req, "not a mapping") == "not a mapping"
-    assert with_prompt_labels({**req, "responses_create_params": {}}, None) is None  # (no prompt)
-    upper = _request(next(c for c in CASES if c["id"] == "upper-default"), "x")
-    assert with_prompt_labels(upper, None) is None  # (A, B, C: nothing to say)
+    letters = dict(case["options"])
+    assert with_labels_of(case["prompt"], letters, None) == {"option_labels": "numbers"}
+    assert with_labels_of(case["prompt"], letters, {"output_regex": "X"}) == {
+        "output_regex": "X",
+        "option_labels": "numbers",
+    }
+    declared = {"option_labels": "lower"}  # (a declared scheme wins: the prompt is not read)
+    options = [{k: v} for k, v in case["options"].items()]
+    got = grade_text("(c)", options, "C", "robust", declared, prompt=case["prompt"])
+    assert got.extracted_answer == "C"
+    upper = next(c for c in CASES if c["id"] == "upper-default")
+    assert with_labels_of(upper["prompt"], dict(upper["options"]), None) is None  # (A, B, C: nothing to say)
+    assert with_labels_of(case["prompt"], {"A": "Paris", "B": None}, None) is None  # (an option without text)
 
 
 def test_prompt_text_reads_user_items_only() -> None:

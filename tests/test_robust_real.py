@@ -9,6 +9,10 @@ tuning and were first bounded at their first-sight figures; grader 1.5.0 was the
 options answered by number), and they stay pooled apart. The sealed part was measured once at first sight
 (grader 1.4.0) and then studied for grader 1.5.0 (README, "Figures"): its bounds are the figures after that
 study. Either way the bounds catch a regression, per source and pooled; they are not a generalisation claim.
+
+The fourth wave's 39 tune sources (sources-i35*.md, issue 35) were bounded at their first sight (grader 1.5.0,
+2,054/2,210 right, 30 false positives) and tuned on since: 1.8.0 2,108/30, 1.9.0 2,133/7, 1.10.0 2,136/4, 1.11.0
+2,154/2,210 right (97.5%), 4 false positives (README, "Figures"). Their bounds are those last figures.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from conftest import report
@@ -70,53 +75,54 @@ BOUNDS = {
     "mir-mt5": (18, 0),
     "ps-aqua": (37, 0),
 }
-# The fourth wave's sources (sources-i35{a..f}.md, issue 35): bounded at their first-sight figures (grader 1.5.0
-# on main 5afafe9, before any change prompted by them); the grader engineer of issue 35 raises them as the
-# tuning lands. Their 30% sealed parts and 13 whole sealed sources are kept outside the repository.
+# The fourth wave's sources (sources-i35{a..f}.md, issue 35): first bounded at their first-sight figures (grader
+# 1.5.0 on main 5afafe9, before any change prompted by them), raised to what grader 1.11.0 reads (a floor a
+# regression breaks, not a generalisation claim). Their 30% sealed parts and 13 whole sealed sources are kept
+# outside the repository.
 WAVE4 = {
     "bangla-rqa-api": (48, 0),
-    "bangla-rqa-open": (65, 0),
+    "bangla-rqa-open": (67, 0),
     "bilge-tr": (63, 0),
     "eus-exams-gpt35": (47, 0),
     "eus-exams-gpt4": (42, 0),
     "eus-trivia-gpt35": (41, 0),
-    "f-acegpt-base": (39, 1),
+    "f-acegpt-base": (40, 0),
     "f-acegpt-bloomz": (31, 0),
     "f-acegpt-jais13b": (41, 0),
     "f-afrimed-open": (50, 0),
     "llada-cmmlu-ceval": (70, 1),
     "mmlupro-api": (52, 0),
-    "mmlupro-base-unparsed": (59, 1),
-    "mmlupro-chat-unparsed": (56, 3),
+    "mmlupro-base-unparsed": (60, 0),
+    "mmlupro-chat-unparsed": (58, 1),
     "mmlupro-instruct": (54, 0),
     "mmlupro-llama2": (62, 0),
     "mmlupro-llama3-8b": (63, 0),
     "mmlupro-mistral-base": (55, 0),
     "mmlupro-qwen-chat": (53, 0),
     "mmlupro-yi-gemma": (58, 0),
-    "persian-eval": (41, 0),
-    "persian-eval-local": (20, 0),
+    "persian-eval": (66, 0),
+    "persian-eval-local": (46, 0),
     "pl-law-json": (49, 0),
     "qwen3-cs-bias": (59, 0),
     "qwen3-cs-think": (47, 0),
     "seaeval-c3": (49, 0),
     "seaeval-ceval": (61, 1),
-    "seaeval-cmmlu": (56, 2),
-    "seaeval-crosslogiqa": (67, 1),
+    "seaeval-cmmlu": (58, 0),
+    "seaeval-crosslogiqa": (68, 0),
     "seaeval-crossmmlu": (62, 0),
     "seaeval-merlion-nochat": (55, 0),
-    "sk-monitor-session": (61, 1),
+    "sk-monitor-session": (65, 0),
     "sv-med-emergency": (67, 0),
-    "urdu-llama1b-base": (27, 16),
+    "urdu-llama1b-base": (43, 0),
     "urdu-mmlu-api": (32, 0),
     "uzlib-frontier": (53, 0),
-    "uzlib-qwen3": (55, 2),
+    "uzlib-qwen3": (57, 0),
     "uzlib-small": (48, 1),
     "yks-tr": (39, 0),
     "yue-arc": (57, 0),
 }
-WAVE4_RIGHT = 2054  # pooled right at least (2,054/2,210 at first sight)
-WAVE4_FALSE_POSITIVES = 30  # pooled at most (30 at first sight)
+WAVE4_RIGHT = 2154  # pooled right at least (2,054/2,210 at first sight, 2,154/2,210 at grader 1.11.0)
+WAVE4_FALSE_POSITIVES = 4  # pooled at most (30 at first sight, 4 at grader 1.11.0)
 THIRD_PART = frozenset(("ct-ar", "fse-dscoder", "fse-phi3", "mir-mt5", "ps-aqua"))
 POOLED_RATE = 0.96  # pooled right / counted at least, over the first two parts' sources
 POOLED_FALSE_POSITIVES = 2  # at most, over the first two parts' sources
@@ -124,6 +130,95 @@ THIRD_PART_RIGHT = (
     229  # pooled right at least, over the third part (193/234 at first sight, 230/234 at 1.5.0)
 )
 THIRD_PART_FALSE_POSITIVES = 0  # at most, over the third part
+
+
+class RuleCheck(NamedTuple):
+    """A rule written while reading some tune sources, and cases of other sources it must read right: every
+    rule of issue 35 is tested on a source it was not written from (the tune sources split by rule)."""
+
+    written_from: tuple[str, ...]  # the tune sources whose cases the rule was written from
+    checked_on: tuple[str, ...]  # ids of cases of other sources where the rule applies, each read right
+
+
+RULE_CHECKS = {
+    # grader 1.8.0 (labels by script)
+    "a label of several characters (the Persian الف) read where it stands alone": RuleCheck(
+        ("persian-eval",),
+        ("persian-eval-local-43", "persian-eval-local-96", "persian-eval-local-72", "persian-eval-local-102"),
+    ),
+    "a capital that is a word of its language before a lower-case word is that word": RuleCheck(
+        ("sk-monitor-session",),
+        (
+            "pl-law-json-258",
+            "pl-law-json-580",
+            "zno-uk-cot-13",
+            "zno-uk-cot-30",
+            "zno-uk-cot-53",
+            "zno-uk-cot-62",
+            "simple-evals-ru-6",
+            "enem-gpt-28",
+            "enem-gpt-29",
+        ),
+    ),  # fmt: skip
+    # grader 1.9.0 (echoes, listings)
+    "an anchor whose payload lists several option lines, each with its text, gives no single answer": RuleCheck(
+        ("seaeval-cmmlu",),
+        ("mmlupro-chat-unparsed-11979", "mmlupro-base-unparsed-16052", "seaeval-crosslogiqa-6760"),
+    ),
+    "closing lines that list several options, each with its text, are several answers or the listing": RuleCheck(
+        ("sk-monitor-session",), ("uzlib-small-2573", "yue-arc-084")
+    ),
+    "a letter with another option's whole text on the line below is two answers": RuleCheck(
+        ("urdu-llama1b-base",),
+        ("urdu-mmlu-api-000", "urdu-mmlu-api-001", "urdu-mmlu-api-002", "urdu-mmlu-api-015"),
+    ),
+    "an echo of the prompt that holds letters is blanked": RuleCheck(
+        ("urdu-llama1b-base",), ("bangla-rqa-open-027", "bangla-rqa-open-071", "bangla-rqa-open-098")
+    ),
+    "a line opening with the prompt's question header starts another question": RuleCheck(
+        ("f-acegpt-base",), ("bangla-rqa-open-027", "bangla-rqa-open-071", "bangla-rqa-open-098")
+    ),
+    # grader 1.10.0 (commitment): where the rule lets an answer stand on other sources (answer first, then an
+    # explanation cut at the token limit); it changed no outcome outside the sources it was written from
+    "a response cut mid-sentence after taking its reasoning up again, or read from its cut last lines, "
+    "has no answer": RuleCheck(
+        ("uzlib-qwen3", "mmlupro-chat-unparsed"),
+        (
+            "f-afrimed-open-3068",
+            "f-afrimed-open-644",
+            "yks-tr-270",
+            "yks-tr-81",
+            "seaeval-crossmmlu-50737",
+            "persian-eval-local-102",
+            "persian-eval-local-105",
+        ),
+    ),  # fmt: skip
+    # grader 1.11.0: a label whose line goes on with its own option's text is no abbreviation ("B. rabbits")
+    "a capital, a period and its own option's text in lower case is a label, not an abbreviation": RuleCheck(
+        ("f-afrimed-open",), ("enem-gpt-42", "enem-gpt-44", "enem-gpt-70", "enem-gpt-72", "enem-gpt-79")
+    ),
+    "a line opening with the word for 'question' (问题, 問題) after the answer starts an invented one": RuleCheck(
+        ("yue-arc",), ("seaeval-cmmlu-1652", "seaeval-cmmlu-1531")
+    ),
+    "the Turkish 'Seçenek:' line is an answer line; the word elsewhere in a sentence is not": RuleCheck(
+        ("yks-tr",), ("bilge-tr-516", "bilge-tr-198", "tumlu-cot-61")
+    ),
+}
+
+
+def test_every_rule_is_checked_on_a_source_it_was_not_written_from():
+    by_id = {c["id"]: c for c in _cases()}
+    wrong = []
+    for rule, check in RULE_CHECKS.items():
+        assert check.written_from and check.checked_on, rule
+        for source in check.written_from:
+            assert source in BOUNDS or source in WAVE4, (rule, source)
+        for cid in check.checked_on:
+            case = by_id[cid]
+            assert case["source"] not in check.written_from and not case.get("contested"), (rule, cid)
+            if measure.grade(case).extracted_answer != case["want"]:
+                wrong.append((rule, cid))
+    assert not wrong, wrong
 
 
 SEALED = HERE / "sealed"

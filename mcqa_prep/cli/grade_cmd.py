@@ -92,12 +92,35 @@ def _check_text(what: str, value: str) -> None:
     "'lower', or the labels in order, e.g. 'АБВГ'.",
 )
 @click.option(
+    "--prompt",
+    default=None,
+    metavar="TEXT",
+    help="The rendered prompt the response answers (robust: what repeats it is not the model's answer).",
+)
+@click.option(
+    "--incomplete",
+    default=None,
+    metavar="REASON",
+    help="The response was cut off, e.g. 'max_output_tokens' (robust: only an anchored answer counts).",
+)
+@click.option(
     "--explain", is_flag=True, help="Show the rule, the character span that decided and rejected candidates."
 )
 @FORMAT_OPTION
 @QUIET_OPTION
 def grade_command(
-    response, options, expected, mode, regexes, answer_prefix, option_labels, explain, fmt, quiet
+    response,
+    options,
+    expected,
+    mode,
+    regexes,
+    answer_prefix,
+    option_labels,
+    prompt,
+    incomplete,
+    explain,
+    fmt,
+    quiet,
 ):
     """Grade one RESPONSE text (or stdin when omitted or '-') against the given options.
 
@@ -108,6 +131,7 @@ def grade_command(
       mcqa-prep grade 'Final: b' --option A=x --option B=y --regex 'final:\\s*([a-d])' --format json
       mcqa-prep grade '<think>C?</think> 정답: 2번' -m robust --option A=x --option B=y --option C=z \\
         --option-labels numbers
+      mcqa-prep grade 'So it is B. But wait' -m robust --option A=x --option B=y --incomplete length --explain
     """
     if response is None or response == "-":
         if sys.stdin.isatty():
@@ -118,6 +142,8 @@ def grade_command(
         ("--expected", expected),
         ("--answer-prefix", answer_prefix or ""),
         ("--option-labels", option_labels or ""),
+        ("--prompt", prompt or ""),
+        ("--incomplete", incomplete or ""),
         *(("--regex", r) for r in regexes),
         *(("--option", t) for o in options for t in (*o, *o.values())),
     ]:
@@ -138,7 +164,9 @@ def grade_command(
     if option_labels:
         tm["option_labels"] = option_labels
     text = response.strip()
-    result = grade_text(text, options, expected, None, tm or None, override=mode)
+    result = grade_text(
+        text, options, expected, None, tm or None, override=mode, prompt=prompt, incomplete=incomplete
+    )
     # A pattern given here that cannot be used is a bad option value: a usage error (exit 2), with the grade
     # (status invalid_regex) still printed.
     unusable = result.status == STATUS_INVALID_REGEX

@@ -3,7 +3,8 @@
 Public API:
     GRADER_VERSION, ROW_MODES, OVERRIDE_MODES, DEFAULT_MODE
     response_text(response) -> str | None
-    grade_text(text, options, expected_answer, grading_mode=None, template_metadata=None, *, override=None)
+    grade_text(text, options, expected_answer, grading_mode=None, template_metadata=None, *, override=None,
+               prompt=None, incomplete=None)
 
 Semantics: shared/docs/grading.md (kept in docs/design/grading.md of this repo). Any change of grading
 behaviour bumps GRADER_VERSION in the same commit as the golden files that show it.
@@ -27,7 +28,15 @@ from ..records import (
 from .base import Extraction
 from .custom_regex import extract_custom
 from .letters import allowed_letters, normalize_gold
-from .modes import DEFAULT_MODE, OVERRIDE_MODES, ROW_MODES, UnknownMode, mode_function, word_capture_veto
+from .modes import (
+    DEFAULT_MODE,
+    OVERRIDE_MODES,
+    ROW_MODES,
+    UnknownMode,
+    mode_function,
+    reads_context,
+    word_capture_veto,
+)
 
 __all__ = [
     "GRADER_VERSION",
@@ -41,7 +50,7 @@ __all__ = [
     "mode_function",
 ]
 
-GRADER_VERSION = "1.6.0"
+GRADER_VERSION = "1.11.0"
 
 DEFAULT_REGEX_TIMEOUT = 0.5  # seconds per response, over all its patterns; see custom_regex
 
@@ -76,8 +85,15 @@ def grade_text(
     override: str | None = None,
     default_mode: str = DEFAULT_MODE,
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT,
+    prompt: str | None = None,
+    incomplete: str | None = None,
 ) -> GradeResult:
-    """Grade one already-selected text. Never raises on bad data: returns a typed status instead."""
+    """Grade one already-selected text. Never raises on bad data: returns a typed status instead.
+
+    `prompt` (the rendered prompt the response answers) and `incomplete` (why the response was cut off, e.g.
+    "max_output_tokens", when the caller knows it was) are the response's context: only a mode that reads it
+    (modes.Mode.reads_context: `robust`) is given them; NeMo Gym's modes grade the text alone, as NeMo Gym
+    does."""
     gold = normalize_gold(expected_answer)
     mode = effective_mode(grading_mode, override, default_mode)
     if not text:
@@ -112,7 +128,10 @@ def grade_text(
         return GradeResult(
             0.0, None, gold, STATUS_INVALID_ROW, mode, message=str(exc), grader_version=GRADER_VERSION
         )
-    ext = fn(text, letters, template_metadata if tm_map else None)
+    if (prompt or incomplete) and reads_context(mode):
+        ext = fn(text, letters, template_metadata if tm_map else None, prompt=prompt, incomplete=incomplete)
+    else:
+        ext = fn(text, letters, template_metadata if tm_map else None)
     if vetoed:
         ext = ext._replace(candidates=vetoed + ext.candidates)
     if ext.letter is None and custom is not None and custom.status == STATUS_INVALID_REGEX:

@@ -37,6 +37,9 @@ class Mode:
         False  # an output_regex capture glued to a word (the A of "Answer") is no answer
     )
     row_alternative: str | None = None  # an override-only mode: the row mode that reads answers most alike
+    # it reads the response's context when the caller has it (grade_text's `prompt` and `incomplete`): the
+    # rendered prompt, and whether the response was cut off. NeMo Gym's modes never do (parity).
+    reads_context: bool = False
 
     @property
     def template(self) -> bool:
@@ -106,6 +109,7 @@ MODES: tuple[Mode, ...] = (
         answer="Answer: %s",
         option_texts=True,
         word_capture_veto=True,
+        reads_context=True,
     ),
     Mode(
         "lenient_answer_colon_md",
@@ -128,6 +132,13 @@ OVERRIDE_ONLY_MODES: tuple[str, ...] = tuple(m.name for m in MODES if not m.row)
 NOT_NEMO_GYM_MODES: tuple[str, ...] = tuple(m.name for m in MODES if not m.nemo_gym)
 TEMPLATE_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.template)
 OPTION_TEXT_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.option_texts)
+
+
+def reads_context(name: str) -> bool:
+    """Whether mode `name` reads the response's context (the prompt, a cut-off response); False for an unknown
+    mode."""
+    mode = BY_NAME.get(name)
+    return mode is not None and mode.reads_context
 
 
 def word_capture_veto(name: str) -> bool:

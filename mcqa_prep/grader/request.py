@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..records import STATUS_INVALID_ROW, STATUS_NO_RESPONSE, GradeResult
 from . import DEFAULT_REGEX_TIMEOUT, GRADER_VERSION, effective_mode, grade_text
-from .letters import allowed_letters, normalize_gold
+from .letters import normalize_gold
 from .selection import (
     BOUNDARY_NOT_APPLIED,
     CLOSE_MARKER,
@@ -155,11 +155,14 @@ def grade_request(
         text = sel.text
 
     tm = request.get("template_metadata")
+    prompt: str | None = None
+    cut: str | None = None
     if (
         effective_mode(request.get("grading_mode"), policy.grading_mode_override, policy.grading_mode_default)
         == ROBUST
     ):
-        tm = with_prompt_labels(request, tm)
+        prompt = prompt_text(request) or None  # (robust reads the option labels it shows, and its echo)
+        cut = cut_off_reason(request)
     result = grade_text(
         text,
         request.get("options"),
@@ -169,32 +172,13 @@ def grade_request(
         override=policy.grading_mode_override,
         default_mode=policy.grading_mode_default,
         regex_timeout=regex_timeout,
+        prompt=prompt,
+        incomplete=cut,
     )
     return result, prov
 
 
 ROBUST = "robust"
-
-
-def with_prompt_labels(request: Mapping[str, Any], tm: Any) -> Any:
-    """The row's template_metadata, with `option_labels` read from the rendered prompt when the row does not
-    say how its options are labelled and the prompt shows one scheme other than A, B, C (robust/
-    prompt_labels.py: "1." ... "4." -> "numbers"); else `tm` unchanged. `grade_text` callers have no prompt
-    and keep today's behaviour."""
-    if tm is not None and not (type(tm) is dict or isinstance(tm, Mapping)):
-        return tm
-    if tm and tm.get("option_labels"):
-        return tm
-    prompt = prompt_text(request)
-    if not prompt:
-        return tm
-    texts = list(allowed_letters(request.get("options")).values())
-    from .robust.prompt_labels import prompt_option_labels  # (robust rows only: no import cost elsewhere)
-
-    labels = prompt_option_labels(prompt, texts)  # type: ignore[arg-type]  # (None texts: no scheme)
-    if labels is None:
-        return tm
-    return {**(tm or {}), "option_labels": labels}
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
@@ -220,6 +204,30 @@ def prompt_text(request: Mapping[str, Any]) -> str:
                 ]
                 out.append("".join(parts))
     return "\n".join(out)
+
+
+# finish reasons that say the generation stopped at a limit, not at its end (chat-completions rollouts)
+CUT_FINISH_REASONS = frozenset(("length", "max_tokens", "max_output_tokens"))
+
+
+def cut_off_reason(request: Mapping[str, Any]) -> str | None:
+    """Why the request's response was cut off, when it says so; else None. A Responses API response says it
+    with `status: "incomplete"` and `incomplete_details.reason` (e.g. "max_output_tokens"); a rollout that
+    carries a chat-completions `finish_reason` (the row's own, or its response's) says it with "length". Read
+    for `robust` only (grade_text's `incomplete`); the policy's `zero_truncated` gate is separate and
+    unchanged."""
+    response = request.get("response")
+    if type(response) is dict or isinstance(response, Mapping):
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if (type(details) is dict or isinstance(details, Mapping)) else None
+        if response.get("status") == "incomplete" or reason is not None:
+            return reason if isinstance(reason, str) and reason else "incomplete"
+        finish = response.get("finish_reason")
+    else:
+        finish = None
+    if finish is None:
+        finish = request.get("finish_reason")
+    return finish if isinstance(finish, str) and finish in CUT_FINISH_REASONS else None
 
 
 def _parity_provenance(

@@ -4,7 +4,9 @@
 
 Every `*.jsonl` under the given directories (or the given files) is graded through `grade_text` in mode
 `robust`, the question's label scheme passed as `template_metadata.option_labels` (from the case's
-`labels`: see `option_labels`). A case is scored on the letter alone:
+`labels`: see `option_labels`), and the response's context as a verify request gives it (`grade_request`):
+the rendered prompt (the case's `prompt`, where the dump had it) and, for a case whose `finish` says the
+generation stopped at its token limit ("length"), that it was cut off. A case is scored on the letter alone:
 
 - right: the letter equals `want` (a letter, or None for no answer);
 - false positive: a letter came back where `want` is None or another letter (a wrong reward);
@@ -29,6 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from mcqa_prep.grader import grade_text  # noqa: E402
+from mcqa_prep.grader.request import CUT_FINISH_REASONS  # noqa: E402
 
 # Label schemes of the corpus (`labels`) -> what the grader is told (template_metadata.option_labels):
 # "lower", "numbers", or the labels themselves in option order for a native script.
@@ -85,7 +88,22 @@ def grade(case: dict[str, Any]) -> Any:
     labels = option_labels(case.get("labels"))
     if labels is not None:
         tm.setdefault("option_labels", labels)
-    return grade_text(case["text"], options, case.get("want") or "", None, tm or None, override="robust")
+    return grade_text(
+        case["text"], options, case.get("want") or "", None, tm or None, override="robust", **context(case)
+    )
+
+
+def context(case: dict[str, Any]) -> dict[str, str | None]:
+    """grade_text's `prompt` and `incomplete` for a case: its `prompt`, and why it was cut off: its
+    `incomplete` reason (golden cases), or its `finish` when that says the generation stopped at its limit."""
+    prompt = case.get("prompt")
+    cut = case.get("incomplete")
+    if cut is None and case.get("finish") in CUT_FINISH_REASONS:
+        cut = case["finish"]
+    return {
+        "prompt": prompt if isinstance(prompt, str) and prompt else None,
+        "incomplete": cut if isinstance(cut, str) and cut else None,
+    }
 
 
 class Tally:

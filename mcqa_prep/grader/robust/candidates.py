@@ -13,6 +13,7 @@ from .evidence import (
     ANCHORED,
     DECISIVE,
     LETTER,
+    NONE,
     PHRASE,
     SEVERAL,
     Evidence,
@@ -25,7 +26,7 @@ from .options import Options
 from .ordinals import ordinal_commitment
 from .patterns import NOUN_ALONE_RE, VERDICT_WITH_NOUN_RE
 from .payload import read_letter_list, read_payload
-from .scope import may_be_label
+from .scope import may_be_label, options_listed, several_listed
 from .text import at_line_start, az_run_start, box_content, line_end
 from .tokens import UPPER, letter_use, word_char_before
 
@@ -127,7 +128,10 @@ def _anchor(x: Text, k: int, kw: str, h: Handler, seen: set[int]) -> Evidence | 
     start, end, final, hedged = found
     a, b = anchor_payload(x.t, end)
     r = read_payload(x.t, a, b, x.opts, anchored=True)
-    if r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
+    if r.kind == LETTER and (why := several_listed(options_listed(x.t, a, x.opts), x.opts)) is not None:
+        # ("Final Answer:\nA. …\nD. …", "Options:\nA. …\nB. …"): a listing of options, not one answer
+        r = Reading(SEVERAL if why.startswith("several") else NONE, None, r.span, why)
+    elif r.kind in DECISIVE and conditional_before(x.low, max(0, start - 80), start):
         r = none_reading(r.span, "conditional, not a commitment")
     elif r.kind in DECISIVE and example_before(x.low, start):
         r = none_reading(r.span, "an example of the answer format, not an answer")

@@ -11,9 +11,9 @@ from . import patterns, phrases
 from .candidates import Text
 from .closing import closing_line
 from .evidence import FORMAT, LETTER, NONE, REFUSAL, SEVERAL, Evidence, Reading, letter_reading, none_reading
-from .options import parse_number, same_value
-from .payload import number_label, read_letter_list, read_payload
-from .scope import labelled_answers
+from .options import Options, parse_number, same_value
+from .payload import label_use, number_label, read_letter_list, read_payload
+from .scope import labelled_answers, option_line, several_listed
 from .text import at_line_start, line_end, norm
 from .tokens import dangling, letter_use
 
@@ -47,7 +47,7 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
     stripped = t.strip()
     if len(stripped) <= 120 and stripped.count("\n") <= 1:
         yield _bare(x, stripped)
-    listing = _Listing(t)
+    listing = _Listing(t, x.opts)
     yield last_line(x)
     yield from _bold(x)
     m = patterns.REFUSAL_RE.search(t, max(0, len(t) - 400))
@@ -64,8 +64,9 @@ def format_candidates(x: Text, parts: list[int]) -> Iterator[Evidence]:
 class _Listing:
     """The option-label lines of the response ("A) ...", "**B:** ..."), found on first use."""
 
-    def __init__(self, t: str) -> None:
+    def __init__(self, t: str, opts: Options) -> None:
         self.t = t
+        self.opts = opts
         self._labels: list[tuple[int, str, str]] | None = None
 
     @property
@@ -73,8 +74,6 @@ class _Listing:
         """(line start, letter, shape) of every line that starts with an option label; the shape (prefix
         word and delimiter) tells the items of one listing from a differently written final choice."""
         if self._labels is None:
-            from .tokens import letter_use
-
             t = self.t
             out = []
             first = patterns.LABEL_LINE_RE.match(t)
@@ -84,7 +83,7 @@ class _Listing:
             )
             for m in matches:
                 pre, c, post = m.group("pre", "L", "post")
-                if c.isupper() and letter_use(t, m.start(2)) is None:
+                if c.isupper() and label_use(t, m.start(2), c, self.opts) is None:
                     shape = (pre.strip().lower() if pre else "") + "|" + post.strip()
                     s0 = m.start()
                     out.append((s0 + (t[s0] == "\n"), c, shape))
@@ -212,12 +211,18 @@ def last_line(x: Text) -> Evidence:
         return Evidence(
             s0, FORMAT, rule, none_reading(r.span, "the first item of a walk through the options")
         )
+    letter = r.letter or ""  # (a LETTER reading)
+    listed = _listed_above(x, s0) + [letter] if option_line(t, s0, e, x.opts) == letter else []
+    why = several_listed(listed, x.opts)
+    if why is not None:  # ("A) …\nB) …\nD) …": several options, each with its text, listed one per line)
+        kind = SEVERAL if why.startswith("several") else NONE
+        return Evidence(s0, FORMAT, rule, Reading(kind, None, r.span, why))
     if patterns.BULLET_LETTER_LINE_RE.match(t, s0):  # ("* E" after "* D -> ...", or a walk cut off at "* E")
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "an item of a bulleted list, not an answer"))
     w0 = (
         t.rfind("\n", 0, max(0, s0 - 600)) + 1
     )  # (the listing it may continue starts in the 600 characters before)
-    labels = _Listing(t[w0:e]).labels
+    labels = _Listing(t[w0:e], x.opts).labels
     mine = [shape for pos, _, shape in labels if pos + w0 == s0]
     before = [(c, shape) for pos, c, shape in labels if pos + w0 < s0]
     if (
@@ -227,6 +232,22 @@ def last_line(x: Text) -> Evidence:
     ):
         return Evidence(s0, FORMAT, rule, none_reading(r.span, "label of an option listing"))
     return Evidence(s0, FORMAT, rule, r, label_only=label_only)
+
+
+def _listed_above(x: Text, s0: int) -> list[str]:
+    """The letters of the option lines right above the line at s0 (no blank line between), in order."""
+    t = x.t
+    out: list[str] = []
+    k = s0 - 1
+    while k > 0 and len(out) < 26:
+        a = t.rfind("\n", 0, k) + 1
+        letter = option_line(t, a, k, x.opts)
+        if letter is None:
+            break
+        out.append(letter)
+        k = a - 1
+    out.reverse()
+    return out
 
 
 def _article_after_colon(t: str, s0: int, e: int) -> bool:

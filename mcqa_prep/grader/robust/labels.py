@@ -10,7 +10,8 @@ prompt labels its options otherwise says so in `template_metadata.option_labels`
 - "lower": a b c d — lower-case letters are labels wherever capitals are;
 - "numbers": 1 2 3 4 — a number after an anchor names that option ("최종 답변: 1", "Answer: (2)");
 - the labels themselves, in option order: a string of one-character labels ("АБВГ", "アイウエ") or a list of
-  strings — each names its option, over any default (with "АБВГ", В is the third option, not B).
+  strings ("الف", "ب", "پ", "ت": a label may be several characters long) — each names its option, over any
+  default (with "АБВГ", В is the third option, not B).
 
 The scheme is one small record per row, cached per (labels, letters).
 """
@@ -21,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ...labels import LOOKALIKES, ONE_READING
+from ...labels import LOOKALIKES, ONE_READING, SEVERAL_CHARACTERS
 from . import patterns, phrases
 
 
@@ -30,11 +31,22 @@ class Labels(NamedTuple):
     lower: bool = False  # lower-case letters are labels everywhere
     numbers: bool = False  # numbers 1..N are labels after an anchor
     order: tuple[str, ...] = ()  # the option letters in order (for numbers)
+    several: re.Pattern[str] | None = None  # the labels written with several characters, standing alone
 
 
-# (a label of one character: the mode reads a response character by character)
+def _several_re(labels: Mapping[str, str], local: Mapping[str, str]) -> re.Pattern[str] | None:
+    """A pattern for the labels of several characters (الف, هـ) that stand alone (no letter, mark or tatweel
+    glued to either end), each of which the mode reads as its first character: a label of one character
+    naming the same option."""
+    read = sorted((lab for lab, L in labels.items() if local.get(lab[0]) == L), key=len, reverse=True)
+    if not read:
+        return None
+    return re.compile(r"(?<![^\W\d_\u0640])(?:" + "|".join(map(re.escape, read)) + r")(?![^\W\d_\u0640])")
+
+
+# (the mode reads a response character by character: a label of several characters is read as its first one)
 DEFAULT_LOCAL: dict[str, str] = {**{c: L for c, L in ONE_READING.items() if len(c) == 1}, **LOOKALIKES}
-DEFAULT = Labels(DEFAULT_LOCAL)
+DEFAULT = Labels(DEFAULT_LOCAL, several=_several_re(SEVERAL_CHARACTERS, DEFAULT_LOCAL))
 _CACHE: dict[tuple[Any, ...], Labels] = {}
 
 
@@ -75,17 +87,28 @@ def numbers_as_letters(t: str, labels: Labels) -> str:
     return patterns.NUMBER_COUNTER_RE.sub(letters, t)
 
 
+def several_as_one(t: str, labels: Labels) -> str:
+    """Each label of several characters that stands alone (the Persian الف, the fifth Arabic label هـ) as its
+    first character and spaces (`ا  `), one character for one, so every rule reads it as a label."""
+    if labels.several is None or t.isascii():
+        return t
+    return labels.several.sub(lambda m: m.group()[0] + " " * (m.end() - m.start() - 1), t)
+
+
 def _build(spec: Any, order: tuple[str, ...]) -> Labels:
     if spec == "lower":
-        return Labels(DEFAULT_LOCAL, lower=True, order=order)
+        return DEFAULT._replace(lower=True, order=order)
     if spec == "numbers":
-        return Labels(DEFAULT_LOCAL, numbers=True, order=order)
+        return DEFAULT._replace(numbers=True, order=order)
     if isinstance(spec, str):
         spec = tuple(spec)
     if not isinstance(spec, tuple) or not all(isinstance(s, str) and s for s in spec):
         return DEFAULT
     local = dict(DEFAULT_LOCAL)
+    several = dict(SEVERAL_CHARACTERS)
     for label, letter in zip(spec, order, strict=False):
         if len(label) == 1 and not label.isascii():
             local[label] = letter
-    return Labels(local, order=order)
+        elif len(label) > 1 and not label.isascii():
+            several[label] = letter
+    return Labels(local, order=order, several=_several_re(several, local))

@@ -84,6 +84,7 @@ ANCHORS_OTHER_LANGUAGES: tuple[Anchor, ...] = (
     Anchor("विकल्प", (), ("है", "-"), link_required=False, before_required=("सही ",)),
     Anchor("відповідь", (), ("—", "–", "-")),
     Anchor("yanıt", (), (), link_required=False),
+    Anchor("seçenek", (), ()),
     Anchor("option", (), ("est", "serait"), before_required=("bonne ",)),
     Anchor("đáp án", ("đúng",), ("là",)),
     Anchor("đáp án", (), (), link_required=False, before_required=("chọn ",)),

@@ -20,6 +20,7 @@ from .derive import literal_prefixes
 SLOT = r"[\(\[]?\**[\(\[]?(?P<L>[a-z])\**[\)\]]?"
 # (a word starting in lower case, in any Latin script: "A área" is the article too)
 NEXT_WORD_RE = re.compile(r"[ \t]+([a-zß-öø-ÿ][a-zß-öø-ÿ'’]*)")
+WORD_AFTER_RE = re.compile(r"[ \t]+([^\W\d_]+)")  # (the next word, in any script)
 PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z'’.]*)[ \t]+$")
 NEXT_CAP_WORD_RE = re.compile(r"[ \t]+([A-Z][a-z]+)\b")
 NEXT_UPPER_TOKEN_RE = re.compile(r"[ \t]+[A-Z](?![A-Za-z0-9])")
@@ -398,6 +399,10 @@ CLOSING_DISMISSAL_RE = re.compile(
     r"(?<![^\W\d_])(?:" + "|".join(phrases.CLOSING_LINE_DISMISSALS) + r")(?![^\W\d_])"
 )
 CLOSING_REMARK_CONTRAST_RE = re.compile(r"\b" + _alt(phrases.CLOSING_REMARK_CONTRASTS) + r"\b")
+# A clause that takes the reasoning up again ("Wait, …", "…, but it is missing 19", "\n\nBut …").
+_CLAUSE = r"(?:^|[.!?。,;:]|\n)[ \t*_>#-]*"
+RESUMED_REVISION_RE = re.compile(_CLAUSE + r"(?:" + "|".join(phrases.REVISION_MARKERS) + r")\b", re.I | re.M)
+RESUMED_CONTRAST_RE = re.compile(_CLAUSE + _alt(phrases.CLOSING_REMARK_CONTRASTS) + r"\b", re.I | re.M)
 CLOSING_LINE_LOWER_RE = re.compile(r"\b(?:option|choice|letter|answer)\s*\(([a-z])\)")
 CLOSING_LINE_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -437,11 +442,11 @@ SIMPLE_PAYLOAD_RE = re.compile(r"[\s(\[<:\"'“‘]*([A-Za-z])[\s)\]>\"'”’.!
 STRIP_CHARS = " \t\r\n.,;:!?\"'“”‘’()[]"
 FILLER_RE = re.compile(
     r"(?:[\s\"'“”‘’«»「」『』\[\]\(<:：#>|.,–—→⇒➡👉✅✔☑️▶►•·=]|-(?![\d.])|\b"
-    + _alt(phrases.PAYLOAD_FILLER_WORDS)
-    + r"\b"
+    + _alt([w for w in phrases.PAYLOAD_FILLER_WORDS if len(w) > 1])
+    + r"\b|(?:" + _alt([w for w in phrases.PAYLOAD_FILLER_WORDS if len(w) == 1]) + r")(?=[ \t])"  # (η only before a word)
     r"|l['’]|é(?=\s)|è(?=\s)|" + _alt(phrases.PAYLOAD_FILLER_CJK) + ")*",
     re.IGNORECASE,
-)
+)  # fmt: skip
 LIST_SEP_RE = re.compile(
     r"[\s)\]}'\"”’]*(?:,\s*(?:" + _alt([w for w in phrases.LIST_SEPARATOR_WORDS if w in phrases.COORDINATORS]) + r"\b|&)?|" + "|".join(r"\b" + w.replace(" ", r"\s+") + r"\b" for w in phrases.LIST_SEPARATOR_WORDS)
     + "|" + "|".join(re.escape(s) for s in phrases.LIST_SEPARATOR_SYMBOLS) + r"|[ \t]+(?=[\(\[]?[A-Z][\)\]]?(?![\w'’.-])))"
@@ -465,8 +470,9 @@ DISCUSSION_RE = re.compile(r"\b" + _alt(phrases.DISCUSSION_WORDS) + r"\b", re.IG
 # Formats, scope, structure
 # --------------------------------------------------------------------------------------------------
 
+# (each optional mark takes its spaces: no two runs of spaces side by side, linear on a line of spaces)
 LABEL_LINE_BODY = (
-    r"[ \t>]*(?:[-*+•]|\d+[.)])?[ \t]*(?:\*\*|__)?[ \t]*(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
+    r"[ \t>]*(?:(?:[-*+•]|\d+[.)])[ \t]*)?(?:(?:\*\*|__)[ \t]*)?(?P<pre>option\s+|choice\s+)?[\(\[]?(?P<L>[A-Z])"
     r"(?P<post>(?:[\)\]]|\*\*)?[ \t]*(?:[.):：\-–—]|\*\*|$))"
 )
 # A label line starts at the text start (tried with match()) or after a newline (a pattern that starts

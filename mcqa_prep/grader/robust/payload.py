@@ -37,7 +37,7 @@ from .patterns import (
     SIMPLE_PAYLOAD_RE,
     STRIP_CHARS,
 )
-from .text import blank_markup, norm
+from .text import blank_markup, line_end, norm
 from .tokens import after_name, letter_use, token_letter
 
 
@@ -146,7 +146,7 @@ def _lead(s: str, j: int, a: int, b: int, opts: Options, anchored: bool) -> tupl
     letter = token_letter(s, j, anchored or labels.lower, labels.local)
     if letter is None:
         return None, None
-    reason = letter_use(s, j)
+    reason = label_use(s, j, letter, opts)
     if reason is not None:
         return None, reason
     if s[j] == "a":
@@ -288,6 +288,16 @@ def _negated_after(s: str, j: int, letter: str, opts: Options) -> bool:
     return not between or between == own
 
 
+def label_use(s: str, j: int, letter: str, opts: Options) -> str | None:
+    """Why the letter at s[j] is not an option label (tokens.letter_use), except that a label whose line goes
+    on with its own option's text is no abbreviation: "B. rabbits" when option B is "rabbits", "A. f/8 — ..."
+    when A is "f/8"; "E. coli" names no option and stays an abbreviation."""
+    reason = letter_use(s, j)
+    if reason == "abbreviation" and _label_and_own_text(s[: line_end(s, j)], j, letter, opts):
+        return None
+    return reason
+
+
 def _label_and_own_text(s: str, j: int, letter: str, opts: Options) -> bool:
     """The letter is a label ("B)", "C:") followed by its own option's text."""
     m = LABEL_DELIMITER_RE.match(s, j + 1)
@@ -396,3 +406,27 @@ def read_prose_letters(s: str, i: int, a: int, b: int, opts: Options) -> Reading
     if concluded:
         return Reading(LETTER, letter, span, "last letter after a conclusion")
     return none_reading((a + i, b), "letters mentioned in prose, none committed")
+
+
+# A field of an answer written on its own line: "Answer text: Berlin", "Option text - Berlin".
+_FIELD_RE = re.compile(r"[ \t*_]*([^\W\d_][^:：\n]{0,30}?)[ \t*_]*[:：\-–—][ \t]*(.+)")
+
+
+def text_below(t: str, pos: int, letter: str, opts: Options) -> str | None:
+    """The other option named by the line right below the letter that ends at `pos` (nothing else after it on
+    its line): a field holding an option's whole text ("C" / "Answer text: Berlin", Berlin being D) or that
+    text alone — a letter and another option's text, two answers. None when the line names no option, or
+    names the letter's own."""
+    e = line_end(t, pos)
+    if not opts.norms or t[pos:e].strip(STRIP_CHARS + "*_`$"):
+        return None
+    k = e + 1
+    if t[k : line_end(t, k)].strip() == "" and k < len(t):  # (one blank line between)
+        k = line_end(t, k) + 1
+    line = t[k : line_end(t, k)].strip()
+    if not line or len(line) > 400:
+        return None
+    m = _FIELD_RE.fullmatch(line)
+    body = m.group(2) if m is not None and len(m.group(1).strip()) > 1 else line
+    other = opts.equal(blank_markup(body).strip(STRIP_CHARS + "*_`"))
+    return other if other is not None and other != letter else None

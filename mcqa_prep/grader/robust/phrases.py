@@ -55,8 +55,14 @@ represents corresponds option choice answer vs versus y o e et ou und oder are s
 # ... and after "A" only (the pronoun "I" is followed by these verbs all the time).
 WORDS_AFTER_OPTION_A = "was has would should must could might may will can cannot does did it this".split()
 # ... and the words of other languages for "option" that follow its letter, as stems ("A variantıdır", "A
-# seçeneği", "A şıkkı"): after any of them "A" is the letter.
+# seçeneği", "A şıkkı"): after any of them "A" is the letter — unless another letter follows in the same
+# sentence, which that noun names ("A opção correta é a C", "A alternativa C está correta": the article).
 OPTION_WORD_STEMS_AFTER_LETTER = ("variant", "seçene", "opci", "opç", "alternativ")
+# Capitals that are words of a language (prepositions, articles, conjunctions): followed by a lower-case
+# word, not by a predicate about a letter ("V prírode …", "S dovolením …", "W przypadku …", "В этом случае …",
+# "Ο σωστός …"), the capital is that word, not a label. ("A" and "I" are the English article and
+# pronoun, above.)
+ONE_LETTER_WORDS = "V S W Z K O В С К О А Ο".split()
 
 # Words that may follow "X. " when X is an option letter; any other lower-case word makes it an
 # abbreviated name ("E. coli", "S. aureus").
@@ -380,7 +386,7 @@ PAYLOAD_FILLER_WORDS = (
     "opcao", "alternativa", "letra", "lettre", "buchstabe", "pilihan", "opsi", "вариант", "варианте",
     "then", "obviously", "undoubtedly", "actually", "donc", "alors", "entonces", "pues", "quindi",
     "dunque", "also", "daher", "somit", "portanto", "então", "jadi", "maka", "поэтому", "итак", "number",
-    "número",
+    "número", "η", "το", "επιλογή",
 )  # fmt: skip
 PAYLOAD_FILLER_CJK = ("選択肢", "选项", "選項", "是", "为", "為", "は", "选", "選", "です")
 # Separators between the letters of a list ("A/B", "A or B", "A, B, and C", "A y C", "B和D", "D as well as A").
@@ -435,7 +441,7 @@ FOLLOW_UP_MARKERS = (
     r"follow[\s-]*up\s+(?:question|problem)",
 )  # fmt: skip
 # ... and the words for "question" in other languages that open such a line ("Soru:", "Savol:", "请你回答：").
-FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子")
+FOLLOW_UP_WORDS = ("soru", "savol", "sual", "сұрақ", "вопрос", "请你回答", "句子", "问题", "問題")
 # Labels of sub-questions at line starts ("(a)", "b)", "Part (c)", "(ii)"): letters in lower case or
 # Roman numerals, in order; never option letters.
 SUB_ITEM_PREFIXES = ("part", "step", "item", "sub-question", "subquestion")

@@ -10,7 +10,8 @@ labels count as one scheme counts:
 - 1, 2, 3, ... -> "numbers";
 - a, b, c, ... -> "lower";
 - A, B, C, ... -> None (the default: nothing to say);
-- one character of another script per option, all different -> those labels, in option order ("АБВГ").
+- one character of another script per option, all different -> those labels, in option order ("АБВГ");
+  with a label of several characters the table knows (the Persian الف), the labels as a list.
 
 Anything else (an option not found, a label missing or of another shape, labels out of order) -> None: the
 row is graded as it would be without a prompt. Pure; cached per (prompt, option texts).
@@ -21,13 +22,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...labels import LETTERS
+from ...labels import LETTERS, SEVERAL_CHARACTERS
 
 # The label right before an option's text, after a line start or a separator: an opening bracket or none, one
-# token (a number of one or two digits, or one letter of any script), a closing mark or none; spaces around.
+# token (a number of one or two digits, a label of several characters of the label table, or one letter of
+# any script), a closing mark or none; spaces around.
 _LABEL_BEFORE_RE = re.compile(
-    r"(?:^|(?<=[\s;,，；、|:：]))(?P<open>[(\[（【]?)[ \t]*(?P<tok>\d{1,2}|[^\W\d_])[ \t]*"
-    r"(?P<close>[.)\]:：）】．、-]?)[ \t]*\Z"
+    r"(?:^|(?<=[\s;,，；、|:：]))(?P<open>[(\[（【]?)[ \t]*(?P<tok>\d{1,2}|"
+    + "".join(re.escape(label) + "|" for label in sorted(SEVERAL_CHARACTERS, key=len, reverse=True))
+    + r"[^\W\d_])[ \t]*(?P<close>[.)\]:：）】．、-]?)[ \t]*\Z"
 )
 _CIRCLED = frozenset("①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳")
 _LOOKBACK = 12  # characters before an option's text where its label may stand
@@ -35,7 +38,7 @@ _MAX_HITS = 32  # occurrences of one option's text examined (a short text may oc
 _LOWER = LETTERS.lower()
 
 
-def prompt_option_labels(prompt: str, texts: Sequence[str]) -> str | None:
+def prompt_option_labels(prompt: str, texts: Sequence[str]) -> str | list[str] | None:
     """The label scheme the prompt shows for options with these texts (in option order), or None."""
     if not prompt or len(texts) < 2 or any(not isinstance(t, str) or not t.strip() for t in texts):
         return None
@@ -48,10 +51,10 @@ def prompt_option_labels(prompt: str, texts: Sequence[str]) -> str | None:
     return found
 
 
-_CACHE: dict[tuple[str, tuple[str, ...]], str | None] = {}  # (rollouts of one row share a prompt)
+_CACHE: dict[tuple[str, tuple[str, ...]], str | list[str] | None] = {}  # (rollouts of one row share a prompt)
 
 
-def _scheme(prompt: str, texts: tuple[str, ...]) -> str | None:
+def _scheme(prompt: str, texts: tuple[str, ...]) -> str | list[str] | None:
     found: list[tuple[str, str, str]] = []  # (open, token, close) per option
     pos = 0
     for text in texts:
@@ -78,13 +81,17 @@ def _labelled(prompt: str, text: str, start: int) -> tuple[int, tuple[str, str, 
     return None
 
 
-def _name(tokens: tuple[str, ...]) -> str | None:
+def _name(tokens: tuple[str, ...]) -> str | list[str] | None:
     n = len(tokens)
     if all(t.isascii() and t.isdigit() for t in tokens):
         return "numbers" if tokens == tuple(str(k) for k in range(1, n + 1)) else None
     joined = "".join(tokens)
     if joined == _LOWER[:n]:
         return "lower"
-    if joined.isascii() or len(set(tokens)) != n or any(len(t) != 1 for t in tokens):
+    if (
+        joined.isascii()
+        or len(set(tokens)) != n
+        or any(len(t) != 1 and t not in SEVERAL_CHARACTERS for t in tokens)
+    ):
         return None  # (Latin capitals in order are the default; anything else ASCII is no scheme)
-    return joined
+    return joined if all(len(t) == 1 for t in tokens) else list(tokens)

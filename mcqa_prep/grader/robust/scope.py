@@ -15,7 +15,7 @@ import re
 from ...labels import LETTERS
 from . import patterns, phrases
 from .options import Options, contains_words
-from .text import norm
+from .text import blank_markup, line_end, norm
 
 _ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii")
 _VERDICT_WORDS = ("correct", "incorrect", "wrong", "right", "true", "false", "option", "statement", "choice")
@@ -69,11 +69,22 @@ def listing_right_above(t: str, pos: int) -> bool:
     return j > 0 and may_be_label(t, t.rfind("\n", 0, j) + 1, j)
 
 
-def follow_up_boundaries(t: str, low: str, opts: Options, before: int, *, markers: bool = True) -> list[int]:
+def follow_up_boundaries(
+    t: str,
+    low: str,
+    opts: Options,
+    before: int,
+    *,
+    markers: bool = True,
+    headers: re.Pattern[str] | None = None,
+) -> list[int]:
     """Start offsets (> 0) of the lines before `before` that begin another question or turn: a marker
-    line (not a numbered answer line of the response's own, "Q2: A"), or the question line of an
-    invented option listing right before `before` (the answer line)."""
+    line (not a numbered answer line of the response's own, "Q2: A"; `headers`: the prompt's own question
+    header, echo.question_headers), or the question line of an invented option listing right before `before`
+    (the answer line)."""
     out = [m.start() + 1 for m in patterns.FOLLOW_UP_NL_RE.finditer(low, 0, before)] if markers else []
+    if headers is not None:
+        out += [m.start() + 1 for m in headers.finditer(low, 0, before)]
     if out:
         own = set(numbered_items(t))
         out = [b for b in out if b not in own]
@@ -311,3 +322,48 @@ def labelled_answers(t: str) -> list[str]:
     if not any(order[: len(idx)] == idx for order in _INDEX_ORDERS):
         return []
     return [c for _, _, c in found]
+
+
+def option_line(t: str, a: int, e: int, opts: Options) -> str | None:
+    """The letter of the line t[a:e] when it is an option line: a label and that option's own text (or, on the
+    response's last line, the beginning of it: the text was cut there), nothing else."""
+    m = patterns.LABEL_LINE_BODY_RE.match(t, a, e)
+    if m is None or not m.group("L").isupper() or m.group("L") not in opts.letters:
+        return None
+    letter = m.group("L")
+    ot = dict(opts.norms).get(letter)
+    nc = norm(blank_markup(t[m.end() : e])).strip(patterns.STRIP_CHARS + "*_")
+    if not ot or not nc:
+        return None
+    if nc == ot or (not t[e:].strip() and len(nc) >= 2 and ot.startswith(nc)):
+        return letter
+    return None
+
+
+def options_listed(t: str, a: int, opts: Options) -> list[str]:
+    """The letters of the run of option lines that starts with the line at `a` (at most one blank line between
+    two of them), in order; [] when that line is none."""
+    out: list[str] = []
+    k = a
+    n = len(t)
+    while k < n and len(out) < 26:
+        e = line_end(t, k)
+        letter = option_line(t, k, e, opts)
+        if letter is None:
+            break
+        out.append(letter)
+        k = e + 1
+        if k < n and not t[k : line_end(t, k)].strip():  # (one blank line)
+            k = line_end(t, k) + 1
+    return out
+
+
+def several_listed(letters: list[str], opts: Options) -> str | None:
+    """Why a run of option lines gives no single answer: the options listed in order from the first (an echo
+    of the listing), or several of them; None for one."""
+    if len(set(letters)) < 2:
+        return None
+    order = "".join(opts.letters)
+    if len(letters) >= 3 and order.startswith("".join(letters)):
+        return "the options listed, not an answer"
+    return "several options listed: " + "/".join(dict.fromkeys(letters))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ...labels import LETTER_SET, LETTERS
 from . import phrases
 from .labels import DEFAULT_LOCAL
-from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE
+from .patterns import LIST_SEP_RE, NEXT_WORD_RE, PREV_WORD_RE, WORD_AFTER_RE
 
 UPPER = LETTER_SET
 ASCII_LETTERS = UPPER | frozenset(LETTERS.lower())
@@ -25,6 +25,7 @@ _PRE_OK = frozenset(phrases.FUNCTION_WORDS_BEFORE_LETTER)
 _AFTER_LETTER_I = frozenset(phrases.WORDS_AFTER_OPTION_LETTER)
 _AFTER_LETTER_A = _AFTER_LETTER_I | frozenset(phrases.WORDS_AFTER_OPTION_A)
 _AFTER_PERIOD_OK = frozenset(phrases.WORDS_AFTER_LETTER_PERIOD)
+_ONE_LETTER_WORDS = frozenset(phrases.ONE_LETTER_WORDS)
 
 
 def is_word_char(ch: str) -> bool:
@@ -50,7 +51,9 @@ def letter_use(s: str, j: int) -> str | None:
     if c not in ASCII_LETTERS:  # a label of another script: no letter of its own script next to it
         if _glued(prev, c) or _glued(nxt, c):
             return "inside a word"
-        return None
+        if c in _ONE_LETTER_WORDS and _word_of_its_language(s, j):
+            return "a word of its language, not a letter"
+        return "inside a formula" if _in_formula(s, j) else None
     if (
         prev in WORD_ASCII
         or nxt in WORD_ASCII
@@ -62,13 +65,8 @@ def letter_use(s: str, j: int) -> str | None:
         reason = _neighbour_reason(s, j, prev, nxt)
         if reason is not None:
             return reason
-    after = s[j + 1 : j + 9].lstrip(" \t")  # (the next and the previous non-blank character)
-    if after and (after[0] in _FORMULA_OPS or after.startswith("->")):
+    if _in_formula(s, j):
         return "inside a formula"
-    before = s[max(0, j - 8) : j]
-    before = before[before.rfind("\n") + 1 :].rstrip(" \t")  # (on the letter's line)
-    if before and (before[-1] in _FORMULA_OPS or before.endswith("->")) and before.strip(" \t=<>-→⇒"):
-        return "inside a formula"  # (an arrow alone before the letter, "=> C", points at it)
     if nxt == " " or nxt == "\t":
         m = NEXT_WORD_RE.match(s, j + 1)
         if m:
@@ -76,12 +74,16 @@ def letter_use(s: str, j: int) -> str | None:
             if (
                 c in "Aa"
                 and word not in _AFTER_LETTER_A
-                and not word.startswith(phrases.OPTION_WORD_STEMS_AFTER_LETTER)
+                and (
+                    not word.startswith(phrases.OPTION_WORD_STEMS_AFTER_LETTER) or _letter_follows(s, m.end())
+                )
                 and not _list_follows(s, j)
             ):
                 return "article, not a letter"
             if c == "I" and word not in _AFTER_LETTER_I:
                 return "pronoun, not a letter"
+        if c in _ONE_LETTER_WORDS and _word_of_its_language(s, j):
+            return "a word of its language, not a letter"
     elif nxt == ".":
         m = NEXT_WORD_RE.match(s, j + 2)
         if m and m.group(1) not in _AFTER_PERIOD_OK and not m.group(1).startswith("'"):
@@ -97,6 +99,41 @@ def _glued(ch: str, label: str) -> bool:
     if "\u30a0" <= label <= "\u30ff":
         return "\u30a0" <= ch <= "\u30ff"
     return True
+
+
+def _in_formula(s: str, j: int) -> bool:
+    """An operator stands right after the letter at s[j], or right before it on its line ("A = πr²", "Δ = 4ac",
+    "x + B"); an arrow alone before it ("=> C") points at it."""
+    after = s[j + 1 : j + 9].lstrip(" \t")  # (the next and the previous non-blank character)
+    if after and (after[0] in _FORMULA_OPS or after.startswith("->")):
+        return True
+    before = s[max(0, j - 8) : j]
+    before = before[before.rfind("\n") + 1 :].rstrip(" \t")  # (on the letter's line)
+    return bool(
+        before and (before[-1] in _FORMULA_OPS or before.endswith("->")) and before.strip(" \t=<>-→⇒")
+    )
+
+
+def _word_of_its_language(s: str, j: int) -> bool:
+    """The capital at s[j] (one of ONE_LETTER_WORDS) is followed by a space and a lower-case word that is no
+    predicate about an option letter ("V prírode", "В этом случае", "Η σωστή"): a word of its language."""
+    m = WORD_AFTER_RE.match(s, j + 1)
+    return m is not None and m.group(1)[0].islower() and m.group(1) not in _AFTER_LETTER_I
+
+
+def _letter_follows(s: str, k: int) -> bool:
+    """Another capital letter standing alone follows before the sentence ends ("A opção correta é a C"): the
+    option noun after an "A" names that letter, and the "A" is the article."""
+    e = len(s)
+    for stop in ".!?\n":
+        f = s.find(stop, k, min(e, k + 80))
+        if f >= 0:
+            e = f
+    e = min(e, k + 80)
+    for i in range(k, e):
+        if s[i] in UPPER and not word_char_before(s, i) and (i + 1 >= len(s) or not is_word_char(s[i + 1])):
+            return True
+    return False
 
 
 def _list_follows(s: str, j: int) -> bool:
