@@ -470,6 +470,7 @@ def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
     inp = tmp_path / "rollouts.jsonl"
     inp.write_text("\n".join(_rollouts(200, seed=9)) + "\n", encoding="utf-8")
     updates = []
+    opened = {}
 
     class Bar:
         def update(self, n):
@@ -478,11 +479,17 @@ def test_progress_counts_rows_as_chunks_complete(ray_session, tmp_path):
         def close(self):
             updates.append("closed")
 
+    def progress(**k):
+        opened.update(k)
+        return Bar()
+
     report, run = rescore_on_ray(
-        rescore_request(inp, tmp_path / "ray", workers=2, chunk_bytes=4000, progress=lambda **k: Bar())
+        rescore_request(inp, tmp_path / "ray", workers=2, chunk_bytes=4000, progress=progress)
     )
-    assert updates[-1] == "closed" and sum(updates[:-1]) == report.rows
-    assert len(updates) - 1 == len(run.shards) > 2  # one update per chunk, in rows
+    # a JSONL file: the bar counts its bytes (parallel.InputMeter), so that it can show the time left
+    assert opened["unit"] == "B" and opened["total"] == inp.stat().st_size and report.rows > 0
+    assert updates[-1] == "closed" and sum(updates[:-1]) == inp.stat().st_size
+    assert len(updates) - 1 == len(run.shards) > 2  # one update per chunk
 
 
 def test_unreachable_cluster_is_one_line_at_once(ray_session, cli, tmp_path, monkeypatch):

@@ -42,7 +42,10 @@ def stamp_only():
 
 
 def _request(row: dict, answer: str | None = None) -> dict:
-    return {**copy.deepcopy(row), "response": fake_response(f"\\boxed{{{answer or row['expected_answer']}}}")}
+    return {
+        **copy.deepcopy(row),
+        "response": fake_response(f"\\boxed{{{answer or row['expected_answer']}}}", model="m"),
+    }
 
 
 def _verify(served, doc, on_mismatch="mask"):
@@ -176,6 +179,8 @@ def test_edited_rows_are_counted_in_metrics_and_aggregate_metrics(prep):
         assert m["mismatched_by_reason"] == {"row_changed": 1} and m["masked"] == 1 and m["graded"] == 2
         _, text = s.get("/metrics")
         assert 'reason="row_changed"} 1' in text
+        # (NeMo Gym's agent puts a rollout's task and rollout indices on the verify response it keeps)
+        answers = [{**r, "_ng_task_index": i, "_ng_rollout_index": 0} for i, r in enumerate(answers)]
         status, agg = s.post("/aggregate_metrics", {"verify_responses": answers})
         assert status == 200, agg
         a = agg["agent_metrics"]

@@ -137,32 +137,9 @@ def grade_command(
         if sys.stdin.isatty():
             raise click.UsageError("give the response as an argument, or pipe it on stdin")
         response = _read_stdin()
-    for what, value in [
-        ("RESPONSE", response),
-        ("--expected", expected),
-        ("--answer-prefix", answer_prefix or ""),
-        ("--option-labels", option_labels or ""),
-        ("--prompt", prompt or ""),
-        ("--incomplete", incomplete or ""),
-        *(("--regex", r) for r in regexes),
-        *(("--option", t) for o in options for t in (*o, *o.values())),
-    ]:
-        _check_text(what, value)
-    if not options:
-        raise click.UsageError("give the answer options: --option A=TEXT --option B=TEXT ...")
-    letters = [letter for o in options for letter in o]
-    gold = normalize_gold(expected)
-    if expected and gold not in letters:
-        raise click.BadParameter(
-            f"{expected!r} is not one of the options' letters ({', '.join(letters)})", param_hint="--expected"
-        )
-    tm = {}
-    if regexes:
-        tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)
-    if answer_prefix is not None:
-        tm["answer_prefix"] = answer_prefix
-    if option_labels:
-        tm["option_labels"] = option_labels
+    tm = _checked_inputs(
+        response, options, expected, regexes, answer_prefix, option_labels, prompt, incomplete
+    )
     text = response.strip()
     result = grade_text(
         text, options, expected, None, tm or None, override=mode, prompt=prompt, incomplete=incomplete
@@ -206,3 +183,35 @@ def grade_command(
             )
     if unusable:
         raise OneLineUsage(problem)
+
+
+def _checked_inputs(response, options, expected, regexes, answer_prefix, option_labels, prompt, incomplete):
+    """The arguments checked (text only, options given, the gold among them: usage errors otherwise), and the
+    template_metadata they make."""
+    for what, value in [
+        ("RESPONSE", response),
+        ("--expected", expected),
+        ("--answer-prefix", answer_prefix or ""),
+        ("--option-labels", option_labels or ""),
+        ("--prompt", prompt or ""),
+        ("--incomplete", incomplete or ""),
+        *(("--regex", r) for r in regexes),
+        *(("--option", t) for o in options for t in (*o, *o.values())),
+    ]:
+        _check_text(what, value)
+    if not options:
+        raise click.UsageError("give the answer options: --option A=TEXT --option B=TEXT ...")
+    letters = [letter for o in options for letter in o]
+    gold = normalize_gold(expected)
+    if expected and gold not in letters:
+        raise click.BadParameter(
+            f"{expected!r} is not one of the options' letters ({', '.join(letters)})", param_hint="--expected"
+        )
+    tm = {}
+    if regexes:
+        tm["output_regex"] = regexes[0] if len(regexes) == 1 else list(regexes)
+    if answer_prefix is not None:
+        tm["answer_prefix"] = answer_prefix
+    if option_labels:
+        tm["option_labels"] = option_labels
+    return tm
