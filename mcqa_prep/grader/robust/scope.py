@@ -324,6 +324,13 @@ def labelled_answers(t: str) -> list[str]:
     return [c for _, _, c in found]
 
 
+# An option line's text is its option's own text, with markup and spacing around it: a line longer than this
+# (characters per character of the option's normalised text, plus room) is none. The bound keeps a response of
+# one long line from being normalised again from every anchor on it (quadratic work).
+OPTION_LINE_SLACK = 8
+OPTION_LINE_ROOM = 256
+
+
 def option_line(t: str, a: int, e: int, opts: Options) -> str | None:
     """The letter of the line t[a:e] when it is an option line: a label and that option's own text (or, on the
     response's last line, the beginning of it: the text was cut there), nothing else."""
@@ -332,6 +339,8 @@ def option_line(t: str, a: int, e: int, opts: Options) -> str | None:
         return None
     letter = m.group("L")
     ot = dict(opts.norms).get(letter)
+    if not ot or e - m.end() > OPTION_LINE_SLACK * len(ot) + OPTION_LINE_ROOM:
+        return None  # far longer than the option's text: no option line (and no normalising a long line)
     nc = norm(blank_markup(t[m.end() : e])).strip(patterns.STRIP_CHARS + "*_")
     if not ot or not nc:
         return None
