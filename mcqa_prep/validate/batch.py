@@ -162,6 +162,7 @@ class BatchView:
         self.n = batch.num_rows
         self._rows: list[Row] | None = None
         self.fast = [False] * self.n
+        self.linked = "metadata" in batch.schema.names  # else no row carries a permutation link
         lists = option_lists(batch.column("options")) if _layout(batch) else None
         if lists is None:
             return
@@ -204,6 +205,7 @@ class BatchView:
         else:
             address = Row(self.file, self.first_line + j, self.first_index + j, None, None, self.split)
             f = RowFacts(address, cfg, lambda: self.row(j).data)
+            f.linked = self.linked
         return f.settle(
             0, self.prompts[j], self.hints[j], self.golds[j], self.modes[j], self.tms[j], self.uuids[j]
         )

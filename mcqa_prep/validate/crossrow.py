@@ -91,7 +91,9 @@ def row_keys(f: RowFacts) -> RowKeys:
         pk = _int64(prompt_key(rcp)) if has_text else None  # type: ignore[arg-type]
     u = f.uuid
     patterns = f.orx.patterns if f.orx is not None else ()
-    return RowKeys(pk, None if u is None else _uuid_key(str(u), f.d), f.gold, f.letters, patterns)
+    if u is None:
+        return RowKeys(pk, None, f.gold, f.letters, patterns)
+    return RowKeys(pk, _uuid_key(str(u), f.d) if f.linked else str(u), f.gold, f.letters, patterns)
 
 
 ORDER_MARK = "\x1f"  # uuid ORDER_MARK n: option order n of a permuted question (shown without it)

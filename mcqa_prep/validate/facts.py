@@ -117,6 +117,7 @@ class RowFacts:
         "formats",
         "_walk",
         "_echo",
+        "linked",
     )
 
     def __init__(self, row: Row, cfg: Config, load: Any = None) -> None:
@@ -144,6 +145,7 @@ class RowFacts:
         ] = []  # regex_audit_rules.FormatMiss: prompt examples not graded to their letter
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
+        self.linked = True  # the row may carry a permutation link (False: its batch has no metadata column)
 
     @property
     def d(self) -> dict[str, Any]:
