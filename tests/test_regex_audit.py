@@ -19,6 +19,7 @@ from mcqa_prep.convert.templates import BUILTIN
 from mcqa_prep.records import Row
 from mcqa_prep.validate import RowValidator
 from mcqa_prep.validate import regex_audit as audit_mod
+from mcqa_prep.validate import regex_audit_rules as audit_rules
 from mcqa_prep.validate.answer_format import examples, unrendered
 from mcqa_prep.validate.regex_audit import audit, candidate_fixes, group_span
 
@@ -162,6 +163,7 @@ def test_every_builtin_template_passes_the_audit_and_its_controls(template, n):
 
 def test_the_audit_runs_once_per_template_not_per_row():
     audit.cache_clear()
+    audit_rules._JUDGED.clear()
     v = RowValidator()
     pattern = r"Final Choice:\s*([A-Za-z])\s*"
     for i in range(300):
@@ -183,7 +185,10 @@ def test_the_audit_runs_once_per_template_not_per_row():
         found = v.check(Row("f.jsonl", i + 1, i, row))
         assert [f.rule for f in found] == ["regex_audit"]
     info = audit.cache_info()
-    assert info.misses <= 4 and info.hits >= 299  # one audit (and the fix's own audits), then cache hits
+    assert info.misses <= 4  # one audit (and the fix's own audits)
+    # ... and every row's verdict (audit, quoted examples, format misses) is one entry of audit_facts' cache
+    assert [k for k in audit_rules._JUDGED if k[0] is not None and pattern in k[0].patterns] != []
+    assert len(audit_rules._JUDGED) == 1
 
 
 # ------------------------------------------------------------------------------------------ answer format

@@ -83,30 +83,54 @@ def audit_facts(f: RowFacts) -> int:
     if has_regex and (f.plan is None or not f.plan.all_usable):
         return 0  # the pattern rules report it; nothing is known about what it reads
     exs = examples(f.prompt) if f.prompt else ()
-    bits = 0
     key = f.orx if has_regex else None
+    items = tuple([(e.text, e.slot, e.kind) for e in exs])
     timeout = f.cfg.regex_timeout
+    # everything below is a function of this key (the plan, hence _skip, is one of (output_regex, letters))
+    ck = (key, letters, mode, timeout, items)
+    got = _JUDGED.get(ck)
+    if got is None:
+        if len(_JUDGED) >= CACHE_MAX:
+            _JUDGED.clear()
+        got = _JUDGED[ck] = _judge(f, key, letters, mode, timeout, items)
+    a, quotes, misses = got
+    bits = 0
+    if a is not None:
+        f.audit = a
+        f.quotes = list(quotes)
+        bits |= G_AUDIT
+    if misses:
+        f.formats = [(exs[i], *rest) for i, *rest in misses]
+        bits |= G_FORMAT
+    return bits
+
+
+_JUDGED: dict[Any, tuple[Any, tuple[Any, ...], tuple[tuple[Any, ...], ...]]] = {}
+
+
+def _judge(
+    f: RowFacts, key: Any, letters: str, mode: str, timeout: float, items: tuple[Any, ...]
+) -> tuple[Any, tuple[Any, ...], tuple[tuple[Any, ...], ...]]:
+    """audit_facts' verdict for one (output_regex, letters, mode, timeout, examples): the audit when it
+    finds something (else None), the quoted examples it misreads, and format_misses."""
+    a = None
+    quotes: tuple[Any, ...] = ()
     if key is not None:
         skip = _skip(f)
-        a = audit(key.kind, key.patterns, letters, mode, timeout, skip=skip)
-        quotes = [
+        audited = audit(key.kind, key.patterns, letters, mode, timeout, skip=skip)
+        quotes = tuple(
             c
-            for text in dict.fromkeys(e.text for e in exs)
+            for text in dict.fromkeys(e[0] for e in items)
             if (c := quote_check(key.kind, key.patterns, letters, mode, timeout, skip, text)) is not None
-        ]
-        if a.errors or a.warnings or quotes:
-            f.audit = a
-            f.quotes = quotes
-            bits |= G_AUDIT
-    if exs:
-        items = tuple((e.text, e.slot, e.kind) for e in exs)
+        )
+        if audited.errors or audited.warnings or quotes:
+            a = audited
+    misses: tuple[tuple[Any, ...], ...] = ()
+    if items:
         misses = format_misses(
             items, key.kind if key else None, key.patterns if key else (), mode, letters, timeout
         )
-        if misses:
-            f.formats = [(exs[i], *rest) for i, *rest in misses]
-            bits |= G_FORMAT
-    return bits
+    return a, quotes, misses
 
 
 def regex_repair(f: RowFacts) -> Any:
