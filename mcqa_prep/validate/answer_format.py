@@ -18,6 +18,7 @@ in LaTeX (`x^{{2}}`, `\\frac{a}{{b}}`) are not markers.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from typing import NamedTuple
 
@@ -183,7 +184,8 @@ def _candidates(prompt: str):
     characters), or the rest of a line after an introducer and a colon ("write: Option Selected: X")."""
     out: list[tuple[str, int, bool]] = []
     pos = 0
-    for i in _positions(prompt, _HOT_ASCII if prompt.isascii() else _HOT):
+    ascii_ = prompt.isascii()
+    for i in _positions(prompt, _HOT_ASCII if ascii_ else _HOT):
         a = i + 1
         if a <= pos:
             continue
@@ -193,13 +195,15 @@ def _candidates(prompt: str):
         pos = b + 1
         out.append((prompt[a:b], a, True))
     # introducers: each colon (single-character finds are memchr-fast; a word search is not) is checked by
-    # the two characters before it, which tell the usual option label ('A: ...') from a word
-    for colon in (":", "：") if not prompt.isascii() else (":",):
-        i = prompt.find(colon)
+    # the two characters before it, which tell the usual option label ('A: ...') from a word; a colon in
+    # the first two characters has no word before it
+    for colon in (":",) if ascii_ else (":", "："):
+        i = prompt.find(colon, 2)
         while i >= 0:
             j = i
-            if i and prompt[i - 1] not in _INTRO_LAST:  # the usual case, settled by one character
-                if prompt[i - 1] not in " \t":
+            c = prompt[i - 1]
+            if c not in _INTRO_LAST:  # the usual case, settled by one character
+                if c != " " and c != "\t":
                     i = prompt.find(colon, i + 1)
                     continue
                 while j and prompt[j - 1] in " \t":
@@ -236,7 +240,12 @@ def examples(prompt: str) -> tuple[Example, ...]:
             found[(ex.at, ex.text)] = ex
     at = prompt.find("\\boxed{}")
     while at >= 0:
-        if not any(e.at <= at < e.at + len(e.text) for e in found.values()):
+        if not found or not any(e.at <= at < e.at + len(e.text) for e in found.values()):
             found[(at, "\\boxed{}")] = Example("\\boxed{}", at, (7, 7), "box")
         at = prompt.find("\\boxed{}", at + 1)
-    return tuple(sorted(found.values(), key=lambda e: e.at))
+    if len(found) < 2:
+        return tuple(found.values())
+    return tuple(sorted(found.values(), key=_AT))
+
+
+_AT = operator.itemgetter(1)  # Example.at
