@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import pickle
 import random
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from conftest import rescore_request
 from mcqa_prep import parallel
 from mcqa_prep.errors import UsageError
 from mcqa_prep.io.readers import iter_file
+from mcqa_prep.records import Finding
 from mcqa_prep.rescore.run import rescore
 
 
@@ -186,6 +189,21 @@ def test_one_pool_for_every_input_and_an_unreadable_one_is_a_finding_in_its_plac
     unreadable = [f for f in docs[0]["findings"] if f["rule"] == "unreadable_file"]
     assert [f["file"] for f in unreadable] == [str(broken)]
     assert [i["rows"] for i in docs[0]["summary"]["inputs"]] == [0, 303, 120]
+
+
+def test_a_finding_crosses_the_pipe_whole():
+    """Workers hand findings back pickled (Finding.__reduce__): every field, set or left at its default,
+    arrives as it left."""
+    values = {f.name: f"{f.name}-value" for f in dataclasses.fields(Finding)}
+    values.update(line=12, row=11)
+    whole = Finding(**values)
+    bare = Finding("f.jsonl", None, None, "$", "malformed_row", "error", "m")
+    for f in (whole, bare):
+        back = pickle.loads(pickle.dumps(f, pickle.HIGHEST_PROTOCOL))
+        assert back == f and type(back) is Finding
+        assert [getattr(back, x.name) for x in dataclasses.fields(Finding)] == [
+            getattr(f, x.name) for x in dataclasses.fields(Finding)
+        ]
 
 
 def test_merging_chunk_reports_is_adding_their_rows_one_by_one():
