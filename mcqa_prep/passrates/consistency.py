@@ -88,7 +88,13 @@ class VariantTally:
         self.cells: dict[tuple[str, str], Any] = {}
 
     def add(
-        self, key: str, model: str, where: tuple[bytes, int | None, int | None], ok: bool, answered: bool
+        self,
+        key: str,
+        model: str,
+        where: tuple[bytes, int | None, int | None],
+        ok: bool,
+        answered: bool,
+        n: int = 1,
     ) -> None:
         prompt, gold, k = where
         km = (key, model)
@@ -105,11 +111,11 @@ class VariantTally:
             c = cell.get(prompt)
             if c is None:
                 c = cell[prompt] = [prompt, gold, k, 0, 0, 0, 0]
-        c[3] += 1
-        c[4] += ok
+        c[3] += n
+        c[4] += ok * n
         if not answered:
-            c[5] += 1
-            c[6] += ok
+            c[5] += n
+            c[6] += ok * n
 
     def merge(self, other: VariantTally) -> None:
         """Fold in a later chunk's tally: the same cells as adding its rollouts here one by one (a variant's
