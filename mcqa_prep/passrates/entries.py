@@ -108,24 +108,40 @@ def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
 
 
 def entry_line_v3(key: str, model: str, e: Entry) -> bytes:
-    doc = _v2_doc(key, model, e)
-    doc.update(
-        k=e.k,
-        variants=[
+    votes = e.votes
+    doc = {  # _v2_doc's fields and the v3 ones, in one dict (a table writes a million of them)
+        "key": key,
+        "model": model,
+        "rollouts": e.rollouts,
+        "samples": e.samples,
+        "passes": e.passes,
+        "pass_rate": e.passes / e.samples,
+        "mean_reward": e.mean_reward,
+        "unanswered": e.unanswered,
+        "votes": None if votes is None else {"pass": list(votes[0]), "fail": list(votes[1])},
+        "posterior_mean": e.posterior_mean,
+        "posterior_lower": e.posterior_lower,
+        "posterior_upper": e.posterior_upper,
+        "bucket": e.bucket,
+        "k": e.k,
+        "variants": [
             {"prompt": v.prompt or None, "gold": v.gold, "samples": v.samples, "passes": v.passes}
             for v in e.variants or ()
         ],
-        consistent_rate=e.consistent_rate,
-        consistent_mean=e.consistent_mean,
-        consistent_lower=e.consistent_lower,
-        consistent_upper=e.consistent_upper,
-        corrected_mean=e.corrected_mean,
-        corrected_lower=e.corrected_lower,
-        corrected_upper=e.corrected_upper,
-        at_chance=e.at_chance,
-        corrected_bucket=e.corrected_bucket,
-    )
-    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
+        "consistent_rate": e.consistent_rate,
+        "consistent_mean": e.consistent_mean,
+        "consistent_lower": e.consistent_lower,
+        "consistent_upper": e.consistent_upper,
+        "corrected_mean": e.corrected_mean,
+        "corrected_lower": e.corrected_lower,
+        "corrected_upper": e.corrected_upper,
+        "at_chance": e.at_chance,
+        "corrected_bucket": e.corrected_bucket,
+    }
+    return orjson.dumps(doc, option=_LINE)
+
+
+_LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def _v2_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
