@@ -30,34 +30,36 @@ from operator import attrgetter, not_
 from typing import Any
 
 import msgspec
-from msgspec import Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from .. import binding
 from ..counts import is_graded
-from ..evidence import model_of, reward_problem
+from ..evidence import model_of
 from ..fields import grading_contract, grading_of
 from ..io.readers import MAX_DEPTH
 from ..parallel import Chunk
 from ..prompt import prompt_key
-from .cells import PassPool, answer_of
+from .cells import UNKNOWN, PassPool
 from .consistency import variant_of
 
 _ABSENT = Raw()  # a field the line does not have (every JSON value is at least one byte)
 
 
 class _Rollout(msgspec.Struct, gc=False):
-    """The fields of a rollout passrates reads, as raw JSON; every other field is skipped."""
+    """The fields of a rollout passrates reads, every other field skipped: objects as raw JSON, the rest typed
+    (a value of another type is a ValidationError: the chunk is read row by row)."""
 
     responses_create_params: Raw = _ABSENT
-    uuid: Raw = _ABSENT
     metadata: Raw = _ABSENT
-    reward: Raw = _ABSENT
-    extracted_answer: Raw = _ABSENT
     options: Raw = _ABSENT
-    expected_answer: Raw = _ABSENT
+    uuid: str | int | None | UnsetType = UNSET
+    expected_answer: str | None | UnsetType = UNSET
+    reward: float | UnsetType = UNSET
+    extracted_answer: str | None | UnsetType = UNSET
 
 
-FIELDS = _Rollout.__struct_fields__
+RAW_FIELDS = ("responses_create_params", "metadata", "options")
+_TYPED = attrgetter("uuid", "expected_answer", "reward", "extracted_answer")
 _DECODE_FIELDS = msgspec.json.Decoder(_Rollout).decode
 _DECODE = msgspec.json.Decoder().decode  # the reader's decoder (io.readers.read_jsonl)
 
@@ -92,8 +94,8 @@ def fast_part(chunk: Chunk, template: Any) -> Any:
         recs = list(map(_DECODE_FIELDS, lines))
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    columns = [list(map(bytes, map(attrgetter(name), recs))) for name in FIELDS]
-    groups = Counter(zip(*columns, strict=True))
+    raws = [list(map(bytes, map(attrgetter(name), recs))) for name in RAW_FIELDS]
+    groups = Counter(zip(*raws, map(_TYPED, recs), strict=True))
     part = template.fresh()
     try:
         _count_groups(part, groups)
@@ -108,30 +110,17 @@ def _value(raw: bytes) -> Any:
 
 
 def _count_groups(part: Any, groups: Counter) -> None:
-    contexts: dict[tuple[bytes, ...], tuple[str, str, Any, str, str | None]] = {}
+    contexts: dict[tuple[Any, ...], tuple[Any, str, str, Any]] = {}
     gradings: dict[bytes, tuple[str, str | None]] = {}
-    rewards: dict[bytes, float] = {}
-    answers: dict[bytes, Any] = {}
-    pools = part.pools
-    for (rcp_b, uuid_b, md_b, reward_b, answer_b, opts_b, gold_b), n in groups.items():
-        ctx = (rcp_b, uuid_b, md_b, opts_b, gold_b)
+    for (rcp_b, md_b, opts_b, (uuid, gold, reward, answer)), n in groups.items():
+        ctx = (rcp_b, md_b, opts_b, uuid, gold)
         c = contexts.get(ctx)
         if c is None:
-            g = gradings.get(md_b)
-            if g is None:
-                g = gradings[md_b] = _grading(md_b)
-            c = contexts[ctx] = _context(part, ctx, g)
-        key, model, site, cid, gv = c
-        reward = rewards.get(reward_b)
-        if reward is None:
-            reward = rewards[reward_b] = _reward(reward_b)
-        answer = answers.get(answer_b)
-        if answer is None and answer_b not in answers:
-            answer = answers[answer_b] = answer_of({"extracted_answer": _value(answer_b)} if answer_b else {})
-        pool = pools.get(cid)
-        if pool is None:
-            pool = pools[cid] = part.pool(gv)
-        pool.add(key, model, reward, answer, site, n)
+            c = contexts[ctx] = _context(part, ctx, gradings)
+        if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
+            raise _Unsure
+        pool, key, model, site = c
+        pool.add(key, model, reward, UNKNOWN if answer is UNSET else answer or None, site, n)
 
 
 def _grading(md_b: bytes) -> tuple[str, str | None]:
@@ -148,29 +137,22 @@ def _grading(md_b: bytes) -> tuple[str, str | None]:
     return cid, gv if isinstance(gv, str) else None
 
 
-def _reward(raw: bytes) -> float:
-    value: Any = _value(raw) if raw else None
-    if reward_problem(value) is not None:
-        raise _Unsure
-    reward = float(value)
-    if reward != 0.0 and reward != 1.0:
-        raise _Unsure
-    return reward
-
-
 def _context(
-    part: Any, ctx: tuple[bytes, ...], grading: tuple[str, str | None]
-) -> tuple[str, str, Any, str, str | None]:
-    """(key, model, variant, contract id, grader version) of the rollouts of one prompt, uuid, metadata and
-    options, as Measurement._count works them out."""
-    rcp_b, uuid_b, md_b, opts_b, gold_b = ctx
+    part: Any, ctx: tuple[Any, ...], gradings: dict[bytes, tuple[str, str | None]]
+) -> tuple[Any, str, str, Any]:
+    """(pool, key, model, variant) of the rollouts of one prompt, metadata, options, uuid and gold, as
+    Measurement._count works them out; the contract's pool made here when it is the first one met."""
+    rcp_b, md_b, opts_b, uuid, gold = ctx
+    grading = gradings.get(md_b)
+    if grading is None:
+        grading = gradings[md_b] = _grading(md_b)
     row: dict[str, Any] = {}
-    for name, raw in (
-        ("responses_create_params", rcp_b), ("uuid", uuid_b), ("metadata", md_b), ("options", opts_b),
-        ("expected_answer", gold_b),
-    ):  # fmt: skip
+    for name, raw in (("responses_create_params", rcp_b), ("metadata", md_b), ("options", opts_b)):
         if raw:
             row[name] = _value(raw)
+    for name, value in (("uuid", uuid), ("expected_answer", gold)):
+        if value is not UNSET:
+            row[name] = value
     model = model_of(row)
     if model is None:  # the model may be `response`'s, or the default
         raise _Unsure
@@ -180,4 +162,7 @@ def _context(
     if key is None:
         raise _Unsure
     cid, gv = grading
-    return key, model, variant_of(row, None, pk), cid, gv
+    pool = part.pools.get(cid)
+    if pool is None:
+        pool = part.pools[cid] = part.pool(gv)
+    return pool, key, model, variant_of(row, None, pk)
