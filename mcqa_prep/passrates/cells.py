@@ -93,14 +93,18 @@ class PassPool:
         """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
         out: dict[tuple[str, str], Counts] = {}
         left = 0
+        groups: dict[tuple[Any, ...], Any] = {}  # the answer groups of a votes dict, once per distinct one
         for km, (n, p, rs, u, up, ur, votes) in self.cells.items():
             if votes is None:  # answers unknown: only the `fail` rule can count (checked before)
                 out[km] = Counts(n, n, p, rs, None, None)
                 continue
-            v = (
-                tuple(sorted((c for (_, ok), c in votes.items() if ok), reverse=True)),
-                tuple(sorted((c for (_, ok), c in votes.items() if not ok), reverse=True)),
-            )
+            seen = tuple(votes.items())
+            v = groups.get(seen)
+            if v is None:
+                v = groups[seen] = (
+                    tuple(sorted((c for (_, ok), c in seen if ok), reverse=True)),
+                    tuple(sorted((c for (_, ok), c in seen if not ok), reverse=True)),
+                )
             if rule == "fail":
                 out[km] = Counts(n, n, p - up, rs, u, v)
             elif n - u:

@@ -142,8 +142,14 @@ class VariantTally:
         """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
         them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""
         out = {}
+        fail = rule == "fail"
         for km, cell in self.cells.items():
-            per = [cell] if type(cell) is list else sorted(cell.values(), key=lambda c: c[0])
+            if type(cell) is list:  # one variant (most questions): the loop below, unrolled
+                prompt, gold, k, n, p, u, up = cell
+                samples = n if fail else n - u
+                out[km] = (k, (Variant(prompt.hex(), gold, samples, p - up),) if samples else ())
+                continue
+            per = sorted(cell.values(), key=lambda c: c[0])
             ks = {c[2] for c in per}
             vs = []
             for prompt, gold, _, n, p, u, up in per:
