@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def write_table(
     """Write a passrates.v3 table atomically: `header` without its computed fields, `entries` as (key, model,
     Entry) with their posterior (passrates/estimate.py) and fields across variants (consistency.py). Returns
     the header as written."""
-    entries = sorted(entries, key=lambda e: (e[0], e[1]))
+    entries = sorted(entries, key=itemgetter(0, 1))
     doc = {
         "table_schema": TABLE_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
