@@ -141,7 +141,7 @@ class VariantTally:
     def counted(self, rule: str) -> dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]]:
         """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
         them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""
-        out = {}
+        out: dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]] = {}
         fail = rule == "fail"
         for km, cell in self.cells.items():
             if type(cell) is list:  # one variant (most questions): the loop below, unrolled
