@@ -171,13 +171,20 @@ class Chunk:
     def is_parquet(self) -> bool:
         return self.batch is not None or self.row_group is not None
 
+    def jsonl_lines(self) -> list[bytes] | None:
+        """A JSONL chunk's lines as `rows` reads them (without their line ends), else None (Parquet)."""
+        if self.batch is not None or self.row_group is not None:
+            return None
+        data = self._jsonl()
+        lines = data.split(b"\n") if data else []
+        if lines and lines[-1] == b"":
+            lines.pop()
+        return lines
+
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
-        if self.batch is None and self.row_group is None:
-            data = self._jsonl()
-            lines = data.split(b"\n") if data else []
-            if lines and lines[-1] == b"":
-                lines.pop()
+        lines = self.jsonl_lines()
+        if lines is not None:
             yield from read_jsonl(lines, self.file, self.split, first_line=self.first_line)
             return
         i = 0

@@ -41,29 +41,33 @@ class PassPool:
     cells: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     variants: VariantTally = field(default_factory=VariantTally)  # the same rollouts by prompt (consistency)
 
-    def add(self, key: str, model: str, reward: float, answer: Any = UNKNOWN, where: Any = None) -> None:
-        """One graded rollout; `where` (consistency.variant_of: its prompt id, gold position, option count)
-        counts it under its variant too."""
-        self.rows += 1
+    def add(
+        self, key: str, model: str, reward: float, answer: Any = UNKNOWN, where: Any = None, n: int = 1
+    ) -> None:
+        """One graded rollout (`n` alike ones: only for a reward of 0 or 1, whose sums are exact in any
+        order); `where` (consistency.variant_of: its prompt id, gold position, option count) counts it under
+        its variant too."""
+        self.rows += n
         cell = self.cells.get((key, model))
         if cell is None:
             cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
         ok = passed(reward)
         if where is not None:
-            self.variants.add(key, model, where, ok, answer is not None)
-        cell[0] += 1
-        cell[1] += ok
-        cell[2] += reward
+            self.variants.add(key, model, where, ok, answer is not None, n)
+        passes, rewards = ok * n, reward * n  # (n = 1: the same numbers as `ok` and `reward`)
+        cell[0] += n
+        cell[1] += passes
+        cell[2] += rewards
         if answer is UNKNOWN:
-            self.unknown += 1
+            self.unknown += n
             cell[6] = None
         elif answer is None:
-            cell[3] += 1
-            cell[4] += ok
-            cell[5] += reward
+            cell[3] += n
+            cell[4] += passes
+            cell[5] += rewards
         elif cell[6] is not None:
             vote = (answer, ok)
-            cell[6][vote] = cell[6].get(vote, 0) + 1
+            cell[6][vote] = cell[6].get(vote, 0) + n
 
     def merge(self, other: PassPool) -> None:
         """Fold in the pool of the rollouts that follow this one's (a later chunk's): the same cells, in the
@@ -89,14 +93,18 @@ class PassPool:
         """The cells as the rule counts them, and how many (question, model) pairs it leaves without a sample."""
         out: dict[tuple[str, str], Counts] = {}
         left = 0
+        groups: dict[tuple[Any, ...], Any] = {}  # the answer groups of a votes dict, once per distinct one
         for km, (n, p, rs, u, up, ur, votes) in self.cells.items():
             if votes is None:  # answers unknown: only the `fail` rule can count (checked before)
                 out[km] = Counts(n, n, p, rs, None, None)
                 continue
-            v = (
-                tuple(sorted((c for (_, ok), c in votes.items() if ok), reverse=True)),
-                tuple(sorted((c for (_, ok), c in votes.items() if not ok), reverse=True)),
-            )
+            seen = tuple(votes.items())
+            v = groups.get(seen)
+            if v is None:
+                v = groups[seen] = (
+                    tuple(sorted((c for (_, ok), c in seen if ok), reverse=True)),
+                    tuple(sorted((c for (_, ok), c in seen if not ok), reverse=True)),
+                )
             if rule == "fail":
                 out[km] = Counts(n, n, p - up, rs, u, v)
             elif n - u:

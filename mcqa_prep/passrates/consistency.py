@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..grader.letters import normalize_gold
-from .entries import Variant
+from .entries import Entry, Variant
 from .posterior import DIGITS, PosteriorCache, Prior, beta_ppf, bucket_of, fit_prior
 
 METHOD = {
@@ -88,7 +88,13 @@ class VariantTally:
         self.cells: dict[tuple[str, str], Any] = {}
 
     def add(
-        self, key: str, model: str, where: tuple[bytes, int | None, int | None], ok: bool, answered: bool
+        self,
+        key: str,
+        model: str,
+        where: tuple[bytes, int | None, int | None],
+        ok: bool,
+        answered: bool,
+        n: int = 1,
     ) -> None:
         prompt, gold, k = where
         km = (key, model)
@@ -105,11 +111,11 @@ class VariantTally:
             c = cell.get(prompt)
             if c is None:
                 c = cell[prompt] = [prompt, gold, k, 0, 0, 0, 0]
-        c[3] += 1
-        c[4] += ok
+        c[3] += n
+        c[4] += ok * n
         if not answered:
-            c[5] += 1
-            c[6] += ok
+            c[5] += n
+            c[6] += ok * n
 
     def merge(self, other: VariantTally) -> None:
         """Fold in a later chunk's tally: the same cells as adding its rollouts here one by one (a variant's
@@ -135,9 +141,15 @@ class VariantTally:
     def counted(self, rule: str) -> dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]]:
         """Per (key, model): the option count (None when unknown or not one) and the variants as `rule` counts
         them (`fail`: every rollout a sample, an unanswered one failed; `exclude`: unanswered ones left out)."""
-        out = {}
+        out: dict[tuple[str, str], tuple[int | None, tuple[Variant, ...]]] = {}
+        fail = rule == "fail"
         for km, cell in self.cells.items():
-            per = [cell] if type(cell) is list else sorted(cell.values(), key=lambda c: c[0])
+            if type(cell) is list:  # one variant (most questions): the loop below, unrolled
+                prompt, gold, k, n, p, u, up = cell
+                samples = n if fail else n - u
+                out[km] = (k, (Variant(prompt.hex(), gold, samples, p - up),) if samples else ())
+                continue
+            per = sorted(cell.values(), key=lambda c: c[0])
             ks = {c[2] for c in per}
             vs = []
             for prompt, gold, _, n, p, u, up in per:
@@ -186,41 +198,26 @@ def corrected(x: float, k: int) -> float:
 def fields(
     prior: Prior, level: float, buckets: int, post: tuple[float, float, float] | None, k: int | None,
     variants: tuple[Variant, ...], plain: tuple[float, float, float],
-) -> dict[str, Any]:  # fmt: skip
-    """The v3 fields of one entry, given the posterior (mean, lower, upper) of its pass probability under its
-    model's and option count's prior (`post`, None without k) and under the model's prior (`plain`): with one
-    variant, the consistent posterior is that plain one."""
+) -> tuple[Any, ...]:  # fmt: skip
+    """The v3 fields of one entry, in Entry's order (k, variants, consistent_rate .. corrected_bucket), given
+    the posterior (mean, lower, upper) of its pass probability under its model's and option count's prior
+    (`post`, None without k) and under the model's prior (`plain`): with one variant, the consistent
+    posterior is that plain one."""
     if len(variants) == 1:
         v = variants[0]
         rate, (c_mean, c_lo, c_hi) = round(v.passes / v.samples, DIGITS), plain
     else:
         rate, c_mean, c_lo, c_hi = consistent(prior, variants, level)
-    out: dict[str, Any] = {
-        "k": k,
-        "variants": variants,
-        "consistent_rate": rate,
-        "consistent_mean": c_mean,
-        "consistent_lower": c_lo,
-        "consistent_upper": c_hi,
-        "corrected_mean": None,
-        "corrected_lower": None,
-        "corrected_upper": None,
-        "at_chance": None,
-        "corrected_bucket": None,
-    }
     if k is None or k < 2 or post is None:
-        return out
+        return k, variants, rate, c_mean, c_lo, c_hi, None, None, None, None, None
     mean, lo, hi = post
     at_chance = lo <= 1.0 / k <= hi
     cm = corrected(mean, k)
-    out.update(
-        corrected_mean=cm,
-        corrected_lower=corrected(lo, k),
-        corrected_upper=corrected(hi, k),
-        at_chance=at_chance,
-        corrected_bucket=buckets if at_chance else bucket_of(min(1.0, max(0.0, cm)), buckets),
-    )
-    return out
+    bucket = buckets if at_chance else bucket_of(min(1.0, max(0.0, cm)), buckets)
+    return k, variants, rate, c_mean, c_lo, c_hi, cm, corrected(lo, k), corrected(hi, k), at_chance, bucket
+
+
+V3_AT = Entry._fields.index("k")  # Entry's fields before the v3 ones
 
 
 def extend(
@@ -250,7 +247,8 @@ def extend(
             p = cache(e.samples, e.passes)
             post = (p.mean, p.lower, p.upper)
         plain = (e.posterior_mean, e.posterior_lower, e.posterior_upper)
-        out.append((key, model, e._replace(**fields(priors[model], level, buckets, post, k, vs, plain))))
+        v3 = fields(priors[model], level, buckets, post, k, vs, plain)
+        out.append((key, model, Entry._make((*e[:V3_AT], *v3))))
     doc: dict[str, dict[str, Prior]] = {}
     for (model, k), prior in by_k.items():
         doc.setdefault(model, {})[str(k)] = prior

@@ -108,24 +108,41 @@ def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
 
 
 def entry_line_v3(key: str, model: str, e: Entry) -> bytes:
-    doc = _v2_doc(key, model, e)
-    doc.update(
-        k=e.k,
-        variants=[
-            {"prompt": v.prompt or None, "gold": v.gold, "samples": v.samples, "passes": v.passes}
-            for v in e.variants or ()
+    (samples, passes, mean_reward, rollouts, unanswered, votes, p_mean, p_lower, p_upper, bucket, k, variants,
+     c_rate, c_mean, c_lower, c_upper, x_mean, x_lower, x_upper, at_chance, x_bucket) = e  # fmt: skip
+    doc = {  # _v2_doc's fields and the v3 ones, in one dict (a table writes a million of them)
+        "key": key,
+        "model": model,
+        "rollouts": rollouts,
+        "samples": samples,
+        "passes": passes,
+        "pass_rate": passes / samples,
+        "mean_reward": mean_reward,
+        "unanswered": unanswered,
+        "votes": None if votes is None else {"pass": list(votes[0]), "fail": list(votes[1])},
+        "posterior_mean": p_mean,
+        "posterior_lower": p_lower,
+        "posterior_upper": p_upper,
+        "bucket": bucket,
+        "k": k,
+        "variants": [
+            {"prompt": prompt or None, "gold": gold, "samples": n, "passes": c}
+            for prompt, gold, n, c in variants or ()
         ],
-        consistent_rate=e.consistent_rate,
-        consistent_mean=e.consistent_mean,
-        consistent_lower=e.consistent_lower,
-        consistent_upper=e.consistent_upper,
-        corrected_mean=e.corrected_mean,
-        corrected_lower=e.corrected_lower,
-        corrected_upper=e.corrected_upper,
-        at_chance=e.at_chance,
-        corrected_bucket=e.corrected_bucket,
-    )
-    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n"
+        "consistent_rate": c_rate,
+        "consistent_mean": c_mean,
+        "consistent_lower": c_lower,
+        "consistent_upper": c_upper,
+        "corrected_mean": x_mean,
+        "corrected_lower": x_lower,
+        "corrected_upper": x_upper,
+        "at_chance": at_chance,
+        "corrected_bucket": x_bucket,
+    }
+    return orjson.dumps(doc, option=_LINE)
+
+
+_LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def _v2_doc(key: str, model: str, e: Entry) -> dict[str, Any]:

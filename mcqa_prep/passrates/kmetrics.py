@@ -33,6 +33,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from itertools import compress
 from math import comb, factorial
 from typing import Any
 
@@ -187,19 +188,26 @@ def model_metrics(entries: Iterable[Any], rule: str | None, ks: list[int] | None
     maj_k: dict[str, Any] | None = (
         {} if rule is not None and all(e.votes is not None for e in items) else None
     )
+    # each entry's value looked up by its counts, computed once per distinct counts: the same floats, summed
+    # in the same order, as calling pass_at_k / majority_at_k per entry
+    nc = [(e.samples, e.passes) for e in items]
+    vu = [(e.votes, e.unanswered or 0) for e in items] if maj_k is not None else []
     for k in ks:
-        eligible = [e for e in items if e.samples >= k]
+        keep = [e.samples >= k for e in items]
+        eligible = list(compress(nc, keep))
         if not eligible:
             continue
+        passing = {c: pass_at_k(c[0], c[1], k) for c in dict.fromkeys(eligible)}
         pass_k[str(k)] = {
-            "value": sum(pass_at_k(e.samples, e.passes, k) for e in eligible) / len(eligible),
+            "value": sum(map(passing.__getitem__, eligible)) / len(eligible),
             "questions": len(eligible),
         }
         if maj_k is not None and k <= MAJORITY_MAX_K:
             assert rule is not None  # maj_k is only built when a rule is given
+            groups = list(compress(vu, keep))
+            voted = {g: majority_at_k(g[0], g[1], k, rule) for g in dict.fromkeys(groups)}
             maj_k[str(k)] = {
-                "value": sum(majority_at_k(e.votes, e.unanswered or 0, k, rule) for e in eligible)
-                / len(eligible),
+                "value": sum(map(voted.__getitem__, groups)) / len(groups),
                 "questions": len(eligible),
             }
     rollouts = sum(e.rollouts for e in items)

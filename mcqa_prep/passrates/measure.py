@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import binding
+from .._perf import streaming_gc
 from ..counts import is_graded
 from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import (
@@ -372,48 +373,51 @@ def measure(
     how = how or RunRequest(tuple(rollouts), output)
     job = ("passrates", {"join_inputs": join_inputs})
     got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress, how=how, job=job)
-    cid, pool, inputs = got.contract_id, got.pool, got.inputs
-    contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
-    cells, left = counted(pool, est.no_answer)
-    entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
-    entries, priors_by_k = extend(
-        entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets
-    )
-    for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
-        if model in metrics:
-            metrics[model]["no_answer"] = share
-    header = {
-        "contract_id": cid,
-        "contract": contract_doc,
-        "grader_version": grader_version,
-        "key_by": key_by,
-        "pass_threshold": 1.0,
-        "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
-        "counting": counting_doc(est.no_answer),
-        "posterior": settings_doc(est.level, est.buckets, priors),
-        "metrics": metrics,
-        "inputs": inputs,
-        "join_inputs": join_inputs,
-        "counts": _counts(run, cid, pool, cells, left),
-        "consistency": header_doc(entries, est.buckets, priors_by_k),
-    }
-    written = write_table(output, header, entries)
-    join = None
-    if index is not None:
-        join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
-    per_model: dict[str, list[tuple[str, Any]]] = {}
-    for key, model, e in entries:
-        per_model.setdefault(model, []).append((key, e))
-    positions = {m: summary(es) for m, es in sorted(per_model.items())}
-    return PassratesReport(
-        str(output),
-        written,
-        run.invalid,
-        dict(run.input_contracts),
-        _model_distributions(cells),
-        join,
-        positions,
-    )
+    with streaming_gc():  # tens of thousands of entries, none in a cycle: no full collections over them
+        cid, pool, inputs = got.contract_id, got.pool, got.inputs
+        contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
+        cells, left = counted(pool, est.no_answer)
+        entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
+        entries, priors_by_k = extend(
+            entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets
+        )
+        for model, share in no_answer_shares(
+            pool
+        ).items():  # every rollout, the ones a rule leaves out included
+            if model in metrics:
+                metrics[model]["no_answer"] = share
+        header = {
+            "contract_id": cid,
+            "contract": contract_doc,
+            "grader_version": grader_version,
+            "key_by": key_by,
+            "pass_threshold": 1.0,
+            "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
+            "counting": counting_doc(est.no_answer),
+            "posterior": settings_doc(est.level, est.buckets, priors),
+            "metrics": metrics,
+            "inputs": inputs,
+            "join_inputs": join_inputs,
+            "counts": _counts(run, cid, pool, cells, left),
+            "consistency": header_doc(entries, est.buckets, priors_by_k),
+        }
+        written = write_table(output, header, entries)
+        join = None
+        if index is not None:
+            join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
+        per_model: dict[str, list[tuple[str, Any]]] = {}
+        for key, model, e in entries:
+            per_model.setdefault(model, []).append((key, e))
+        positions = {m: summary(es) for m, es in sorted(per_model.items())}
+        return PassratesReport(
+            str(output),
+            written,
+            run.invalid,
+            dict(run.input_contracts),
+            _model_distributions(cells),
+            join,
+            positions,
+        )
 
 
 @dataclass

@@ -99,6 +99,8 @@ class _Tally:
             self.multi += 1
             self.plain_multi += e.pass_rate
             self.consistent_multi += e.consistent_rate or 0.0
+        elif e.k is None:  # one variant and no option count: no position to count, never one of several
+            return
         per = by_position(e.variants)
         if e.k is not None:
             for g, (n, c) in per.items():

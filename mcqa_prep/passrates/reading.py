@@ -16,6 +16,7 @@ from ..parallel import Chunk, InputMeter
 from ..progress import Progress
 from ..records import display_name
 from ..runs import RunRequest
+from .fastread import fast_part
 
 
 def read(
@@ -53,9 +54,11 @@ def read(
 def read_chunk(chunk: Chunk, template: Any) -> Any:
     """The engine's per-chunk work: a chunk's rollouts read (graded, when the measurement rescores) into a
     measurement of their own, handed back without its settings (the fold has them)."""
-    part = template.fresh()
-    for rec in chunk.rows():
-        part.add(rec)
+    part = fast_part(chunk, template)  # the common case, without a dict per rollout (fastread.py)
+    if part is None:
+        part = template.fresh()
+        for rec in chunk.rows():
+            part.add(rec)
     part.rescore = part.index = None
     return part
 

@@ -24,9 +24,12 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +81,7 @@ def write_table(
     """Write a passrates.v3 table atomically: `header` without its computed fields, `entries` as (key, model,
     Entry) with their posterior (passrates/estimate.py) and fields across variants (consistency.py). Returns
     the header as written."""
-    entries = sorted(entries, key=lambda e: (e[0], e[1]))
+    entries = sorted(entries, key=itemgetter(0, 1))
     doc = {
         "table_schema": TABLE_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
@@ -87,19 +90,28 @@ def write_table(
         "entries": len(entries),
     }
     h = hashlib.sha256(_hashed_header(doc))
-    for e in entries:  # serialised twice (hash, then write) rather than held twice in memory
-        h.update(entry_line_v3(*e))
-    doc["content_sha256"] = h.hexdigest()
-    errors = list(validator("passrates").iter_errors(doc))
-    if errors:  # a bug here, not bad input: never write a table a reader would refuse
-        raise ValueError(
-            f"pass-rate table header invalid: {json_path(errors[0].absolute_path)}: {errors[0].message}"
-        )
-    with AtomicFile(path, "wb") as fh:
-        fh.write(canonical_json(doc) + b"\n")
-        for e in entries:
-            fh.write(entry_line_v3(*e))
+    # the entry lines serialised once, hashed, and kept in a spool (memory up to SPOOL_BYTES, then a
+    # temporary file) until the header that records their hash is written before them
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
+        for i in range(0, len(entries), _BLOCK):
+            block = b"".join([entry_line_v3(*e) for e in entries[i : i + _BLOCK]])
+            h.update(block)
+            body.write(block)
+        doc["content_sha256"] = h.hexdigest()
+        errors = list(validator("passrates").iter_errors(doc))
+        if errors:  # a bug here, not bad input: never write a table a reader would refuse
+            raise ValueError(
+                f"pass-rate table header invalid: {json_path(errors[0].absolute_path)}: {errors[0].message}"
+            )
+        body.seek(0)
+        with AtomicFile(path, "wb") as fh:
+            fh.write(canonical_json(doc) + b"\n")
+            shutil.copyfileobj(body, fh, 1 << 20)
     return doc
+
+
+SPOOL_BYTES = 256 << 20
+_BLOCK = 4096
 
 
 # ---- reading ------------------------------------------------------------------------------------------

@@ -1,0 +1,168 @@
+"""The fast reading of a chunk of rescored rollouts, for the common case: every line a graded rollout that
+`Measurement.add` would count, with a reward of 0 or 1 (what `rescore` writes).
+
+Such a chunk is read without a dict per line: msgspec decodes of each line only the fields passrates reads
+(as raw JSON, the rest skipped), the lines are grouped by those fields' bytes (rollouts of one question, model,
+reward and answer are alike), and each group is counted once (`PassPool.add(..., n)`), through the same
+helpers `Measurement` uses, on a row made of those fields alone; the prompt, grading and contract of a group
+are worked out once per distinct value (bytes-identical) in the chunk. The result is the measurement row by
+row reading gives (`Measurement.add`), and `read_chunk` reads a chunk row by row whenever this path cannot say
+so for certain (`fast_part` returns None):
+
+- a line the full decoder would not read as this one does: not valid UTF-8 (decided by that decoder on every
+  line that is not ASCII), nested more deeply than the reader allows, not a JSON object, blank, malformed
+  (msgspec's skipping of the other fields accepts only what its full decoder accepts, for ASCII lines);
+- a rollout left out or tallied (no contract, not graded, a bad reward, no model, no question key): its
+  message names its line;
+- a reward other than 0 or 1 (a sum of such rewards depends on the order it is added in);
+- a stamped row whose digests are recorded (binding.py checks the whole row), a model only `response` names.
+
+Groups are counted in the order of their first line, which is the order row-by-row reading creates pools,
+cells and variants in; every count is an integer and every reward sum a sum of zeros and ones, exact in any
+order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import compress, repeat
+from operator import attrgetter, not_
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from .. import binding
+from ..counts import is_graded
+from ..evidence import model_of
+from ..fields import grading_contract, grading_of
+from ..io.readers import MAX_DEPTH
+from ..parallel import Chunk
+from ..prompt import prompt_key
+from .cells import UNKNOWN, PassPool
+from .consistency import variant_of
+
+_ABSENT = Raw()  # a field the line does not have (every JSON value is at least one byte)
+
+
+class _Rollout(msgspec.Struct, gc=False):
+    """The fields of a rollout passrates reads, every other field skipped: objects as raw JSON, the rest typed
+    (a value of another type is a ValidationError: the chunk is read row by row)."""
+
+    responses_create_params: Raw = _ABSENT
+    metadata: Raw = _ABSENT
+    options: Raw = _ABSENT
+    uuid: str | int | None | UnsetType = UNSET
+    expected_answer: str | None | UnsetType = UNSET
+    reward: float | UnsetType = UNSET
+    extracted_answer: str | None | UnsetType = UNSET
+
+
+RAW_FIELDS = ("responses_create_params", "metadata", "options")
+_TYPED = attrgetter("uuid", "expected_answer", "reward", "extracted_answer")
+_DECODE_FIELDS = msgspec.json.Decoder(_Rollout).decode
+_DECODE = msgspec.json.Decoder().decode  # the reader's decoder (io.readers.read_jsonl)
+
+
+class _Unsure(Exception):
+    """The chunk is read row by row instead."""
+
+
+def eligible(run: Any) -> bool:
+    """Whether a measurement reads rollouts as graded, as they are, into pass pools (no rescoring, no join,
+    no profile rows, no default model)."""
+    return (
+        run.rescore is None
+        and run.index is None
+        and run.profile_contract is None
+        and run.default_model is None
+        and run.pool is PassPool
+    )
+
+
+def fast_part(chunk: Chunk, template: Any) -> Any:
+    """The chunk's rollouts read into a fresh measurement of `template`, or None when the chunk must be read
+    row by row (see the module docstring)."""
+    lines = chunk.jsonl_lines()
+    if not lines or not eligible(template):
+        return None
+    if max(map(bytes.count, lines, repeat(b"{"))) + max(map(bytes.count, lines, repeat(b"["))) > MAX_DEPTH:
+        return None
+    try:
+        for raw in compress(lines, map(not_, map(bytes.isascii, lines))):
+            _DECODE(raw)  # what the reader decides of a line that is not ASCII (invalid UTF-8 is refused)
+        recs = list(map(_DECODE_FIELDS, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    raws = [list(map(bytes, map(attrgetter(name), recs))) for name in RAW_FIELDS]
+    groups = Counter(zip(*raws, map(_TYPED, recs), strict=True))
+    part = template.fresh()
+    try:
+        _count_groups(part, groups)
+    except _Unsure:
+        return None
+    part.rows = len(lines)
+    return part
+
+
+def _value(raw: bytes) -> Any:
+    return _DECODE(raw)
+
+
+def _count_groups(part: Any, groups: Counter) -> None:
+    contexts: dict[tuple[Any, ...], tuple[Any, str, str, Any]] = {}
+    gradings: dict[bytes, tuple[str, str | None]] = {}
+    for (rcp_b, md_b, opts_b, (uuid, gold, reward, answer)), n in groups.items():
+        ctx = (rcp_b, md_b, opts_b, uuid, gold)
+        c = contexts.get(ctx)
+        if c is None:
+            c = contexts[ctx] = _context(part, ctx, gradings)
+        if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
+            raise _Unsure
+        pool, key, model, site = c
+        pool.add(key, model, reward, UNKNOWN if answer is UNSET else answer or None, site, n)
+
+
+def _grading(md_b: bytes) -> tuple[str, str | None]:
+    """(contract id, grader version) of a graded rollout's metadata; _Unsure for anything `Measurement` would
+    tally or check against the whole row."""
+    row = {"metadata": _value(md_b)} if md_b else {}
+    grading = grading_of(row)
+    cid = grading_contract(grading)
+    if grading is None or cid is None or binding.recorded(row) is not None:
+        raise _Unsure
+    if not is_graded(grading.get("status")):
+        raise _Unsure
+    gv = grading.get("grader_version")
+    return cid, gv if isinstance(gv, str) else None
+
+
+def _context(
+    part: Any, ctx: tuple[Any, ...], gradings: dict[bytes, tuple[str, str | None]]
+) -> tuple[Any, str, str, Any]:
+    """(pool, key, model, variant) of the rollouts of one prompt, metadata, options, uuid and gold, as
+    Measurement._count works them out; the contract's pool made here when it is the first one met."""
+    rcp_b, md_b, opts_b, uuid, gold = ctx
+    grading = gradings.get(md_b)
+    if grading is None:
+        grading = gradings[md_b] = _grading(md_b)
+    row: dict[str, Any] = {}
+    for name, raw in (("responses_create_params", rcp_b), ("metadata", md_b), ("options", opts_b)):
+        if raw:
+            row[name] = _value(raw)
+    for name, value in (("uuid", uuid), ("expected_answer", gold)):
+        if value is not UNSET:
+            row[name] = value
+    model = model_of(row)
+    if model is None:  # the model may be `response`'s, or the default
+        raise _Unsure
+    rcp = row.get("responses_create_params")
+    pk = prompt_key(rcp)
+    key = part._key(row, rcp, None)
+    if key is None:
+        raise _Unsure
+    cid, gv = grading
+    pool = part.pools.get(cid)
+    if pool is None:
+        pool = part.pools[cid] = part.pool(gv)
+    return pool, key, model, variant_of(row, None, pk)
