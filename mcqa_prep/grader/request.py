@@ -254,7 +254,8 @@ def _parity_provenance(
         "raw_chars": n,
         "response_chars": n,
         "thinking_chars": sum(map(len, reasoning)) if reasoning else 0,
-        "closing_markers": raw.count(CLOSE_MARKER),
+        # (a text without "<" holds no marker: one cheap scan spares the substring count on most rows)
+        "closing_markers": raw.count(CLOSE_MARKER) if "<" in raw else 0,
     }
     return raw, prov
 
