@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+# jsonschema is imported where a document is validated (validator()), not here: not every run validates one,
+# and its import costs tens of milliseconds of every command's start
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 BASE_ID = "https://mcqa-prep.dev/schemas/"
 
@@ -41,6 +44,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

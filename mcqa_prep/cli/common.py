@@ -202,6 +202,21 @@ def progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
+class NoBar:
+    """The bar of a run that draws none (--quiet, or stderr not a terminal): counts nothing, shows nothing."""
+
+    disable = True
+
+    def __init__(self, total: float | None = None) -> None:
+        self.total = total
+
+    def update(self, n: float = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
 def bar_factory(quiet: bool, *, file: Any = None) -> Progress:
     """The one progress bar of every command, as the factory library functions take (mcqa_prep.progress): a
     tqdm bar on stderr, shown only when stderr is a terminal and --quiet is off (or on `file`, always: tests).
@@ -209,6 +224,8 @@ def bar_factory(quiet: bool, *, file: Any = None) -> Progress:
     and the time left. Bytes are counted in KiB, MiB, ..."""
 
     def factory(*, total: float | None = None, desc: str = "", unit: str = "row") -> Any:
+        if file is None and not progress_enabled(quiet):
+            return NoBar(total)  # (tqdm's import and its lock cost tens of milliseconds of every run's start)
         from tqdm import tqdm
 
         return tqdm(

@@ -66,6 +66,9 @@ _DECODE = msgspec.json.Decoder().decode
 # The deepest value a row may hold: orjson, which every writer uses, writes no deeper (255 levels and more
 # raise), and anything deeper would fail only when written (a crash) instead of when read (a finding).
 MAX_DEPTH = 254
+# Every byte but the two that open a JSON container: `len(raw.translate(None, _NOT_OPENERS))` counts the
+# openers in one pass over the line (two bytes.count passes cost half as much again, paid on every line).
+_NOT_OPENERS = bytes(c for c in range(256) if c not in b"[{")
 TOO_DEEP = f"not readable: the JSON value is nested too deeply (more than {MAX_DEPTH} levels)"
 
 
@@ -118,7 +121,7 @@ def read_jsonl(
         try:
             data = decode(raw)
             error = None
-            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(data) > MAX_DEPTH:
+            if len(raw.translate(None, _NOT_OPENERS)) > MAX_DEPTH and depth(data) > MAX_DEPTH:
                 data, nonfinite, error = parse_exact(raw)
         except Exception:  # noqa: BLE001 - any refusal of the fast decoder: the reference decides the line
             data, nonfinite, error = parse_exact(raw)
@@ -184,7 +187,7 @@ def parse_exact(raw: bytes) -> tuple[Any, tuple[str, ...], str | None]:
             return None, (), error
         nonfinite, error = inspect_value(data)
         return (None, (), error) if error is not None else (data, nonfinite, None)
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(data) > MAX_DEPTH:
+    if len(raw.translate(None, _NOT_OPENERS)) > MAX_DEPTH and depth(data) > MAX_DEPTH:
         return None, (), TOO_DEEP
     return data, (), None
 

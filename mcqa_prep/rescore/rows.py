@@ -295,7 +295,12 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         )
     else:
         result, prov = grade_request(graded, s.policy)
-        grading = _grading(graded, result, prov, s)
+        if s.shape == SHAPE_GRADING:  # only what a grading line and the outcome read: no full record built
+            grading = {"status": result.status, "rule": result.rule, "contract": prov["contract"]}
+            template = template_id(graded)
+        else:
+            grading = _grading(graded, result, prov, s)
+            template = grading.get("template_id")
         prev = _previous(row, grading, result.reward)
         compare = _compare(graded, result, s, grading)
         miss = _format_miss(graded, result, s, grading)
@@ -304,7 +309,6 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             "extracted_answer": result.extracted_answer,
             "expected_answer": result.expected_answer,
         }
-        template = grading.get("template_id")
         outcome = Outcome(
             rid,
             result.status,
