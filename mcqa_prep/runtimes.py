@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from .grader.modes import MODES
@@ -120,12 +121,26 @@ def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None
         if takes is OPTIONS:
             if type(v) is not list:
                 return name, takes, v
+            if _plain_options(v):  # the usual case, in a few C-level passes
+                continue
             for i, opt in enumerate(v):
                 if type(opt) is not dict or not all(x is None or type(x) is str for x in opt.values()):
                     return f"{name}[{i}]", OPTION, opt
         elif type(v) is not (str if takes is STRING else dict):
             return name, takes, v
     return None
+
+
+_DICTS = frozenset((dict,))
+_OPTION_VALUES = frozenset((str, type(None)))
+
+
+def _plain_options(v: list[Any]) -> bool:
+    """Every element an object whose values are strings or null (what request_field_problem checks)."""
+    return (
+        set(map(type, v)) <= _DICTS
+        and set(map(type, chain.from_iterable(map(dict.values, v)))) <= _OPTION_VALUES
+    )
 
 
 def row_problem(row: Mapping[str, Any]) -> str | None:

@@ -77,7 +77,7 @@ class Stamper:
             "row_schema": mf.ROW_SCHEMA,
             "grading_mode": effective,
             "source": source,
-            STAMP_KEY: digests(data),  # what grades the row, as written (binding.py)
+            STAMP_KEY: digests(data, options_normal=True),  # what grades the row, as written (binding.py)
         }
         if link is not None:  # one order of a permuted question (convert --permute, or prepared before)
             md["mcqa_prep"]["permutation"] = link
