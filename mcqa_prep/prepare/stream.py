@@ -54,13 +54,14 @@ def _route_chunk(
     chunk: Chunk, res: PreparedChunk, base: int, src: Source, validator: Any, router: Any
 ) -> None:
     """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
-    rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
+    rejects. Runs of clean rows (no finding, no verdict, no repair: most rows) go to the shard writer as one
+    block."""
     found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
     # written rows NeMo Gym would refuse: the clean ones no cross-row check rejects, and (below) the others
     gym = {i: p for i, p in res.gym_refused if not any(f.severity == "error" for f in found.get(i, ()))}
     sizes, blob = res.sizes, memoryview(res.blob)
     n = len(sizes)
-    special = sorted(found.keys() | res.outcomes.keys())
+    special = sorted(found.keys() | res.outcomes.keys() | res.repairs.keys())
     at = prev = 0
     for i in [*special, n]:
         if i > prev:  # the clean rows before this one
@@ -70,8 +71,8 @@ def _route_chunk(
         if i == n:
             break
         outcome = res.outcomes.get(i)
-        if outcome is None:  # a clean row that a cross-row check objects to
-            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [])
+        if outcome is None:  # a row written as it is, with findings (its own, or a cross-row check's)
+            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [], repair=res.repairs.get(i))
             at += sizes[i]
         final = settle(outcome, found.get(i, []))
         line = res.lines[i]
