@@ -111,12 +111,13 @@ def nemo_gym_config(policy: GradingPolicy) -> dict[str, Any]:
     return {"grading_mode": override if override not in NEMO_GYM_ROW_MODES else None}
 
 
-def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+def request_field_problem(row: Mapping[str, Any], options_plain: bool = False) -> tuple[str, str, Any] | None:
     """(where, what NeMo Gym 0.7.0's request model takes there, the value found) for the first field of
-    REQUEST_FIELDS it refuses by type, or None."""
+    REQUEST_FIELDS it refuses by type, or None. `options_plain`: the caller knows the row's options are a
+    list of objects of strings (a reader built them so: records.Row.hint)."""
     get = row.get
     opts = get("options")
-    if (opts is None or (type(opts) is list and _plain_options(opts))) and all(
+    if (options_plain or opts is None or (type(opts) is list and _plain_options(opts))) and all(
         [type(get(name)) in ok for name, ok in _TYPED]
     ):
         return None  # the usual row, in one pass
@@ -154,12 +155,13 @@ def _plain_options(v: list[Any]) -> bool:
     )
 
 
-def row_problem(row: Mapping[str, Any]) -> str | None:
-    """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None."""
+def row_problem(row: Mapping[str, Any], options_plain: bool = False) -> str | None:
+    """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None.
+    `options_plain`: as request_field_problem's."""
     mode = row.get("grading_mode", NEMO_GYM_ROW_MODES[0])
     if mode not in NEMO_GYM_ROW_MODES:
         return f"grading_mode {mode!r} is not one NeMo Gym 0.7.0 accepts ({', '.join(NEMO_GYM_ROW_MODES)})"
-    bad = request_field_problem(row)
+    bad = request_field_problem(row, options_plain)
     if bad is not None:
         where, takes, value = bad
         return f"{where} is {type(value).__name__}: NeMo Gym 0.7.0 accepts {takes} only"

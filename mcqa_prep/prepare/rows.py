@@ -327,7 +327,7 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
                 sizes.append(len(line))
                 if repair is not None:
                     repairs[i] = repair
-                problem = row_problem(rec.data)
+                problem = row_problem(rec.data, rec.hint is not None)  # a hint: the reader built the options
                 if problem is not None:
                     gym.append((i, problem))
                 continue
