@@ -171,7 +171,12 @@ def _small_digest(value: str) -> str:
 
 def _gold_digest(gold: Any) -> str:
     if gold is None or (type(gold) is str and len(gold) <= _SMALL):
-        return _small_digest(normalize_gold(gold))
+        return _small_gold(gold)
+    return _digest(normalize_gold(gold))
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _small_gold(gold: str | None) -> str:
     return _digest(normalize_gold(gold))
 
 

@@ -249,23 +249,24 @@ def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: A
     again, fixed_keys = work.checker.check(fixed_rec)
     if any(f.severity == ERROR for f in again):
         return rec, findings, keys, None
-    return fixed_rec, again, fixed_keys, _shared(Repair(template, tm["output_regex"], fix))
+    return fixed_rec, again, fixed_keys, _shared(template, tm["output_regex"], fix)
 
 
-_REPAIRS: dict[Repair, Repair] = {}  # one object per distinct repair: a chunk's result pickles each once
+_REPAIRS: dict[tuple[Any, Any, Any], Repair] = {}  # one object per distinct repair: pickled once a chunk
 _REPAIRS_KEPT = 4096
 
 
-def _shared(r: Repair) -> Repair:
+def _shared(template: str | None, original: Any, fixed: Any) -> Repair:
+    key = (template, original, fixed)
     try:
-        kept = _REPAIRS.get(r)
+        kept = _REPAIRS.get(key)
     except TypeError:  # an output_regex held as a list: not hashable
-        return r
-    if kept is not None:
-        return kept
-    if len(_REPAIRS) < _REPAIRS_KEPT:
-        _REPAIRS[r] = r
-    return r
+        return Repair(template, original, fixed)
+    if kept is None:
+        kept = Repair(template, original, fixed)
+        if len(_REPAIRS) < _REPAIRS_KEPT:
+            _REPAIRS[key] = kept
+    return kept
 
 
 class PreparedChunk(NamedTuple):
