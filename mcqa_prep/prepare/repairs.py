@@ -36,7 +36,7 @@ class RepairTally:
         self.by_template: Counter[str] = Counter()
         self.alone = 0  # rejected rows counted whose only errors are the regex audit's
         self._listed: dict[str, dict[str, Any]] = {}
-        self._keys: dict[Repair, str] = {}
+        self._keys: dict[tuple[str | None, str, str], str] = {}
 
     def written(self, outcome: Outcome) -> None:
         """A written row: counted when its output_regex was repaired."""
@@ -63,11 +63,12 @@ class RepairTally:
             and type(r.fixed) is str
             and (r.template is None or type(r.template) is str)
         ):
-            key = self._keys.get(r)
+            plain = (r.template, r.original, r.fixed)  # a tuple of strings: hashed in C
+            key = self._keys.get(plain)
             if key is None:
-                key = json.dumps([r.template, r.original, r.fixed], ensure_ascii=False)
+                key = json.dumps(list(plain), ensure_ascii=False)
                 if len(self._keys) < REPAIRS_KEYED:
-                    self._keys[r] = key
+                    self._keys[plain] = key
             return key
         return json.dumps([r.template, r.original, r.fixed], ensure_ascii=False)
 
