@@ -50,6 +50,9 @@ def rows_job(
     )
 
 
+IN_RUN = b""  # the line of a row whose line is written in its chunk's run (route(in_run=True) needs none)
+
+
 def _route_chunk(
     chunk: Chunk, res: PreparedChunk, base: int, src: Source, validator: Any, router: Any
 ) -> None:
@@ -74,8 +77,8 @@ def _route_chunk(
             break
         outcome = res.outcomes.get(i)
         in_blob = outcome is None  # a row written as it is, with findings (its own, or a cross-row check's)
-        if outcome is None:
-            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [], repair=res.repairs.get(i))
+        if outcome is None:  # its line is in the blob: written in the run unless settle() rejects it
+            outcome = Outcome(IN_RUN, [], [], repair=res.repairs.get(i))
         final = settle(outcome, found.get(i, []))
         in_run = in_blob and final.line is not None
         if not in_run:  # what was held back goes first
