@@ -26,6 +26,7 @@ from the row as prepared, and anyone can compute it again: it is not a signature
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -143,9 +144,56 @@ def _digest(value: Any) -> str:
     return hashlib.blake2b(_canonical(value), digest_size=DIGEST_BYTES).hexdigest()
 
 
-def digests(row: Mapping[str, Any]) -> dict[str, str]:
-    """field -> digest of its canonical value: what `prepare` records as the stamp's `bound`."""
-    return {k: _digest(v) for k, v in bound_values(row).items()}
+def digests(row: Mapping[str, Any], *, options_normal: bool = False) -> dict[str, str]:
+    """field -> digest of its canonical value: what `prepare` records as the stamp's `bound`.
+    `options_normal`: the row's options are known to be in normal form already (`normalise_options`, as a
+    stamped row's are). The few values that repeat across rows (gold, mode, template) are digested once each
+    (`bound_values` is the definition; this is the same, with those cached)."""
+    opts = row.get("options")
+    gm = row.get("grading_mode")
+    return {
+        "options": _digest(opts if options_normal else normalise_options(opts)),
+        "expected_answer": _gold_digest(row.get("expected_answer")),
+        "grading_mode": _small_digest(gm) if type(gm) is str and len(gm) <= _SMALL else _digest(gm),
+        "template_metadata": _template_digest(row.get("template_metadata")),
+        "prompt": _digest(_prompt(row.get("responses_create_params"))),
+    }
+
+
+_SMALL = 64  # characters: a string this short is a letter, a mode or a regex, and likely to repeat
+_CACHED = 4096
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _small_digest(value: str) -> str:
+    return _digest(value)
+
+
+def _gold_digest(gold: Any) -> str:
+    if gold is None or (type(gold) is str and len(gold) <= _SMALL):
+        return _small_gold(gold)
+    return _digest(normalize_gold(gold))
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _small_gold(gold: str | None) -> str:
+    return _digest(normalize_gold(gold))
+
+
+def _template_digest(tm: Any) -> str:
+    """_digest(_template(tm)), cached by the template keys' values when they are strings (or absent)."""
+    if tm is None:
+        return _small_template((None, None, None))
+    if type(tm) is dict:
+        key = (tm.get("output_regex"), tm.get("answer_prefix"), tm.get("option_labels"))
+        if all(v is None or (type(v) is str and len(v) <= 4 * _SMALL) for v in key):
+            return _small_template(key)
+    return _digest(_template(tm))
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _small_template(key: tuple[str | None, str | None, str | None]) -> str:
+    return _digest(_template(dict(zip(TEMPLATE_KEYS, key, strict=True))))
 
 
 def identity(bound: Mapping[str, Any]) -> bytes:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from .grader.modes import MODES
@@ -110,9 +111,16 @@ def nemo_gym_config(policy: GradingPolicy) -> dict[str, Any]:
     return {"grading_mode": override if override not in NEMO_GYM_ROW_MODES else None}
 
 
-def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+def request_field_problem(row: Mapping[str, Any], options_plain: bool = False) -> tuple[str, str, Any] | None:
     """(where, what NeMo Gym 0.7.0's request model takes there, the value found) for the first field of
-    REQUEST_FIELDS it refuses by type, or None."""
+    REQUEST_FIELDS it refuses by type, or None. `options_plain`: the caller knows the row's options are a
+    list of objects of strings (a reader built them so: records.Row.hint)."""
+    get = row.get
+    opts = get("options")
+    if (options_plain or opts is None or (type(opts) is list and _plain_options(opts))) and all(
+        [type(get(name)) in ok for name, ok in _TYPED]
+    ):
+        return None  # the usual row, in one pass
     for name, takes in REQUEST_FIELDS:
         v = row.get(name)
         if v is None:
@@ -120,6 +128,8 @@ def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None
         if takes is OPTIONS:
             if type(v) is not list:
                 return name, takes, v
+            if _plain_options(v):  # the usual case, in a few C-level passes
+                continue
             for i, opt in enumerate(v):
                 if type(opt) is not dict or not all(x is None or type(x) is str for x in opt.values()):
                     return f"{name}[{i}]", OPTION, opt
@@ -128,12 +138,30 @@ def request_field_problem(row: Mapping[str, Any]) -> tuple[str, str, Any] | None
     return None
 
 
-def row_problem(row: Mapping[str, Any]) -> str | None:
-    """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None."""
+_TYPED = tuple(  # the fields other than options, with the types that pass (null passes)
+    (name, frozenset((str if takes is STRING else dict, type(None))))
+    for name, takes in REQUEST_FIELDS
+    if takes is not OPTIONS
+)
+_DICTS = frozenset((dict,))
+_OPTION_VALUES = frozenset((str, type(None)))
+
+
+def _plain_options(v: list[Any]) -> bool:
+    """Every element an object whose values are strings or null (what request_field_problem checks)."""
+    return (
+        set(map(type, v)) <= _DICTS
+        and set(map(type, chain.from_iterable(map(dict.values, v)))) <= _OPTION_VALUES
+    )
+
+
+def row_problem(row: Mapping[str, Any], options_plain: bool = False) -> str | None:
+    """Why NeMo Gym 0.7.0's request model would refuse this (prepared) row at verify time, or None.
+    `options_plain`: as request_field_problem's."""
     mode = row.get("grading_mode", NEMO_GYM_ROW_MODES[0])
     if mode not in NEMO_GYM_ROW_MODES:
         return f"grading_mode {mode!r} is not one NeMo Gym 0.7.0 accepts ({', '.join(NEMO_GYM_ROW_MODES)})"
-    bad = request_field_problem(row)
+    bad = request_field_problem(row, options_plain)
     if bad is not None:
         where, takes, value = bad
         return f"{where} is {type(value).__name__}: NeMo Gym 0.7.0 accepts {takes} only"

@@ -162,3 +162,36 @@ def test_every_option_order_of_a_permuted_question_is_bound_to_itself(tmp_path):
         == rows[0]["metadata"]["mcqa_prep"]["permutation"]["question"]
     ]
     assert len({r["metadata"]["mcqa_prep"]["bound"]["options"] for r in first}) == 4
+
+
+DIGEST_SHAPES = [  # values the cached digests of repeated fields (gold, mode, template) must hash as defined
+    {"expected_answer": " b ", "grading_mode": "strict_single_letter_boxed", "template_metadata": None},
+    {"expected_answer": None, "grading_mode": None, "template_metadata": {"output_regex": None}},
+    {"expected_answer": 3, "grading_mode": 7, "template_metadata": {"output_regex": ["a(B)", "(C)"]}},
+    {
+        "expected_answer": "c" * 100,
+        "grading_mode": "m" * 100,
+        "template_metadata": {"output_regex": "x" * 300},
+    },
+    {
+        "template_metadata": {
+            "output_regex": "Answer: ([A-D])",
+            "answer_prefix": "Answer:",
+            "template_id": "t",
+        }
+    },
+    {"template_metadata": {"output_regex": {"en": "A: ([A-D])"}, "option_labels": "ABCD"}},
+    {"template_metadata": "not an object", "options": [{"A": "x", "B": None}, {}, "odd"]},
+]
+
+
+@pytest.mark.parametrize("shape", DIGEST_SHAPES)
+def test_digests_equal_their_definition(shape: dict[str, Any]) -> None:
+    """digests() caches the repeated fields' digests: each must equal the digest of bound_values' canonical
+    form, twice in a row (the second from the cache), with and without options known to be normal."""
+    row = {**copy.deepcopy(BASE), **shape}
+    want = {k: binding._digest(v) for k, v in binding.bound_values(row).items()}
+    assert binding.digests(row) == want
+    assert binding.digests(copy.deepcopy(row)) == want
+    row["options"] = binding.normalise_options(row.get("options"))
+    assert binding.digests(row, options_normal=True) == want

@@ -52,7 +52,7 @@ class HashingWriter:
         self._put(data)
         return len(data)
 
-    def _put(self, data: bytes) -> None:
+    def _put(self, data: bytes | memoryview) -> None:
         try:
             self._fh.write(data)
         except OSError as exc:
@@ -62,7 +62,7 @@ class HashingWriter:
 
     def _flush(self) -> None:
         if self._buf:
-            data = b"".join(self._buf)
+            data = self._buf[0] if len(self._buf) == 1 else b"".join(self._buf)  # one block: no copy
             self._buf.clear()
             self._buffered = 0
             self._put(data)

@@ -19,11 +19,12 @@ from typing import Any
 
 from ..errors import InvalidRows
 from ..records import Finding
-from .rows import REPAIR_RULE, Outcome
+from .rows import REPAIR_RULE, Outcome, Repair
 
 # the key of rows without a template id in the by-template counts: the manifest's own spelling (schemas/manifest.v1,
 # "(no template_id)"), kept apart from the reports' fields.NONE because a preparation's bytes are versioned
 NO_TEMPLATE = "(no template_id)"
+REPAIRS_KEYED = 4096  # distinct repairs whose key is kept made (memory stays bounded)
 REPAIRS_LISTED = 100  # distinct (template, original, fix) entries kept in the manifest; counts are complete
 
 
@@ -35,6 +36,7 @@ class RepairTally:
         self.by_template: Counter[str] = Counter()
         self.alone = 0  # rejected rows counted whose only errors are the regex audit's
         self._listed: dict[str, dict[str, Any]] = {}
+        self._keys: dict[tuple[str | None, str, str], str] = {}
 
     def written(self, outcome: Outcome) -> None:
         """A written row: counted when its output_regex was repaired."""
@@ -42,7 +44,7 @@ class RepairTally:
         if r is None or r.fixed is None:
             return
         self.by_template[r.template if r.template is not None else NO_TEMPLATE] += 1
-        key = json.dumps([r.template, r.original, r.fixed], ensure_ascii=False)
+        key = self._key(r)
         entry = self._listed.get(key)
         if entry is not None:
             entry["rows"] += 1
@@ -53,6 +55,22 @@ class RepairTally:
                 "repaired": r.fixed,
                 "rows": 1,
             }
+
+    def _key(self, r: Repair) -> str:
+        """The repair's JSON (what tells two repairs apart), made once per distinct repair of strings."""
+        if (
+            type(r.original) is str
+            and type(r.fixed) is str
+            and (r.template is None or type(r.template) is str)
+        ):
+            plain = (r.template, r.original, r.fixed)  # a tuple of strings: hashed in C
+            key = self._keys.get(plain)
+            if key is None:
+                key = json.dumps(list(plain), ensure_ascii=False)
+                if len(self._keys) < REPAIRS_KEYED:
+                    self._keys[plain] = key
+            return key
+        return json.dumps([r.template, r.original, r.fixed], ensure_ascii=False)
 
     def rejected(self, outcome: Outcome) -> None:
         """A rejected row: counted when its output_regex has a fix that this run does not apply."""

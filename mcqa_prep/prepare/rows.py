@@ -77,7 +77,7 @@ class Stamper:
             "row_schema": mf.ROW_SCHEMA,
             "grading_mode": effective,
             "source": source,
-            STAMP_KEY: digests(data),  # what grades the row, as written (binding.py)
+            STAMP_KEY: digests(data, options_normal=True),  # what grades the row, as written (binding.py)
         }
         if link is not None:  # one order of a permuted question (convert --permute, or prepared before)
             md["mcqa_prep"]["permutation"] = link
@@ -249,14 +249,33 @@ def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: A
     again, fixed_keys = work.checker.check(fixed_rec)
     if any(f.severity == ERROR for f in again):
         return rec, findings, keys, None
-    return fixed_rec, again, fixed_keys, Repair(template, tm["output_regex"], fix)
+    return fixed_rec, again, fixed_keys, _shared(template, tm["output_regex"], fix)
+
+
+_REPAIRS: dict[tuple[Any, Any, Any], Repair] = {}  # one object per distinct repair: pickled once a chunk
+_REPAIRS_KEPT = 4096
+
+
+def _shared(template: str | None, original: Any, fixed: Any) -> Repair:
+    key = (template, original, fixed)
+    try:
+        kept = _REPAIRS.get(key)
+    except TypeError:  # an output_regex held as a list: not hashable
+        return Repair(template, original, fixed)
+    if kept is None:
+        kept = Repair(template, original, fixed)
+        if len(_REPAIRS) < _REPAIRS_KEPT:
+            _REPAIRS[key] = kept
+    return kept
 
 
 class PreparedChunk(NamedTuple):
     """A worker's share of one chunk, shaped to cross the pipe cheaply: the validator's `CheckedChunk`
-    fields, the serialised lines of the clean rows (no finding, no verdict) concatenated in `blob` with
-    each row's line length in `sizes` (0 for the other rows), and the `Outcome` of every other row by
-    position, decided as if no later duplicate check objects (the parent re-decides when one does)."""
+    fields, the serialised lines of the rows written as they are (no error, no verdict: most rows, those
+    with warnings or a repaired output_regex included) concatenated in `blob` with each row's line length in
+    `sizes` (0 for the other rows), the Repair of each such row whose output_regex was repaired by position,
+    and the `Outcome` of every other row by position, decided as if no later duplicate check objects (the
+    parent re-decides when one does)."""
 
     lines: list[int]
     found: dict[int, list[Finding]]
@@ -264,7 +283,12 @@ class PreparedChunk(NamedTuple):
     blob: bytes
     sizes: list[int]
     outcomes: dict[int, Outcome]
-    gym_refused: list[tuple[int, str]]  # clean rows stock NeMo Gym would refuse: (position, why)
+    gym_refused: list[tuple[int, str]]  # rows in the blob stock NeMo Gym would refuse: (position, why)
+    repairs: dict[int, Repair] = {}  # rows in the blob written with a repaired output_regex
+
+
+def _has_error(findings: list[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)
 
 
 def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) -> PreparedChunk:
@@ -278,12 +302,14 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
     sizes: list[int] = []
     outcomes: dict[int, Outcome] = {}
     gym: list[tuple[int, str]] = []
+    repairs: dict[int, Repair] = {}
     read = chunk_facts(chunk, work.checker.cfg, whole=True)  # (row, its facts when its columns give them)
     if work.decontamination is not None:
         read = list(read)  # type: ignore[assignment]
         hit = work.decontamination.check_rows([rec for rec, _ in read])  # before the rows are stamped
     else:
         hit = {}
+    plain = work.difficulty is None and work.stamper.permuter is None  # each valid row written as it is
     for i, (rec, f) in enumerate(read):
         findings, k, fix = work.checker.check_repair(rec) if f is None else work.checker.check_repair_facts(f)
         repair = None
@@ -291,28 +317,28 @@ def prepare_chunk(work: RowWork, sources: list[dict[str, Any]], chunk: Chunk) ->
             rec, findings, k, repair = repaired(work, rec, findings, k, fix)
         lines.append(rec.line)
         keys.append(k)
-        if i in hit and not any(f.severity == ERROR for f in findings):  # valid, but a benchmark question
-            if findings:
-                found[i] = findings
+        if findings:
+            found[i] = findings
+        if i in hit and not _has_error(findings):  # valid, but a benchmark question
             outcomes[i] = Outcome(None, [], findings, contaminated=hit[i])
-        elif findings or repair is not None:
-            if findings:
-                found[i] = findings
-            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty, repair)
-        elif work.difficulty is None and rec.data is not None and work.stamper.permuter is None:  # most rows
-            line, message = _stamped_line(rec, work.stamper, source)
+        elif plain and rec.data is not None and not (findings and _has_error(findings)):  # most rows
+            line, message = _stamped_line(rec, work.stamper, source, repair)
             if line is not None:
                 clean.append(line)
                 sizes.append(len(line))
-                problem = row_problem(rec.data)
+                if repair is not None:
+                    repairs[i] = repair
+                problem = row_problem(rec.data, rec.hint is not None)  # a hint: the reader built the options
                 if problem is not None:
                     gym.append((i, problem))
                 continue
-            outcomes[i] = _unwritable(rec, message, [])
-        else:  # a verdict to carry (difficulty), or a row that could not be read
-            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty)
+            outcomes[i] = _unwritable(rec, message, findings)
+            outcomes[i].repair = repair
+        else:  # an error, a verdict to carry (difficulty), option orders (permute), or an unreadable row
+            outcomes[i] = prepare_row(rec, findings, work.stamper, source, work.difficulty, repair)
         sizes.append(0)
-    return PreparedChunk(lines, found, KeyColumns.of(keys), b"".join(clean), sizes, outcomes, gym)
+    blob = b"".join(clean)
+    return PreparedChunk(lines, found, KeyColumns.of(keys), blob, sizes, outcomes, gym, repairs)
 
 
 def settle(outcome: Outcome, findings: list[Finding]) -> Outcome:

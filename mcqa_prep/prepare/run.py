@@ -235,7 +235,9 @@ class Router:
             self._first_shard = True
             crash_point("rows")
 
-    def route(self, rec: Row, src: Source, outcome: Outcome) -> None:
+    def route(self, rec: Row, src: Source, outcome: Outcome, in_run: bool = False) -> None:
+        """Count the row, and write it to its shard or the rejects. `in_run`: a written row whose line the
+        caller writes with the lines around it (write_run)."""
         self.read += 1
         self.groups.add([*outcome.errors, *outcome.warnings])
         if outcome.warnings:
@@ -266,7 +268,8 @@ class Router:
             self.written += len(outcome.variants.sizes)
             self.permutation.add(outcome.variants)
         else:
-            self._writer(src.split).write(outcome.line)
+            if not in_run:
+                self._writer(src.split).write(outcome.line)
             self.written += 1
         self.repairs.written(outcome)
 
@@ -277,13 +280,17 @@ class Router:
             if self.gym_first is None:
                 self.gym_first = problems[i]
 
-    def route_clean(self, src: Source, data: memoryview, sizes: list[int]) -> None:
-        """route() for a run of rows with no finding and no verdict: their lines, concatenated in order."""
-        self.read += len(sizes)
-        if self.fail_on_invalid and self.rejected:
-            return
-        self._writer(src.split).write_run(data, sizes)
-        self.written += len(sizes)
+    def count_clean(self, rows: int) -> None:
+        """route() for rows with no finding, no verdict and no repair: counted; their lines are written, with
+        those of the rows routed `in_run` around them, by write_run."""
+        self.read += rows
+        if not (self.fail_on_invalid and self.rejected):
+            self.written += rows
+
+    def write_run(self, src: Source, data: memoryview, sizes: list[int]) -> None:
+        """The lines of a run of rows written as they are (count_clean, route(in_run=True)), in order."""
+        if sizes and not (self.fail_on_invalid and self.rejected):
+            self._writer(src.split).write_run(data, sizes)
 
     def _writer(self, split: str) -> SplitWriter:
         w = self.writers.get(split)

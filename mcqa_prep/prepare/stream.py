@@ -50,36 +50,52 @@ def rows_job(
     )
 
 
+IN_RUN = b""  # the line of a row whose line is written in its chunk's run (route(in_run=True) needs none)
+
+
 def _route_chunk(
     chunk: Chunk, res: PreparedChunk, base: int, src: Source, validator: Any, router: Any
 ) -> None:
     """Step 4 for one chunk's rows, in order: the cross-row checks, then each row to its shard or the
-    rejects. Runs of clean rows (no finding, no verdict: most rows) go to the shard writer as one block."""
+    rejects. The lines of the rows written as they are (the blob's, but for a row a cross-row check
+    rejects) go to the shard writer in runs as long as the rows between allow; each row with findings or a
+    repair is counted on its own (route)."""
     found = validator.absorb_chunk(chunk.file, chunk.split, res.lines, base, res.keys, res.found)
     # written rows NeMo Gym would refuse: the clean ones no cross-row check rejects, and (below) the others
     gym = {i: p for i, p in res.gym_refused if not any(f.severity == "error" for f in found.get(i, ()))}
     sizes, blob = res.sizes, memoryview(res.blob)
     n = len(sizes)
-    special = sorted(found.keys() | res.outcomes.keys())
-    at = prev = 0
+    special = sorted(found.keys() | res.outcomes.keys() | res.repairs.keys())
+    at = start = prev = 0  # at: where row prev's line starts in the blob; start: the first line not written
+    run: list[int] = []  # the sizes of the lines from start to at
     for i in [*special, n]:
         if i > prev:  # the clean rows before this one
-            end = at + sum(sizes[prev:i])
-            router.route_clean(src, blob[at:end], sizes[prev:i])
-            at = end
+            router.count_clean(i - prev)
+            run += sizes[prev:i]
+            at += sum(sizes[prev:i])
         if i == n:
             break
         outcome = res.outcomes.get(i)
-        if outcome is None:  # a clean row that a cross-row check objects to
-            outcome = Outcome(bytes(blob[at : at + sizes[i]]), [], [])
-            at += sizes[i]
+        in_blob = outcome is None  # a row written as it is, with findings (its own, or a cross-row check's)
+        if outcome is None:  # its line is in the blob: written in the run unless settle() rejects it
+            outcome = Outcome(IN_RUN, [], [], repair=res.repairs.get(i))
         final = settle(outcome, found.get(i, []))
+        in_run = in_blob and final.line is not None
+        if not in_run:  # what was held back goes first
+            router.write_run(src, blob[start:at], run)
+            run = []
         line = res.lines[i]
         stub = Row(chunk.file, line, base + i, None, None, chunk.split)
-        router.route(chunk.row_at(line) if final.line is None and final.errors else stub, src, final)
+        router.route(chunk.row_at(line) if final.line is None and final.errors else stub, src, final, in_run)
+        if in_run:
+            run.append(sizes[i])
+        at += sizes[i]
+        if not in_run:
+            start = at
         if final.line is not None and final.gym_problem is not None:
             gym[i] = final.gym_problem
         prev = i + 1
+    router.write_run(src, blob[start:at], run)
     router.gym(gym)
 
 
