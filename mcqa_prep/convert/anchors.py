@@ -198,24 +198,47 @@ def _maybe() -> tuple[frozenset[str], frozenset[str], re.Pattern[str]]:
     return frozenset(words), frozenset(chars), letters
 
 
+def _trie(keys: list[list[str]]) -> str:
+    """One regex alternation of `keys` (each a list of regex pieces) as a trie: the engine tries each first
+    piece once instead of every key in turn."""
+    tree: dict[str, dict] = {}
+    for k in keys:
+        node = tree
+        for piece in k:
+            node = node.setdefault(piece, {})
+        node[""] = {}
+
+    def alt(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""  # a key ends here: a longer one adds nothing to a prefix test
+        parts = [piece + alt(sub) for piece, sub in sorted(node.items())]
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    return alt(tree)
+
+
+@functools.cache
+def _line_starts() -> re.Pattern[str]:
+    """The line test of may_anchor as one scan of "\\n" + the text: a line whose start, past edge characters
+    and whitespace, begins with a word key (its two words apart by any whitespace) or a character key. It
+    matches every line the per-line reading (first word, first two words, first one or two characters of the
+    stripped line) finds, and may match more (a key that is only the start of the first word): a superset is
+    safe, the pre-test only lets scan_pins skip rows. The leading newline gives the engine a literal to look
+    for (a `^` in multi-line mode is tried at every position)."""
+    words, chars, _ = _maybe()
+    keys = [[r"\s+" if ch == " " else re.escape(ch) for ch in w] for w in words]
+    keys += [[re.escape(ch) for ch in c] for c in chars]
+    return re.compile(rf"\n[{re.escape(_EDGE)}\s]*{_trie(keys)}")
+
+
 def may_anchor(choices: list[str]) -> bool:
     """False only when no option can be anchored: none starts with a letter or '(' (a letter reference starts
     with a letter or a keyword), none starts with the first word(s) of a phrase or keyword of the table, none
-    holds an `inside` key."""
-    words, chars, letters = _maybe()
+    holds an `inside` phrase."""
     joined = "\n".join(choices)
-    if letters.search("\n" + joined) is not None:
+    if _maybe()[2].search("\n" + joined) is not None:
         return True
     low = joined.lower() if joined.isascii() else unicodedata.normalize("NFKC", joined).casefold()
     if _maybe_inside(low) and _tables()[2].search(low) is not None:
         return True
-    for line in low.split("\n"):
-        line = line.strip(_EDGE)
-        ws = line.split(None, 2)
-        if not ws:
-            continue
-        if ws[0] in words or (len(ws) > 1 and ws[0] + " " + ws[1] in words):
-            return True
-        if line[:2] in chars or line[:1] in chars:
-            return True
-    return False
+    return _line_starts().search("\n" + low) is not None
