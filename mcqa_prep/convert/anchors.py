@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from ..labels import LOOKALIKES, NATIVE, SCRIPTS, TWO_READINGS
 from .anchor_phrases import LANGS, Language
@@ -231,7 +232,7 @@ def _line_starts() -> re.Pattern[str]:
     return re.compile(rf"\n[{re.escape(_EDGE)}\s]*{_trie(keys)}")
 
 
-def may_anchor(choices: list[str]) -> bool:
+def may_anchor(choices: Sequence[str]) -> bool:
     """False only when no option can be anchored: none starts with a letter or '(' (a letter reference starts
     with a letter or a keyword), none starts with the first word(s) of a phrase or keyword of the table, none
     holds an `inside` phrase."""
