@@ -62,6 +62,7 @@ def _tables() -> tuple[frozenset[str], dict[str, tuple[tuple[str, bool, bool], .
 def _inside_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The `inside` keys: (ASCII ones, the others)."""
     keys = {k for lang in _LANGS for k in lang.inside_keys}
+    keys = {k for k in keys if not any(o != k and o in k for o in keys)}  # 'anteriores' holds 'anterior'
     return tuple(k for k in keys if k.isascii()), tuple(k for k in keys if not k.isascii())
 
 
@@ -219,17 +220,20 @@ def _trie(keys: list[list[str]]) -> str:
 
 
 @functools.cache
-def _line_starts() -> re.Pattern[str]:
-    """The line test of may_anchor as one scan of "\\n" + the text: a line whose start, past edge characters
-    and whitespace, begins with a word key (its two words apart by any whitespace) or a character key. It
-    matches every line the per-line reading (first word, first two words, first one or two characters of the
-    stripped line) finds, and may match more (a key that is only the start of the first word): a superset is
-    safe, the pre-test only lets scan_pins skip rows. The leading newline gives the engine a literal to look
-    for (a `^` in multi-line mode is tried at every position)."""
+def _line_starts() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The line test of may_anchor as one scan of "\\n" + the lower-cased text: a line whose start, past edge
+    characters and whitespace, begins with a word key (its two words apart by any whitespace) or a character
+    key. It matches every line the per-line reading (first word, first two words, first one or two
+    characters of the stripped line) finds, and may match more (a key that is only the start of the first
+    word): a superset is safe, the pre-test only lets scan_pins skip rows. The leading newline gives the
+    engine a literal to look for (a `^` in multi-line mode is tried at every position). Two patterns: every
+    key, and the ASCII keys alone for ASCII text (no other key can match it; a third of the alternatives)."""
     words, chars, _ = _maybe()
     keys = [[r"\s+" if ch == " " else re.escape(ch) for ch in w] for w in words]
     keys += [[re.escape(ch) for ch in c] for c in chars]
-    return re.compile(rf"\n[{re.escape(_EDGE)}\s]*{_trie(keys)}")
+    edge = rf"\n[{re.escape(_EDGE)}\s]*"
+    ascii_keys = [k for k in keys if all(piece.isascii() for piece in k)]
+    return re.compile(edge + _trie(keys)), re.compile(edge + _trie(ascii_keys))
 
 
 def may_anchor(choices: Sequence[str]) -> bool:
@@ -239,7 +243,11 @@ def may_anchor(choices: Sequence[str]) -> bool:
     joined = "\n".join(choices)
     if _maybe()[2].search("\n" + joined) is not None:
         return True
-    low = joined.lower() if joined.isascii() else unicodedata.normalize("NFKC", joined).casefold()
+    every, ascii_only = _line_starts()
+    if joined.isascii():
+        low, starts = joined.lower(), ascii_only
+    else:
+        low, starts = unicodedata.normalize("NFKC", joined).casefold(), every
     if _maybe_inside(low) and _tables()[2].search(low) is not None:
         return True
-    return _line_starts().search("\n" + low) is not None
+    return starts.search("\n" + low) is not None
