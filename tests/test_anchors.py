@@ -8,6 +8,7 @@ import json
 import pytest
 from conftest import read_jsonl, write_jsonl
 
+from mcqa_prep.convert import anchors
 from mcqa_prep.convert.anchors import LANGUAGES, UNRESOLVED, is_positional, letter_refs, may_anchor
 from mcqa_prep.convert.balance import pinned_positions, scan_pins
 
@@ -120,6 +121,47 @@ def test_the_pre_test_never_hides_an_anchor():
         choices = ["plain one", "plain two", text, "plain three"]
         assert may_anchor(choices), text
     assert not may_anchor(["The cell divides", "over the lazy dog", "some option text", "yet another one"])
+
+
+def _line_keys_found(choices: list[str]) -> bool:
+    """The line test may_anchor's single regex replaces, written out line by line: a line, stripped of edge
+    characters, whose first word, first two words or first one or two characters are a key."""
+    words, chars, _ = anchors._maybe()
+    for line in "\n".join(choices).lower().split("\n"):
+        line = line.strip(anchors._EDGE)
+        ws = line.split(None, 2)
+        if ws and (ws[0] in words or (len(ws) > 1 and ws[0] + " " + ws[1] in words)):
+            return True
+        if ws and (line[:2] in chars or line[:1] in chars):
+            return True
+    return False
+
+
+def test_the_pre_test_finds_every_line_the_per_line_reading_finds():
+    """may_anchor scans all lines with one regex (a key at a line start past edge characters and any
+    whitespace); it must be True wherever the line-by-line reading finds a key: seeded random options built
+    of phrase-table words, ordinary words, edge characters and odd whitespace."""
+    import random
+
+    from mcqa_prep.convert.anchor_phrases import LANGS
+
+    phrases = [w for lang in LANGS for w in (*lang.exact, *lang.prefixes, *lang.keywords, *lang.conj)]
+    filler = ["cell", "gene", "the", "of", "x", "1", "über", "细胞", "세포", "клетка", "خلية"]
+    edges = ["", " ", ".", "(", '"', "\u00a0", "\t", "«", "【", "\r", "\u3000", "-"]
+    rnd = random.Random(7)
+    found = 0
+    for _ in range(20_000):
+        choices = []
+        for _ in range(rnd.randint(1, 5)):
+            ws = [rnd.choice(filler) for _ in range(rnd.randint(0, 3))]
+            sep = rnd.choice([" ", "  ", "\t", " \u00a0"])
+            if rnd.random() < 0.3:  # a phrase, its words apart by the same whitespace
+                ws.insert(rnd.randint(0, len(ws)), rnd.choice(phrases).rstrip("*").replace(" ", sep))
+            choices.append(rnd.choice(edges) + rnd.choice(edges) + sep.join(ws) + rnd.choice(edges))
+        if _line_keys_found(choices):
+            found += 1
+            assert may_anchor(choices), choices
+    assert found > 2_000  # the generator does reach the keys
 
 
 @pytest.mark.parametrize(

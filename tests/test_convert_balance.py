@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from mcqa_prep.convert.balance import (
+    PERM_TABLE_MAX,
     Balancer,
     RowRandom,
     arrange,
@@ -150,3 +151,23 @@ def test_cli_pins_stay_and_answers_stay_attached(tmp_path, cli):
     doc_rows = read_jsonl(out)
     hist = Counter(r["expected_answer"] for r in doc_rows)
     assert sum(hist.values()) == 80
+
+
+def test_place_free_draws_as_fisher_yates_on_the_row_integer():
+    """Past the table sizes, place_free shuffles the distractors with Fisher-Yates, dividing the row's integer
+    by n-1, n-2, ..., 2 in turn (the documented draw, written out here); it takes the digits from the integer
+    mod (n-1)! at once: the same order and the same integer left for later draws."""
+    rnd = random.Random(5)
+    for _ in range(3000):
+        n = rnd.randint(PERM_TABLE_MAX + 2, 26)
+        gold, r = rnd.randrange(n), rnd.getrandbits(192)
+        b = Balancer()
+        rng = RowRandom(r)
+        target, order = b.place_free("k", n, gold, rng)
+        r, j = divmod(r, n)  # every position is least used: the target is the first draw
+        src = [p for p in range(n) if p != gold]
+        for i in range(n - 2, 0, -1):
+            r, k = divmod(r, i + 1)
+            src[i], src[k] = src[k], src[i]
+        src.insert(j, gold)
+        assert (target, order, rng.r) == (j, src, r)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from ..labels import LOOKALIKES, NATIVE, SCRIPTS, TWO_READINGS
 from .anchor_phrases import LANGS, Language
@@ -61,6 +62,7 @@ def _tables() -> tuple[frozenset[str], dict[str, tuple[tuple[str, bool, bool], .
 def _inside_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The `inside` keys: (ASCII ones, the others)."""
     keys = {k for lang in _LANGS for k in lang.inside_keys}
+    keys = {k for k in keys if not any(o != k and o in k for o in keys)}  # 'anteriores' holds 'anterior'
     return tuple(k for k in keys if k.isascii()), tuple(k for k in keys if not k.isascii())
 
 
@@ -198,24 +200,54 @@ def _maybe() -> tuple[frozenset[str], frozenset[str], re.Pattern[str]]:
     return frozenset(words), frozenset(chars), letters
 
 
-def may_anchor(choices: list[str]) -> bool:
+def _trie(keys: list[list[str]]) -> str:
+    """One regex alternation of `keys` (each a list of regex pieces) as a trie: the engine tries each first
+    piece once instead of every key in turn."""
+    tree: dict[str, dict] = {}
+    for k in keys:
+        node = tree
+        for piece in k:
+            node = node.setdefault(piece, {})
+        node[""] = {}
+
+    def alt(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""  # a key ends here: a longer one adds nothing to a prefix test
+        parts = [piece + alt(sub) for piece, sub in sorted(node.items())]
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    return alt(tree)
+
+
+@functools.cache
+def _line_starts() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The line test of may_anchor as one scan of "\\n" + the lower-cased text: a line whose start, past edge
+    characters and whitespace, begins with a word key (its two words apart by any whitespace) or a character
+    key. It matches every line the per-line reading (first word, first two words, first one or two
+    characters of the stripped line) finds, and may match more (a key that is only the start of the first
+    word): a superset is safe, the pre-test only lets scan_pins skip rows. The leading newline gives the
+    engine a literal to look for (a `^` in multi-line mode is tried at every position). Two patterns: every
+    key, and the ASCII keys alone for ASCII text (no other key can match it; a third of the alternatives)."""
+    words, chars, _ = _maybe()
+    keys = [[r"\s+" if ch == " " else re.escape(ch) for ch in w] for w in words]
+    keys += [[re.escape(ch) for ch in c] for c in chars]
+    edge = rf"\n[{re.escape(_EDGE)}\s]*"
+    ascii_keys = [k for k in keys if all(piece.isascii() for piece in k)]
+    return re.compile(edge + _trie(keys)), re.compile(edge + _trie(ascii_keys))
+
+
+def may_anchor(choices: Sequence[str]) -> bool:
     """False only when no option can be anchored: none starts with a letter or '(' (a letter reference starts
     with a letter or a keyword), none starts with the first word(s) of a phrase or keyword of the table, none
-    holds an `inside` key."""
-    words, chars, letters = _maybe()
+    holds an `inside` phrase."""
     joined = "\n".join(choices)
-    if letters.search("\n" + joined) is not None:
+    if _maybe()[2].search("\n" + joined) is not None:
         return True
-    low = joined.lower() if joined.isascii() else unicodedata.normalize("NFKC", joined).casefold()
+    every, ascii_only = _line_starts()
+    if joined.isascii():
+        low, starts = joined.lower(), ascii_only
+    else:
+        low, starts = unicodedata.normalize("NFKC", joined).casefold(), every
     if _maybe_inside(low) and _tables()[2].search(low) is not None:
         return True
-    for line in low.split("\n"):
-        line = line.strip(_EDGE)
-        ws = line.split(None, 2)
-        if not ws:
-            continue
-        if ws[0] in words or (len(ws) > 1 and ws[0] + " " + ws[1] in words):
-            return True
-        if line[:2] in chars or line[:1] in chars:
-            return True
-    return False
+    return starts.search("\n" + low) is not None

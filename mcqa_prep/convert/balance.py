@@ -15,7 +15,9 @@ platform, and independent of other rows.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 import re
 from collections.abc import Iterable, Sequence
 
@@ -66,7 +68,7 @@ def scan_pins(
     texts, and options that name other options by letter together with the options they name. When an option
     names letters that cannot be told for sure (anchors.UNRESOLVED) every position is pinned (the row keeps
     its order: nothing is guessed) and that option's text is returned for the report."""
-    if not user_pins and not may_anchor(list(choices)):
+    if not user_pins and not may_anchor(choices):
         return _NONE, None
     out: set[int] | None = None
     n = len(choices)
@@ -104,6 +106,11 @@ def _perm_table(m: int) -> list[tuple[int, ...]] | None:
     if t is None:
         t = _PERMS[m] = list(itertools.permutations(range(m)))
     return t
+
+
+@functools.cache
+def _factorial(m: int) -> int:
+    return math.factorial(m)
 
 
 class Balancer:
@@ -145,8 +152,12 @@ class Balancer:
             r, j = divmod(r, len(table))
             src = [*map(src.__getitem__, table[j])]
         else:
+            # Fisher-Yates on the digits of r in the mixed radix (2, ..., n-1): the same draws as dividing r
+            # by n-1, n-2, ..., 2 in turn, taken from r mod (n-1)! (a machine-size integer up to 21 options)
+            # instead of dividing the 192-bit r each time
+            r, d = divmod(r, _factorial(n - 1))
             for i in range(n - 2, 0, -1):
-                r, j = divmod(r, i + 1)
+                d, j = divmod(d, i + 1)
                 src[i], src[j] = src[j], src[i]
         rng.r = r
         src.insert(target, gold)

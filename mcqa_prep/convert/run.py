@@ -36,6 +36,7 @@ REPORT_VERSION = 1
 NAMESPACE = uuidlib.uuid5(uuidlib.NAMESPACE_URL, "mcqa-prep/convert")
 BIAS_RATIO = 2.0  # report warning: a gold letter over twice its uniform share ...
 BIAS_MIN_ROWS = 20  # ... among at least this many rows with that option count
+WRITE_BLOCK = 512  # output lines gathered per write
 
 
 def _dumps(row: dict[str, Any]) -> bytes:
@@ -208,6 +209,10 @@ class Run:
         meta_convert = {**self.meta_base, "preset": pname}
         pick, slots, seed_salt = self.mix.pick_index, self.slots, self.seed_salt
         counts = self.balancer.counts
+        label_src = src.label
+        per_slot = [0] * len(slots)
+        per_n: Counter[int] = Counter()
+        pending: list[bytes] = []  # lines written in blocks: one write per WRITE_BLOCK rows
         fh = None
         n_read = n_written = n_lines = 0
         for index, line, data, error in src.rows(projection):
@@ -230,7 +235,7 @@ class Run:
                     row_uuid(name),
                     {**ident, "row": index},
                     meta_convert,
-                    src.label,
+                    label_src,
                     index,
                 )
             except RowReject as r:
@@ -241,13 +246,21 @@ class Run:
                 c = counts[(key, n)] = [0] * n
             for target in targets:
                 c[target] += 1
-            if fh is None:
-                fh = outputs.handle(key)
-            fh.write(line_out)
+            pending.append(line_out)
+            if len(pending) >= WRITE_BLOCK:
+                fh = fh or outputs.handle(key)
+                fh.write(b"".join(pending))
+                pending.clear()
             n_written += 1
             n_lines += len(targets)
-            self.tpl_rows[slots[k][0]] += 1
-            self.n_rows[n] += 1
+            per_slot[k] += 1
+            per_n[n] += 1
+        if pending:
+            (fh or outputs.handle(key)).write(b"".join(pending))
+        for k, rows in enumerate(per_slot):
+            if rows:
+                self.tpl_rows[slots[k][0]] += rows
+        self.n_rows.update(per_n)
         sdoc["read"] += n_read
         sdoc["written"] += n_written
         sdoc["rejected"] += n_read - n_written

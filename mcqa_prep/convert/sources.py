@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError, UsageError
 from ..io.paths import CONVERT_KINDS, STDIN, require_regular
-from ..io.readers import open_parquet, read_jsonl, read_parquet
+from ..io.readers import batch_rows, open_parquet, parquet_batches, read_jsonl
 from ..progress import Progress
 from ..records import display_name
 from ..sources import KIND_PULLED, Inputs, resolve
@@ -161,8 +161,14 @@ class Stream:
         assert self.path is not None
         names = open_parquet(self.path).schema_arrow.names
         cols = None if columns is None else [c for c in names if c in set(columns)]
-        for rec in read_parquet(self.path, self.split, columns=cols):
-            yield self.start_index + rec.index, rec.line, rec.data, rec.error
+        # the reader's batches and rows (io.readers.read_parquet's), without its per-row records: convert
+        # reads no option hints or value marks (a value JSON cannot hold is made representable on writing)
+        i = 0
+        start = self.start_index
+        for batch in parquet_batches(self.path, None, cols):
+            for data in batch_rows(batch)[0]:
+                yield start + i, i + 1, data, None
+                i += 1
 
     def _hub_rows(self) -> Iterator[SourceRow]:
         i = self.start_index
