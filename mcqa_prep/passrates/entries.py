@@ -107,42 +107,51 @@ def entry_line_v2(key: str, model: str, e: Entry) -> bytes:
     return orjson.dumps(_v2_doc(key, model, e), option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
-def entry_line_v3(key: str, model: str, e: Entry) -> bytes:
+def entry_lines_v3(entries: list[tuple[str, str, Entry]]) -> bytes:
+    """The table lines of `entries` (key, model, Entry), each its keys sorted and a newline after it: one
+    orjson call for the lot, its list split into lines where an entry begins (`},{"at_chance":`, which no
+    JSON string can hold unescaped and no nested object of an entry begins with)."""
+    if not entries:
+        return b""
+    body = orjson.dumps([_v3_doc(*e) for e in entries])
+    return body[1:-1].replace(_BETWEEN, _BETWEEN_LINES) + b"\n"
+
+
+_BETWEEN, _BETWEEN_LINES = b'},{"at_chance":', b'}\n{"at_chance":'
+
+
+def _v3_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
     (samples, passes, mean_reward, rollouts, unanswered, votes, p_mean, p_lower, p_upper, bucket, k, variants,
      c_rate, c_mean, c_lower, c_upper, x_mean, x_lower, x_upper, at_chance, x_bucket) = e  # fmt: skip
-    doc = {  # _v2_doc's fields and the v3 ones, in one dict (a table writes a million of them)
+    return {  # _v2_doc's fields and the v3 ones, in one dict, its keys inserted sorted (as the line has them)
+        "at_chance": at_chance,
+        "bucket": bucket,
+        "consistent_lower": c_lower,
+        "consistent_mean": c_mean,
+        "consistent_rate": c_rate,
+        "consistent_upper": c_upper,
+        "corrected_bucket": x_bucket,
+        "corrected_lower": x_lower,
+        "corrected_mean": x_mean,
+        "corrected_upper": x_upper,
+        "k": k,
         "key": key,
+        "mean_reward": mean_reward,
         "model": model,
+        "pass_rate": passes / samples,
+        "passes": passes,
+        "posterior_lower": p_lower,
+        "posterior_mean": p_mean,
+        "posterior_upper": p_upper,
         "rollouts": rollouts,
         "samples": samples,
-        "passes": passes,
-        "pass_rate": passes / samples,
-        "mean_reward": mean_reward,
         "unanswered": unanswered,
-        "votes": None if votes is None else {"pass": list(votes[0]), "fail": list(votes[1])},
-        "posterior_mean": p_mean,
-        "posterior_lower": p_lower,
-        "posterior_upper": p_upper,
-        "bucket": bucket,
-        "k": k,
         "variants": [
-            {"prompt": prompt or None, "gold": gold, "samples": n, "passes": c}
+            {"gold": gold, "passes": c, "prompt": prompt or None, "samples": n}
             for prompt, gold, n, c in variants or ()
         ],
-        "consistent_rate": c_rate,
-        "consistent_mean": c_mean,
-        "consistent_lower": c_lower,
-        "consistent_upper": c_upper,
-        "corrected_mean": x_mean,
-        "corrected_lower": x_lower,
-        "corrected_upper": x_upper,
-        "at_chance": at_chance,
-        "corrected_bucket": x_bucket,
+        "votes": None if votes is None else {"fail": list(votes[1]), "pass": list(votes[0])},
     }
-    return orjson.dumps(doc, option=_LINE)
-
-
-_LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def _v2_doc(key: str, model: str, e: Entry) -> dict[str, Any]:

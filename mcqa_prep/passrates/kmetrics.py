@@ -189,23 +189,26 @@ def model_metrics(entries: Iterable[Any], rule: str | None, ks: list[int] | None
         {} if rule is not None and all(e.votes is not None for e in items) else None
     )
     # each entry's value looked up by its counts, computed once per distinct counts: the same floats, summed
-    # in the same order, as calling pass_at_k / majority_at_k per entry
-    nc = [(e.samples, e.passes) for e in items]
-    vu = [(e.votes, e.unanswered or 0) for e in items] if maj_k is not None else []
+    # in the same order, as calling pass_at_k / majority_at_k per entry (each entry's counts numbered once)
+    samples = [e.samples for e in items]
+    nc_of, nc = _numbered([(e.samples, e.passes) for e in items])
+    vu_of, vu = _numbered([(e.votes, e.unanswered or 0) for e in items]) if maj_k is not None else ([], [])
     for k in ks:
-        keep = [e.samples >= k for e in items]
-        eligible = list(compress(nc, keep))
+        keep = list(map(k.__le__, samples))
+        eligible = list(compress(nc_of, keep))
         if not eligible:
             continue
-        passing = {c: pass_at_k(c[0], c[1], k) for c in dict.fromkeys(eligible)}
+        passing = [pass_at_k(n, c, k) if n >= k else 0.0 for n, c in nc]
         pass_k[str(k)] = {
             "value": sum(map(passing.__getitem__, eligible)) / len(eligible),
             "questions": len(eligible),
         }
         if maj_k is not None and k <= MAJORITY_MAX_K:
             assert rule is not None  # maj_k is only built when a rule is given
-            groups = list(compress(vu, keep))
-            voted = {g: majority_at_k(g[0], g[1], k, rule) for g in dict.fromkeys(groups)}
+            groups = list(compress(vu_of, keep))
+            voted = [0.0] * len(vu)
+            for g in dict.fromkeys(groups):
+                voted[g] = majority_at_k(vu[g][0], vu[g][1], k, rule)
             maj_k[str(k)] = {
                 "value": sum(map(voted.__getitem__, groups)) / len(groups),
                 "questions": len(eligible),
@@ -219,6 +222,13 @@ def model_metrics(entries: Iterable[Any], rule: str | None, ks: list[int] | None
         "majority_at_k": maj_k,
         "no_answer": (sum(e.unanswered for e in items) / rollouts) if known and rollouts else None,
     }
+
+
+def _numbered(values: list[Any]) -> tuple[list[int], list[Any]]:
+    """Each value's number (its distinct values numbered in order of first appearance), and those values."""
+    ids: dict[Any, int] = {}
+    numbers = [ids.setdefault(v, len(ids)) for v in values]
+    return numbers, list(ids)
 
 
 def round_metrics(doc: Mapping[str, Any], digits: int = 6) -> dict[str, Any]:
