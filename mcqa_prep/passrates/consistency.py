@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..grader.letters import normalize_gold
-from .entries import Entry, Variant
-from .posterior import DIGITS, PosteriorCache, Prior, beta_ppf, bucket_of, fit_prior
+from .entries import Variant
+from .posterior import DIGITS, Prior, beta_ppf, bucket_of
 
 METHOD = {
     "variants": "distinct prompts of a question (option orders, templates), each counted apart",
@@ -215,44 +215,6 @@ def fields(
     cm = corrected(mean, k)
     bucket = buckets if at_chance else bucket_of(min(1.0, max(0.0, cm)), buckets)
     return k, variants, rate, c_mean, c_lo, c_hi, cm, corrected(lo, k), corrected(hi, k), at_chance, bucket
-
-
-V3_AT = Entry._fields.index("k")  # Entry's fields before the v3 ones
-
-
-def extend(
-    entries: Iterable[tuple[str, str, Any]],
-    counted: Mapping[tuple[str, str], tuple[int | None, tuple[Variant, ...]]],
-    priors: Mapping[str, Prior],
-    level: float,
-    buckets: int,
-) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, Prior]]]:
-    """Entries (key, model, Entry) with their v3 fields, and the priors per model and option count; an entry
-    without variant counts gets one variant of unknown prompt and gold (its consistent rate is its plain
-    rate)."""
-    rows = [(key, model, e, *counted.get((key, model), (None, ()))) for key, model, e in entries]
-    pairs: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for _, model, e, k, _ in rows:
-        if k is not None and k >= 2:
-            pairs.setdefault((model, k), []).append((e.samples, e.passes))
-    by_k = {mk: fit_prior(ps) for mk, ps in sorted(pairs.items())}
-    caches = {mk: PosteriorCache(p, level, buckets) for mk, p in by_k.items()}
-    out = []
-    for key, model, e, k, vs in rows:
-        if not vs:
-            vs = (Variant("", None, e.samples, e.passes),)
-        cache = caches.get((model, k)) if k is not None else None
-        post = None
-        if cache is not None:
-            p = cache(e.samples, e.passes)
-            post = (p.mean, p.lower, p.upper)
-        plain = (e.posterior_mean, e.posterior_lower, e.posterior_upper)
-        v3 = fields(priors[model], level, buckets, post, k, vs, plain)
-        out.append((key, model, Entry._make((*e[:V3_AT], *v3))))
-    doc: dict[str, dict[str, Prior]] = {}
-    for (model, k), prior in by_k.items():
-        doc.setdefault(model, {})[str(k)] = prior
-    return out, doc
 
 
 def by_position(variants: Iterable[Variant]) -> dict[int, tuple[int, int]]:

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import Entry
+from .consistency import fields as v3_fields
+from .entries import Entry, Variant
 from .kmetrics import Votes, model_metrics, round_metrics
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, DIGITS, PosteriorCache, Prior, fit_prior
 
@@ -31,38 +32,53 @@ def fit_priors(by_model: Mapping[str, Iterable[tuple[int, int]]]) -> dict[str, P
 
 def estimate(
     cells: Mapping[tuple[str, str], Counts],
+    variants: Mapping[tuple[str, str], tuple[int | None, tuple[Variant, ...]]],
     rule: str | None,
     level: float = DEFAULT_LEVEL,
     buckets: int = DEFAULT_BUCKETS,
-) -> tuple[list[tuple[str, str, Entry]], dict[str, Prior], dict[str, Any]]:
-    """(entries sorted by (key, model), priors by model, metrics by model) of counted cells."""
+) -> tuple[list[tuple[str, str, Entry]], dict[str, Prior], dict[str, Any], dict[str, dict[str, Prior]]]:
+    """(entries sorted by (key, model), priors by model, metrics by model, priors by model and option count)
+    of counted cells and their variant counts (VariantTally.counted). Each entry is made once with its
+    posterior and its fields across variants (consistency.v3_fields); an entry without variant counts gets
+    one variant of unknown prompt and gold (its consistent rate is its plain rate)."""
     by_model: dict[str, list[tuple[int, int]]] = {}
     for (_, model), c in cells.items():
         by_model.setdefault(model, []).append((c.samples, c.passes))
     priors = fit_priors(by_model)
     caches = {m: PosteriorCache(p, level, buckets) for m, p in priors.items()}
+    rows = [(km, c, variants.get(km, _NO_VARIANTS)) for km, c in sorted(cells.items())]
+    pairs: dict[
+        tuple[str, int], list[tuple[int, int]]
+    ] = {}  # the option count's prior: fitted in entry order
+    for (_, model), c, (k, _) in rows:
+        if k is not None and k >= 2:
+            pairs.setdefault((model, k), []).append((c.samples, c.passes))
+    by_k = {mk: fit_prior(ps) for mk, ps in sorted(pairs.items())}
+    caches_k = {mk: PosteriorCache(p, level, buckets) for mk, p in by_k.items()}
     entries = []
-    for (key, model), c in sorted(cells.items()):
+    for (key, model), c, (k, vs) in rows:
         post = caches[model](c.samples, c.passes)
+        if not vs:
+            vs = (Variant("", None, c.samples, c.passes),)
+        cache = caches_k.get((model, k)) if k is not None else None
+        post_k = None
+        if cache is not None:
+            p = cache(c.samples, c.passes)
+            post_k = (p.mean, p.lower, p.upper)
+        plain = (post.mean, post.lower, post.upper)
         entries.append(
-            (
-                key,
-                model,
-                Entry(
-                    c.samples,
-                    c.passes,
-                    c.reward_sum / c.samples,
-                    c.rollouts,
-                    c.unanswered,
-                    c.votes,
-                    post.mean,
-                    post.lower,
-                    post.upper,
-                    post.bucket,
-                ),
-            )
-        )
-    return entries, priors, metrics_of(entries, rule)
+            (key, model, Entry(
+                c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *plain,
+                post.bucket, *v3_fields(priors[model], level, buckets, post_k, k, vs, plain),
+            ))
+        )  # fmt: skip
+    doc: dict[str, dict[str, Prior]] = {}
+    for (model, k), prior in by_k.items():
+        doc.setdefault(model, {})[str(k)] = prior
+    return entries, priors, metrics_of(entries, rule), doc
+
+
+_NO_VARIANTS: tuple[None, tuple[Variant, ...]] = (None, ())
 
 
 def metrics_of(entries: Iterable[tuple[str, str, Entry]], rule: str | None) -> dict[str, Any]:

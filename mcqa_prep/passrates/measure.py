@@ -43,7 +43,7 @@ from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
 from ..runs import RunRequest
 from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
-from .consistency import extend, header_doc, variant_of
+from .consistency import header_doc, variant_of
 from .estimate import Counts, estimate
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .positions import summary
@@ -377,9 +377,8 @@ def measure(
         cid, pool, inputs = got.contract_id, got.pool, got.inputs
         contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
         cells, left = counted(pool, est.no_answer)
-        entries, priors, metrics = estimate(cells, est.no_answer, est.level, est.buckets)
-        entries, priors_by_k = extend(
-            entries, pool.variants.counted(est.no_answer), priors, est.level, est.buckets
+        entries, priors, metrics, priors_by_k = estimate(
+            cells, pool.variants.counted(est.no_answer), est.no_answer, est.level, est.buckets
         )
         for model, share in no_answer_shares(
             pool

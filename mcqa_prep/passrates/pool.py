@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import ContractMismatch, InputError
 from ..io.paths import distinct_inputs
 from ..progress import Progress
-from .consistency import extend, header_doc, merge
+from .consistency import header_doc, merge
 from .estimate import Counts, estimate
 from .kmetrics import describe_rule
 from .posterior import settings_doc
@@ -102,8 +102,9 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
                     None if c.unanswered is None or e.unanswered is None else c.unanswered + e.unanswered
                 )
                 c.votes = None
-    entries, priors, metrics = estimate(cells, first.no_answer, first.level, first.buckets)
-    entries, priors_by_k = extend(entries, variants, priors, first.level, first.buckets)
+    entries, priors, metrics, priors_by_k = estimate(
+        cells, variants, first.no_answer, first.level, first.buckets
+    )
     by_key: dict[str, dict[str, Any]] = {}
     models: dict[str, int] = {}
     for key, model, e in entries:

@@ -380,7 +380,7 @@ def test_curriculum_schedules_rows_only(tmp_path):
 def _big_table(src: Path, out: Path, scale: int, tag: str) -> Path:
     """A valid table whose every question has `scale` times the sample's samples (10^9 and more), its variants
     scaled alike, estimated and written by the table's own code."""
-    from mcqa_prep.passrates.consistency import extend, header_doc
+    from mcqa_prep.passrates.consistency import header_doc
     from mcqa_prep.passrates.entries import Variant
     from mcqa_prep.passrates.estimate import Counts, estimate
     from mcqa_prep.passrates.table import read_table, write_table
@@ -396,8 +396,7 @@ def _big_table(src: Path, out: Path, scale: int, tag: str) -> Path:
                 Variant(v.prompt, v.gold, v.samples * scale, v.passes * scale) for v in e.variants or ()
             )
             counted[(key, model)] = (e.k, vs)
-    entries, priors, metrics = estimate(cells, t.no_answer, t.level, t.buckets)
-    entries, priors_by_k = extend(entries, counted, priors, t.level, t.buckets)
+    entries, priors, metrics, priors_by_k = estimate(cells, counted, t.no_answer, t.level, t.buckets)
     header = {k: v for k, v in t.header.items() if k not in ("table_schema", "tool", "created_at", "entries")}
     header.pop("content_sha256", None)
     header["inputs"] = [{"name": f"{tag}.jsonl", "sha256": tag * 64, "bytes": 1}]
