@@ -10,7 +10,7 @@ counts as a sample under `fail`, is refused under `exclude`, and is never eviden
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,27 +47,38 @@ class PassPool:
         """One graded rollout (`n` alike ones: only for a reward of 0 or 1, whose sums are exact in any
         order); `where` (consistency.variant_of: its prompt id, gold position, option count) counts it under
         its variant too."""
-        self.rows += n
+        self.add_all(key, model, where, ((reward, answer, n),))
+
+    def add_all(self, key: str, model: str, where: Any, outcomes: Iterable[tuple[float, Any, int]]) -> None:
+        """Rollouts of one (key, model) and variant `where` (None: not counted by variant), as (reward, answer,
+        n) in reading order: the same counts as add() for each, the cell looked up once."""
         cell = self.cells.get((key, model))
         if cell is None:
             cell = self.cells[(key, model)] = [0, 0, 0.0, 0, 0, 0.0, {}]
-        ok = passed(reward)
-        if where is not None:
-            self.variants.add(key, model, where, ok, answer is not None, n)
-        passes, rewards = ok * n, reward * n  # (n = 1: the same numbers as `ok` and `reward`)
-        cell[0] += n
-        cell[1] += passes
-        cell[2] += rewards
-        if answer is UNKNOWN:
-            self.unknown += n
-            cell[6] = None
-        elif answer is None:
-            cell[3] += n
-            cell[4] += passes
-            cell[5] += rewards
-        elif cell[6] is not None:
-            vote = (answer, ok)
-            cell[6][vote] = cell[6].get(vote, 0) + n
+        variant = self.variants.variant(key, model, where) if where is not None else None
+        for reward, answer, n in outcomes:
+            self.rows += n
+            ok = passed(reward)
+            passes, rewards = ok * n, reward * n  # (n = 1: the same numbers as `ok` and `reward`)
+            if variant is not None:
+                variant[3] += n
+                variant[4] += passes
+                if answer is None:
+                    variant[5] += n
+                    variant[6] += passes
+            cell[0] += n
+            cell[1] += passes
+            cell[2] += rewards
+            if answer is UNKNOWN:
+                self.unknown += n
+                cell[6] = None
+            elif answer is None:
+                cell[3] += n
+                cell[4] += passes
+                cell[5] += rewards
+            elif cell[6] is not None:
+                vote = (answer, ok)
+                cell[6][vote] = cell[6].get(vote, 0) + n
 
     def merge(self, other: PassPool) -> None:
         """Fold in the pool of the rollouts that follow this one's (a later chunk's): the same cells, in the

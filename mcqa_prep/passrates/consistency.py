@@ -96,6 +96,15 @@ class VariantTally:
         answered: bool,
         n: int = 1,
     ) -> None:
+        c = self.variant(key, model, where)
+        c[3] += n
+        c[4] += ok * n
+        if not answered:
+            c[5] += n
+            c[6] += ok * n
+
+    def variant(self, key: str, model: str, where: tuple[bytes, int | None, int | None]) -> list[Any]:
+        """The counts of (key, model)'s variant `where` (made, without a rollout, when it is the first)."""
         prompt, gold, k = where
         km = (key, model)
         cell = self.cells.get(km)
@@ -111,11 +120,7 @@ class VariantTally:
             c = cell.get(prompt)
             if c is None:
                 c = cell[prompt] = [prompt, gold, k, 0, 0, 0, 0]
-        c[3] += n
-        c[4] += ok * n
-        if not answered:
-            c[5] += n
-            c[6] += ok * n
+        return c
 
     def merge(self, other: VariantTally) -> None:
         """Fold in a later chunk's tally: the same cells as adding its rollouts here one by one (a variant's

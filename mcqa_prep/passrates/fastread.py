@@ -110,17 +110,24 @@ def _value(raw: bytes) -> Any:
 
 
 def _count_groups(part: Any, groups: Counter) -> None:
-    contexts: dict[tuple[Any, ...], tuple[Any, str, str, Any]] = {}
-    gradings: dict[bytes, tuple[str, str | None]] = {}
+    # the groups by context (prompt, metadata, options, uuid, gold), contexts in the order of their first
+    # group and each context's groups in theirs: its cell and variant made, then counted, in reading order
+    by_context: dict[tuple[Any, ...], list[tuple[float, Any, int]]] = {}
     for (rcp_b, md_b, opts_b, (uuid, gold, reward, answer)), n in groups.items():
-        ctx = (rcp_b, md_b, opts_b, uuid, gold)
-        c = contexts.get(ctx)
-        if c is None:
-            c = contexts[ctx] = _context(part, ctx, gradings)
         if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
             raise _Unsure
-        pool, key, model, site = c
-        pool.add(key, model, reward, UNKNOWN if answer is UNSET else answer or None, site, n)
+        outcome = (reward, UNKNOWN if answer is UNSET else answer or None, n)
+        ctx = (rcp_b, md_b, opts_b, uuid, gold)
+        same = by_context.get(ctx)
+        if same is None:
+            by_context[ctx] = [outcome]
+        else:
+            same.append(outcome)
+    gradings: dict[bytes, tuple[str, str | None]] = {}
+    values: dict[bytes, Any] = {}  # metadata by its raw JSON
+    for ctx, outcomes in by_context.items():
+        pool, key, model, site = _context(part, ctx, gradings, values)
+        pool.add_all(key, model, site, outcomes)
 
 
 def _grading(md_b: bytes) -> tuple[str, str | None]:
@@ -138,7 +145,7 @@ def _grading(md_b: bytes) -> tuple[str, str | None]:
 
 
 def _context(
-    part: Any, ctx: tuple[Any, ...], gradings: dict[bytes, tuple[str, str | None]]
+    part: Any, ctx: tuple[Any, ...], gradings: dict[bytes, tuple[str, str | None]], values: dict[bytes, Any]
 ) -> tuple[Any, str, str, Any]:
     """(pool, key, model, variant) of the rollouts of one prompt, metadata, options, uuid and gold, as
     Measurement._count works them out; the contract's pool made here when it is the first one met."""
@@ -146,10 +153,14 @@ def _context(
     grading = gradings.get(md_b)
     if grading is None:
         grading = gradings[md_b] = _grading(md_b)
-    row: dict[str, Any] = {}
-    for name, raw in (("responses_create_params", rcp_b), ("metadata", md_b), ("options", opts_b)):
-        if raw:
-            row[name] = _value(raw)
+    row: dict[str, Any] = {"responses_create_params": _value(rcp_b)} if rcp_b else {}
+    if md_b:  # (only read: one value per distinct metadata, most rollouts share theirs)
+        md = values.get(md_b)
+        if md is None:
+            md = values[md_b] = _value(md_b)
+        row["metadata"] = md
+    if opts_b:
+        row["options"] = _value(opts_b)
     for name, value in (("uuid", uuid), ("expected_answer", gold)):
         if value is not UNSET:
             row[name] = value
