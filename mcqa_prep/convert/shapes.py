@@ -15,6 +15,7 @@ Choice shapes (exactly one per map):
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import re
@@ -375,17 +376,18 @@ def split_choices(value: Any) -> tuple[list[Any], list[str] | None]:
 
 
 # per letter, a label after a separator (", b)") and one after any space ("b)"): the first is preferred, so a
-# label-like run inside a text ("vitamin b) deficiency, b) excess") is not taken for the next label
-_LABEL_AT = {
-    case: [
+# label-like run inside a text ("vitamin b) deficiency, b) excess") is not taken for the next label. Compiled
+# on first use (104 patterns): most sources never hold choices as one labelled text
+@functools.cache
+def _label_at(case: str) -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    letters = LETTERS if case == "upper" else LETTERS.lower()
+    return [
         (
             re.compile(rf"[,;\n]\s*(\(?{L}\s*[).:])"),
             re.compile(rf"(?:^|(?<=\s))(\(?{L}\s*[).:])"),
         )
         for L in letters
     ]
-    for case, letters in (("upper", LETTERS), ("lower", LETTERS.lower()))
-}
 
 
 def split_labelled(text: str) -> tuple[list[str], list[str]] | None:
@@ -396,7 +398,7 @@ def split_labelled(text: str) -> tuple[list[str], list[str]] | None:
     first = _OWN_LABEL.match(s)
     if first is None or first.group(1) not in "Aa":
         return None
-    pats = _LABEL_AT["upper" if first.group(1) == "A" else "lower"]
+    pats = _label_at("upper" if first.group(1) == "A" else "lower")
     starts: list[tuple[int, int]] = [(0, first.end())]
     for after_separator, after_space in pats[1:]:
         m = after_separator.search(s, starts[-1][1]) or after_space.search(s, starts[-1][1])

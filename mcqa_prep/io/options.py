@@ -49,9 +49,7 @@ def option_lists(col: Any) -> tuple[list[str], list[Any], list[Any], list[int]] 
     element's letter (its one non-null field) and text, each row's hint (the (letters, texts) lists of its
     elements; None for a null row or one holding an element without exactly one non-null field), and the
     positions of those elements among all. None for any other layout, or a null element."""
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     t = col.type
     if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type):
@@ -60,6 +58,11 @@ def option_lists(col: Any) -> tuple[list[str], list[Any], list[Any], list[int]] 
     kinds = [st.field(i).type for i in range(st.num_fields)]
     if not kinds or not all(pa.types.is_string(k) or pa.types.is_null(k) for k in kinds):
         return None
+    # only now: pyarrow.compute costs a noticeable import, and a source whose options are a plain list of
+    # strings (convert's MMLU-Pro layout) never needs it
+    import numpy as np
+    import pyarrow.compute as pc
+
     names = [st.field(i).name for i in range(st.num_fields)]
     flat = col.flatten()  # StructArray of all elements (null list entries contribute nothing)
     if flat.null_count:  # a null element (not a struct): keep the row's exact Python value instead
