@@ -333,3 +333,31 @@ def test_nemo_gym_itself_takes_the_repaired_rows_and_grades_them_right(tmp_path)
         for c in errors:
             assert verify(orig, c.probe.text)["extracted_answer"] == c.got  # the original misgrades it
             assert verify(row, c.probe.text)["extracted_answer"] in c.probe.accept | {None}, c.probe.text
+
+
+def test_a_repaired_rows_facts_rejudged_equal_a_fresh_check(tmp_path):
+    """RowChecker.check_fixed (the repaired row's facts re-judged under the fix, prepare's second pass) gives
+    the findings and keys that checking the repaired row anew gives, for every repairable row: the templated
+    fixture's string regexes, a list of patterns, and a string one in a row with other findings."""
+    import dataclasses
+
+    from mcqa_prep.io.readers import iter_file
+    from mcqa_prep.validate.facts import Config
+    from mcqa_prep.validate.row_checker import RowChecker
+
+    rows = [*read_jsonl(FIXTURES / TEMPLATED), *read_jsonl(_row(tmp_path, [r"Final Choice:\s*([A-Za-z])"]))]
+    odd = dict(rows[0], grading_mode="no_such_mode", uuid=None)  # other rules fire besides the audit
+    src = write_jsonl(tmp_path / "all.jsonl", [*rows, odd])
+    checker = RowChecker(Config(1.0))
+    seen = []
+    for rec in iter_file(src):
+        out, keys, fix = checker.check_repair(rec)
+        if fix is None:
+            continue
+        seen.append(type(fix.value).__name__)
+        tm = rec.data["template_metadata"]
+        fixed = dataclasses.replace(
+            rec, data={**rec.data, "template_metadata": {**tm, "output_regex": fix.value}}
+        )
+        assert checker.check_fixed(fix, fixed) == RowChecker(Config(1.0)).check(fixed), rec.line
+    assert seen.count("str") >= 4 and "list" in seen, seen  # re-judged, and (a list) checked anew

@@ -234,22 +234,22 @@ class RowWork:
 
 
 def repaired(work: RowWork, rec: Row, findings: list[Finding], keys: Any, fix: Any) -> tuple[Any, ...]:
-    """(row, findings, keys, Repair or None) for a row the regex audit errs on and can fix (`fix`: the
-    output_regex with the fixes, validate.row_checker.RowChecker.check_repair). Without `repair_regexes` the row
-    stays as it is and the Repair only says that it could be fixed. With it, the row with the fix is checked
-    again by every row rule: when no error is left it replaces the row, else the row as given keeps its
-    findings (and is rejected for them)."""
+    """(row, findings, keys, Repair or None) for a row the regex audit errs on and can fix (`fix`:
+    validate.row_checker.RegexFix, the output_regex with the fixes, from RowChecker.check_repair). Without
+    `repair_regexes` the row stays as it is and the Repair only says that it could be fixed. With it, the row
+    with the fix is checked again by every row rule (RowChecker.check_fixed): when no error is left it
+    replaces the row, else the row as given keeps its findings (and is rejected for them)."""
     tm = rec.data["template_metadata"]  # type: ignore[index]
     template = template_id(rec.data)  # type: ignore[arg-type]
     if not work.repair_regexes:
         return rec, findings, keys, Repair(template, tm["output_regex"], None)
     data = dict(rec.data)  # type: ignore[arg-type]
-    data["template_metadata"] = {**tm, "output_regex": fix}
+    data["template_metadata"] = {**tm, "output_regex": fix.value}
     fixed_rec = dataclasses.replace(rec, data=data)
-    again, fixed_keys = work.checker.check(fixed_rec)
+    again, fixed_keys = work.checker.check_fixed(fix, fixed_rec)
     if any(f.severity == ERROR for f in again):
         return rec, findings, keys, None
-    return fixed_rec, again, fixed_keys, _shared(template, tm["output_regex"], fix)
+    return fixed_rec, again, fixed_keys, _shared(template, tm["output_regex"], fix.value)
 
 
 _REPAIRS: dict[tuple[Any, Any, Any], Repair] = {}  # one object per distinct repair: pickled once a chunk

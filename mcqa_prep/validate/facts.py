@@ -42,6 +42,7 @@ G_REGEX_PROMPT = 1 << 12  # negative control on this row's prompt
 G_AUDIT = 1 << 13  # regex_audit, regex_audit_edge: the row's audit found a counterexample
 G_FORMAT = 1 << 14  # prompt_answer_format: an answer-format example of the prompt is not graded to its letter
 
+_REGEX_BITS = G_REGEX | G_REGEX_LETTERS | G_REGEX_PROMPT | G_AUDIT | G_FORMAT  # set by RowChecker.complete
 _QUIET_MODES = frozenset(m for m in ROW_MODES if m not in NOT_NEMO_GYM_MODES)
 _IRREGULAR_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 # control characters no text should hold: C0 but tab/newline/carriage return, DEL, C1, and invisible format
@@ -93,6 +94,9 @@ def walk_options(opts: Any) -> OptionWalk:
     return w
 
 
+_KEPT = ("cfg", "gm", "uuid", "prompt", "keys", "letters", "texts", "gold", "_walk", "linked", "exs")
+
+
 class RowFacts:
     """The shared facts of one row (see the module docstring); `may` holds the guard bits."""
 
@@ -118,6 +122,7 @@ class RowFacts:
         "_walk",
         "_echo",
         "linked",
+        "exs",
     )
 
     def __init__(self, row: Row, cfg: Config, load: Any = None) -> None:
@@ -146,6 +151,23 @@ class RowFacts:
         self._walk: OptionWalk | None = None
         self._echo: Any = None  # regex_rules: the custom extraction of this row's prompt, once
         self.linked = True  # the row may carry a permutation link (False: its batch has no metadata column)
+        self.exs: Any = None  # regex_audit_rules: the prompt's answer-format examples (and their keys), once
+
+    def refit(self, row: Row) -> RowFacts:
+        """These facts for `row`: this row with only its output_regex replaced, by another string (this row's
+        was a string too), as the regex rules have not seen it yet. What does not depend on the output_regex is
+        kept (the prompt's facts and examples, the options', the gold, the mode, the guard bits they set: the
+        schema allows any string there, so its bit stands too); `row.data` must be this row's dict but for
+        template_metadata.output_regex."""
+        g = RowFacts.__new__(RowFacts)
+        for name in _KEPT:
+            setattr(g, name, getattr(self, name))
+        g.row, g._d, g._load = row, row.data, None
+        g.tm = row.data["template_metadata"]  # type: ignore[index]
+        g.orx = g.plan = g.audit = g._echo = None
+        g.quotes, g.formats = [], []
+        g.may = self.may & ~_REGEX_BITS
+        return g
 
     @property
     def d(self) -> dict[str, Any]:

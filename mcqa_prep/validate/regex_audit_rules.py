@@ -82,9 +82,11 @@ def audit_facts(f: RowFacts) -> int:
     has_regex = type(tm) is dict and "output_regex" in tm
     if has_regex and (f.plan is None or not f.plan.all_usable):
         return 0  # the pattern rules report it; nothing is known about what it reads
-    exs = examples(f.prompt) if f.prompt else ()
+    if f.exs is None:  # once per row (a repaired row's facts keep them: RowFacts.refit)
+        exs = examples(f.prompt) if f.prompt else ()
+        f.exs = exs, tuple([(e.text, e.slot, e.kind) for e in exs])
+    exs, items = f.exs
     key = f.orx if has_regex else None
-    items = tuple([(e.text, e.slot, e.kind) for e in exs])
     timeout = f.cfg.regex_timeout
     # everything below is a function of this key (the plan, hence _skip, is one of (output_regex, letters))
     ck = (key, letters, mode, timeout, items)

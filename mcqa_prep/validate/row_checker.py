@@ -10,7 +10,7 @@ order, with the same output as one process:
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..fields import template_id
 from ..records import Finding, Row
@@ -32,6 +32,15 @@ def rules_for(may: int) -> tuple[Rule, ...]:
         for r in RULES.values()
         if r.scope == ROW and r is not _MALFORMED and (r.guard == 0 or r.guard & may)
     )
+
+
+class RegexFix(NamedTuple):
+    """What check_repair gives for a row the regex audit errs on and can fix: the output_regex with the audit's
+    fixes as the row carries it (`value`), and the row's facts and keys (for check_fixed)."""
+
+    value: Any
+    facts: RowFacts
+    keys: RowKeys | None
 
 
 def findings_of(row: Row, r: Rule, hits, uuid: str | None, template: str | None = None) -> list[Finding]:
@@ -65,30 +74,43 @@ class RowChecker:
         out, keys, _ = self.judge(self.complete(f))
         return out, keys
 
-    def check_repair(self, row: Row) -> tuple[list[Finding], RowKeys | None, Any]:
+    def check_repair(self, row: Row) -> tuple[list[Finding], RowKeys | None, RegexFix | None]:
         """check(), and for a row the regex audit errs on, its output_regex with the audit's fixes
         (regex_audit_rules.regex_repair; None when the audit finds no error or some pattern has no fix)."""
         return self._repair(*self.run(row))
 
-    def check_repair_facts(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None, Any]:
+    def check_repair_facts(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None, RegexFix | None]:
         """check_repair() of a row whose facts were read from its batch's columns."""
         return self._repair(*self.judge(self.complete(f)))
 
     @staticmethod
     def _repair(
         out: list[Finding], keys: RowKeys | None, f: RowFacts | None
-    ) -> tuple[list[Finding], RowKeys | None, Any]:
+    ) -> tuple[list[Finding], RowKeys | None, RegexFix | None]:
         if f is None or not any(x.rule == REPAIRABLE_RULE for x in out):
             return out, keys, None
-        return out, keys, regex_repair(f)
+        fixed = regex_repair(f)
+        return out, keys, None if fixed is None else RegexFix(fixed, f, keys)
+
+    def check_fixed(self, fix: RegexFix, fixed: Row) -> tuple[list[Finding], RowKeys | None]:
+        """check(fixed), where `fixed` is the row of `fix` with `fix.value` as its output_regex. A string
+        replaced by a string changes only what the regex rules see: the row's facts are re-judged under the
+        fix (RowFacts.refit; the fix's plan and audit are cached per regex, letters and mode) instead of read
+        again; its keys differ only in the patterns. Other shapes are checked anew."""
+        f, keys = fix.facts, fix.keys
+        if keys is None or type(fix.value) is not str or f.orx is None or f.orx.kind != "str":
+            return self.check(fixed)
+        g = self.complete(f.refit(fixed))
+        out, _, _ = self.judge(g, keyed=False)
+        return out, keys._replace(patterns=g.orx.patterns if g.orx is not None else ())
 
     def run(self, row: Row) -> tuple[list[Finding], RowKeys | None, RowFacts | None]:
         if row.data is None or type(row.data) is not dict:
             return findings_of(row, _MALFORMED, _MALFORMED.check(row), None), None, None
         return self.judge(self.facts(row))
 
-    def judge(self, f: RowFacts) -> tuple[list[Finding], RowKeys | None, RowFacts]:
-        """The findings of the rules a row's facts say may fire, and its RowKeys."""
+    def judge(self, f: RowFacts, keyed: bool = True) -> tuple[list[Finding], RowKeys | None, RowFacts]:
+        """The findings of the rules a row's facts say may fire, and its RowKeys (`keyed`, else None)."""
         out: list[Finding] = []
         if f.may:
             u = f.uuid
@@ -99,4 +121,4 @@ class RowChecker:
                 hits = list(r.check(f))
                 if hits:
                     out.extend(findings_of(row, r, hits, uuid, template))
-        return out, row_keys(f), f
+        return out, row_keys(f) if keyed else None, f
