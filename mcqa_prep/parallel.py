@@ -18,10 +18,8 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +30,7 @@ from ._perf import keep_freed_memory as _keep_freed_memory
 from .errors import InputError, McqaPrepError, UsageError, stops_deferred
 from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
-from .io.spill import read_spill, write_spill
+from .io.spill import read_spill, remove_spill_dir, spill_dir, write_spill
 from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20  # the smallest JSONL chunk (chunk_bytes_for)
@@ -554,7 +552,9 @@ def ordered_map(
     key = f"fn-{id(fn)}"
     _STATE[key] = fn
     window = window or 3 * workers
-    spill: list[str] = []  # the private directory of the batches handed to the workers as files, once made
+    spill: list[
+        str | None
+    ] = []  # the private directory of the batches handed to the workers as files, once made
     try:
         ctx = mp.get_context("fork")
         with stops_deferred():
@@ -589,11 +589,11 @@ def ordered_map(
     finally:
         _STATE.pop(key, None)
         if spill:
-            shutil.rmtree(spill[0], ignore_errors=True)
+            remove_spill_dir(spill[0])
 
 
-def _spill(chunk: Chunk, spill: list[str]) -> None:
+def _spill(chunk: Chunk, spill: list[str | None]) -> None:
     """Write a Parquet chunk's batch for the worker to map (io/spill.py); the parent keeps its own copy."""
     if not spill:
-        spill.append(tempfile.mkdtemp(prefix=".mcqa-prep-batches-"))
+        spill.append(spill_dir())
     chunk.spill = write_spill(chunk.batch, spill[0], f"{chunk.seq:06d}.arrows")

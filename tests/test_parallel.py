@@ -112,8 +112,11 @@ def test_large_row_group_batches_reach_the_workers_as_files_and_none_is_left(tmp
 
 
 def test_a_batch_that_cannot_be_written_travels_pickled(tmp_path, monkeypatch):
+    """No temporary directory (TMPDIR not writable): the batches are pickled to the workers, as before."""
+    import tempfile
+
     monkeypatch.setattr(parallel, "ROW_GROUP_DIRECT_ROWS", 10)
-    monkeypatch.setattr(parallel, "write_spill", lambda batch, d, name: None)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     p = tmp_path / "train.parquet"
     pq.write_table(pa.Table.from_pylist([{"uuid": f"u{i}"} for i in range(5000)]), p)
     got = list(parallel.ordered_map(_spill_probe, parallel.chunks(p, "t"), 2))

@@ -17,12 +17,33 @@ from typing import Any
 from ..errors import InputError
 
 
-def write_spill(batch: Any, directory: str, name: str) -> str | None:
-    """`batch` as an Arrow IPC stream at directory/name: the path, or None when it could not be written (a full
-    disk: the batch then travels pickled, as before; nothing half-written is left)."""
+def spill_dir() -> str | None:
+    """A private temporary directory for the batches of one pool (the caller removes it), or None when none
+    can be made (the batches then travel pickled, as before)."""
+    import tempfile
+
+    try:
+        return tempfile.mkdtemp(prefix=".mcqa-prep-batches-")
+    except OSError:
+        return None
+
+
+def remove_spill_dir(directory: str | None) -> None:
+    """The directory spill_dir made, with whatever batches no worker took (a stopped or failed run)."""
+    if directory is not None:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def write_spill(batch: Any, directory: str | None, name: str) -> str | None:
+    """`batch` as an Arrow IPC stream at directory/name: the path, or None when it could not be written (no
+    directory, a full disk: the batch then travels pickled, as before; nothing half-written is left)."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
+    if directory is None:
+        return None
     path = os.path.join(directory, name)
     try:
         with pa.OSFile(path, "wb") as sink, ipc.new_stream(sink, batch.schema) as writer:
