@@ -49,3 +49,23 @@ def release_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+# glibc mallopt parameters: M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD
+_MALLOPT = ((-1, 256 << 20), (-2, 64 << 20), (-3, 256 << 20))
+
+
+def keep_freed_memory() -> None:
+    """A worker allocates and frees a chunk's worth of buffers (its input, the parsed rows, the output lines)
+    once per chunk; glibc hands the large ones back to the kernel on every free and takes fresh zeroed pages
+    on the next chunk, page fault by page fault. Measured on rescore with 2 workers: about a sixth of the
+    workers' CPU time was the kernel's. Here large blocks come from the heap and freed memory stays for the next
+    chunk (a chunk is bounded, so is what is kept). Only glibc has mallopt; elsewhere nothing changes."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    for param, value in _MALLOPT:
+        mallopt(param, value)

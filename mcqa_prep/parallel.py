@@ -3,9 +3,9 @@ handed back in input order, so the output of N workers is byte for byte the outp
 
 - A JSONL file (or stdin) is cut into blocks of whole lines by the parent, which counts their newlines, so
   each chunk knows the number of its first line; from a regular file a chunk is only a byte range, which the
-  worker reads itself (a stream's bytes travel with the chunk); a Parquet file is read as Arrow record batches, which travel
-  to the workers as Arrow buffers (cheap), and each knows its first record number. The parent does only this
-  cheap cutting; parsing, validating, grading and serialising happen in the workers.
+  worker reads itself (a stream's bytes travel with the chunk); a small Parquet row group is read by its worker,
+  a large one here, as Arrow record batches that reach the workers as files they map (io/spill.py); each knows
+  its first record number. Parsing, validating, grading and serialising happen in the workers.
 - Row indexes (0-based, blank lines not counted) are relative to the chunk in a worker; `Chunk.rows_before`
   is filled in by the parent when results come back in order, for consumers that report indexes.
 - At most `window` chunks are in flight, so memory is bounded per worker whatever the input size.
@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ._perf import keep_freed_memory as _keep_freed_memory
 from .errors import InputError, McqaPrepError, UsageError, stops_deferred
 from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
+from .io.spill import read_spill, remove_spill_dir, spill_dir, write_spill
 from .records import Row
 
 JSONL_CHUNK_BYTES = 2 << 20  # the smallest JSONL chunk (chunk_bytes_for)
@@ -39,8 +41,8 @@ CHUNK_BYTES_ENV = (
 )
 PARQUET_CHUNK_ROWS = 2048
 # A Parquet row group this small is decoded by the worker that processes it (nothing crosses the pipe but
-# its number); a larger one is decoded here and sent on in record batches (Arrow has no cheaper way into
-# the middle of a row group).
+# its number); a larger one is decoded here, on one thread (Arrow's pool took 2-3x the CPU time from the
+# workers), and sent on in record batches (Arrow has no cheaper way into the middle of a row group).
 ROW_GROUP_DIRECT_ROWS = 16384
 
 
@@ -128,7 +130,15 @@ class Chunk:
     part: int | None = None  # a Parquet batch: its number within its row group `group`
     group: int | None = None
     ident: tuple[int, int, int] | None = None  # a Parquet file's (inode, mtime_ns, size) when it was planned
+    spill: str | None = None  # a Parquet batch's copy as a file (io/spill.py): what a local worker gets
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A spilled batch crosses to a worker as its file's name only (io/spill.py)."""
+        state = dict(self.__dict__)
+        if self.spill is not None:
+            state["batch"] = None
+        return state
 
     def _jsonl(self) -> bytes:
         if self.data is None and self.span is not None:
@@ -137,6 +147,8 @@ class Chunk:
 
     def batches(self) -> Iterator[Any]:
         """The Arrow record batches of a Parquet chunk, in order (read here, in the worker)."""
+        if self.batch is None and self.spill is not None:
+            self.batch = read_spill(self.spill, self.file, self.first_line)
         if self.batch is not None:
             yield self.batch
             return
@@ -161,7 +173,7 @@ class Chunk:
                     reason="input_changed",
                 )
         try:
-            return _parquet_file(self.file, self.ident).read_row_group(self.row_group)
+            return _parquet_file(self.file, self.ident).read_row_group(self.row_group, use_threads=False)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(
                 f"{self.file}: Parquet data cannot be read past record {self.first_line}: {exc}",
@@ -169,11 +181,11 @@ class Chunk:
             ) from None
 
     def is_parquet(self) -> bool:
-        return self.batch is not None or self.row_group is not None
+        return self.batch is not None or self.row_group is not None or self.spill is not None
 
     def jsonl_lines(self) -> list[bytes] | None:
         """A JSONL chunk's lines as `rows` reads them (without their line ends), else None (Parquet)."""
-        if self.batch is not None or self.row_group is not None:
+        if self.is_parquet():
             return None
         data = self._jsonl()
         lines = data.split(b"\n") if data else []
@@ -195,6 +207,8 @@ class Chunk:
     def row_at(self, line: int) -> Row:
         """The row at `line` (a JSONL line or Parquet record number within this chunk), read again as it was
         (the worker's copy may have been changed): for reject records the parent writes."""
+        if self.batch is None and self.spill is not None:
+            self.batch = read_spill(self.spill, self.file, self.first_line)
         if self.batch is None and self.row_group is None:
             if self._lines is None:  # split once: a chunk may hold many rejected rows
                 data = self._jsonl()
@@ -452,7 +466,7 @@ def _parquet_chunks(path: Path, split: str | None, seq: int) -> Iterator[Chunk]:
                 seq += 1
                 line += n
                 continue
-            batches = pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS, row_groups=[g])
+            batches = pf.iter_batches(batch_size=PARQUET_CHUNK_ROWS, row_groups=[g], use_threads=False)
             for i, batch in enumerate(batches):
                 yield Chunk(seq, str(path), split, line, batch=batch, part=i, group=g, ident=ident)
                 seq += 1
@@ -502,26 +516,6 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-# glibc mallopt parameters: M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD
-_MALLOPT = ((-1, 256 << 20), (-2, 64 << 20), (-3, 256 << 20))
-
-
-def _keep_freed_memory() -> None:
-    """A worker allocates and frees a chunk's worth of buffers (its input, the parsed rows, the output lines)
-    once per chunk; glibc hands the large ones back to the kernel on every free and takes fresh zeroed pages
-    on the next chunk, page fault by page fault. Measured on rescore with 2 workers: about a sixth of the
-    workers' CPU time was the kernel's. Here large blocks come from the heap and freed memory stays for the next
-    chunk (a chunk is bounded, so is what is kept). Only glibc has mallopt; elsewhere nothing changes."""
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    for param, value in _MALLOPT:
-        mallopt(param, value)
-
-
 def _call(key: str, chunk: Chunk) -> Any:
     return _STATE[key](chunk)
 
@@ -558,6 +552,9 @@ def ordered_map(
     key = f"fn-{id(fn)}"
     _STATE[key] = fn
     window = window or 3 * workers
+    spill: list[
+        str | None
+    ] = []  # the private directory of the batches handed to the workers as files, once made
     try:
         ctx = mp.get_context("fork")
         with stops_deferred():
@@ -567,6 +564,8 @@ def ordered_map(
         try:
             pending: deque = deque()
             for chunk in items:
+                if chunk.batch is not None and not idle(chunk):
+                    _spill(chunk, spill)
                 with stops_deferred():  # a signal inside submit (which forks) would leave the pool half-made
                     fut = None if idle(chunk) else pool.submit(_call, key, chunk)
                 pending.append((chunk, fut))
@@ -589,3 +588,12 @@ def ordered_map(
         ) from None
     finally:
         _STATE.pop(key, None)
+        if spill:
+            remove_spill_dir(spill[0])
+
+
+def _spill(chunk: Chunk, spill: list[str | None]) -> None:
+    """Write a Parquet chunk's batch for the worker to map (io/spill.py); the parent keeps its own copy."""
+    if not spill:
+        spill.append(spill_dir())
+    chunk.spill = write_spill(chunk.batch, spill[0], f"{chunk.seq:06d}.arrows")

@@ -85,6 +85,45 @@ def test_parquet_chunks_give_the_rows_iter_file_gives(tmp_path, small_chunks, mo
     assert cs[-1].row_at(50).data["uuid"] == "u49"
 
 
+def _spill_probe(chunk):
+    """What a worker saw of a chunk: its rows, and whether its batch came as a file (not pickled)."""
+    as_file = chunk.batch is None and chunk.spill is not None and os.path.exists(chunk.spill)
+    return [(r.line, r.data) for r in chunk.rows()], as_file
+
+
+def test_large_row_group_batches_reach_the_workers_as_files_and_none_is_left(tmp_path, monkeypatch):
+    """A large row group's batches are decoded here, written once as Arrow IPC files the workers map (no
+    pickled batch crosses the pipe), with the same chunks and rows as one worker; the files are gone after."""
+    import tempfile
+
+    monkeypatch.setattr(parallel, "ROW_GROUP_DIRECT_ROWS", 10)
+    monkeypatch.setattr(parallel, "PARQUET_CHUNK_ROWS", 7)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    rows = [{"uuid": f"u{i}", "options": [{"A": "x", "B": None}, {"B": f"y{i}"}]} for i in range(60)]
+    p = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), p)
+    one = [(c.seq, res[0]) for c, res in parallel.ordered_map(_spill_probe, parallel.chunks(p, "t"), 1)]
+    two = list(parallel.ordered_map(_spill_probe, parallel.chunks(p, "t"), 2))
+    assert [(c.seq, res[0]) for c, res in two] == one and len(one) == 9
+    assert all(res[1] for _, res in two)  # the worker got a file, and read it before it was removed
+    assert [c.row_at(c.first_line + 1).data["uuid"] for c, _ in two][:2] == ["u1", "u8"]  # the parent's copy
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_batch_that_cannot_be_written_travels_pickled(tmp_path, monkeypatch):
+    """No temporary directory (TMPDIR not writable): the batches are pickled to the workers, as before."""
+    import tempfile
+
+    monkeypatch.setattr(parallel, "ROW_GROUP_DIRECT_ROWS", 10)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    p = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist([{"uuid": f"u{i}"} for i in range(5000)]), p)
+    got = list(parallel.ordered_map(_spill_probe, parallel.chunks(p, "t"), 2))
+    assert [r[0][1]["uuid"] for _, (rs, _) in got for r in [rs]] == ["u0", "u2048", "u4096"]
+    assert not any(spilled for _, (_, spilled) in got)
+
+
 @pytest.mark.parametrize("workers", [2, 3])
 def test_rescore_output_is_byte_identical_for_any_worker_count(tmp_path, small_chunks, workers):
     src = tmp_path / "requests.jsonl"
