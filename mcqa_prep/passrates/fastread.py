@@ -92,8 +92,8 @@ def fast_part(chunk: Chunk, template: Any) -> Any:
         for raw in compress(lines, map(not_, map(bytes.isascii, lines))):
             _DECODE(raw)  # what the reader decides of a line that is not ASCII (invalid UTF-8 is refused)
         recs = list(map(_DECODE_FIELDS, lines))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        return None  # (msgspec 0.19.0, the declared floor, raises UnicodeDecodeError for invalid UTF-8)
     raws = [list(map(bytes, map(attrgetter(name), recs))) for name in RAW_FIELDS]
     groups = Counter(zip(*raws, map(_TYPED, recs), strict=True))
     part = template.fresh()
