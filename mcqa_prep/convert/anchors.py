@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..labels import LOOKALIKES, NATIVE, SCRIPTS, TWO_READINGS
+from ..retrie import trie_alternation
 from .anchor_phrases import LANGS, Language
 
 TAIL_WORDS = 4
@@ -200,25 +201,6 @@ def _maybe() -> tuple[frozenset[str], frozenset[str], re.Pattern[str]]:
     return frozenset(words), frozenset(chars), letters
 
 
-def _trie(keys: list[list[str]]) -> str:
-    """One regex alternation of `keys` (each a list of regex pieces) as a trie: the engine tries each first
-    piece once instead of every key in turn."""
-    tree: dict[str, dict] = {}
-    for k in keys:
-        node = tree
-        for piece in k:
-            node = node.setdefault(piece, {})
-        node[""] = {}
-
-    def alt(node: dict[str, dict]) -> str:
-        if "" in node:
-            return ""  # a key ends here: a longer one adds nothing to a prefix test
-        parts = [piece + alt(sub) for piece, sub in sorted(node.items())]
-        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
-
-    return alt(tree)
-
-
 @functools.cache
 def _line_starts() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The line test of may_anchor as one scan of "\\n" + the lower-cased text: a line whose start, past edge
@@ -233,7 +215,10 @@ def _line_starts() -> tuple[re.Pattern[str], re.Pattern[str]]:
     keys += [[re.escape(ch) for ch in c] for c in chars]
     edge = rf"\n[{re.escape(_EDGE)}\s]*"
     ascii_keys = [k for k in keys if all(piece.isascii() for piece in k)]
-    return re.compile(edge + _trie(keys)), re.compile(edge + _trie(ascii_keys))
+    return (
+        re.compile(edge + trie_alternation(keys, prefix_only=True)),
+        re.compile(edge + trie_alternation(ascii_keys, prefix_only=True)),
+    )
 
 
 def may_anchor(choices: Sequence[str]) -> bool:

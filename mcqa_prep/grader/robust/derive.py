@@ -10,6 +10,8 @@ import re
 from re import _parser as _sre  # type: ignore[attr-defined]
 from typing import Any
 
+from ...retrie import trie_alternation
+
 
 def alt(words: tuple[str, ...] | list[str], *, escape: bool = True) -> str:
     """An alternation of words, longest first; multi-word entries match any whitespace between words."""
@@ -82,19 +84,4 @@ def case_variants(prefix: str) -> set[str]:
 def trie_pattern(words: list[str]) -> str:
     """A regex matching any of `words` (longest first), factored by common prefixes: a flat alternation
     of ~80 literals costs the engine ~80 tests per position, a trie a few."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        end = "" in node
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if end else body
-
-    return emit(trie)
+    return trie_alternation(words, escape=re.escape)
