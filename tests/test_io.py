@@ -362,3 +362,24 @@ def test_one_json_safe_conversion():
     assert (kept["b"], kept["d"], kept["dt"]) == ("AP8=", "1.50", "0:00:01")
     assert kept["diff"] == {"field": "f", "recorded": 1, "requested": None}
     assert json.loads(json.dumps(kept, allow_nan=False)) == kept
+
+
+def test_an_output_under_a_file_says_the_file_is_not_a_directory(tmp_path):
+    """Making the parent of an output where a file of that name stands fails with EEXIST ("File exists"),
+    which names neither the file nor the fix; the error says which path is a file."""
+    from mcqa_prep.io import AtomicFile
+    from mcqa_prep.io.writers import output_error
+
+    (tmp_path / "plain").write_text("x")
+    target = tmp_path / "plain" / "out.jsonl"
+    try:
+        os.makedirs(target.parent)
+    except OSError as exc:
+        err = output_error(exc, target)
+    assert str(err) == f"{target}: cannot write: {tmp_path / 'plain'} is a file, not a directory"
+    assert err.reason == "output_missing_directory"
+    with pytest.raises(Exception) as info:
+        with AtomicFile(target) as fh:
+            fh.write(b"{}\n")
+    assert "is a file, not a directory" in str(info.value) or "Not a directory" in str(info.value)
+    assert not target.exists()

@@ -15,6 +15,7 @@ pipe and writing them again, so the parent's share of the work stays small howev
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -66,14 +67,21 @@ def row_line(row: Any, *, wide_ints: bool = True) -> bytes:
 
 
 def output_error(exc: OSError, path: str | os.PathLike[str], doing: str = "cannot write") -> OutputError:
-    """An OSError while writing `path`, as the library reports it (the CLI adds the fix)."""
+    """An OSError while writing `path`, as the library reports it (the CLI adds the fix). Making a parent
+    directory where a file of that name stands fails with "File exists" (EEXIST): said as what it is."""
     what = exc.strerror or str(exc)
+    if _file_for_directory(exc):
+        what = f"{os.fsdecode(exc.filename)} is a file, not a directory"
     return OutputError(f"{path}: {doing}: {what}", reason=f"output_{_errno_reason(exc)}", path=str(path))
 
 
-def _errno_reason(exc: OSError) -> str:
-    import errno
+def _file_for_directory(exc: OSError) -> bool:
+    return exc.errno == errno.EEXIST and exc.filename is not None and not os.path.isdir(exc.filename)
 
+
+def _errno_reason(exc: OSError) -> str:
+    if _file_for_directory(exc):
+        return "missing_directory"
     return {
         errno.ENOSPC: "disk_full",
         errno.EDQUOT: "disk_full",
