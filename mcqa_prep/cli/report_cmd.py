@@ -12,6 +12,7 @@ from ..io.paths import check_output
 from ..passrates.positions import describe, rstd_text
 from ..report import build_report, write_html
 from ..report.plots import PLOTS_FEATURE
+from ..runs import RunRequest
 from .common import (
     ALLOW_STALE_OPTION,
     FORMAT_OPTION,
@@ -19,6 +20,8 @@ from .common import (
     QUIET_OPTION,
     bar_factory,
     emit_json,
+    engine_options,
+    engine_settings,
     stale_warnings,
 )
 
@@ -77,17 +80,23 @@ from .common import (
     "rates.",
 )
 @ALLOW_STALE_OPTION
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def report_command(
-    paths, output, title, examples, no_verify, pass_rates, by, audits, drift, allow_stale, fmt, quiet
-):
+    paths, output, title, examples, no_verify, pass_rates, by, audits, drift, allow_stale,
+    workers, engine, address, resume, fmt, quiet,
+):  # fmt: skip
     """Write one offline HTML page with plots for datasets and rescored files; --format json gives the numbers.
 
     PATH is a dataset (JSONL or Parquet file, directory, pulled or prepared directory, - for stdin) or a
     rescored JSONL file (rows with metadata.grading, as `mcqa-prep rescore` writes them); a file is taken
     as rescored when its first readable row carries metadata.grading. Rows under different grading
     contracts get separate sections and are never pooled.
+
+    The rows are read on the row engine, as `validate` reads them (--workers, --engine, --address,
+    --resume): the document is the same for any number of workers and on either engine. Stdin, and a report
+    with --pass-rates, are read in one process.
 
     The page is one file that opens offline: plots are inline SVG, styles and its one script inline, and
     the numbers behind every plot are embedded. --format json prints that same document on stdout (with -o,
@@ -130,6 +139,7 @@ def report_command(
         audits=audits,
         drift=tuple(drift) if drift else None,
         allow_stale=allow_stale,
+        run=RunRequest(tuple(paths), **engine_settings(workers, engine, address, resume)),
     )
     for line in stale_warnings(doc.get("stale_preparations", [])):
         click.echo(line, err=True)

@@ -12,6 +12,7 @@ rows that were not prepared. Rescored rows go to one section per `metadata.gradi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,19 +20,25 @@ from typing import Any
 
 from .._perf import streaming_gc
 from .._version import __version__
+from ..engine import Job
+from ..engine import run as run_job
 from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..io.paths import data_kind
-from ..parallel import rows_estimate
+from ..parallel import Chunk, InputMeter, rows_estimate
 from ..passrates.positions import drift_of_tables
 from ..passrates.table import read_table
 from ..progress import Progress
 from ..records import Finding, Row, display_name
+from ..runs import RunRequest
 from ..sources import KIND_PREPARED, KIND_PULLED, KIND_STDIN, Source, resolve
 from ..validate.batch import file_facts
+from ..validate.facts import Config
+from ..validate.row_checker import RowChecker
 from . import audit_view, breakdown_view, dataset_view, positions_view, rescored_view
 from .breakdown import Breakdown, load_groups
+from .chunked import LEADING_MALFORMED, Folder, Settings, detect, report_chunk
 from .dataset import DatasetTally
 from .rescored import RescoredTally
 from .spec import REPORT_VERSION
@@ -39,7 +46,6 @@ from .spec import REPORT_VERSION
 DATASET = "dataset"
 RESCORED = "rescored"
 PASSRATES = "passrates"
-LEADING_MALFORMED = 1000  # unreadable lines held while a file's kind is still unknown
 TICK = 1024
 DETECTION = (
     "A file is a rescored file when its first readable row carries a metadata.grading object (rescore "
@@ -183,6 +189,8 @@ def build_report(
     audits: Iterable[str | os.PathLike] = (),
     drift: tuple[str | os.PathLike, str | os.PathLike] | None = None,
     allow_stale: bool = False,
+    workers: int | None = 1,
+    run: RunRequest | None = None,
 ) -> dict[str, Any]:
     """The report document of datasets and rescored files: every number behind every plot. `pass_rates` are
     pass-rate tables (one section per table group and model, broken down by source and by each `by` column).
@@ -191,6 +199,9 @@ def build_report(
     drift between them (report/positions_view.py).
     `allow_stale`: a preparation of another preparation or grader version is read (listed in
     the document's `stale_preparations`) instead of refused.
+    `workers` processes read chunks of the files (None: every core), with the same document for any number;
+    `run` (runs.RunRequest), when given, says how instead (workers, engine, resume). Stdin, and a report
+    with pass-rate tables, are read in this process, row by row.
 
     Raises InputError when no row could be read from any input, or an audit document is not one (and what
     sources.resolve raises)."""
@@ -202,8 +213,20 @@ def build_report(
     state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
+    if not state.breakdowns and not any(s.kind == KIND_STDIN for s in found.sources):
+        _on_engine(state, found.sources, entries, progress, run or RunRequest((), workers=workers))
+    else:
+        _one_pass(state, found.sources, entries, progress)
+    return _finish(state, entries, found, title, audit_docs, drift_doc)
+
+
+def _one_pass(
+    state: _State, sources: list[Source], entries: list[dict[str, Any]], progress: Progress | None
+) -> None:
+    """Every row in this process, in input order (stdin; pass-rate tables' breakdowns)."""
+    found_sources = sources
     bar = (
-        progress(total=rows_estimate(s.path for s in found.sources), desc="report", unit="row")
+        progress(total=rows_estimate(s.path for s in found_sources), desc="report", unit="row")
         if progress
         else None
     )
@@ -218,7 +241,7 @@ def build_report(
 
     try:
         with streaming_gc():
-            for src, entry in zip(found.sources, entries, strict=True):
+            for src, entry in zip(found_sources, entries, strict=True):
                 try:
                     _Reader(state, src, entry, tick).run()
                 except InputError as exc:
@@ -229,6 +252,16 @@ def build_report(
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
+
+
+def _finish(
+    state: _State,
+    entries: list[dict[str, Any]],
+    found: Any,
+    title: str | None,
+    audit_docs: list[tuple[str, Any]],
+    drift_doc: Any,
+) -> dict[str, Any]:
     if not any(e["rows"] - e["malformed"] for e in entries):  # a report of no row is no report
         first = next((e["error"] for e in entries if e["error"]), None)
         malformed = sum(e["malformed"] for e in entries)
@@ -246,6 +279,56 @@ def build_report(
     if found.stale:
         doc["stale_preparations"] = found.stale_report()
     return doc
+
+
+def _on_engine(
+    state: _State,
+    sources: list[Source],
+    entries: list[dict[str, Any]],
+    progress: Progress | None,
+    how: RunRequest,
+) -> None:
+    """Every row through the row engine (report/chunked.py): each file's kind decided first (from its first
+    readable row), its chunks tallied in workers, the parts folded here in input order."""
+    kinds: list[tuple[str, bool, str | None]] = []
+    early: dict[int, str] = {}  # files that failed before their kind was known
+    for k, (src, entry) in enumerate(zip(sources, entries, strict=True)):
+        prepared = src.kind == KIND_PREPARED
+        manifest = state.manifest_contracts.get(src.arg) if prepared else None
+        kind = entry["detected"]
+        if kind is None:
+            try:
+                kind = entry["detected"] = detect(src.path, src.split)
+            except InputError as exc:
+                early[k] = str(exc)
+        kinds.append((kind or DATASET, prepared, manifest))
+    meter = InputMeter(s.path for s in sources)
+    bar = progress(total=meter.total, desc="report", unit=meter.unit) if progress is not None else None
+
+    def failed(k: int, message: str) -> None:
+        entries[k]["error"] = message
+        _unreadable(state, entries[k], message)
+
+    folder = Folder(state.dataset, state.rescored_tally, entries, failed)
+
+    def fold(chunk: Chunk, part: Any, shard: Any) -> None:
+        if chunk.source in early:
+            folder.fail(chunk.source, early[chunk.source])
+        folder(chunk, part, shard)
+        if bar is not None and chunk.source not in folder.failed:
+            bar.update(meter.step(chunk, getattr(part, "rows", 0)))
+
+    checker = RowChecker(Config(state.regex_timeout))
+    settings = Settings(tuple(kinds), state.examples, state.regex_timeout, checker)
+    identity = {"examples": state.examples, "regex_timeout": state.regex_timeout, "kinds": kinds}
+    job = Job("report", tuple((str(s.path), s.split) for s in sources), report_chunk, settings, identity)
+    how = dataclasses.replace(how, inputs=tuple(str(s.path) for s in sources))
+    try:
+        with streaming_gc():
+            run_job(how, job, fold)
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
 
 
 def _unreadable(state: _State, entry: dict[str, Any], message: str) -> None:

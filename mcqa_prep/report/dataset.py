@@ -41,6 +41,8 @@ REGEX_BLOCKING = ("regex_compile", "regex_groups", "regex_time_bound")
 DUPLICATE_RULES = ("duplicate_row", "duplicate_uuid", "duplicate_prompt")
 UNSET_MODE = "(unset: policy default)"
 CUSTOM_MODE = "output_regex (custom)"
+MODE_CAP = 32
+UNCAPPED = 1 << 62  # a chunk's part keeps every group: the merge caps them in input order
 MAX_OPTIONS_BIN = 26  # options-per-row histogram: 0..26, then "27+"
 TEMPLATE_CAP = 500
 PATTERN_CAP = 500
@@ -76,21 +78,28 @@ class PatternTally:
 class DatasetTally:
     """Everything a dataset section shows, accumulated one row at a time."""
 
-    def __init__(self, *, examples: int = 3, regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> None:
-        self.validator = RowValidator(regex_timeout=regex_timeout)
+    def __init__(
+        self, *, examples: int = 3, regex_timeout: float = DEFAULT_REGEX_TIMEOUT, part: bool = False
+    ) -> None:
+        """`part`: one chunk's share (report/chunked.py): no validator, and no cap on any group, so that the
+        parts merge (`merge`) in input order into exactly the capped tally of one pass."""
+        # a part has no validator: its rows are checked in the chunk, their cross-row half in the fold
+        self.validator: RowValidator = None if part else RowValidator(regex_timeout=regex_timeout)  # type: ignore[assignment]
         self.examples = examples
+        self.caps = (UNCAPPED,) * 3 if part else (TEMPLATE_CAP, PATTERN_CAP, MODEL_CAP)
+        self.last_tid: str | None = None  # the template id of the row counted last (a part's column)
         self.rows = 0
-        self.splits = CappedCounter(SPLIT_CAP)
+        self.splits = CappedCounter(UNCAPPED if part else SPLIT_CAP)
         self.option_counts = [0] * (MAX_OPTIONS_BIN + 2)
         self.gold_by_n: Counter = Counter()  # (n options, gold letter) -> rows
         self._letter_sets: Counter = Counter()  # (n options, offered letters) -> rows, folded when large
         self._expected_folded: Counter = Counter()  # (n options, letter) -> expected rows (floats)
         self.templates: dict[str, TemplateTally] = {}
-        self.modes = CappedCounter(32)
+        self.modes = CappedCounter(UNCAPPED if part else MODE_CAP)
         self.custom_rows = 0
         self.prompt_chars = Histogram(len(LENGTH_EDGES))
         self.profiles: dict[str, Histogram] = {}
-        self.profile_models = CappedCounter(MODEL_CAP)
+        self.profile_models = CappedCounter(self.caps[2])
         self.rules: dict[str, Examples] = {}
         self.severity: dict[str, str] = {}
         self.patterns: dict[str, PatternTally] = {}
@@ -101,6 +110,13 @@ class DatasetTally:
     def add(self, rec: Row, facts: Any = None) -> None:
         """One row; `facts` as RowValidator.check takes them (its batch's column facts), or None."""
         findings = self.validator.check(rec, facts)
+        template = self.count(rec)
+        if findings:
+            d = rec.data
+            self.findings(findings, output_regex(d) if d is not None else None, template)
+
+    def count(self, rec: Row) -> TemplateTally | None:
+        """One row's tallies, its findings aside; its template's (None for an unreadable line)."""
         self.rows += 1
         split = rec.split or NONE
         counts = self.splits.counts
@@ -109,9 +125,7 @@ class DatasetTally:
         else:
             self.splits.add(split)
         d = rec.data
-        template = self._row(d, rec.hint) if d is not None else None
-        if findings:
-            self._findings(findings, d, template)
+        return self._row(d, rec.hint) if d is not None else None
 
     def _row(self, d: dict[str, Any], hint: Any) -> TemplateTally:
         opts = d.get("options")
@@ -129,7 +143,7 @@ class DatasetTally:
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
         tm = d.get("template_metadata")
-        tid = template_id(d) or NONE
+        tid = self.last_tid = template_id(d) or NONE
         orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
         t.rows += 1
@@ -168,7 +182,7 @@ class DatasetTally:
     def _template(self, tid: str) -> TemplateTally:
         t = self.templates.get(tid)
         if t is None:
-            if len(self.templates) >= TEMPLATE_CAP:
+            if len(self.templates) >= self.caps[0]:
                 tid = "(other templates)"
                 t = self.templates.get(tid)
             if t is None:
@@ -178,7 +192,7 @@ class DatasetTally:
     def _pattern_row(self, p: str, tid: str) -> None:
         pt = self.patterns.get(p)
         if pt is None:
-            if len(self.patterns) >= PATTERN_CAP:  # bounded: the rest is pooled
+            if len(self.patterns) >= self.caps[1]:  # bounded: the rest is pooled
                 p = "(other patterns)"
                 pt = self.patterns.get(p)
             if pt is None:
@@ -201,7 +215,9 @@ class DatasetTally:
                 h = self.profiles[key] = Histogram(len(RATE_BINS))
             h.add(rate_bin_of(float(rate)), float(rate))
 
-    def _findings(self, findings: list[Finding], d: dict[str, Any] | None, t: TemplateTally | None) -> None:
+    def findings(self, findings: list[Finding], orx: Any, t: TemplateTally | None) -> None:
+        """One row's findings, cross-row ones included; `orx` its template_metadata.output_regex, `t` its
+        template's tally (None for an unreadable line)."""
         if t is not None:
             if any(f.severity == "error" for f in findings):
                 t.error_rows += 1
@@ -211,8 +227,8 @@ class DatasetTally:
             self._finding(f)
             if t is not None:
                 t.rules[f.rule] += 1
-            if d is not None and f.rule in REGEX_RULES:
-                self._pattern_finding(f, d)
+            if orx is not None and f.rule in REGEX_RULES:
+                self._pattern_finding(f, orx)
 
     def _finding(self, f: Finding) -> None:
         ex = self.rules.get(f.rule)
@@ -221,11 +237,7 @@ class DatasetTally:
             self.severity[f.rule] = f.severity
         ex.add(clip(f.render(), 400))
 
-    def _pattern_finding(self, f: Finding, d: dict[str, Any]) -> None:
-        tm = d.get("template_metadata")
-        orx = tm.get("output_regex") if type(tm) is dict else None
-        if orx is None:
-            return
+    def _pattern_finding(self, f: Finding, orx: Any) -> None:
         pats = _patterns(orx)
         m = _INDEXED.search(f.path)
         if m is not None and int(m.group(1)) < len(pats):
@@ -261,6 +273,11 @@ class DatasetTally:
         """Gold rows expected per (option count, letter) if each row's gold were uniform over its letters."""
         self._fold_letter_sets()
         return dict(self._expected_folded)
+
+
+def output_regex(d: dict[str, Any]) -> Any:
+    tm = d.get("template_metadata")
+    return tm.get("output_regex") if type(tm) is dict else None
 
 
 def _letters(opts: list) -> list[str]:

@@ -25,6 +25,10 @@ NO_MODE = "(not graded)"
 TEMPLATE_CAP = 500
 MODE_CAP = 64
 STATUS_CAP = 64
+VERSION_CAP = 16
+UNCAPPED = 1 << 62  # a chunk's part keeps every group: the merge caps them in input order
+OTHER_TEMPLATES = "(other templates)"
+OTHER_MODES = "(other modes)"
 MODEL_CAP = 50  # models with their own per-prompt pass rates; the rest pooled as OTHER_MODELS (and said so)
 NO_MODEL = "(model not named)"
 OTHER_MODELS = "(other models)"
@@ -72,8 +76,12 @@ class Misses:
 class RescoredTally:
     """Everything a rescored section shows, for the rows of one contract."""
 
-    def __init__(self, *, examples: int = 5) -> None:
+    def __init__(self, *, examples: int = 5, part: bool = False) -> None:
+        """`part`: one chunk's share (report/chunked.py): no group capped, so that the parts merge in input
+        order (`merge.merge_rescored`) into exactly the capped tally of one pass."""
         self.examples = examples
+        # caps: templates, modes, statuses, grader versions, models
+        self.caps = (UNCAPPED,) * 5 if part else (TEMPLATE_CAP, MODE_CAP, STATUS_CAP, VERSION_CAP, MODEL_CAP)
         self.tally = (
             Tally()
         )  # rows, graded, invalid, mean reward, changed: counts.py, as every command counts
@@ -93,10 +101,10 @@ class RescoredTally:
         self.files[display_name(rec.file)] += 1
         status = grading.get("status")
         status = status if isinstance(status, str) else "(unknown)"
-        if len(self.statuses) < STATUS_CAP or status in self.statuses:
+        if len(self.statuses) < self.caps[2] or status in self.statuses:
             self.statuses[status] += 1
         gv = grading.get("grader_version")
-        if isinstance(gv, str) and (gv in self.grader_versions or len(self.grader_versions) < 16):
+        if isinstance(gv, str) and (gv in self.grader_versions or len(self.grader_versions) < self.caps[3]):
             self.grader_versions[gv] += 1
         reward: Any = d.get("reward")
         # invalid rows were not graded: counted in the statuses, never in a mean reward nor as a change
@@ -107,8 +115,8 @@ class RescoredTally:
         tid = template_id(d, grading) or NONE
         mode = grading.get("mode")
         mode = mode if isinstance(mode, str) and mode else NO_MODE
-        _group(self.templates, tid, TEMPLATE_CAP, "(other templates)").add(status, r)
-        _group(self.modes, mode, MODE_CAP, "(other modes)").add(status, r)
+        group(self.templates, tid, self.caps[0], OTHER_TEMPLATES).add(status, r)
+        group(self.modes, mode, self.caps[1], OTHER_MODES).add(status, r)
         rid = row_id(d, rec.file, rec.line)
         if graded:
             self._agreement(grading, reward, rid)
@@ -144,8 +152,8 @@ class RescoredTally:
         self.compare_modes[str(mode)] += 1
         m = self.misses.get(tid)
         if m is None:
-            if len(self.misses) >= TEMPLATE_CAP:
-                tid = "(other templates)"
+            if len(self.misses) >= self.caps[0]:
+                tid = OTHER_TEMPLATES
                 m = self.misses.get(tid)
             if m is None:
                 m = self.misses[tid] = Misses(self.examples)
@@ -160,7 +168,7 @@ class RescoredTally:
         model = model_of(d) or NO_MODEL
         per = self.prompts.get(model)
         if per is None:
-            if len(self.prompts) >= MODEL_CAP:
+            if len(self.prompts) >= self.caps[4]:
                 model = OTHER_MODELS
             per = self.prompts.setdefault(model, {})
         k = int.from_bytes(key[:8], "little")
@@ -197,7 +205,7 @@ def _prompt_rates(prompts: Mapping[int, int]) -> dict[str, Any]:
     }
 
 
-def _group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:
+def group(groups: dict[str, Group], key: str, cap: int, other: str) -> Group:
     g = groups.get(key)
     if g is None:
         if len(groups) >= cap:

@@ -1,0 +1,72 @@
+"""report on the row engine: the document of chunked, folded tallies is the one-pass document, for any number of
+workers and any chunking (capped groups, first examples, file kinds, malformed lines, several contracts)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE
+from report_helpers import heldback_inputs
+
+from mcqa_prep.report import collect, dataset
+from mcqa_prep.runs import RunRequest
+
+
+def _one_pass(monkeypatch, paths: list[Path], **kw) -> str:
+    with monkeypatch.context() as m:
+        m.setattr(
+            collect, "_on_engine", lambda state, srcs, entries, progress, how: collect._one_pass(state, srcs, entries, progress)
+        )  # fmt: skip
+        return json.dumps(collect.build_report(paths, **kw), sort_keys=True)
+
+
+def _engine(paths: list[Path], workers: int, chunk_bytes: int | None, **kw) -> str:
+    how = RunRequest((), workers=workers, chunk_bytes=chunk_bytes)
+    return json.dumps(collect.build_report(paths, run=how, **kw), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> list[Path]:
+    """Dataset and rescored files under two contracts, leading and inner malformed lines, an unreadable file."""
+    tmp = tmp_path_factory.mktemp("report-engine")
+    p = heldback_inputs(tmp)
+    lines = p["data"].read_text(encoding="utf-8").splitlines()
+    ra = p["rescored_a"].read_text(encoding="utf-8").splitlines()
+    mixed = tmp / "mixed.jsonl"
+    mixed.write_text(
+        "\n".join(["{bad", "nope", *lines[:150], "{oops", *lines[150:]]) + "\n", encoding="utf-8"
+    )
+    resc = tmp / "rescored-malformed.jsonl"
+    resc.write_text("\n".join(["{bad"] * 3 + ra + ["{x"]) + "\n", encoding="utf-8")
+    garbage = tmp / "garbage.jsonl"
+    garbage.write_bytes(b"\x00\xff{bad\n")
+    return [p["data"], mixed, p["rescored_a"], p["rescored_b"], resc, garbage, SAMPLE / "validation.parquet"]
+
+
+def test_sample_document_is_the_one_pass_document_for_any_workers(monkeypatch):
+    paths = [SAMPLE / "train.jsonl", SAMPLE / "rollouts.jsonl", SAMPLE / "validation.parquet"]
+    want = _one_pass(monkeypatch, paths)
+    assert _engine(paths, 1, None) == want
+    assert _engine(paths, 2, 2000) == want
+
+
+def test_mixed_inputs_many_chunks_equal_one_pass(monkeypatch, mixed):
+    want = _one_pass(monkeypatch, mixed, examples=2)
+    doc = json.loads(want)
+    assert doc["distinct_contracts"] >= 2
+    assert any(e["malformed"] for e in doc["inputs"])
+    assert [e["detected"] for e in doc["inputs"]].count("rescored") == 3
+    assert _engine(mixed, 1, None, examples=2) == want
+    assert _engine(mixed, 1, 4096, examples=2) == want  # many chunks per file
+    assert _engine(mixed, 2, 4096, examples=2) == want
+
+
+def test_capped_groups_merge_in_input_order(monkeypatch, mixed):
+    """Caps small enough that templates and patterns overflow inside chunks: the pooled groups are one pass's."""
+    monkeypatch.setattr(dataset, "TEMPLATE_CAP", 2)
+    monkeypatch.setattr(dataset, "PATTERN_CAP", 1)
+    want = _one_pass(monkeypatch, mixed[:2])
+    assert "(other templates)" in want
+    assert _engine(mixed[:2], 2, 4096) == want
