@@ -148,4 +148,19 @@ COMMANDS = [
         _stdout,
         None,
     ),  # fmt: skip
+    Command(
+        "report",
+        lambda i, o: [
+            "report",
+            i["dataset"],
+            i["validation"],
+            i["rollouts"],
+            "-o",
+            o / "page.html",
+            "--format",
+            "json",
+        ],
+        lambda o, s: s.encode() + b"\0" + (o / "page.html").read_bytes(),
+        None,
+    ),  # fmt: skip
 ]

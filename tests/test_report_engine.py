@@ -40,9 +40,23 @@ def mixed(tmp_path_factory) -> list[Path]:
     )
     resc = tmp / "rescored-malformed.jsonl"
     resc.write_text("\n".join(["{bad"] * 3 + ra + ["{x"]) + "\n", encoding="utf-8")
+    stamped = tmp / "stamped.jsonl"  # two contracts interleaved row by row, and duplicates within each
+    rows = [json.loads(x) for x in lines[:120]]
+    for k, r in enumerate(rows):
+        r.setdefault("metadata", {})["mcqa_prep"] = {"contract": f"contract-{k % 3 % 2}"}
+    stamped.write_text("\n".join(json.dumps(r) for r in rows + rows[:30]) + "\n", encoding="utf-8")
     garbage = tmp / "garbage.jsonl"
     garbage.write_bytes(b"\x00\xff{bad\n")
-    return [p["data"], mixed, p["rescored_a"], p["rescored_b"], resc, garbage, SAMPLE / "validation.parquet"]
+    return [
+        p["data"],
+        stamped,
+        mixed,
+        p["rescored_a"],
+        p["rescored_b"],
+        resc,
+        garbage,
+        SAMPLE / "validation.parquet",
+    ]
 
 
 def test_sample_document_is_the_one_pass_document_for_any_workers(monkeypatch):
@@ -58,6 +72,8 @@ def test_mixed_inputs_many_chunks_equal_one_pass(monkeypatch, mixed):
     assert doc["distinct_contracts"] >= 2
     assert any(e["malformed"] for e in doc["inputs"])
     assert [e["detected"] for e in doc["inputs"]].count("rescored") == 3
+    assert {"contract-0", "contract-1"} <= set(doc["contracts"]["dataset"])
+    assert "duplicate_prompt" in want or "duplicate_row" in want
     assert _engine(mixed, 1, None, examples=2) == want
     assert _engine(mixed, 1, 4096, examples=2) == want  # many chunks per file
     assert _engine(mixed, 2, 4096, examples=2) == want
@@ -67,6 +83,6 @@ def test_capped_groups_merge_in_input_order(monkeypatch, mixed):
     """Caps small enough that templates and patterns overflow inside chunks: the pooled groups are one pass's."""
     monkeypatch.setattr(dataset, "TEMPLATE_CAP", 2)
     monkeypatch.setattr(dataset, "PATTERN_CAP", 1)
-    want = _one_pass(monkeypatch, mixed[:2])
+    want = _one_pass(monkeypatch, mixed[:3])
     assert "(other templates)" in want
-    assert _engine(mixed[:2], 2, 4096) == want
+    assert _engine(mixed[:3], 2, 4096) == want
