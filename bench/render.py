@@ -229,6 +229,10 @@ COMMANDS = (
     ("validate", "w1", "`validate --workers 1`", "read", "bare read", "w1_vs_read.x", "ours / read"),
     ("validate", "w2", "`validate --workers 2`", "floor", "floor (one core)", "w2_vs_floor.x", "ours / floor"),
     ("report", "report", "`report`", "validate_w1", "`validate --workers 1`", "report_vs_validate_w1.x",
+     "report / validate"),  # results from before report ran on the engine (no report_w1 leg)
+    ("report", "report_w1", "`report --workers 1`", "validate_w1", "`validate --workers 1`",
+     "report_vs_validate_w1.x", "report / validate"),
+    ("report", "report", "`report` (every core)", "validate", "`validate` (every core)", "report_vs_validate.x",
      "report / validate"),
     ("convert", "mmlu_pro.convert", "`convert` (MMLU-Pro layout)", "mmlu_pro.floor", "floor (one core)",
      "mmlu_pro.convert_vs_floor.x", "ours / floor"),
@@ -246,6 +250,12 @@ def t_commands(r: Results) -> list[str]:
             f = r.get(bench, {}).get("figures", {})
             if f"{leg}.wall_s{suffix}" not in f:
                 continue
+            if (
+                bench == "report"
+                and leg == "report"
+                and (label == "`report`") == (f"report_w1.wall_s{suffix}" in f)
+            ):
+                continue  # one of the two report rows: before and after report ran on the engine
             n = r[bench]["inputs"].get(f"rows{suffix}") or r[bench]["inputs"]["rows"]
             b = f"{base}.wall_s{suffix}" if base else None
             x = f"{ratio}{suffix}" if ratio else None
@@ -440,11 +450,15 @@ def t_report(r: Results) -> list[str]:
         if f"report{suffix}.wall_s" not in f:
             continue
         n = r["report"]["inputs"][f"rows{suffix}"]
-        for leg, label in (("validate_w1", "`validate --workers 1`"), ("validate", "`validate` (every core)"),
-                           ("report", "`report` (one process)")):  # fmt: skip
+        legs = [("validate_w1", "`validate --workers 1`"), ("validate", "`validate` (every core)"),
+                ("report_w1", "`report --workers 1`"), ("report", "`report` (every core)")]  # fmt: skip
+        if f"report_w1{suffix}.wall_s" not in f:  # results from before report ran on the engine
+            legs[-1] = ("report", "`report` (one process)")
+        for leg, label in [(g, lab) for g, lab in legs if f"{g}{suffix}.wall_s" in f]:
             rows.append([f"{label}, {n:,} rows", span(f[f"{leg}{suffix}.wall_s"]), span(f[f"{leg}{suffix}.cpu_s"]),
                          span(f[f"{leg}{suffix}.rss_mb"])])  # fmt: skip
-        rows.append([f"report / `validate --workers 1`, {n:,} rows", span(f[f"report_vs_validate_w1.x{suffix}"]),
+        one = "report" if f"report_w1{suffix}.wall_s" not in f else "report --workers 1"
+        rows.append([f"{one} / `validate --workers 1`, {n:,} rows", span(f[f"report_vs_validate_w1.x{suffix}"]),
                      span(f[f"report_vs_validate_w1.cpu_x{suffix}"]), ""])  # fmt: skip
     return table(["command", "wall", "CPU (tree)", "peak RSS (tree)"], rows, "lrrr") + [
         "",

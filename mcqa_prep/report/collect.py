@@ -1,4 +1,5 @@
-"""One streaming pass over the inputs -> the report document (a JSON-ready dict).
+"""The inputs' rows, read on the row engine (report/chunked.py; stdin and pass-rate breakdowns in one streaming
+pass here) -> the report document (a JSON-ready dict).
 
 Inputs are resolved as every command resolves them (`sources.resolve`: pulled and prepared directories are
 verified first). Each data file is a dataset file or a rescored file, decided by its first readable row:
