@@ -2,7 +2,7 @@
 `Measurement.add` would count, with a reward of 0 or 1 (what `rescore` writes).
 
 Such a chunk is read without a dict per line: msgspec decodes of each line only the fields passrates reads
-(as raw JSON, the rest skipped), the lines are grouped by those fields' bytes (rollouts of one question, model,
+(as raw JSON, the rest skipped), the lines are grouped by those fields encoded again as one value (rollouts of one question, model,
 reward and answer are alike), and each group is counted once (`PassPool.add(..., n)`), through the same
 helpers `Measurement` uses, on a row made of those fields alone; the prompt, grading and contract of a group
 are worked out once per distinct value (bytes-identical) in the chunk. The result is the measurement row by
@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import compress, repeat
-from operator import attrgetter, not_
+from operator import not_
 from typing import Any
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
+from msgspec.structs import replace
 
 from .. import binding
 from ..counts import is_graded
@@ -45,9 +46,11 @@ from .consistency import variant_of
 _ABSENT = Raw()  # a field the line does not have (every JSON value is at least one byte)
 
 
-class _Rollout(msgspec.Struct, gc=False):
+class _Rollout(msgspec.Struct, gc=False, omit_defaults=True):
     """The fields of a rollout passrates reads, every other field skipped: objects as raw JSON, the rest typed
-    (a value of another type is a ValidationError: the chunk is read row by row)."""
+    (a value of another type is a ValidationError: the chunk is read row by row). Encoded again (fields left
+    out when absent), a rollout is one bytes value that names its group: equal exactly when every field is
+    equal; the outcome (reward, extracted answer) comes last, after the fields that name its context."""
 
     responses_create_params: Raw = _ABSENT
     metadata: Raw = _ABSENT
@@ -58,9 +61,9 @@ class _Rollout(msgspec.Struct, gc=False):
     extracted_answer: str | None | UnsetType = UNSET
 
 
-RAW_FIELDS = ("responses_create_params", "metadata", "options")
-_TYPED = attrgetter("uuid", "expected_answer", "reward", "extracted_answer")
 _DECODE_FIELDS = msgspec.json.Decoder(_Rollout).decode
+_ENCODE = msgspec.json.Encoder().encode
+_WITHOUT_OUTCOME = {"reward": UNSET, "extracted_answer": UNSET}
 _DECODE = msgspec.json.Decoder().decode  # the reader's decoder (io.readers.read_jsonl)
 
 
@@ -94,8 +97,7 @@ def fast_part(chunk: Chunk, template: Any) -> Any:
         recs = list(map(_DECODE_FIELDS, lines))
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
         return None  # (msgspec 0.19.0, the declared floor, raises UnicodeDecodeError for invalid UTF-8)
-    raws = [list(map(bytes, map(attrgetter(name), recs))) for name in RAW_FIELDS]
-    groups = Counter(zip(*raws, map(_TYPED, recs), strict=True))
+    groups = Counter(map(_ENCODE, recs))  # (one bytes value per rollout: grouped at C speed)
     part = template.fresh()
     try:
         _count_groups(part, groups)
@@ -112,21 +114,23 @@ def _value(raw: bytes) -> Any:
 def _count_groups(part: Any, groups: Counter) -> None:
     # the groups by context (prompt, metadata, options, uuid, gold), contexts in the order of their first
     # group and each context's groups in theirs: its cell and variant made, then counted, in reading order
-    by_context: dict[tuple[Any, ...], list[tuple[float, Any, int]]] = {}
-    for (rcp_b, md_b, opts_b, (uuid, gold, reward, answer)), n in groups.items():
+    by_context: dict[bytes, tuple[_Rollout, list[tuple[float, Any, int]]]] = {}
+    for group, n in groups.items():
+        rec = _DECODE_FIELDS(group)
+        reward, answer = rec.reward, rec.extracted_answer
         if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
             raise _Unsure
         outcome = (reward, UNKNOWN if answer is UNSET else answer or None, n)
-        ctx = (rcp_b, md_b, opts_b, uuid, gold)
+        ctx = _ENCODE(replace(rec, **_WITHOUT_OUTCOME))  # its context: prompt, metadata, options, uuid, gold
         same = by_context.get(ctx)
         if same is None:
-            by_context[ctx] = [outcome]
+            by_context[ctx] = (rec, [outcome])
         else:
-            same.append(outcome)
+            same[1].append(outcome)
     gradings: dict[bytes, tuple[str, str | None]] = {}
     values: dict[bytes, Any] = {}  # metadata by its raw JSON
-    for ctx, outcomes in by_context.items():
-        pool, key, model, site = _context(part, ctx, gradings, values)
+    for rec, outcomes in by_context.values():
+        pool, key, model, site = _context(part, rec, gradings, values)
         pool.add_all(key, model, site, outcomes)
 
 
@@ -145,11 +149,12 @@ def _grading(md_b: bytes) -> tuple[str, str | None]:
 
 
 def _context(
-    part: Any, ctx: tuple[Any, ...], gradings: dict[bytes, tuple[str, str | None]], values: dict[bytes, Any]
+    part: Any, rec: _Rollout, gradings: dict[bytes, tuple[str, str | None]], values: dict[bytes, Any]
 ) -> tuple[Any, str, str, Any]:
     """(pool, key, model, variant) of the rollouts of one prompt, metadata, options, uuid and gold, as
     Measurement._count works them out; the contract's pool made here when it is the first one met."""
-    rcp_b, md_b, opts_b, uuid, gold = ctx
+    rcp_b, md_b, opts_b = bytes(rec.responses_create_params), bytes(rec.metadata), bytes(rec.options)
+    uuid, gold = rec.uuid, rec.expected_answer
     grading = gradings.get(md_b)
     if grading is None:
         grading = gradings[md_b] = _grading(md_b)
