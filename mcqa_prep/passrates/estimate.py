@@ -46,7 +46,7 @@ def estimate(
         by_model.setdefault(model, []).append((c.samples, c.passes))
     priors = fit_priors(by_model)
     caches = {m: PosteriorCache(p, level, buckets) for m, p in priors.items()}
-    rows = [(km, c, variants.get(km, _NO_VARIANTS)) for km, c in sorted(cells.items())]
+    rows = [(km, cells[km], variants.get(km, _NO_VARIANTS)) for km in sorted(cells)]  # (str pairs: fast)
     pairs: dict[
         tuple[str, int], list[tuple[int, int]]
     ] = {}  # the option count's prior: fitted in entry order
@@ -55,21 +55,26 @@ def estimate(
             pairs.setdefault((model, k), []).append((c.samples, c.passes))
     by_k = {mk: fit_prior(ps) for mk, ps in sorted(pairs.items())}
     caches_k = {mk: PosteriorCache(p, level, buckets) for mk, p in by_k.items()}
+    # an entry's estimates depend on its model, option count and counts alone (and its variants' counts):
+    # worked out once per distinct ones of a question with one variant (nearly all), the same values
+    shapes: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
     entries = []
     for (key, model), c, (k, vs) in rows:
-        post = caches[model](c.samples, c.passes)
         if not vs:
             vs = (Variant("", None, c.samples, c.passes),)
-        cache = caches_k.get((model, k)) if k is not None else None
-        post_k = None
-        if cache is not None:
-            p = cache(c.samples, c.passes)
-            post_k = (p.mean, p.lower, p.upper)
-        plain = (post.mean, post.lower, post.upper)
+        if len(vs) == 1:
+            shape = (model, k, c.samples, c.passes, vs[0].samples, vs[0].passes)
+            found = shapes.get(shape)
+            if found is None:
+                found = shapes[shape] = _estimates(
+                    c, k, vs, priors[model], caches[model], caches_k, model, level, buckets
+                )
+        else:
+            found = _estimates(c, k, vs, priors[model], caches[model], caches_k, model, level, buckets)
+        head, tail = found
         entries.append(
-            (key, model, Entry(
-                c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *plain,
-                post.bucket, *v3_fields(priors[model], level, buckets, post_k, k, vs, plain),
+            (key, model, Entry._make(
+                (c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *head, vs, *tail)
             ))
         )  # fmt: skip
     doc: dict[str, dict[str, Prior]] = {}
@@ -79,6 +84,22 @@ def estimate(
 
 
 _NO_VARIANTS: tuple[None, tuple[Variant, ...]] = (None, ())
+
+
+def _estimates(
+    c: Counts, k: int | None, vs: tuple[Variant, ...], prior: Prior, cache: PosteriorCache,
+    caches_k: Mapping[tuple[str, int], PosteriorCache], model: str, level: float, buckets: int,
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:  # fmt: skip
+    """An entry's fields from its posterior mean to k, and from consistent_rate on (its variants between)."""
+    post = cache(c.samples, c.passes)
+    by_k = caches_k.get((model, k)) if k is not None else None
+    post_k = None
+    if by_k is not None:
+        p = by_k(c.samples, c.passes)
+        post_k = (p.mean, p.lower, p.upper)
+    plain = (post.mean, post.lower, post.upper)
+    fields = v3_fields(prior, level, buckets, post_k, k, vs, plain)
+    return (*plain, post.bucket, fields[0]), fields[2:]
 
 
 def metrics_of(entries: Iterable[tuple[str, str, Entry]], rule: str | None) -> dict[str, Any]:
