@@ -53,6 +53,7 @@ from .reading import hash_inputs, read, reading_identity
 from .table import write_table
 
 ON_INVALID = ("fail", "reject")
+ESTIMATE_GEN0 = 1 << 22  # allocations between two young-generation collections while estimating and writing
 INVALID = "could not be graded"
 EXAMPLES = 5
 
@@ -373,50 +374,59 @@ def measure(
     how = how or RunRequest(tuple(rollouts), output)
     job = ("passrates", {"join_inputs": join_inputs})
     got = gather(rollouts, run, contract=contract, on_invalid=on_invalid, progress=progress, how=how, job=job)
-    with streaming_gc():  # tens of thousands of entries, none in a cycle: no full collections over them
-        cid, pool, inputs = got.contract_id, got.pool, got.inputs
-        contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
-        cells, left = counted(pool, est.no_answer)
-        entries, priors, metrics, priors_by_k = estimate(
-            cells, pool.variants.counted(est.no_answer), est.no_answer, est.level, est.buckets
-        )
-        for model, share in no_answer_shares(
-            pool
-        ).items():  # every rollout, the ones a rule leaves out included
-            if model in metrics:
-                metrics[model]["no_answer"] = share
-        header = {
-            "contract_id": cid,
-            "contract": contract_doc,
-            "grader_version": grader_version,
-            "key_by": key_by,
-            "pass_threshold": 1.0,
-            "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
-            "counting": counting_doc(est.no_answer),
-            "posterior": settings_doc(est.level, est.buckets, priors),
-            "metrics": metrics,
-            "inputs": inputs,
-            "join_inputs": join_inputs,
-            "counts": _counts(run, cid, pool, cells, left),
-            "consistency": header_doc(entries, est.buckets, priors_by_k),
-        }
-        written = write_table(output, header, entries)
-        join = None
-        if index is not None:
-            join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
-        per_model: dict[str, list[tuple[str, Any]]] = {}
-        for key, model, e in entries:
-            per_model.setdefault(model, []).append((key, e))
-        positions = {m: summary(es) for m, es in sorted(per_model.items())}
-        return PassratesReport(
-            str(output),
-            written,
-            run.invalid,
-            dict(run.input_contracts),
-            _model_distributions(cells),
-            join,
-            positions,
-        )
+    # tens of thousands of entries, none in a cycle, each some ten containers alive until the table is written:
+    # the rollouts read frozen, no young-generation collection runs over the entries for nothing (they are
+    # freed when _tabulate returns, before the collector's thresholds are back)
+    with streaming_gc(ESTIMATE_GEN0):
+        return _tabulate(output, got, policy, rescore, est, key_by, index, join_inputs)
+
+
+def _tabulate(
+    output: str | os.PathLike, got: Gathered, policy: GradingPolicy | None, rescore: bool, est: Estimate,
+    key_by: str, index: Any, join_inputs: list[dict[str, Any]],
+) -> PassratesReport:  # fmt: skip
+    """The table of the rollouts `gather` read, written to `output`, and what it holds (measure's second half)."""
+    run, cid, pool, inputs = got.run, got.contract_id, got.pool, got.inputs
+    contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
+    cells, left = counted(pool, est.no_answer)
+    entries, priors, metrics, priors_by_k = estimate(
+        cells, pool.variants.counted(est.no_answer), est.no_answer, est.level, est.buckets
+    )
+    for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
+        if model in metrics:
+            metrics[model]["no_answer"] = share
+    header = {
+        "contract_id": cid,
+        "contract": contract_doc,
+        "grader_version": grader_version,
+        "key_by": key_by,
+        "pass_threshold": 1.0,
+        "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
+        "counting": counting_doc(est.no_answer),
+        "posterior": settings_doc(est.level, est.buckets, priors),
+        "metrics": metrics,
+        "inputs": inputs,
+        "join_inputs": join_inputs,
+        "counts": _counts(run, cid, pool, cells, left),
+        "consistency": header_doc(entries, est.buckets, priors_by_k),
+    }
+    written = write_table(output, header, entries)
+    join = None
+    if index is not None:
+        join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
+    per_model: dict[str, list[tuple[str, Any]]] = {}
+    for key, model, e in entries:
+        per_model.setdefault(model, []).append((key, e))
+    positions = {m: summary(es) for m, es in sorted(per_model.items())}
+    return PassratesReport(
+        str(output),
+        written,
+        run.invalid,
+        dict(run.input_contracts),
+        _model_distributions(cells),
+        join,
+        positions,
+    )
 
 
 @dataclass
