@@ -123,6 +123,14 @@ _BETWEEN, _BETWEEN_LINES = b'},{"at_chance":', b'}\n{"at_chance":'
 def _v3_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
     (samples, passes, mean_reward, rollouts, unanswered, votes, p_mean, p_lower, p_upper, bucket, k, variants,
      c_rate, c_mean, c_lower, c_upper, x_mean, x_lower, x_upper, at_chance, x_bucket) = e  # fmt: skip
+    if variants is not None and len(variants) == 1:  # (most questions: no comprehension)
+        prompt, gold, n, c = variants[0]
+        vs = [{"gold": gold, "passes": c, "prompt": prompt or None, "samples": n}]
+    else:
+        vs = [
+            {"gold": gold, "passes": c, "prompt": prompt or None, "samples": n}
+            for prompt, gold, n, c in variants or ()
+        ]
     return {  # _v2_doc's fields and the v3 ones, in one dict, its keys inserted sorted (as the line has them)
         "at_chance": at_chance,
         "bucket": bucket,
@@ -146,11 +154,8 @@ def _v3_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
         "rollouts": rollouts,
         "samples": samples,
         "unanswered": unanswered,
-        "variants": [
-            {"gold": gold, "passes": c, "prompt": prompt or None, "samples": n}
-            for prompt, gold, n, c in variants or ()
-        ],
-        "votes": None if votes is None else {"fail": list(votes[1]), "pass": list(votes[0])},
+        "variants": vs,
+        "votes": None if votes is None else {"fail": votes[1], "pass": votes[0]},  # (a tuple: a JSON array)
     }
 
 
