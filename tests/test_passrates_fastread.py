@@ -135,6 +135,12 @@ def _edited(kind: str) -> list[bytes]:
         del row["responses_create_params"]["input"]
     elif kind == "not_an_object":
         row = [row]
+    elif kind == "reward_only_nested":  # no reward of its own; a `"reward":` key inside its metadata
+        del row["reward"]
+        row["metadata"] = {**row["metadata"], "judge": {"reward": 1.0}}
+    elif kind == "reward_only_in_options":  # the same inside its last object field
+        del row["reward"]
+        row["options"] = [{"A": "x"}, {"reward": 1.0}]
     lines[5] = json.dumps(row).encode()
     if kind == "bad_utf8":
         lines[5] = lines[5].replace(b"Question", b"Qu\xffestion")
@@ -153,7 +159,8 @@ def _edited(kind: str) -> list[bytes]:
     "kind",
     [
         "fractional_reward", "bad_reward", "no_contract", "invalid_row", "model_in_response", "no_prompt",
-        "not_an_object", "bad_utf8", "blank", "malformed", "too_deep", "bom",
+        "not_an_object", "bad_utf8", "blank", "malformed", "too_deep", "bom", "reward_only_nested",
+        "reward_only_in_options",
     ],
 )  # fmt: skip
 def test_chunks_the_fast_path_cannot_read_exactly_are_read_row_by_row(kind):
@@ -168,3 +175,24 @@ def test_only_plain_measurements_read_fast():
     assert fast_part(chunk, Measurement(None, None, "m-default", "uuid")) is None  # a default model
     assert fast_part(chunk, Measurement(None, None, None, "uuid", pool=lambda gv: PassPool(gv))) is None
     assert fast_part(chunk, Measurement(None, None, None, "uuid")) is not None
+
+
+def test_reward_text_in_other_fields_is_read_fast_as_row_by_row():
+    # a group is split where its own reward begins: `"reward":` in a key of an object field, in a prompt or
+    # in an extracted answer changes nothing
+    rng = random.Random(7)
+    rows = _rows(3)
+    for i, r in enumerate(rows[:40]):
+        if i % 4 == 0:
+            r["metadata"] = {**r["metadata"], "judge": {"reward": 0.25, "note": '"reward":1}'}}
+        elif i % 4 == 1:
+            r["responses_create_params"]["reward"] = 0
+        elif i % 4 == 2:
+            r["extracted_answer"] = rng.choice(['"reward":1.0', '","reward":1}', "reward"])
+        else:
+            r["options"] = [{"A": '"reward":'}, {"B": "b"}]
+    template = Measurement(None, None, None, "uuid")
+    chunk = _chunk(_lines(rows, 3))
+    fast = fast_part(chunk, template)
+    assert fast is not None
+    assert _state(fast) == _state(_by_rows(chunk, template))

@@ -2,10 +2,11 @@
 `Measurement.add` would count, with a reward of 0 or 1 (what `rescore` writes).
 
 Such a chunk is read without a dict per line: msgspec decodes of each line only the fields passrates reads
-(as raw JSON, the rest skipped), the lines are grouped by those fields encoded again as one value (rollouts of one question, model,
-reward and answer are alike), and each group is counted once (`PassPool.add(..., n)`), through the same
-helpers `Measurement` uses, on a row made of those fields alone; the prompt, grading and contract of a group
-are worked out once per distinct value (bytes-identical) in the chunk. The result is the measurement row by
+(as raw JSON, the rest skipped), the lines are grouped by those fields encoded again as one value (rollouts
+of one question, model, reward and answer are alike), and each group is counted once (`PassPool.add(..., n)`),
+through the same helpers `Measurement` uses, on a row made of those fields alone; the prompt, grading and
+contract of a group are worked out once per context (the fields before the reward) and the outcome once per
+distinct reward and answer, each bytes-identical, in the chunk. The result is the measurement row by
 row reading gives (`Measurement.add`), and `read_chunk` reads a chunk row by row whenever this path cannot say
 so for certain (`fast_part` returns None):
 
@@ -31,7 +32,6 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
-from msgspec.structs import replace
 
 from .. import binding
 from ..counts import is_graded
@@ -61,9 +61,17 @@ class _Rollout(msgspec.Struct, gc=False, omit_defaults=True):
     extracted_answer: str | None | UnsetType = UNSET
 
 
+class _Outcome(msgspec.Struct, gc=False):
+    """The last fields of an encoded _Rollout: its outcome."""
+
+    reward: float | UnsetType = UNSET
+    extracted_answer: str | None | UnsetType = UNSET
+
+
 _DECODE_FIELDS = msgspec.json.Decoder(_Rollout).decode
+_DECODE_OUTCOME = msgspec.json.Decoder(_Outcome).decode
+_REWARD = b'"reward":'
 _ENCODE = msgspec.json.Encoder().encode
-_WITHOUT_OUTCOME = {"reward": UNSET, "extracted_answer": UNSET}
 _DECODE = msgspec.json.Decoder().decode  # the reader's decoder (io.readers.read_jsonl)
 
 
@@ -114,24 +122,42 @@ def _value(raw: bytes) -> Any:
 def _count_groups(part: Any, groups: Counter) -> None:
     # the groups by context (prompt, metadata, options, uuid, gold), contexts in the order of their first
     # group and each context's groups in theirs: its cell and variant made, then counted, in reading order
-    by_context: dict[bytes, tuple[_Rollout, list[tuple[float, Any, int]]]] = {}
+    by_context: dict[bytes, tuple[bytes, list[tuple[float, Any, int]]]] = {}
+    outcomes: dict[bytes, tuple[float, Any]] = {}  # (reward, answer) by the group's last fields' JSON
     for group, n in groups.items():
-        rec = _DECODE_FIELDS(group)
-        reward, answer = rec.reward, rec.extracted_answer
-        if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
-            raise _Unsure
-        outcome = (reward, UNKNOWN if answer is UNSET else answer or None, n)
-        ctx = _ENCODE(replace(rec, **_WITHOUT_OUTCOME))  # its context: prompt, metadata, options, uuid, gold
+        # the reward comes next to last: its key is the last `"reward":` outside a string (only
+        # "extracted_answer" and a string or null follow); the fields before it name the group's context
+        at = group.rfind(_REWARD)
+        if at < 0:
+            raise _Unsure  # no reward
+        ctx, tail = group[:at], group[at:]
+        outcome = outcomes.get(tail)
+        if outcome is None:
+            outcome = outcomes[tail] = _outcome(tail)
         same = by_context.get(ctx)
         if same is None:
-            by_context[ctx] = (rec, [outcome])
+            by_context[ctx] = (group, [(*outcome, n)])
         else:
-            same[1].append(outcome)
+            same[1].append((*outcome, n))
     gradings: dict[bytes, tuple[str, str | None]] = {}
     values: dict[bytes, Any] = {}  # metadata by its raw JSON
-    for rec, outcomes in by_context.values():
-        pool, key, model, site = _context(part, rec, gradings, values)
-        pool.add_all(key, model, site, outcomes)
+    for group, found in by_context.values():
+        pool, key, model, site = _context(part, _DECODE_FIELDS(group), gradings, values)
+        pool.add_all(key, model, site, found)
+
+
+def _outcome(tail: bytes) -> tuple[float, Any]:
+    """(reward, answer as cells.answer_of gives it) of a group's `"reward":...` to its end; _Unsure unless the
+    reward is 0 or 1. (Were that `"reward":` a key inside an object field, the text would close more objects
+    than it opens: never one JSON object, always refused.)"""
+    try:
+        o = _DECODE_OUTCOME(b"{" + tail)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise _Unsure from None
+    reward, answer = o.reward, o.extracted_answer
+    if reward != 0.0 and reward != 1.0:  # (UNSET too: no reward)
+        raise _Unsure
+    return reward, UNKNOWN if answer is UNSET else answer or None
 
 
 def _grading(md_b: bytes) -> tuple[str, str | None]:
