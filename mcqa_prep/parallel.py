@@ -74,10 +74,10 @@ class Span(NamedTuple):
     mtime_ns: int
     file_size: int
 
-    def read(self, name: str) -> bytes:
-        """The bytes, read (by a worker) from the file the parent cut them from. Another file under that name,
-        or a different length or newline count, means the input changed under the run: an InputError, never
-        rows the parent did not count."""
+    def read(self, name: str, split: bool = False) -> Any:
+        """The bytes (`split`: their lines, whose count is the newline count) read by a worker from the file the
+        parent cut them from. Another file under that name, or a different length or newline count, means the
+        input changed under the run: an InputError, never rows the parent did not count."""
         try:
             fd = os.open(name, os.O_RDONLY)
             try:
@@ -90,13 +90,15 @@ class Span(NamedTuple):
             raise InputError(
                 f"{name}: read failed: {exc.strerror or exc}", reason="input_unreadable"
             ) from None
-        if len(data) != self.size or data.count(b"\n") != self.newlines:
+        parts = data.split(b"\n") if split else None  # (one pass that both splits and counts)
+        newlines = data.count(b"\n") if parts is None else len(parts) - 1
+        if len(data) != self.size or newlines != self.newlines:
             raise InputError(
                 f"{name}: the file changed while it was being read (bytes {self.at}-{self.at + self.size}); "
                 "run again once nothing writes to it",
                 reason="input_changed",
             )
-        return data
+        return data if parts is None else parts
 
 
 def _pread_all(fd: int, size: int, at: int) -> bytes:
@@ -187,11 +189,9 @@ class Chunk:
         """A JSONL chunk's lines as `rows` reads them (without their line ends), else None (Parquet)."""
         if self.is_parquet():
             return None
-        data = self._jsonl()
-        lines = data.split(b"\n") if data else []
-        if lines and lines[-1] == b"":
-            lines.pop()
-        return lines
+        span = self.span if self.data is None else None  # not read yet: read, split and counted in one go
+        lines = span.read(self.file, split=True) if span is not None else self._jsonl().split(b"\n")
+        return lines[:-1] if lines[-1] == b"" else lines
 
     def rows(self) -> Iterator[Row]:
         """The chunk's rows; `index` counts from 0 within the chunk."""
