@@ -124,8 +124,12 @@ def rescore_command(
         for path, what in ((input_path, "INPUT"), (output, "--output")):
             if path != "-" and os.path.isdir(path):
                 raise click.UsageError(f"{what} {path} is a directory (directories need --engine ray)")
+        from .._perf import keep_freed_memory
         from ..rescore.run import rescore_run
 
+        # This process is the command's own, not a user's: it keeps freed memory for the next chunk as the
+        # workers do (with one worker the chunks run here, and glibc's trimming cost a fault per page)
+        keep_freed_memory()
         report, info = rescore_run(request)
     if info.resumed and fmt != "json" and not quiet:
         note(f"resumed: {info.resumed} complete chunk(s) of an interrupted run reused")
