@@ -279,7 +279,12 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
     graded, joined, ambiguous, prepared = (
         _join(row, s.index) if s.index is not None else (row, None, None, None)
     )
-    problem = _row_problem(graded, joined, ambiguous, _changed(graded, prepared, s))
+    # A row without `metadata` (most rollouts) has no stamp and no recorded grading: the calls that read them
+    # are skipped, not answered anew (the same values)
+    meta = row.get("metadata")
+    bare = meta is None and graded.get("metadata") is None
+    changed = None if bare and prepared is None else _changed(graded, prepared, s)
+    problem = _row_problem(graded, joined, ambiguous, changed)
     if problem is not None:
         grading = _invalid_grading(s, problem[1])
         prev = _previous(row, grading, 0.0)
@@ -301,9 +306,12 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         else:
             grading = _grading(graded, result, prov, s)
             template = grading.get("template_id")
-        prev = _previous(row, grading, result.reward)
-        compare = _compare(graded, result, s, grading)
-        miss = _format_miss(graded, result, s, grading)
+        # (a row with neither field records no reward: _previous would add nothing and return None)
+        prev = (
+            _previous(row, grading, result.reward) if "reward" in row or "extracted_answer" in row else None
+        )
+        compare = _compare(graded, result, s, grading) if s.compare_policy is not None else None
+        miss = _format_miss(graded, result, s, grading) if s.compare_mode_policy is not None else None
         fields = {
             "reward": result.reward,
             "extracted_answer": result.extracted_answer,
@@ -316,7 +324,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
             mode=result.mode,
             previous=prev,
             joined=joined,
-            input_contract=_input_contract(row),
+            input_contract=None if meta is None else _input_contract(row),
             compare=compare,
             template=template,
             format_miss=miss,
@@ -331,7 +339,7 @@ def rescore_row(rec: Row, s: Settings) -> tuple[bytes, Outcome]:
         grading["non_json_replaced"] = list(rec.foreign)
     out_row = dict(row)
     out_row.update(fields)
-    out_row["metadata"] = _with_grading(row.get("metadata"), grading)
+    out_row["metadata"] = {"grading": grading} if meta is None else _with_grading(meta, grading)
     return row_line(out_row), outcome
 
 
