@@ -108,6 +108,39 @@ def test_a_stopped_run_keeps_its_complete_chunks_and_resume_runs_only_the_rest(t
     assert not work.exists()
 
 
+def test_a_streaming_job_resumes_from_the_stream_ends_it_recorded_and_not_from_a_torn_one(tmp_path):
+    """A job whose output is its shards in order (stream=True): a stopped run's folded chunks are in the stream
+    and their ends in one file, a line each; a resume keeps those chunks (not run again), the line a kill tore
+    is not one, and the stream comes out as an uninterrupted run's."""
+    inp = _input(tmp_path)
+    job = Job("count", ((str(inp), None),), count_lines, {"log": str(tmp_path / "ran.log"), "tag": "x"},
+              {"tag": "x"}, tmp_path / "out.txt", stream=True)  # fmt: skip
+    folded: list[int] = []
+
+    def stop_at_five(c, part, shard):
+        folded.append(c.seq)
+        if len(folded) == 5:  # (raised before its shard is appended: four chunks are in the stream)
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        run(RunRequest((inp,), tmp_path / "out.txt", 1, chunk_bytes=1000), job, stop_at_five)
+    assert _ran(tmp_path) == [0, 1, 2, 3, 4]
+    ends = work_path(tmp_path / "out.txt") / "chunks" / "stream.ends"
+    lines = ends.read_bytes().splitlines()
+    assert [int(x.split()[0]) for x in lines] == [0, 1, 2, 3]
+    with open(ends, "ab") as fh:  # torn by a kill: no line end (read as a line, chunk 4 would count as in)
+        fh.write(b"4 " + lines[-1].split()[1])
+    got: dict[str, bytes] = {}
+    info = run(
+        RunRequest((inp,), tmp_path / "out.txt", 1, resume=True, chunk_bytes=1000),
+        job,
+        lambda c, part, shard: None,
+        then=lambda _work, info: got.setdefault("stream", Path(info.stream).read_bytes()),
+    )
+    assert info.resumed == 4 and _ran(tmp_path) == list(range(4, info.chunks))
+    assert got["stream"].decode().split() == [f"x:{i}" for i in range(1, 401)]
+
+
 def test_resume_refuses_another_job_and_a_run_without_resume_starts_over(tmp_path):
     inp = _input(tmp_path)
     req = RunRequest((inp,), tmp_path / "out.txt", 1, chunk_bytes=1000)

@@ -7,9 +7,11 @@ resuming, and the lock against a second run.
       <command>-00007-of-00012<ext>  a chunk's shard: the bytes its work handed back to be written whole
       chunks/00007.rec               a complete chunk's record: its plan, its shard's size and sha256, its
                                      result (pickled)
-      stream, chunks/00007.end       a job whose output is its shards in order (rescore's rows): the shards
+      stream, chunks/stream.ends     a job whose output is its shards in order (rescore's rows): the shards
                                      folded so far, appended (each shard goes once appended), and the
-                                     stream's length after each (what a resume truncates it to)
+                                     stream's length after each, one line per chunk appended to one file
+                                     (what a resume truncates it to; a file per chunk cost a file creation
+                                     each, slow on a filesystem that has deleted many files)
 
 A chunk's shard is written by whoever ran the chunk (a worker process, a Ray task, this process) under a
 temporary name and renamed when complete; the driver writes the chunk's record after it, so a record names
@@ -48,6 +50,9 @@ JOB = "job.json"
 LOCK = "lock"
 RECORDS = "chunks"
 STREAM = "stream"
+ENDS = (
+    "stream.ends"  # in RECORDS: "<seq> <the stream's length after that chunk>\n" per folded chunk, in order
+)
 _COMPARED = ("format", "version", "command", "settings", "inputs", "chunk_bytes", "chunks")
 
 
@@ -308,16 +313,13 @@ class WorkDir:
         end was recorded, in order, up to what the file holds (it is cut back to the last of them)."""
         path = self.path / STREAM
         ends: list[int] = []
+        kept = 0  # the bytes of the ends file that hold `ends` (the rest, if any, is cut off)
         if resume and self._records_trusted():
-            with contextlib.suppress(OSError, ValueError):
-                size = os.path.getsize(path)
-                while True:
-                    mark = self.path / RECORDS / f"{len(ends):05d}.end"
-                    end = int(mark.read_text()) if mark.exists() else -1
-                    if end < (ends[-1] if ends else 0) or end > size:
-                        break
-                    ends.append(end)
+            with contextlib.suppress(OSError):
+                ends, kept = _read_ends(self.path / RECORDS / ENDS, os.path.getsize(path))
         try:
+            with contextlib.suppress(FileNotFoundError):
+                os.truncate(self.path / RECORDS / ENDS, kept)
             fh = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o666), "r+b")  # (closed by the run)
             fh.truncate(ends[-1] if ends else 0)
             fh.seek(0, os.SEEK_END)
@@ -344,7 +346,8 @@ class WorkDir:
                     os.close(src)
                 fh.seek(0, os.SEEK_END)
             if record:
-                write_whole(str(self.path / RECORDS / f"{seq:05d}.end"), str(fh.tell()).encode())
+                with open(self.path / RECORDS / ENDS, "ab") as ends:
+                    ends.write(b"%d %d\n" % (seq, fh.tell()))
             if shard.path is not None:
                 os.unlink(shard.path)
         except OSError as exc:
@@ -375,6 +378,26 @@ class WorkDir:
             return
         if not keep:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _read_ends(path: Path, size: int) -> tuple[list[int], int]:
+    """(the stream's recorded length after each folded chunk, in order; the bytes of the file that hold them):
+    up to the first line that is torn (no line end), not the next chunk's, going back, or beyond the stream's
+    `size`."""
+    ends: list[int] = []
+    kept = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            parts = line.split()
+            try:
+                seq, end = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (-1, -1)
+            except ValueError:
+                break
+            if not line.endswith(b"\n") or seq != len(ends) or end < (ends[-1] if ends else 0) or end > size:
+                break
+            ends.append(end)
+            kept += len(line)
+    return ends, kept
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
