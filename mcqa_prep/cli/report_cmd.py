@@ -95,8 +95,8 @@ def report_command(
     contracts get separate sections and are never pooled.
 
     The rows are read on the row engine, as `validate` reads them (--workers, --engine, --address,
-    --resume): the document is the same for any number of workers and on either engine. Stdin, and a report
-    with --pass-rates, are read in one process.
+    --resume): the document is the same for any number of workers and on either engine. Stdin or a pipe,
+    and a report with --pass-rates, are read in one process.
 
     The page is one file that opens offline: plots are inline SVG, styles and its one script inline, and
     the numbers behind every plot are embedded. --format json prints that same document on stdout (with -o,

@@ -26,7 +26,7 @@ from ..engine import run as run_job
 from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
-from ..io.paths import data_kind
+from ..io.paths import data_kind, is_special
 from ..parallel import Chunk, InputMeter, rows_estimate
 from ..passrates.positions import drift_of_tables
 from ..passrates.table import read_table
@@ -214,7 +214,8 @@ def build_report(
     state = _State(examples, regex_timeout, {arg: m.contract_id for arg, m in found.manifests})
     state.breakdowns = [Breakdown(t, list(by), examples) for t in load_groups(list(pass_rates), progress)]
     entries = [_entry(s) for s in found.sources]
-    if not state.breakdowns and not any(s.kind == KIND_STDIN for s in found.sources):
+    # a pipe (stdin, /dev/fd/N) is read once: its kind cannot be read ahead of its rows
+    if not state.breakdowns and not any(s.kind == KIND_STDIN or is_special(s.path) for s in found.sources):
         _on_engine(state, found.sources, entries, progress, run or RunRequest((), workers=workers))
     else:
         _one_pass(state, found.sources, entries, progress)
