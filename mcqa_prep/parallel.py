@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from ._perf import keep_freed_memory as _keep_freed_memory
 from .errors import InputError, McqaPrepError, UsageError, stops_deferred
+from .io.newlines import LONG_LINE, count_newlines
 from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
 from .io.spill import read_spill, remove_spill_dir, spill_dir, write_spill
@@ -400,7 +401,7 @@ def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | No
                 if i >= 0:
                     bounds.extend([(pos + i + 1, newlines + 1)] * waiting)
                     waiting = 0
-            newlines += buf.count(b"\n", 0, n)
+            newlines += count_newlines(buf, 0, n, newlines * LONG_LINE <= pos)  # (long lines so far?)
             after_newline = buf[n - 1] == 10
             pos += n
             while len(bounds) > 1:
@@ -552,9 +553,7 @@ def ordered_map(
     key = f"fn-{id(fn)}"
     _STATE[key] = fn
     window = window or 3 * workers
-    spill: list[
-        str | None
-    ] = []  # the private directory of the batches handed to the workers as files, once made
+    spill: list[str | None] = []  # the private directory of the batches handed to workers as files, once made
     try:
         ctx = mp.get_context("fork")
         with stops_deferred():

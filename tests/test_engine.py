@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -22,8 +24,8 @@ from engine_helpers import COMMANDS, write_inputs
 
 from mcqa_prep import parallel
 from mcqa_prep.engine import Job, Piece, run
-from mcqa_prep.engine.work import SLOW_ENV
-from mcqa_prep.engine.workdir import work_path
+from mcqa_prep.engine.work import SLOW_ENV, run_chunk
+from mcqa_prep.engine.workdir import Done, WorkDir, work_path
 from mcqa_prep.errors import StaleCache, UsageError
 from mcqa_prep.runs import RunRequest
 
@@ -78,6 +80,42 @@ def test_results_are_folded_in_input_order_for_any_worker_count(tmp_path):
     assert outs[0] == outs[1] == outs[2]
     assert outs[0].decode().split() == [f"x:{i}" for i in range(1, 401)]
     assert not work_path(tmp_path / "out.txt").exists()  # a run that completes leaves no work directory
+
+
+class _Counted:
+    """A chunk's result that counts how often it is pickled."""
+
+    pickled = 0
+
+    def __init__(self, n):
+        self.n = n
+
+    def __reduce__(self):
+        _Counted.pickled += 1
+        return _Counted, (self.n,)
+
+
+def _counted(chunk, settings):
+    data = b"".join(b"%d\n" % r.line for r in chunk.rows())
+    return Piece(data, _Counted(data.count(b"\n")))
+
+
+def test_a_worker_pickles_a_recorded_chunk_once_and_the_driver_gets_what_it_recorded(tmp_path):
+    inp = _input(tmp_path, 40)
+    work = tmp_path / "work"
+    (work / "chunks").mkdir(parents=True)
+    chunk = next(parallel.chunks_of([(str(inp), None)], 10_000))
+    shard = str(work / "s-00000.bin")
+    _Counted.pickled = 0
+    sent = run_chunk(_counted, None, lambda seq: shard, -1, False, str(work), chunk)  # -1: not the driver
+    wire = pickle.dumps(sent)  # what crosses the pipe (or Ray's object store) to the driver
+    assert _Counted.pickled == 1  # for the record and the pipe alike
+    assert (work / "chunks" / "00000.rec").read_bytes() in wire
+    done = pickle.loads(wire)
+    assert isinstance(done, Done) and done.recorded and done.part.n == 40
+    assert (done.shard.path, done.shard.size) == (shard, Path(shard).stat().st_size)
+    assert done.shard.sha256 == hashlib.sha256(Path(shard).read_bytes()).hexdigest()
+    assert WorkDir(work, "out").completed(chunk).shard.sha256 == done.shard.sha256
 
 
 def test_a_stopped_run_keeps_its_complete_chunks_and_resume_runs_only_the_rest(tmp_path):

@@ -16,6 +16,7 @@ from conftest import rescore_request
 
 from mcqa_prep import parallel
 from mcqa_prep.errors import UsageError
+from mcqa_prep.io.newlines import count_newlines
 from mcqa_prep.io.readers import iter_file
 from mcqa_prep.records import Finding
 from mcqa_prep.rescore.run import rescore
@@ -421,6 +422,29 @@ def test_file_chunks_are_byte_ranges_and_a_pipe_s_chunks_carry_their_bytes(tmp_p
     assert [(r.line, r.data, r.error) for c in piped for r in c.rows()] == [
         (line, data, err.replace(str(p), str(fifo)) if err else err) for line, data, err in whole
     ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newlines_are_counted_alike_for_long_short_and_mixed_lines(seed):
+    rng = random.Random(seed)
+    for _ in range(200):
+        lines = [b"x" * rng.choice((0, 1, 30, 900, 1024, 3000, 9000)) for _ in range(rng.randint(0, 60))]
+        buf = bytearray(b"\n".join(lines) + rng.choice((b"", b"\n", b"tail")))
+        a, b = sorted(rng.randint(0, len(buf)) for _ in range(2))
+        for long_lines in (False, True):
+            assert count_newlines(buf, a, b, long_lines) == buf.count(b"\n", a, b)
+
+
+def test_chunk_first_lines_are_right_when_long_lines_turn_short_and_back(tmp_path):
+    """The planning pass counts newlines one way for long lines and another for short ones: line numbers
+    come out the same as reading the file whole, whichever way each block was counted."""
+    p = tmp_path / "mixed.jsonl"
+    sizes = [3000] * 40 + [5] * 3000 + [2500] * 40 + [1] * 2000 + [4000] * 10
+    p.write_text("".join(json.dumps({"i": i, "pad": "x" * n}) + "\n" for i, n in enumerate(sizes)))
+    whole = [(r.line, r.data) for r in iter_file(p)]
+    cs = list(parallel.chunks(p, None, chunk_bytes=8192))
+    assert len(cs) > 20
+    assert [(r.line, r.data) for c in cs for r in c.rows()] == whole
 
 
 @pytest.mark.parametrize("change", ["truncated", "rewritten", "replaced"])

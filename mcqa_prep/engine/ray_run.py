@@ -26,7 +26,7 @@ from ..parallel import Chunk
 from ..runs import RunRequest
 from . import ray_session
 from .work import run_chunk
-from .workdir import Done
+from .workdir import Done, Recorded
 
 RETRIES = 3  # attempts after the first, for a chunk whose worker or node was lost
 
@@ -41,7 +41,9 @@ def import_ray() -> Any:
 _WORKER_STATE: dict[str, Any] = {}
 
 
-def _chunk_task(box: list[Any], shard_of: Callable[[int], str], records: str | None, chunk: Chunk) -> Done:
+def _chunk_task(
+    box: list[Any], shard_of: Callable[[int], str], records: str | None, chunk: Chunk
+) -> Done | Recorded:
     """A Ray task: one chunk. The job's function and settings (in `box`, unresolved) are fetched once per
     worker process."""
     key = box[0].hex()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..parallel import Chunk
-from .workdir import Done, Shard, write_record, write_shard
+from .workdir import Done, Recorded, Shard, write_record, write_shard
 
 SLOW_ENV = (
     "MCQA_PREP_TEST_CHUNK_SLEEP"  # test hook: seconds each chunk waits before its result is handed back
@@ -32,13 +32,14 @@ def run_chunk(
     streams: bool,
     records: str | None,
     chunk: Chunk,
-) -> Done:
+) -> Done | Recorded:
     """One chunk through the command's work, its bytes (if any) written as its shard: what a worker process
     or a Ray task does with a chunk. In the driver's own process (`driver`: its pid) the bytes also stay in
     memory for the fold; for a streaming job (`streams`) they are only there, since the fold appends them to
     the stream at once (a shard on disk is what a resumed run reads of a chunk not yet folded). With
     `records` (the run's work directory, where this process reaches it) it records the complete chunk too:
-    the driver, which folds every chunk in turn, is spared the pickling."""
+    the driver, which folds every chunk in turn, is spared the pickling; a recorded chunk crosses back as its
+    record's bytes (`Recorded`: a `Done` again once unpickled)."""
     result = work(chunk, settings)
     if os.environ.get(SLOW_ENV):
         time.sleep(float(os.environ[SLOW_ENV]))
@@ -54,5 +55,8 @@ def run_chunk(
         done = Done(result.part, shard)
     if records is None:
         return done
-    write_record(records, chunk, done)
+    blob = write_record(records, chunk, done)
+    if not here and (done.shard is None or done.shard.path is not None):
+        # it crosses to the driver as the record's bytes: the result is pickled once, not twice
+        return Recorded(blob, None if done.shard is None else done.shard.path)
     return done._replace(recorded=True)

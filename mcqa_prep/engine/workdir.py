@@ -172,9 +172,10 @@ def write_shard(path: str, data: bytes | memoryview) -> Shard:
     return Shard(path, len(data), hashlib.sha256(data).hexdigest())
 
 
-def write_record(work_dir: str, c: Chunk, done: Done) -> None:
+def write_record(work_dir: str, c: Chunk, done: Done) -> bytes:
     """A complete chunk's record, written after its shard (a record names only a whole shard): by the process
-    that ran the chunk where it reaches the work directory, else by the driver."""
+    that ran the chunk where it reaches the work directory, else by the driver. Returns the record's bytes
+    (the pickle a worker hands back as its result: `Recorded`)."""
     sh = done.shard
     # shard None: the chunk had no bytes; False: they were never on disk (in the stream, or lost)
     shard: Any = None
@@ -182,10 +183,31 @@ def write_record(work_dir: str, c: Chunk, done: Done) -> None:
         shard = False if sh.path is None else [os.path.basename(sh.path), sh.size, sh.sha256]
     doc = {"chunk": plan_fields(c), "shard": shard, "part": done.part}
     path = os.path.join(work_dir, RECORDS, f"{c.seq:05d}.rec")
+    blob = pickle.dumps(doc, pickle.HIGHEST_PROTOCOL)
     try:
-        write_whole(path, pickle.dumps(doc, pickle.HIGHEST_PROTOCOL))
+        write_whole(path, blob)
     except OSError as exc:
         raise output_error(exc, path) from None
+    return blob
+
+
+class Recorded:
+    """A chunk recorded by the process that ran it, as it crosses back to the driver: its record's bytes (the
+    result pickled once, for the record and the pipe alike), unpickled there as the `Done` they record."""
+
+    __slots__ = ("blob", "shard")
+
+    def __init__(self, blob: bytes, shard: str | None) -> None:
+        self.blob, self.shard = blob, shard  # (the shard's path as the worker wrote it)
+
+    def __reduce__(self) -> Any:
+        return _recorded, (self.blob, self.shard)
+
+
+def _recorded(blob: bytes, path: str | None) -> Done:
+    doc = pickle.loads(blob)
+    sh = doc["shard"]
+    return Done(doc["part"], None if sh is None else Shard(path, sh[1], sh[2]), True)
 
 
 class WorkDir:
