@@ -12,7 +12,7 @@ finding of a row, as one pass does: first examples and first messages keep input
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,12 +20,12 @@ from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
 from ..parallel import Chunk
 from ..records import Finding, Row
-from ..validate.batch import chunk_facts, file_facts
+from ..validate.batch import BatchView, file_facts
 from ..validate.crossrow import KeyColumns, RowKeys
 from ..validate.row_checker import RowChecker
 from ..validate.row_validator import at_index
 from . import merge
-from .dataset import REGEX_RULES, DatasetTally, output_regex
+from .dataset import REGEX_RULES, DatasetTally
 from .rescored import RescoredTally
 
 DATASET = "dataset"
@@ -102,13 +102,14 @@ def _dataset_rows(chunk: Chunk, s: Settings, part: Part, prepared: bool, manifes
     sec: SectionRows | None = None
     key: Any = ()
     names: dict[str, int] = {}
-    for pos, (rec, f) in enumerate(chunk_facts(chunk, checker.cfg, whole=True)):
+    stamped = manifest is None and not prepared  # each row's contract is its stamp's
+    for pos, (rec, f, cols) in enumerate(_read(chunk, checker.cfg, stamped)):
         part.rows += 1
         d = rec.data
-        if d is None:
+        if d is None and cols is None:
             part.malformed += 1
         contract = manifest
-        if contract is None and d is not None and not prepared:
+        if stamped and d is not None:
             contract = contract_stamp(d).contract
         if sec is None or contract != key:
             sec, key = part.datasets.get(contract), contract
@@ -124,10 +125,15 @@ def _dataset_rows(chunk: Chunk, s: Settings, part: Part, prepared: bool, manifes
         sec.keys.append(keys)
         if findings:
             sec.found[i] = findings
-        t = sec.tally.count(rec)
-        if t is None or d is None:
-            sec.tids.append(-1)
-            continue
+        if cols is not None:
+            t = sec.tally.count_columns(rec.split, *cols)
+            tm = cols[2]
+        else:
+            t = sec.tally.count(rec)
+            if t is None or d is None:
+                sec.tids.append(-1)
+                continue
+            tm = d.get("template_metadata")
         tid = sec.tally.last_tid or ""
         n = names.get(tid)
         if n is None:
@@ -135,7 +141,36 @@ def _dataset_rows(chunk: Chunk, s: Settings, part: Part, prepared: bool, manifes
             sec.names.append(tid)
         sec.tids.append(n)
         if findings and any(x.rule in REGEX_RULES for x in findings):
-            sec.orx[i] = output_regex(d)
+            sec.orx[i] = tm.get("output_regex") if type(tm) is dict else None  # (dataset.output_regex)
+
+
+def _read(chunk: Chunk, cfg: Any, stamped: bool) -> Iterator[tuple[Row, Any, tuple | None]]:
+    """The chunk's rows as validate's chunk_facts gives them, each with what the tallies read of it
+    (DatasetTally.count_columns's arguments) when its batch's columns give its facts: such a row's dict is
+    not built (None: tally the Row as read). A batch with a metadata column is read whole when each row's
+    contract is its stamp's."""
+    if not chunk.is_parquet():
+        for row in chunk.rows():
+            yield row, None, None
+        return
+    i = 0
+    for batch in chunk.batches():
+        view = BatchView(batch, chunk.file, chunk.split, chunk.first_line + i, i)
+        i += view.n
+        whole = stamped and view.linked
+        if whole or not any(view.fast):
+            for j in range(view.n):
+                f = view.facts(j, cfg, True)
+                yield (view.row(j), None, None) if f is None else (f.row, f, None)
+            continue
+        rps = _column(batch, "reward_profiles")
+        for j in range(view.n):
+            f = view.facts(j, cfg)
+            if f is None:
+                yield view.row(j), None, None
+            else:
+                cols = (view.hints[j][0], view.golds[j], view.tms[j], view.modes[j], view.prompts[j], rps[j])
+                yield f.row, f, cols
 
 
 def _rescored_rows(chunk: Chunk, s: Settings, part: Part) -> None:
@@ -154,6 +189,13 @@ def _rescored_rows(chunk: Chunk, s: Settings, part: Part) -> None:
         if t is None:
             t = part.rescored[c] = RescoredTally(examples=s.examples, part=True)
         t.add(rec, g)
+
+
+def _column(batch: Any, name: str) -> list[Any]:
+    """A column's values as the reader's rows hold them (None where the batch has no such column)."""
+    if name not in batch.schema.names:
+        return [None] * batch.num_rows
+    return list(batch.column(name).to_pylist())
 
 
 class Folder:

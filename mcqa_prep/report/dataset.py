@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any
 
 from ..evidence import RATE_BINS, rate_bin_of
-from ..fields import NONE, template_id
+from ..fields import NONE
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..prompt import user_prompt
 from ..records import Finding, Row
@@ -129,11 +129,42 @@ class DatasetTally:
 
     def _row(self, d: dict[str, Any], hint: Any) -> TemplateTally:
         opts = d.get("options")
-        if type(opts) is list:
-            letters = hint[0] if hint is not None else _letters(opts)
+        letters = (hint[0] if hint is not None else _letters(opts)) if type(opts) is list else None
+        rcp = d.get("responses_create_params")
+        text = None
+        if type(rcp) is dict:
+            inp = rcp.get("input")
+            if type(inp) is list and len(inp) == 1 and type(inp[0]) is dict:
+                c = inp[0].get("content")
+                if type(c) is str:
+                    text = c
+            if text is None:
+                text = user_prompt(rcp)
+        gold, tm, gm = d.get("expected_answer"), d.get("template_metadata"), d.get("grading_mode")
+        return self.tally(letters, gold, tm, gm, text, d.get("reward_profiles"))
+
+    def count_columns(
+        self, split: str | None, letters: list[str], gold: Any, tm: Any, gm: Any, text: str, rp: Any
+    ) -> TemplateTally:
+        """`count` of a row read from its batch's columns (validate/batch.BatchView: its options in the
+        normal layout, `letters` their keys; its prompt one user message, `text`), not from its dict."""
+        self.rows += 1
+        split = split or NONE
+        counts = self.splits.counts
+        if split in counts:
+            counts[split] += 1
+        else:
+            self.splits.add(split)
+        return self.tally(letters, gold, tm, gm, text, rp)
+
+    def tally(
+        self, letters: list[str] | None, gold: Any, tm: Any, gm: Any, text: str | None, rp: Any
+    ) -> TemplateTally:
+        """A readable row's tallies from what they read of it: its option letters (None: its options are not
+        a list), expected_answer, template_metadata, grading_mode, prompt text and reward_profiles."""
+        if letters is not None:
             n = len(letters)
             self.option_counts[n if n <= MAX_OPTIONS_BIN else MAX_OPTIONS_BIN + 1] += 1
-            gold = d.get("expected_answer")
             if type(gold) is str:
                 g = gold.strip().upper()
                 offered = "".join(letters).upper()
@@ -142,8 +173,8 @@ class DatasetTally:
                     self._letter_sets[(n, offered)] += 1
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
-        tm = d.get("template_metadata")
-        tid = self.last_tid = template_id(d) or NONE
+        tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+        tid = self.last_tid = tid if type(tid) is str and tid else NONE  # (fields.template_id)
         orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
         t.rows += 1
@@ -155,26 +186,14 @@ class DatasetTally:
             for p in [orx] if type(orx) is str else _patterns(orx):
                 self._pattern_row(p, tid)
         else:
-            gm = d.get("grading_mode")
             mode = gm if type(gm) is str and gm else UNSET_MODE
         if mode in modes:
             modes[mode] += 1
         else:
             self.modes.add(mode)
-        rcp = d.get("responses_create_params")
-        text = None
-        if type(rcp) is dict:
-            inp = rcp.get("input")
-            if type(inp) is list and len(inp) == 1 and type(inp[0]) is dict:
-                c = inp[0].get("content")
-                if type(c) is str:
-                    text = c
-            if text is None:
-                text = user_prompt(rcp)
         if text is not None:
             n = len(text)
             self.prompt_chars.add(length_bin(n), n)
-        rp = d.get("reward_profiles")
         if type(rp) is list and rp:
             self._profiles(rp)
         return t
