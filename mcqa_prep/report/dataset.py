@@ -173,7 +173,7 @@ class DatasetTally:
                     self._letter_sets[(n, offered)] += 1
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
-        tid = tm.get("template_id") if isinstance(tm, Mapping) else None
+        tid = tm.get("template_id") if type(tm) is dict or (tm is not None and isinstance(tm, Mapping)) else None
         tid = self.last_tid = tid if type(tid) is str and tid else NONE  # (fields.template_id)
         orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
@@ -254,7 +254,10 @@ class DatasetTally:
         if ex is None:
             ex = self.rules[f.rule] = Examples(self.examples)
             self.severity[f.rule] = f.severity
-        ex.add(clip(f.render(), 400))
+        if len(ex.items) < ex.limit:
+            ex.add(clip(f.render(), 400))
+        else:
+            ex.count += 1  # (an example past the first few is counted, not rendered)
 
     def _pattern_finding(self, f: Finding, orx: Any) -> None:
         pats = _patterns(orx)
