@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import SAMPLE
 from report_helpers import heldback_inputs
@@ -86,3 +88,29 @@ def test_capped_groups_merge_in_input_order(monkeypatch, mixed):
     want = _one_pass(monkeypatch, mixed[:3])
     assert "(other templates)" in want
     assert _engine(mixed[:3], 2, 4096) == want
+
+
+def test_parquet_batches_tallied_from_columns_equal_one_pass(monkeypatch, tmp_path):
+    """Parquet batches whose rows' facts are all in their columns are tallied a batch at once
+    (DatasetTally.count_batch), the one-pass document reads each row's dict: both documents are one."""
+    p = heldback_inputs(tmp_path)
+    rows = [json.loads(x) for x in p["data"].read_text(encoding="utf-8").splitlines() if x.strip()]
+    for k, r in enumerate(rows):  # pass rates of three models, one without a model path, some rows without
+        model = f"org/model-{k % 3}" if k % 5 else None
+        r["reward_profiles"] = [{"model_hf_path": model, "pass_rate": (k % 7) / 7}] if k % 4 else None
+    data = tmp_path / "columns.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), data, row_group_size=37)
+    calls: list[int] = []
+    count_batch = dataset.DatasetTally.count_batch
+
+    def counted(self, *a):
+        calls.append(len(a[1]))
+        return count_batch(self, *a)
+
+    want = _one_pass(monkeypatch, [data])
+    monkeypatch.setattr(dataset.DatasetTally, "count_batch", counted)
+    doc = json.loads(want)
+    assert {"org/model-0", "org/model-1", "(no model_hf_path)"} <= set(json.dumps(doc["sections"]).split('"'))
+    assert _engine([data], 1, None) == want
+    assert _engine([data], 1, 5000) == want
+    assert sum(calls) == 2 * len(rows)  # every row of both runs was tallied from its batch's columns

@@ -25,7 +25,7 @@ from ..validate.crossrow import KeyColumns, RowKeys
 from ..validate.row_checker import RowChecker
 from ..validate.row_validator import at_index
 from . import merge
-from .dataset import REGEX_RULES, DatasetTally
+from .dataset import REGEX_RULES, DatasetTally, output_regex
 from .rescored import RescoredTally
 
 DATASET = "dataset"
@@ -98,26 +98,57 @@ def report_chunk(chunk: Chunk, s: Settings) -> Part | InputError:
 
 
 def _dataset_rows(chunk: Chunk, s: Settings, part: Part, prepared: bool, manifest: str | None) -> None:
-    checker = s.checker
-    sec: SectionRows | None = None
-    key: Any = ()
-    names: dict[str, int] = {}
     stamped = manifest is None and not prepared  # each row's contract is its stamp's
-    for pos, (rec, f, cols) in enumerate(_read(chunk, checker.cfg, stamped)):
-        part.rows += 1
-        d = rec.data
-        if d is None and cols is None:
-            part.malformed += 1
-        contract = manifest
-        if stamped and d is not None:
-            contract = contract_stamp(d).contract
-        if sec is None or contract != key:
-            sec, key = part.datasets.get(contract), contract
+    w = _Sections(s, part)
+    pos = 0
+    for view, rows in _read(chunk, s.checker.cfg, stamped):
+        if view is not None:
+            w.batch(pos, view, manifest)
+            pos += view.n
+            continue
+        for rec, f in rows:
+            d = rec.data
+            w.row(pos, rec, f, contract_stamp(d).contract if stamped and d is not None else manifest)
+            pos += 1
+
+
+class _Sections:
+    """A chunk's rows into its part's dataset sections, in order."""
+
+    def __init__(self, s: Settings, part: Part) -> None:
+        self.s, self.part = s, part
+        self.sec: SectionRows | None = None
+        self.key: Any = ()
+        self.names: dict[str, int] = {}
+
+    def section(self, contract: str | None) -> SectionRows:
+        if self.sec is None or contract != self.key:
+            sec, self.key = self.part.datasets.get(contract), contract
             if sec is None:
-                sec = part.datasets[contract] = SectionRows(DatasetTally(examples=s.examples, part=True))
-                names = {}
+                sec = self.part.datasets[contract] = SectionRows(
+                    DatasetTally(examples=self.s.examples, part=True)
+                )
+                self.names = {}
             else:
-                names = {n: i for i, n in enumerate(sec.names)}
+                self.names = {n: i for i, n in enumerate(sec.names)}
+            self.sec = sec
+        return self.sec
+
+    def tid(self, sec: SectionRows, tid: str) -> int:
+        n = self.names.get(tid)
+        if n is None:
+            n = self.names[tid] = len(sec.names)
+            sec.names.append(tid)
+        return n
+
+    def row(self, pos: int, rec: Row, f: Any, contract: str | None) -> None:
+        """One row as read (its facts, when its batch's columns give them, `f`)."""
+        self.part.rows += 1
+        d = rec.data
+        if d is None:
+            self.part.malformed += 1
+        sec = self.section(contract)
+        checker = self.s.checker
         findings, keys = checker.check(rec) if f is None else checker.check_facts(f)
         i = len(sec.lines)
         sec.positions.append(pos)
@@ -125,52 +156,64 @@ def _dataset_rows(chunk: Chunk, s: Settings, part: Part, prepared: bool, manifes
         sec.keys.append(keys)
         if findings:
             sec.found[i] = findings
-        if cols is not None:
-            t = sec.tally.count_columns(rec.split, *cols)
-            tm = cols[2]
-        else:
-            t = sec.tally.count(rec)
-            if t is None or d is None:
-                sec.tids.append(-1)
-                continue
-            tm = d.get("template_metadata")
-        tid = sec.tally.last_tid or ""
-        n = names.get(tid)
-        if n is None:
-            n = names[tid] = len(sec.names)
-            sec.names.append(tid)
-        sec.tids.append(n)
+        t = sec.tally.count(rec)
+        if t is None or d is None:
+            sec.tids.append(-1)
+            return
+        sec.tids.append(self.tid(sec, sec.tally.last_tid or ""))
         if findings and any(x.rule in REGEX_RULES for x in findings):
-            sec.orx[i] = tm.get("output_regex") if type(tm) is dict else None  # (dataset.output_regex)
+            sec.orx[i] = output_regex(d)
+
+    def batch(self, pos: int, view: BatchView, contract: str | None) -> None:
+        """A batch every row of which has its facts in the columns: each row checked from them (as validate
+        checks it), the tallies counted from the columns at once (DatasetTally.count_batch)."""
+        n = view.n
+        self.part.rows += n
+        sec = self.section(contract)
+        cfg, check = self.s.checker.cfg, self.s.checker.check_facts
+        base = len(sec.lines)
+        sec.positions.extend(range(pos, pos + n))
+        lines, keys, found = sec.lines, sec.keys, sec.found
+        for j in range(n):
+            findings, k = check(view.facts(j, cfg))  # type: ignore[arg-type]
+            lines.append(view.first_line + j)
+            keys.append(k)
+            if findings:
+                found[base + j] = findings
+        rps = _column(view.batch, "reward_profiles")
+        tids = sec.tally.count_batch(
+            view.split, [h[0] for h in view.hints], view.golds, view.tms, view.modes, view.prompts, rps
+        )
+        tid = self.tid
+        sec.tids.extend(tid(sec, t) for t in tids)
+        for i in range(base, base + n):
+            fs = found.get(i)
+            if fs and any(x.rule in REGEX_RULES for x in fs):
+                tm = view.tms[i - base]
+                sec.orx[i] = tm.get("output_regex") if type(tm) is dict else None  # (output_regex)
 
 
-def _read(chunk: Chunk, cfg: Any, stamped: bool) -> Iterator[tuple[Row, Any, tuple | None]]:
-    """The chunk's rows as validate's chunk_facts gives them, each with what the tallies read of it
-    (DatasetTally.count_columns's arguments) when its batch's columns give its facts: such a row's dict is
-    not built (None: tally the Row as read). A batch with a metadata column is read whole when each row's
-    contract is its stamp's."""
+def _read(chunk: Chunk, cfg: Any, stamped: bool) -> Iterator[tuple[BatchView | None, Any]]:
+    """The chunk in order, as validate's chunk_facts reads it: (view, None) for a Parquet batch every row
+    of which has its facts in its columns (no row's dict is built there), else (None, its rows with their
+    facts or None). A batch with a metadata column is read whole when each row's contract is its stamp's."""
     if not chunk.is_parquet():
-        for row in chunk.rows():
-            yield row, None, None
+        yield None, ((row, None) for row in chunk.rows())
         return
     i = 0
     for batch in chunk.batches():
         view = BatchView(batch, chunk.file, chunk.split, chunk.first_line + i, i)
         i += view.n
-        whole = stamped and view.linked
-        if whole or not any(view.fast):
-            for j in range(view.n):
-                f = view.facts(j, cfg, True)
-                yield (view.row(j), None, None) if f is None else (f.row, f, None)
-            continue
-        rps = _column(batch, "reward_profiles")
-        for j in range(view.n):
-            f = view.facts(j, cfg)
-            if f is None:
-                yield view.row(j), None, None
-            else:
-                cols = (view.hints[j][0], view.golds[j], view.tms[j], view.modes[j], view.prompts[j], rps[j])
-                yield f.row, f, cols
+        if all(view.fast) and not (stamped and view.linked):
+            yield view, None
+        else:
+            yield None, _whole(view, cfg)
+
+
+def _whole(view: BatchView, cfg: Any) -> Iterator[tuple[Row, Any]]:
+    for j in range(view.n):
+        f = view.facts(j, cfg, True)
+        yield (view.row(j), None) if f is None else (f.row, f)
 
 
 def _rescored_rows(chunk: Chunk, s: Settings, part: Part) -> None:

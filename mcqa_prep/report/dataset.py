@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 from ..evidence import RATE_BINS, rate_bin_of
@@ -173,7 +174,11 @@ class DatasetTally:
                     self._letter_sets[(n, offered)] += 1
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
-        tid = tm.get("template_id") if type(tm) is dict or (tm is not None and isinstance(tm, Mapping)) else None
+        tid = (
+            tm.get("template_id")
+            if type(tm) is dict or (tm is not None and isinstance(tm, Mapping))
+            else None
+        )
         tid = self.last_tid = tid if type(tid) is str and tid else NONE  # (fields.template_id)
         orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
@@ -198,6 +203,70 @@ class DatasetTally:
             self._profiles(rp)
         return t
 
+    def count_batch(
+        self, split: str | None, letters: list[list[str]], golds: list[str], tms: list[Any], gms: list[Any],
+        texts: list[str], rps: list[Any],
+    ) -> list[str]:  # fmt: skip
+        """`count_columns` of a batch's rows at once (in row order; each list holds one value per row), counted
+        per distinct value: each group first meets a key where the rows one at a time first meet it, so every
+        count and every key order is the one row-by-row counting gives. Returns each row's template id."""
+        tids = [tm.get("template_id") if type(tm) is dict else None for tm in tms]
+        tids = [t if type(t) is str and t else NONE for t in tids]
+        if not tids:
+            return tids
+        orxs = [tm.get("output_regex") if type(tm) is dict else None for tm in tms]
+        try:
+            pairs = Counter(zip(map(tuple, letters), golds, strict=True))
+            groups = Counter(zip(tids, orxs, gms, strict=True))
+        except TypeError:  # a grading_mode that is not hashable (a list)
+            pairs = groups = None
+        if (
+            pairs is None
+            or groups is None
+            or len(self._letter_sets) + len(pairs) > LETTER_SET_FLUSH
+            or not all(o is None or type(o) is str for o in orxs)
+        ):  # a flush mid-batch, a list of patterns, an unhashable value: one row at a time
+            for row in zip(letters, golds, tms, gms, texts, rps, strict=True):
+                self.count_columns(split, *row)
+            return tids
+        lens = list(map(len, texts))
+        bins = Counter(map(bisect_right, repeat(LENGTH_EDGES), lens))
+        self.rows += len(tids)
+        self.splits.add(split or NONE, len(tids))
+        for (keys, gold), c in pairs.items():
+            n = len(keys)
+            self.option_counts[n if n <= MAX_OPTIONS_BIN else MAX_OPTIONS_BIN + 1] += c
+            g = gold.strip().upper()
+            offered = "".join(keys).upper()
+            if len(g) == 1 and g in offered:
+                self.gold_by_n[(n, g)] += c
+                self._letter_sets[(n, offered)] += c
+        for (tid, orx, gm), c in groups.items():
+            t = self.templates.get(tid) or self._template(tid)
+            t.rows += c
+            if orx is not None and orx != "":
+                self.custom_rows += c
+                t.custom += c
+                mode = CUSTOM_MODE
+                self._pattern_row(orx, tid, c)
+            else:
+                mode = gm if type(gm) is str and gm else UNSET_MODE
+            self.modes.add(mode, c)
+        h = self.prompt_chars
+        for b, c in bins.items():
+            h.counts[b - 1] += c  # (length_bin: every length is at least LENGTH_EDGES[0], 0)
+        h.total += len(lens)
+        h.value_sum += sum(lens)
+        lo, hi = min(lens), max(lens)
+        if h.value_min is None or lo < h.value_min:
+            h.value_min = lo
+        if h.value_max is None or hi > h.value_max:
+            h.value_max = hi
+        for rp in rps:
+            if type(rp) is list and rp:
+                self._profiles(rp)
+        return tids
+
     def _template(self, tid: str) -> TemplateTally:
         t = self.templates.get(tid)
         if t is None:
@@ -208,7 +277,7 @@ class DatasetTally:
                 t = self.templates[tid] = TemplateTally()
         return t
 
-    def _pattern_row(self, p: str, tid: str) -> None:
+    def _pattern_row(self, p: str, tid: str, rows: int = 1) -> None:
         pt = self.patterns.get(p)
         if pt is None:
             if len(self.patterns) >= self.caps[1]:  # bounded: the rest is pooled
@@ -216,7 +285,7 @@ class DatasetTally:
                 pt = self.patterns.get(p)
             if pt is None:
                 pt = self.patterns[p] = PatternTally()
-        pt.rows += 1
+        pt.rows += rows
         if len(pt.templates) < 3 and tid not in pt.templates:
             pt.templates.append(tid)
 
