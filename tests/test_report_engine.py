@@ -114,3 +114,25 @@ def test_parquet_batches_tallied_from_columns_equal_one_pass(monkeypatch, tmp_pa
     assert _engine([data], 1, None) == want
     assert _engine([data], 1, 5000) == want
     assert sum(calls) == 2 * len(rows)  # every row of both runs was tallied from its batch's columns
+
+
+def test_parquet_kind_is_detected_from_its_first_row(monkeypatch, tmp_path):
+    """A Parquet file of rescored rows (metadata.grading) is detected as one, a dataset's with a metadata
+    column (its stamp) or none as a dataset, as one pass detects them."""
+    p = heldback_inputs(tmp_path)
+    paths = []
+    for name in ("rescored_a", "data"):
+        rows = [json.loads(x) for x in p[name].read_text(encoding="utf-8").splitlines() if x.strip()]
+        if name == "data":
+            for r in rows[:40]:
+                r["metadata"] = {"mcqa_prep": {"contract": "c"}}
+            rows = rows[:40]
+        paths.append(tmp_path / f"{name}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows), paths[-1])
+    paths.append(tmp_path / "plain.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([json.loads(p["data"].read_text(encoding="utf-8").splitlines()[50])]), paths[-1]
+    )
+    want = _one_pass(monkeypatch, paths)
+    assert [e["detected"] for e in json.loads(want)["inputs"]] == ["rescored", "dataset", "dataset"]
+    assert _engine(paths, 1, None) == want

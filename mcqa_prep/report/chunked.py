@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..fields import contract_stamp, grading_contract, grading_of
+from ..io.paths import STDIN, is_parquet, split_of
+from ..io.readers import batch_records, parquet_batches
 from ..parallel import Chunk
 from ..records import Finding, Row
 from ..validate.batch import BatchView, file_facts
@@ -36,12 +39,27 @@ LEADING_MALFORMED = 1000  # unreadable lines held while a file's kind is still u
 def detect(path: Any, split: str | None) -> str:
     """A file's kind from its first readable row (after at most LEADING_MALFORMED unreadable lines, the next
     line decides); raises what reading it raises."""
+    if str(path) != STDIN and is_parquet(path):
+        return _detect_parquet(Path(path), split)
     skipped = 0
     for rec, _ in file_facts(path, split):
         if rec.data is None and skipped < LEADING_MALFORMED:
             skipped += 1
             continue
         return RESCORED if grading_of(rec.data) is not None else DATASET
+    return DATASET
+
+
+def _detect_parquet(path: Path, split: str | None) -> str:
+    """detect() of a Parquet file (every row of which is readable): its first batch read as file_facts reads
+    it (so reading it raises what it raises), its first row's dict built only when it has a metadata column."""
+    for batch in parquet_batches(path, None):
+        if batch.num_rows == 0:
+            continue
+        if "metadata" not in batch.schema.names:
+            return DATASET  # (grading_of: no metadata)
+        row = next(batch_records(batch.slice(0, 1), str(path), split or split_of(path.name), 1, 0))
+        return RESCORED if grading_of(row.data) is not None else DATASET
     return DATASET
 
 
