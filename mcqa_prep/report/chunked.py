@@ -191,19 +191,22 @@ class _Sections:
         cfg, check = self.s.checker.cfg, self.s.checker.check_facts
         base = len(sec.lines)
         sec.positions.extend(range(pos, pos + n))
-        lines, keys, found = sec.lines, sec.keys, sec.found
+        keys, found, facts = sec.keys, sec.found, view.facts
         for j in range(n):
-            findings, k = check(view.facts(j, cfg))  # type: ignore[arg-type]
-            lines.append(view.first_line + j)
+            findings, k = check(facts(j, cfg))  # type: ignore[arg-type]
             keys.append(k)
             if findings:
                 found[base + j] = findings
+        sec.lines.extend(range(view.first_line, view.first_line + n))
         rps = _column(view.batch, "reward_profiles")
         tids = sec.tally.count_batch(
             view.split, [h[0] for h in view.hints], view.golds, view.tms, view.modes, view.prompts, rps
         )
-        tid = self.tid
-        sec.tids.extend(tid(sec, t) for t in tids)
+        names = self.names
+        for t in dict.fromkeys(tids):  # (first-seen order)
+            if t not in names:
+                self.tid(sec, t)
+        sec.tids.extend(map(names.__getitem__, tids))
         for i in range(base, base + n):
             fs = found.get(i)
             if fs and any(x.rule in REGEX_RULES for x in fs):
