@@ -199,8 +199,9 @@ class _Sections:
                 found[base + j] = findings
         sec.lines.extend(range(view.first_line, view.first_line + n))
         rps = _column(view.batch, "reward_profiles")
+        prompts: list[str] = view.prompts  # type: ignore[assignment]  # (every row is fast: each has one)
         tids = sec.tally.count_batch(
-            view.split, [h[0] for h in view.hints], view.golds, view.tms, view.modes, view.prompts, rps
+            view.split, [h[0] for h in view.hints], view.golds, view.tms, view.modes, prompts, rps
         )
         names = self.names
         for t in dict.fromkeys(tids):  # (first-seen order)

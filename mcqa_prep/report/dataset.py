@@ -210,16 +210,18 @@ class DatasetTally:
         """`count_columns` of a batch's rows at once (in row order; each list holds one value per row), counted
         per distinct value: each group first meets a key where the rows one at a time first meet it, so every
         count and every key order is the one row-by-row counting gives. Returns each row's template id."""
-        tids = [tm.get("template_id") if type(tm) is dict else None for tm in tms]
-        tids = [t if type(t) is str and t else NONE for t in tids]
+        raw = [tm.get("template_id") if type(tm) is dict else None for tm in tms]
+        tids: list[str] = [t if type(t) is str and t else NONE for t in raw]
         if not tids:
             return tids
         orxs = [tm.get("output_regex") if type(tm) is dict else None for tm in tms]
+        pairs: Counter | None = None
+        groups: Counter | None = None
         try:
             pairs = Counter(zip(map(tuple, letters), golds, strict=True))
             groups = Counter(zip(tids, orxs, gms, strict=True))
         except TypeError:  # a grading_mode that is not hashable (a list)
-            pairs = groups = None
+            pass
         if (
             pairs is None
             or groups is None
