@@ -15,7 +15,7 @@ from collections import Counter
 
 from .bins import CappedCounter, Examples, Histogram
 from .dataset import DatasetTally, PatternTally, TemplateTally
-from .rescored import OTHER_MODELS, OTHER_MODES, OTHER_TEMPLATES, Group, Misses, RescoredTally, group
+from .rescored import OTHER_MODELS, OTHER_MODES, OTHER_TEMPLATES, Group, RescoredTally, group
 
 OTHER_PATTERNS = "(other patterns)"
 
@@ -116,13 +116,7 @@ def rescored(t: RescoredTally, part: RescoredTally) -> None:
         examples(got, ex)
     t.compare_modes.update(part.compare_modes)
     for tid, m in part.misses.items():
-        got_m = t.misses.get(tid)
-        if got_m is None:
-            if len(t.misses) >= t.caps[0]:
-                tid = OTHER_TEMPLATES
-                got_m = t.misses.get(tid)
-            if got_m is None:
-                got_m = t.misses[tid] = Misses(t.examples)
+        got_m = t.misses_of(tid)
         got_m.rows += m.rows
         examples(got_m.misses, m.misses)
     histogram(t.response_chars, part.response_chars)

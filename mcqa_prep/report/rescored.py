@@ -144,12 +144,8 @@ class RescoredTally:
             ex = self.agreement[cell] = Examples(self.examples)
         ex.add(rid)
 
-    def _compare(self, grading: Mapping[str, Any], tid: str, rid: str) -> None:
-        cm = grading.get("compare_mode")
-        if not isinstance(cm, Mapping) or not isinstance(cm.get("format_miss"), bool):
-            return
-        mode = cm.get("mode")
-        self.compare_modes[str(mode)] += 1
+    def misses_of(self, tid: str) -> Misses:
+        """The format-miss tally of template `tid`, or of the templates past the cap once it is reached."""
         m = self.misses.get(tid)
         if m is None:
             if len(self.misses) >= self.caps[0]:
@@ -157,6 +153,15 @@ class RescoredTally:
                 m = self.misses.get(tid)
             if m is None:
                 m = self.misses[tid] = Misses(self.examples)
+        return m
+
+    def _compare(self, grading: Mapping[str, Any], tid: str, rid: str) -> None:
+        cm = grading.get("compare_mode")
+        if not isinstance(cm, Mapping) or not isinstance(cm.get("format_miss"), bool):
+            return
+        mode = cm.get("mode")
+        self.compare_modes[str(mode)] += 1
+        m = self.misses_of(tid)
         m.rows += 1
         if cm["format_miss"]:
             m.misses.add(rid)
