@@ -40,11 +40,16 @@ def _is_map(x: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(x) is dict or (x is not None and isinstance(x, Mapping))
 
 
+def template_id_of(tm: Any) -> str | None:
+    """The template id a `template_metadata` value names (a non-empty string under `template_id`), or None."""
+    tid = tm.get("template_id") if _is_map(tm) else None
+    return tid if type(tid) is str and tid else None
+
+
 def template_id(row: Mapping[str, Any], grading: Mapping[str, Any] | None = None) -> str | None:
     """The row's template id (its `template_metadata`, else the `grading` a rescore joined it with), or None."""
-    tm = row.get("template_metadata")
-    tid = tm.get("template_id") if _is_map(tm) else None
-    if type(tid) is str and tid:
+    tid = template_id_of(row.get("template_metadata"))
+    if tid is not None:
         return tid
     if grading is not None:
         tid = grading.get("template_id")
