@@ -17,12 +17,12 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from itertools import chain, repeat
 from typing import Any
 
 from ..evidence import RATE_BINS, rate_bin_of
-from ..fields import NONE
+from ..fields import NONE, template_id_of
 from ..grader import DEFAULT_REGEX_TIMEOUT
 from ..prompt import user_prompt
 from ..records import Finding, Row
@@ -118,15 +118,18 @@ class DatasetTally:
 
     def count(self, rec: Row) -> TemplateTally | None:
         """One row's tallies, its findings aside; its template's (None for an unreadable line)."""
+        self._count_split(rec.split)
+        d = rec.data
+        return self._row(d, rec.hint) if d is not None else None
+
+    def _count_split(self, split: str | None) -> None:
         self.rows += 1
-        split = rec.split or NONE
+        split = split or NONE
         counts = self.splits.counts
         if split in counts:
             counts[split] += 1
         else:
             self.splits.add(split)
-        d = rec.data
-        return self._row(d, rec.hint) if d is not None else None
 
     def _row(self, d: dict[str, Any], hint: Any) -> TemplateTally:
         opts = d.get("options")
@@ -149,13 +152,7 @@ class DatasetTally:
     ) -> TemplateTally:
         """`count` of a row read from its batch's columns (validate/batch.BatchView: its options in the
         normal layout, `letters` their keys; its prompt one user message, `text`), not from its dict."""
-        self.rows += 1
-        split = split or NONE
-        counts = self.splits.counts
-        if split in counts:
-            counts[split] += 1
-        else:
-            self.splits.add(split)
+        self._count_split(split)
         return self.tally(letters, gold, tm, gm, text, rp)
 
     def tally(
@@ -174,12 +171,7 @@ class DatasetTally:
                     self._letter_sets[(n, offered)] += 1
                     if len(self._letter_sets) > LETTER_SET_FLUSH:
                         self._fold_letter_sets()
-        tid = (
-            tm.get("template_id")
-            if type(tm) is dict or (tm is not None and isinstance(tm, Mapping))
-            else None
-        )
-        tid = self.last_tid = tid if type(tid) is str and tid else NONE  # (fields.template_id)
+        tid = self.last_tid = template_id_of(tm) or NONE
         orx = tm.get("output_regex") if type(tm) is dict else None
         t = self.templates.get(tid) or self._template(tid)
         t.rows += 1
@@ -210,8 +202,7 @@ class DatasetTally:
         """`count_columns` of a batch's rows at once (in row order; each list holds one value per row), counted
         per distinct value: each group first meets a key where the rows one at a time first meet it, so every
         count and every key order is the one row-by-row counting gives. Returns each row's template id."""
-        raw = [tm.get("template_id") if type(tm) is dict else None for tm in tms]
-        tids: list[str] = [t if type(t) is str and t else NONE for t in raw]
+        tids: list[str] = [template_id_of(tm) or NONE for tm in tms]
         if not tids:
             return tids
         orxs = [tm.get("output_regex") if type(tm) is dict else None for tm in tms]
