@@ -39,13 +39,11 @@ from ..validate.facts import Config
 from ..validate.row_checker import RowChecker
 from . import audit_view, breakdown_view, dataset_view, positions_view, rescored_view
 from .breakdown import Breakdown, load_groups
-from .chunked import LEADING_MALFORMED, Folder, Settings, detect, report_chunk
+from .chunked import DATASET, LEADING_MALFORMED, RESCORED, Folder, Settings, detect, report_chunk
 from .dataset import DatasetTally
 from .rescored import RescoredTally
 from .spec import REPORT_VERSION
 
-DATASET = "dataset"
-RESCORED = "rescored"
 PASSRATES = "passrates"
 TICK = 1024
 DETECTION = (
@@ -226,9 +224,8 @@ def _one_pass(
     state: _State, sources: list[Source], entries: list[dict[str, Any]], progress: Progress | None
 ) -> None:
     """Every row in this process, in input order (stdin; pass-rate tables' breakdowns)."""
-    found_sources = sources
     bar = (
-        progress(total=rows_estimate(s.path for s in found_sources), desc="report", unit="row")
+        progress(total=rows_estimate(s.path for s in sources), desc="report", unit="row")
         if progress
         else None
     )
@@ -243,7 +240,7 @@ def _one_pass(
 
     try:
         with streaming_gc():
-            for src, entry in zip(found_sources, entries, strict=True):
+            for src, entry in zip(sources, entries, strict=True):
                 try:
                     _Reader(state, src, entry, tick).run()
                 except InputError as exc:
