@@ -85,7 +85,7 @@ class DatasetTally:
         """`part`: one chunk's share (report/chunked.py): no validator, and no cap on any group, so that the
         parts merge (`merge`) in input order into exactly the capped tally of one pass."""
         # a part has no validator: its rows are checked in the chunk, their cross-row half in the fold
-        self.validator: RowValidator = None if part else RowValidator(regex_timeout=regex_timeout)  # type: ignore[assignment]
+        self._validator = None if part else RowValidator(regex_timeout=regex_timeout)
         self.examples = examples
         self.caps = (UNCAPPED,) * 3 if part else (TEMPLATE_CAP, PATTERN_CAP, MODEL_CAP)
         self.last_tid: str | None = None  # the template id of the row counted last (a part's column)
@@ -105,6 +105,13 @@ class DatasetTally:
         self.severity: dict[str, str] = {}
         self.patterns: dict[str, PatternTally] = {}
         self.finished: list[Finding] = []
+
+    @property
+    def validator(self) -> RowValidator:
+        """The section's validator (a whole section's tally only: a part's rows are checked in its chunk)."""
+        if self._validator is None:
+            raise TypeError("a part of a report section has no validator: its rows were checked in the chunk")
+        return self._validator
 
     # -- per row ------------------------------------------------------------------------------------
 
@@ -223,7 +230,8 @@ class DatasetTally:
                 self.count_columns(split, *row)
             return tids
         lens = list(map(len, texts))
-        bins = Counter(map(bisect_right, repeat(LENGTH_EDGES), lens))
+        # length_bin is bisect_right - 1 (every length is at least LENGTH_EDGES[0], 0)
+        bins = {b - 1: c for b, c in Counter(map(bisect_right, repeat(LENGTH_EDGES), lens)).items()}
         self.rows += len(tids)
         self.splits.add(split or NONE, len(tids))
         for (keys, gold), c in pairs.items():
@@ -245,16 +253,7 @@ class DatasetTally:
             else:
                 mode = gm if type(gm) is str and gm else UNSET_MODE
             self.modes.add(mode, c)
-        h = self.prompt_chars
-        for b, c in bins.items():
-            h.counts[b - 1] += c  # (length_bin: every length is at least LENGTH_EDGES[0], 0)
-        h.total += len(lens)
-        h.value_sum += sum(lens)
-        lo, hi = min(lens), max(lens)
-        if h.value_min is None or lo < h.value_min:
-            h.value_min = lo
-        if h.value_max is None or hi > h.value_max:
-            h.value_max = hi
+        self.prompt_chars.add_many(bins, lens)
         for rp in rps:
             if type(rp) is list and rp:
                 self._profiles(rp)
