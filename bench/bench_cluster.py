@@ -328,12 +328,13 @@ def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
 def _engine_argv(command: str, src: Path, out: Path, ray: bool) -> list[str]:
     out_arg = {"prepare": ["-o", str(out), "--on-invalid", "reject", "--repair-regexes"],
                "rescore": ["-o", str(out)], "passrates": ["-o", str(out), "--rescore", "--model", "m",
-                                                         "--on-invalid", "skip"]}.get(command, [])  # fmt: skip
+                                                         "--on-invalid", "reject"],
+               "report": ["-o", str(out) + ".html"]}.get(command, [])  # fmt: skip
     return [command, str(src), *out_arg, "-q"]
 
 
 ENGINE_COMMANDS = {"validate": "data", "prepare": "data", "audit": "data", "rescore": "requests",
-                   "passrates": "requests"}  # fmt: skip
+                   "passrates": "requests", "report": "data"}  # fmt: skip
 
 
 def engine_legs(work: Path, inputs: dict[str, Path], address: str, env: dict[str, str]) -> dict[str, Any]:
@@ -410,6 +411,9 @@ def engine_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None
         local, ray = out / f"{c}.w{ENGINE_WORKERS}", out / f"{c}.ray{ENGINE_WORKERS}"
         if c == "rescore":
             res["checks"][f"engine.{c}.ray_output_equals_local"] = _concat(ray) == local.read_bytes()
+        elif c == "report":
+            same = Path(f"{ray}.html").read_bytes() == Path(f"{local}.html").read_bytes()
+            res["checks"][f"engine.{c}.ray_output_equals_local"] = same
         elif local.is_file():
             res["checks"][f"engine.{c}.ray_output_equals_local"] = _table(ray) == _table(local)
         elif local.is_dir():
