@@ -293,6 +293,23 @@ def test_two_node_cluster_with_token_auth_survives_losing_its_worker_node(tmp_pa
             code, stdout, stderr = _lose_the_worker_node(env, temp, address, groups, argv)
             got = (code, command.output(there, stdout), stderr.replace(str(there), ""))
             assert got == wants[command.name], stderr  # the same output, and nothing of Ray's on stderr
+        # relative paths, from a directory that is not the one the cluster was started in: the tasks run in
+        # the driver's directory, so they read the inputs and write the shards the user named
+        prepare = next(c for c in COMMANDS if c.name == "prepare")
+        rel = {k: Path(v).relative_to(tmp_path) for k, v in data.items()}
+        runs = {}
+        quick = {k: v for k, v in env.items() if k != SLOW_ENV}
+        for name, how in (("rel-local", []), ("rel-ray", ["--engine", "ray", "--workers", "2"])):
+            (tmp_path / name).mkdir()
+            res = subprocess.run(_cli(*map(str, prepare.args(rel, Path(name))), *how, "-q"),
+                                 env=dict(quick, RAY_ADDRESS=address), cwd=tmp_path, capture_output=True,
+                                 text=True, timeout=600)  # fmt: skip
+            runs[name] = (
+                res.returncode,
+                prepare.output(tmp_path / name, res.stdout),
+                res.stderr.replace(name, ""),
+            )
+        assert runs["rel-ray"] == runs["rel-local"] and runs["rel-local"][0] in (0, 1), runs["rel-ray"][2]
     finally:
         for g in groups:
             _kill(_node_pids(g))

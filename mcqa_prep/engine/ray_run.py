@@ -16,6 +16,7 @@ costing its chunks, not the job.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -42,10 +43,14 @@ _WORKER_STATE: dict[str, Any] = {}
 
 
 def _chunk_task(
-    box: list[Any], shard_of: Callable[[int], str], records: str | None, chunk: Chunk
+    box: list[Any], shard_of: Callable[[int], str], records: str | None, cwd: str, chunk: Chunk
 ) -> Done | Recorded:
     """A Ray task: one chunk. The job's function and settings (in `box`, unresolved) are fetched once per
-    worker process."""
+    worker process. The task runs in the driver's working directory `cwd` where the node has it: the job's
+    paths (inputs, output, work directory) are the user's, relative ones included, and a cluster's workers
+    start wherever `ray start` ran."""
+    with contextlib.suppress(OSError):  # (not on this node: a relative path is then not found, in one line)
+        os.chdir(cwd)
     key = box[0].hex()
     if key not in _WORKER_STATE:
         import ray
@@ -104,6 +109,7 @@ def _tasks(
 ) -> Iterator[tuple[Chunk, Done | None, bool]]:
     task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(_chunk_task)
     box = [ray.put((job.work, job.settings))]
+    cwd = os.getcwd()
     window = max(8, 4 * workers)
     order: deque[tuple[Chunk, Any]] = deque()  # in input order: (chunk, its task, its known result or None)
     running: set[Any] = set()
@@ -134,7 +140,7 @@ def _tasks(
             if chunk.failure is not None or done is not None:
                 order.append((chunk, done))
             else:
-                ref = task.remote(box, shard_of, records, chunk)
+                ref = task.remote(box, shard_of, records, cwd, chunk)
                 running.add(ref)
                 order.append((chunk, ref))
             yield from head()
