@@ -179,22 +179,23 @@ def _context(
 ) -> tuple[Any, str, str, Any]:
     """(pool, key, model, variant) of the rollouts of one prompt, metadata, options, uuid and gold, as
     Measurement._count works them out; the contract's pool made here when it is the first one met."""
-    rcp_b, md_b, opts_b = bytes(rec.responses_create_params), bytes(rec.metadata), bytes(rec.options)
+    rcp_r, md_b, opts_r = rec.responses_create_params, bytes(rec.metadata), rec.options
     uuid, gold = rec.uuid, rec.expected_answer
     grading = gradings.get(md_b)
     if grading is None:
         grading = gradings[md_b] = _grading(md_b)
-    row: dict[str, Any] = {"responses_create_params": _value(rcp_b)} if rcp_b else {}
+    row: dict[str, Any] = {"responses_create_params": _DECODE(rcp_r)} if rcp_r else {}
     if md_b:  # (only read: one value per distinct metadata, most rollouts share theirs)
         md = values.get(md_b)
         if md is None:
             md = values[md_b] = _value(md_b)
         row["metadata"] = md
-    if opts_b:
-        row["options"] = _value(opts_b)
-    for name, value in (("uuid", uuid), ("expected_answer", gold)):
-        if value is not UNSET:
-            row[name] = value
+    if opts_r:
+        row["options"] = _DECODE(opts_r)
+    if uuid is not UNSET:
+        row["uuid"] = uuid
+    if gold is not UNSET:
+        row["expected_answer"] = gold
     model = model_of(row)
     if model is None:  # the model may be `response`'s, or the default
         raise _Unsure
