@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,32 @@ def test_the_audit_bench_data_is_read_by_the_presets_and_its_planted_rows_are_fo
     theirs = bench_audit.found_checks("datasketch", set(ds["found"]), kinds, 400)
     got, of = map(int, theirs["datasketch.found_planted.verbatim"].split("/"))
     assert of > 0 and got >= of // 2
+
+
+def _parses(argv: list[str]) -> None:
+    """`mcqa-prep ARGV` parsed by the real command line (options, choices, paths), without running it."""
+    from mcqa_prep.cli import main
+
+    with main.make_context("mcqa-prep", list(argv)) as ctx:
+        with warnings.catch_warnings():  # (click 8.2 keeps the tokens in args; older ones in protected_args)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tokens = [*ctx.protected_args, *ctx.args]
+        name, cmd, rest = main.resolve_command(ctx, tokens)
+        assert cmd is not None, name
+        with cmd.make_context(name, rest, parent=ctx):
+            pass
+
+
+def test_cluster_bench_engine_legs_are_valid_command_lines(tmp_path):
+    """Every command the cluster bench runs on the engine, locally and with --address, as the CLI reads it: a
+    leg with an option value the command no longer takes fails here, not after minutes of a bench run."""
+    import bench_cluster
+
+    paths = {"data": tmp_path / "train.parquet", "requests": tmp_path / "requests.jsonl"}
+    for p in paths.values():
+        p.write_bytes(b"")
+    for command, src in bench_cluster.ENGINE_COMMANDS.items():
+        for ray in (False, True):
+            argv = bench_cluster._engine_argv(command, paths[src], tmp_path / "out", ray)
+            how = ["--address", "127.0.0.1:1"] if ray else []
+            _parses([*argv, *how, "--workers", str(bench_cluster.ENGINE_WORKERS)])
