@@ -135,10 +135,12 @@ class Chunk:
     ident: tuple[int, int, int] | None = None  # a Parquet file's (inode, mtime_ns, size) when it was planned
     spill: str | None = None  # a Parquet batch's copy as a file (io/spill.py): what a local worker gets
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+    _group: Any = field(default=None, repr=False, compare=False)  # row_at's read of the row group, kept
 
     def __getstate__(self) -> dict[str, Any]:
         """A spilled batch crosses to a worker as its file's name only (io/spill.py)."""
         state = dict(self.__dict__)
+        state["_group"] = None  # (the parent's read of its row group, for row_at: never sent)
         if self.spill is not None:
             state["batch"] = None
         return state
@@ -222,7 +224,9 @@ class Chunk:
         if self.batch is not None:
             one = self.batch.slice(i, 1)
         else:
-            one = self._row_group().slice(i, 1).to_batches()[0]
+            if self._group is None:  # read once: a chunk may hold many rejected rows
+                self._group = self._row_group()
+            one = self._group.slice(i, 1).to_batches()[0]
         return next(batch_records(one, self.file, self.split, line, i))
 
 

@@ -86,6 +86,29 @@ def test_parquet_chunks_give_the_rows_iter_file_gives(tmp_path, small_chunks, mo
     assert cs[-1].row_at(50).data["uuid"] == "u49"
 
 
+def test_rows_of_a_row_group_chunk_read_again_read_the_group_once(tmp_path, monkeypatch):
+    """The parent reads a chunk's rows again to write their rejects (prepare --on-invalid reject): a row group
+    chunk reads its group once for all of them, not once per row (a row group per reject made a dataset with
+    many rejects take minutes)."""
+    monkeypatch.setattr(parallel, "ROW_GROUP_DIRECT_ROWS", 10)
+    rows = [{"uuid": f"u{i}", "n": i} for i in range(24)]
+    p = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=8)
+    reads = []
+    real = parallel.Chunk._row_group
+
+    def counted(self):
+        reads.append(self.row_group)
+        return real(self)
+
+    monkeypatch.setattr(parallel.Chunk, "_row_group", counted)
+    cs = list(parallel.chunks(p, "train"))
+    assert [c.row_group for c in cs] == [0, 1, 2]
+    got = [c.row_at(line).data["uuid"] for c in cs for line in range(c.first_line, c.first_line + 8)]
+    assert got == [r["uuid"] for r in rows] and reads == [0, 1, 2]
+    assert cs[0].__getstate__()["_group"] is None  # what crosses to a worker is the chunk's address, not its rows
+
+
 def _spill_probe(chunk):
     """What a worker saw of a chunk: its rows, and whether its batch came as a file (not pickled)."""
     as_file = chunk.batch is None and chunk.spill is not None and os.path.exists(chunk.spill)
