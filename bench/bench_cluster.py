@@ -320,7 +320,8 @@ def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
 
     data = make_parquet(work / "train.parquet", rows)
     pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet")
-    requests, _rollouts, _ds = write_inputs(work, rows)
+    (work / "rescore").mkdir(exist_ok=True)  # (write_inputs writes a train.parquet of its own)
+    requests, _rollouts, _ds = write_inputs(work / "rescore", rows)
     return {"data": data, "data_small": work / "train_small.parquet", "requests": requests,
             "requests_small": head(requests, work / "requests_small.jsonl", SMALL)}  # fmt: skip
 
