@@ -106,7 +106,8 @@ def test_rows_of_a_row_group_chunk_read_again_read_the_group_once(tmp_path, monk
     assert [c.row_group for c in cs] == [0, 1, 2]
     got = [c.row_at(line).data["uuid"] for c in cs for line in range(c.first_line, c.first_line + 8)]
     assert got == [r["uuid"] for r in rows] and reads == [0, 1, 2]
-    assert cs[0].__getstate__()["_group"] is None  # what crosses to a worker is the chunk's address, not its rows
+    # what crosses to a worker is the chunk's address, not its rows
+    assert cs[0].__getstate__()["_group"] is None
 
 
 def _spill_probe(chunk):
