@@ -50,7 +50,30 @@ def write_inputs(tmp: Path, n: int = 600) -> dict[str, Path]:
         out.append(json.dumps(r))
     rollouts = tmp / "rollouts.jsonl"
     rollouts.write_text("\n".join(out) + "\n", encoding="utf-8")
-    return {"dataset": ds, "validation": val, "rollouts": rollouts}
+    return {"dataset": ds, "validation": val, "rollouts": rollouts, **_sources(tmp, n)}
+
+
+def _sources(tmp: Path, n: int) -> dict[str, Path]:
+    """Source rows for `convert` (question, choices, answer index): JSONL with blank, whitespace-only and
+    malformed lines and rows without a gold answer; a Parquet split in small row groups."""
+    rng = random.Random(5)
+    lines = []
+    for i in range(n):
+        k = 3 + i % 4
+        row = {"question": f"Question {i}: which one? " + "pad " * rng.randrange(40),
+               "choices": [f"choice {j} of {i}" for j in range(k)], "answer": i % k if i % 89 else 9}  # fmt: skip
+        lines.append(json.dumps(row))
+        if i % 61 == 7:
+            lines.append(" \t ")
+        if i % 83 == 11:
+            lines += ["", "{not json"]
+    src = tmp / "src" / "train.jsonl"
+    src.parent.mkdir()
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pq_rows = [{"question": f"Validation {i}?", "choices": ["yes", "no", "maybe", "None of the above"],
+                "answer": i % 4} for i in range(300)]  # fmt: skip
+    pq.write_table(pa.Table.from_pylist(pq_rows), tmp / "src" / "validation.parquet", row_group_size=40)
+    return {"sources": tmp / "src"}
 
 
 @dataclass(frozen=True)
@@ -148,6 +171,25 @@ COMMANDS = [
         _stdout,
         None,
     ),  # fmt: skip
+    Command(
+        "convert",
+        lambda i, o: [
+            "convert",
+            i["sources"],
+            "-o",
+            o / "converted",
+            "--permute",
+            "2",
+            "--template",
+            "boxed:2",
+            "--template",
+            "answer_colon:1",
+        ],  # fmt: skip
+        lambda o, s: (_dir_bytes(o / "converted", s) + (o / "converted.rejects.jsonl").read_bytes()).replace(
+            str(o).encode(), b"<out>"
+        ),
+        "converted",
+    ),
     Command(
         "report",
         lambda i, o: [

@@ -7,7 +7,16 @@ import click
 from ..convert import BUILTIN_TEMPLATES, PRESETS, REJECT_REASONS, ConvertError, ConvertReport, convert
 from ..convert.shapes import MAP_KEYS
 from ..errors import UsageError
-from .common import FORMAT_OPTION, NO_VERIFY_OPTION, QUIET_OPTION, bar_factory, emit_json
+from ..runs import RunRequest
+from .common import (
+    FORMAT_OPTION,
+    NO_VERIFY_OPTION,
+    QUIET_OPTION,
+    bar_factory,
+    emit_json,
+    engine_options,
+    engine_settings,
+)
 from .permute_opts import permute_from_options, permute_options
 
 
@@ -181,6 +190,7 @@ def render_text(report: ConvertReport) -> list[str]:
     help="List built-in templates and exit.",
 )
 @permute_options
+@engine_options
 @FORMAT_OPTION
 @QUIET_OPTION
 def convert_command(
@@ -199,6 +209,10 @@ def convert_command(
     dataset,
     rejects,
     no_verify,
+    workers,
+    engine,
+    address,
+    resume,
     fmt,
     quiet,
     **permute_kw,
@@ -271,6 +285,7 @@ def convert_command(
             verify=not no_verify,
             progress=bar_factory(quiet),
             permute=permute,
+            request=RunRequest(tuple(srcs), out, **engine_settings(workers, engine, address, resume)),
         )
     except ConvertError as exc:  # no rejects file is left: its first lines are shown before the error
         if fmt != "json":

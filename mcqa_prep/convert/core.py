@@ -18,7 +18,9 @@ from ..io import AtomicFile
 from ..io.paths import check_output, distinct_inputs, is_special
 from ..io.writers import output_error
 from ..progress import Progress
+from ..runs import RunRequest
 from .balance import norm_pin
+from .chunked import engine_able, pristine, run_on_engine
 from .orders import PermuteSpec
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
@@ -131,16 +133,21 @@ def convert(
     progress: Progress | None = None,
     max_shown: int = 20,
     permute: PermuteSpec | None = None,
+    request: RunRequest | None = None,
 ) -> ConvertReport:
     """Convert SOURCES into NeMo Gym mcqa rows at `out` (a .jsonl file, or a directory of <split>.jsonl).
     Raises UsageError (bad option, missing input, template failing its controls), InputError (unreadable
     input), ConvertError (no row could be converted). Nothing is written under `out` unless it succeeds.
-    `permute`: each row is written as its option orders, each rendered by its template (convert/permute.py)."""
+    `permute`: each row is written as its option orders, each rendered by its template (convert/permute.py).
+    `request`: how to run it (workers, engine, resume; None: one worker); local JSONL and Parquet sources
+    without --shuffle are converted in chunks on the row engine, any other run in this process
+    (convert/chunked.py)."""
     out_p = Path(out)
     if str(out) == "-":
         raise UsageError("-o -: convert writes a file or a directory (output must be atomic), not stdout")
     rejects_p = Path(rejects) if rejects is not None else default_rejects(out_p)
     tmpls = load_templates(templates)
+    uncompiled = pristine(tmpls)
     srcs = plan_sources(
         sources,
         revision=revision,
@@ -162,8 +169,13 @@ def convert(
     )
     total = sum(s.num_rows() or 0 for s in srcs) if all(s.kind == "parquet" for s in srcs) else None
     bar = progress(total=total, desc="convert", unit="row") if progress is not None else None
+    if request is None:
+        request = RunRequest(tuple(str(s.path or s.label) for s in srcs), out_p, 1)
+    on_engine = (request, uncompiled) if engine_able(srcs, shuffle) else None
     try:
-        doc = _write(run, srcs, Mapping(preset, tuple(mapping), tuple(drop)), out_p, rejects_p, Ticker(bar))
+        doc = _write(
+            run, srcs, Mapping(preset, tuple(mapping), tuple(drop)), out_p, rejects_p, Ticker(bar), on_engine
+        )
     finally:
         run.checker.close()
         if bar is not None and hasattr(bar, "close"):
@@ -181,18 +193,24 @@ def _check_source_options(srcs: Sequence[Stream], revision: str | None, config: 
 
 
 def _write(
-    run: Run, srcs: Sequence[Stream], mapping: Mapping, out: Path, rejects: Path, tick: Ticker
+    run: Run,
+    srcs: Sequence[Stream],
+    mapping: Mapping,
+    out: Path,
+    rejects: Path,
+    tick: Ticker,
+    on_engine: tuple[RunRequest, list[Template]] | None = None,
 ) -> dict[str, Any]:
-    """Stream every source through `run` into the outputs and the rejects file, then commit both with the
-    report; on any failure neither is left behind. Returns the report document."""
+    """Stream every source through `run` into the outputs and the rejects file (in this process, or in
+    chunks on the row engine: `on_engine`, the run's request and its templates not compiled), then commit
+    both with the report; on any failure neither is left behind. Returns the report document."""
     outputs = Outputs(out)
     rejects_atomic = AtomicFile(rejects, "wb")
     rj = None
-    try:
-        outputs.open()
-        rj = rejects_atomic.__enter__()
-        for src in srcs:
-            run.source(src, outputs, rj, tick, mapping)
+    got: dict[str, Any] = {}
+
+    def commit() -> None:
+        nonlocal rj
         tick.flush()
         if run.totals()[1] == 0:
             message, reason, details = run.nothing_converted()
@@ -207,7 +225,19 @@ def _write(
             with contextlib.suppress(OSError):
                 rejects.unlink()
             raise
-        return doc
+        got["doc"] = doc
+
+    try:
+        outputs.open()
+        rj = rejects_atomic.__enter__()
+        if on_engine is not None:
+            req, tmpls = on_engine
+            run_on_engine(req, run, tmpls, srcs, mapping, outputs, rj, tick.bar, commit)
+        else:
+            for src in srcs:
+                run.source(src, outputs, rj, tick, mapping)
+            commit()
+        return got["doc"]
     except BaseException as exc:
         if rj is not None:
             rejects_atomic.__exit__(type(exc), exc, exc.__traceback__)

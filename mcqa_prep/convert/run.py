@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid as uuidlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from hashlib import blake2b, sha1
 from pathlib import Path
@@ -28,7 +28,7 @@ from .orders import PermuteSpec
 from .outputs import Outputs
 from .permute import ConvertOrders
 from .shapes import ColumnMap, RowReject
-from .sources import Stream
+from .sources import SourceRow, Stream
 from .templates import Template, TemplateMix
 
 REPORT_VERSION = 1
@@ -125,6 +125,27 @@ def map_for(src: Stream, columns: list[str], mapping: Mapping) -> tuple[ColumnMa
 # ------------------------------------------------------------------------------------------ the run
 
 
+@dataclass
+class SourcePlan:
+    """What the rows of one source need, whoever converts them (this process, or a worker given a chunk):
+    its label (as given, and as displayed), identity, output key, uuid prefix, preset, column map and the
+    columns it was made for (None: no row held data), and the columns the conversion reads (None: all)."""
+
+    label: str
+    path: str
+    ident: dict[str, Any]
+    key: str
+    prefix: str
+    pname: str | None
+    cmap: ColumnMap | None
+    columns: list[str] | None
+    projection: list[str] | None = None
+
+    def extractor(self) -> Extractor:
+        assert self.cmap is not None and self.columns is not None
+        return Extractor(self.cmap, self.columns, where=self.label)
+
+
 class _MetadataByCount(dict):
     """A template's template_metadata per option count, built on first use (a built-in's output_regex names
     the row's letters)."""
@@ -152,26 +173,19 @@ class Run:
         pins: frozenset[str],
         max_shown: int,
         permute: PermuteSpec | None = None,
+        checker: Any = None,
     ):
         self.tmpls = tmpls
-        self.permute = ConvertOrders(permute, pins) if permute is not None else None
         self.mix = TemplateMix(tmpls)
         self.shuffle = shuffle
         self.seed = seed
         self.user_pins = pins
         self.max_shown = max_shown
         self.uses_row = any(t.uses_row() for t in tmpls)
-        self.checker = TemplateChecker()
-        self.balancer = Balancer()
+        self.permute_spec = permute
         # BLAKE2b's salt (16 bytes) is part of its parameter block: keying by the seed costs nothing per row
         self.seed_salt = hashlib.sha256(b"mcqa-prep/convert seed %d" % seed).digest()[:16]
-        self.by_reason: Counter[str] = Counter()
-        self.tpl_rows: Counter[str] = Counter()
-        self.n_rows: Counter[int] = Counter()
-        self.n_pinned = self.n_gold_pinned = self.n_unresolved = 0
-        self.unresolved_shown: list[dict[str, Any]] = []
-        self.shown: list[dict[str, Any]] = []
-        self.src_docs: list[dict[str, Any]] = []
+        self.reset(checker if checker is not None else TemplateChecker())
         self.slots = []
         for t in tmpls:
             sc = SelfCheck(t)
@@ -182,40 +196,78 @@ class Run:
             )
         self.meta_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
+    def reset(self, checker: Any) -> None:
+        """Counts from zero, with `checker` for the template controls: a new run, or a chunk of one (a worker
+        counts each chunk on its own, and its checker only notes the controls the fold runs in input order)."""
+        self.checker = checker
+        self.permute = (
+            ConvertOrders(self.permute_spec, self.user_pins) if self.permute_spec is not None else None
+        )
+        self.balancer = Balancer()
+        self.by_reason: Counter[str] = Counter()
+        self.tpl_rows: Counter[str] = Counter()
+        self.n_rows: Counter[int] = Counter()
+        self.n_pinned = self.n_gold_pinned = self.n_unresolved = 0
+        self.unresolved_shown: list[dict[str, Any]] = []
+        self.shown: list[dict[str, Any]] = []
+        self.src_docs: list[dict[str, Any]] = []
+
     # -- one source
 
     def source(
         self, src: Stream, outputs: Outputs, rj: Any, tick: Callable[[], None], mapping: Mapping
     ) -> None:
         """Convert every row of `src`: a line in its output file or a record in the rejects file `rj`."""
+        sdoc, plan = self.plan(src, outputs, mapping)
+        self.rows(plan, sdoc, src.rows(plan.projection), outputs, rj, tick)
+
+    def plan(self, src: Stream, outputs: Outputs, mapping: Mapping) -> tuple[dict[str, Any], SourcePlan]:
+        """The source's document (in the report's sources, in order) and what its rows need: its columns
+        mapped (a preset detected), its output, its identity."""
         label = display_name(src.label)
         sdoc = {**src.identity(), "kind": src.kind, "path": label, "read": 0, "written": 0, "rejected": 0}
         self.src_docs.append(sdoc)
         columns = src.columns()
-        if columns is None:
-            # no row holds data (the source is empty, or none of its lines is readable): nothing to map or
-            # detect a preset from, yet each row read still goes through the loop below, to be counted and
-            # rejected at its line like a malformed line in any other source
-            pname, extract, projection = None, _changed(src), None
-        else:
+        cmap, pname = None, None
+        if columns is not None:
             cmap, pname = map_for(src, columns, mapping)
             sdoc["preset"] = pname
             sdoc["map"] = cmap.to_dict()
-            ext = Extractor(cmap, columns, where=src.label)
-            extract, projection = ext.extract, (None if self.uses_row else _projection(ext))
-        key = outputs.key_for(src)
-        ident = src.identity()
         prefix = "\x1f".join([src.dataset, src.config or "", src.split, src.file or ""]) + "\x1f"
-        meta_convert = {**self.meta_base, "preset": pname}
+        plan = SourcePlan(
+            src.label, label, src.identity(), outputs.key_for(src), prefix, pname, cmap, columns
+        )
+        if cmap is not None and not self.uses_row:
+            plan.projection = _projection(plan.extractor())
+        return sdoc, plan
+
+    def rows(
+        self,
+        plan: SourcePlan,
+        sdoc: dict[str, Any],
+        rows: Iterable[SourceRow],
+        outputs: Any,
+        rj: Any,
+        tick: Callable[[], None],
+    ) -> None:
+        """Convert `rows` (index, line, data, error) of the source `plan` describes: each a line in its output
+        (`outputs.handle(key)`) or a record in `rj`; the counts into `sdoc` and this run."""
+        # no row holds data (the source is empty, or none of its lines is readable): nothing to map or detect
+        # a preset from, yet each row read still goes through the loop below, to be counted and rejected at
+        # its line like a malformed line in any other source
+        extract = _changed(plan.label) if plan.cmap is None else plan.extractor().extract
+        key, ident, label = plan.key, plan.ident, plan.path
+        prefix = plan.prefix
+        meta_convert = {**self.meta_base, "preset": plan.pname}
         pick, slots, seed_salt = self.mix.pick_index, self.slots, self.seed_salt
         counts = self.balancer.counts
-        label_src = src.label
+        label_src = plan.label
         per_slot = [0] * len(slots)
         per_n: Counter[int] = Counter()
         pending: list[bytes] = []  # lines written in blocks: one write per WRITE_BLOCK rows
         fh = None
         n_read = n_written = n_lines = 0
-        for index, line, data, error in src.rows(projection):
+        for index, line, data, error in rows:
             n_read += 1
             tick()
             try:
@@ -257,9 +309,9 @@ class Run:
             per_n[n] += 1
         if pending:
             (fh or outputs.handle(key)).write(b"".join(pending))
-        for k, rows in enumerate(per_slot):
-            if rows:
-                self.tpl_rows[slots[k][0]] += rows
+        for k, done in enumerate(per_slot):
+            if done:
+                self.tpl_rows[slots[k][0]] += done
         self.n_rows.update(per_n)
         sdoc["read"] += n_read
         sdoc["written"] += n_written
@@ -484,12 +536,12 @@ class Ticker:
         self.pending = 0
 
 
-def _changed(src: Stream) -> Callable[[Any], Any]:
+def _changed(label: str) -> Callable[[Any], Any]:
     """The extractor of a source in which no row held data when its columns were looked for: a row with data
     on the second read means the file changed in between."""
 
     def extract(_data: Any) -> Any:
-        raise InputError(f"{src.label}: changed while being read", reason="input_changed")
+        raise InputError(f"{label}: changed while being read", reason="input_changed")
 
     return extract
 
