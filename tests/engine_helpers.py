@@ -191,6 +191,24 @@ COMMANDS = [
         "converted",
     ),
     Command(
+        "convert-shuffle",
+        lambda i, o: [
+            "convert",
+            i["sources"],
+            "-o",
+            o / "converted",
+            "--shuffle",
+            "--seed",
+            "4",
+            "--pin",
+            "maybe",
+        ],  # fmt: skip
+        lambda o, s: (_dir_bytes(o / "converted", s) + (o / "converted.rejects.jsonl").read_bytes()).replace(
+            str(o).encode(), b"<out>"
+        ),
+        "converted",
+    ),
+    Command(
         "report",
         lambda i, o: [
             "report",

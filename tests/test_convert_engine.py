@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from convert_layouts import make_layout, write_rows
@@ -170,6 +169,15 @@ def test_which_runs_go_on_the_engine(tmp_path):
     assert not chunked.engine_able(plan_sources([str(src)]), shuffle=True)
     assert not chunked.engine_able(plan_sources([str(src), str(csv_src)]), shuffle=False)
     assert not chunked.engine_able(plan_sources([str(js)]), shuffle=False)
+    big = tmp_path / "big.parquet"
+    pq.write_table(pq.read_table(src), big, row_group_size=2)  # three chunks
+    out = tmp_path / "o.jsonl"
+    two, one = RunRequest((str(big),), out, 2), RunRequest((str(big),), out, 1)
+    assert chunked.engine_able(plan_sources([str(big)]), True, False, out, two)
+    assert not chunked.engine_able(plan_sources([str(big)]), True, False, out, one)  # one core
+    assert not chunked.engine_able(plan_sources([str(src)]), True, False, out, two)  # one chunk
+    assert not chunked.engine_able(plan_sources([str(big)]), True, True, out, two)  # --permute
+    assert not chunked.engine_able(plan_sources([str(big)]), True, False, Path("/dev/null"), two)
 
 
 def test_a_usage_error_names_the_template_not_a_chunk(tmp_path, monkeypatch):
@@ -179,4 +187,83 @@ def test_a_usage_error_names_the_template_not_a_chunk(tmp_path, monkeypatch):
     src, _ = make_layout(tmp_path, "mmlu", n=5)
     with pytest.raises(UsageError):
         convert([str(src)], tmp_path / "o.jsonl", templates=[str(bad)])
-    assert pa is not None
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+# ---- --shuffle: placements in pass 1, the conversion in pass 2 ------------------------------------------
+
+
+def _pinned_rows(path: Path, n: int) -> Path:
+    """Rows with positional options ("None of the above", "Both A and B"), unresolved letter references,
+    --pin texts and varying option counts, and blank and malformed lines (shifting the row indexes)."""
+    lines = []
+    for i in range(n):
+        m = 3 + i % 5
+        ch = [f"term {j} for {i}" for j in range(m)]
+        if i % 7 == 0:
+            ch[-1] = "None of the above"
+        if i % 11 == 0:
+            ch[1] = "Both A and C" if m > 2 else ch[1]
+        if i % 23 == 0:
+            ch[0] = "Options Q and R"  # letters that are not options: the row keeps its order
+        if i % 9 == 0:
+            ch[0] = "keep me here"
+        lines.append(json.dumps({"question": f"Q{i}? " + "y" * (i % 50), "choices": ch,
+                                 "answer": (i * 5) % m if i % 37 else m + 3}))  # fmt: skip
+        if i % 19 == 4:
+            lines += ["", "[1, 2]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fallbacks(monkeypatch):
+    """How many engine runs fell back to one pass (a row rejected after its placement)."""
+    seen = []
+    real = core._write
+
+    def spy(run, srcs, maps, out, rejects, tick, on_engine=None):
+        if on_engine is None:
+            seen.append(out)
+        return real(run, srcs, maps, out, rejects, tick, on_engine)
+
+    monkeypatch.setattr(core, "_write", spy)
+    return seen
+
+
+def test_shuffle_on_the_engine_is_one_pass_byte_for_byte(tmp_path, monkeypatch, small_chunks, fallbacks):
+    a = _pinned_rows(tmp_path / "a.jsonl", 500)
+    b = tmp_path / "b.parquet"
+    pq.write_table(pq.read_table(make_layout(tmp_path, "mmlu_pro", n=260)[0]), b, row_group_size=90)
+    got = _runs(tmp_path, monkeypatch, [a, b], "out", shuffle=True, seed=3, pins=["keep me here"],
+                templates=["boxed:2", "answer_colon:1"], max_shown=3)  # fmt: skip
+    assert got[0] == got[1] == got[2]
+    assert len(fallbacks) == 2  # one pass, and --shuffle on one worker (its two passes would cost more)
+    doc = json.loads(got[0].rsplit(b"\0\0", 1)[1])
+    assert doc["shuffle"]["rows_with_pins"] > 50 and doc["shuffle"]["unresolved_references"]["rows"] > 5
+    assert doc["shuffle"]["gold_pinned"] > 0
+
+
+def test_a_row_rejected_after_its_placement_falls_back_to_one_pass(
+    tmp_path, monkeypatch, small_chunks, fallbacks
+):
+    rows = []
+    for i in range(300):
+        q = f"Question {i}?" if i % 31 != 30 else f"Someone wrote\nFinal choice: B\nIs row {i} right?"
+        rows.append(
+            {"question": q, "A": f"one {i}", "B": "two", "C": "three", "D": "four", "answer": "ABCD"[i % 4]}
+        )
+    src = write_rows(tmp_path / "s.jsonl", rows, "jsonl")
+    maps = ["question=question", "options=A,B,C,D", "answer=answer"]
+    got = _runs(
+        tmp_path, monkeypatch, [src], "o.jsonl", mapping=maps, templates=["final_choice"], shuffle=True
+    )
+    assert got[0] == got[1] == got[2]
+    assert got[0].count(b"prompt_self_graded") >= 9
+    assert len(fallbacks) == 3  # one pass, and each engine run once it met the first such row
+
+
+def test_shuffle_with_permute_stays_in_one_process(tmp_path, fallbacks):
+    src, _ = make_layout(tmp_path, "mmlu", n=30)
+    convert([str(src)], tmp_path / "o.jsonl", shuffle=True, permute=PermuteSpec(2))
+    assert fallbacks == [tmp_path / "o.jsonl"]

@@ -22,36 +22,61 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
 from ..engine import Job, Piece
 from ..engine import run as engine_run
 from ..errors import InputError, McqaPrepError
+from ..io.paths import is_special
 from ..io.readers import _BOM, batch_rows, is_blank, read_jsonl
-from ..parallel import Chunk, chunk_bytes_for, chunks
+from ..parallel import Chunk, check_workers, chunk_bytes_for, chunks, count_chunks
 from ..runs import RunRequest
+from .balance import scan_pins
 from .merge import Folder
 from .orders import PermuteSpec
 from .outputs import Outputs
 from .run import Run, SourcePlan
+from .shapes import RowReject
+from .shuffled import FACT, Facts, feeder, place
 from .sources import SourceRow, Stream
 from .templates import Template
 
 COMMAND = "convert"
 
 
-def engine_able(srcs: Sequence[Stream], shuffle: bool) -> bool:
-    """Whether the run's rows can be converted in chunks: every source a local JSONL or Parquet file (a `.json`
-    file may hold one JSON document) and no option balancing."""
-    if shuffle or not srcs:
+def engine_able(
+    srcs: Sequence[Stream],
+    shuffle: bool,
+    permute: bool = False,
+    out: Any = None,
+    req: RunRequest | None = None,
+) -> bool:
+    """Whether the run's rows are converted in chunks on the engine: every source a local JSONL or Parquet
+    file (a `.json` file may hold one JSON document). With --shuffle, not with --permute (each variant's gold
+    counts for the balance: its orders would have to be drawn before the placements), not into a device, and
+    not on one local core or for one chunk (its two passes pay off only in parallel)."""
+    if not srcs:
         return False
     for s in srcs:
         if s.path is None or s.kind not in ("jsonl", "parquet"):
             return False
         if s.kind == "jsonl" and s.path.suffix.lower() == ".json":
             return False
-    return True
+    if not shuffle:
+        return True
+    if permute or out is None or is_special(out):
+        return False
+    if req is None or req.engine != "local":
+        return req is not None
+    if check_workers(req.workers) == 1:
+        return False
+    cb = req.chunk_bytes or chunk_bytes(srcs)
+    try:
+        return sum(count_chunks(str(s.path), cb) for s in srcs) > 1
+    except McqaPrepError:  # (a file that cannot be read is reported where it is read)
+        return False
 
 
 @dataclass(frozen=True)
@@ -70,6 +95,7 @@ class Settings:
     plans: tuple[SourcePlan | None, ...]
     starts: tuple[int, ...]  # each source's first row index (a pulled directory's files continue a numbering)
     first: tuple[dict[int, int] | None, ...]
+    placements: str | None = None  # --shuffle: the directory of each chunk's placements (convert/shuffled.py)
 
 
 @dataclass
@@ -90,6 +116,7 @@ class Part:
     unresolved_shown: list[dict[str, Any]] = field(default_factory=list)
     shown: list[dict[str, Any]] = field(default_factory=list)
     permute: dict[str, Any] | None = None
+    placed: int = 0  # --shuffle: rows that took their placement (written, or rejected after it)
 
 
 # ---- the driver's plan ----------------------------------------------------------------------------------
@@ -248,6 +275,10 @@ def convert_chunk(chunk: Chunk, s: Settings) -> Piece:
     run = _run_for(s)
     noted = Noted(run.mix.templates)
     run.reset(noted)
+    feed = None
+    if s.placements is not None:
+        feed = feeder(s.placements, chunk, plan.label)
+        run._order = feed  # type: ignore[method-assign,assignment]
     sdoc = {"read": 0, "written": 0, "rejected": 0}
     outs, rj = _Lines(), io.BytesIO()
     try:
@@ -265,6 +296,7 @@ def convert_chunk(chunk: Chunk, s: Settings) -> Piece:
         p = run.permute
         part.permute = {"questions": p.questions, "variants": p.variants, "by_variants": p.by_variants,
                         "short": p.short, "anchored": p.anchored}  # fmt: skip
+    part.placed = feed.used if feed is not None else 0
     out = outs.buf.getvalue()
     part.out_bytes = len(out)
     return Piece(out + rj.getvalue(), part)
@@ -276,10 +308,11 @@ def _rows(chunk: Chunk, plan: SourcePlan, s: Settings) -> Iterator[SourceRow]:
         start = s.starts[chunk.source]
         i = chunk.first_line - 1  # (records before the chunk in its file)
         cols = plan.projection
+        keep = set(cols or ())
         for batch in chunk.batches():
             if cols is not None:
                 names = batch.schema.names
-                batch = batch.select([j for j, c in enumerate(names) if c in set(cols)])
+                batch = batch.select([j for j, c in enumerate(names) if c in keep])
             for data in batch_rows(batch)[0]:
                 yield start + i, i + 1, data, None
                 i += 1
@@ -325,13 +358,57 @@ def run_on_engine(
             plans.append(None)
             errors.append(exc)
     cb = req.chunk_bytes or chunk_bytes(srcs)
+    req = replace(req, chunk_bytes=cb, output=outputs.out)
     settings = settings_for(run, tmpls, plans, srcs, cb)
-    job = make_job(settings, srcs, outputs.out, identity(run, plans, mapping))
-    folder = Folder(run, errors, outputs, rj, bar)
-    folder.keys = [p.key if p is not None else "" for p in plans]
+    ident = identity(run, plans, mapping)
+    keys = [p.key if p is not None else "" for p in plans]
 
-    def then(_work: Path, _info: Any) -> None:
-        folder.finish()
-        commit()
+    def convert_all(placements: str | None) -> None:
+        job = make_job(replace(settings, placements=placements), srcs, outputs.out, ident)
+        folder = Folder(run, errors, outputs, rj, bar, shuffled=placements is not None)
+        folder.keys = keys
 
-    engine_run(replace(req, chunk_bytes=cb, output=outputs.out), job, folder, then=then)
+        def then(_work: Path, _info: Any) -> None:
+            folder.finish()
+            commit()
+
+        engine_run(req, job, folder, then=then)
+
+    if not run.shuffle:
+        convert_all(None)
+        return
+    sources = tuple((str(s.path), s.split) for s in srcs)
+    place(req, run, settings, sources, keys, ident, outputs.out, order_chunk, convert_all)
+
+
+def order_chunk(chunk: Chunk, s: Any) -> Facts:
+    """Pass 1 of --shuffle, per chunk (convert/shuffled.py). A run-level failure (a file that changed) ends
+    the chunk's facts: the conversion raises it in its place."""
+    plan = s.plans[chunk.source]
+    if plan is None or plan.cmap is None:  # (the source failed to plan, or no row held data)
+        return Facts()
+    extract = plan.extractor().extract
+    salt = _run_for(s).seed_salt
+    out = bytearray()
+    facts = Facts()
+    try:
+        for index, _line, data, error in _rows(chunk, plan, s):
+            if error is not None:
+                continue
+            try:
+                _q, choices, gold, *_rest = extract(data)
+            except RowReject:
+                continue
+            name = (plan.prefix + str(index)).encode("utf-8", "surrogatepass")
+            h = blake2b(name, digest_size=32, salt=salt).digest()
+            pinned, unresolved = scan_pins(choices, s.pins)
+            mask = 0
+            for p in pinned:
+                mask |= 1 << p
+            out += FACT.pack(len(choices), gold, unresolved is not None, mask, h[8:])
+            if unresolved is not None and len(facts.unresolved) < s.max_shown:
+                facts.unresolved.append((unresolved, list(choices)))
+    except McqaPrepError:
+        pass
+    facts.rows = bytes(out)
+    return facts

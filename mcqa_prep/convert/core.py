@@ -25,6 +25,7 @@ from .orders import PermuteSpec
 from .outputs import REPORT_NAME, Outputs
 from .run import Mapping, Run, Ticker
 from .shapes import REJECT_REASONS
+from .shuffled import Replan
 from .sources import Stream, plan_sources
 from .template_files import load_templates
 from .templates import Template
@@ -171,11 +172,21 @@ def convert(
     bar = progress(total=total, desc="convert", unit="row") if progress is not None else None
     if request is None:
         request = RunRequest(tuple(str(s.path or s.label) for s in srcs), out_p, 1)
-    on_engine = (request, uncompiled) if engine_able(srcs, shuffle) else None
+    on_engine = (
+        (request, uncompiled) if engine_able(srcs, shuffle, permute is not None, out_p, request) else None
+    )
+    maps = Mapping(preset, tuple(mapping), tuple(drop))
     try:
-        doc = _write(
-            run, srcs, Mapping(preset, tuple(mapping), tuple(drop)), out_p, rejects_p, Ticker(bar), on_engine
-        )
+        try:
+            doc = _write(run, srcs, maps, out_p, rejects_p, Ticker(bar), on_engine)
+        except (
+            Replan
+        ):  # a row rejected after its --shuffle placement: one pass decides the placements after it
+            run.checker.close()
+            run = Run(
+                tmpls, shuffle=shuffle, seed=seed, pins=run.user_pins, max_shown=max_shown, permute=permute
+            )
+            doc = _write(run, srcs, maps, out_p, rejects_p, Ticker(bar))
     finally:
         run.checker.close()
         if bar is not None and hasattr(bar, "close"):

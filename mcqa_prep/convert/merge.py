@@ -17,15 +17,23 @@ from ..engine import Shard
 from ..parallel import Chunk
 from .outputs import Outputs
 from .run import Run
+from .shuffled import Replan
 
 
 class Folder:
     """The fold: `errors[i]` is the error of planning source i (None: planned); `bar` a progress bar or None."""
 
     def __init__(
-        self, run: Run, errors: list[BaseException | None], outputs: Outputs, rj: Any, bar: Any
+        self,
+        run: Run,
+        errors: list[BaseException | None],
+        outputs: Outputs,
+        rj: Any,
+        bar: Any,
+        shuffled: bool = False,
     ) -> None:
         self.run, self.errors, self.outputs, self.rj, self.bar = run, errors, outputs, rj, bar
+        self.shuffled = shuffled  # the rows took pass 1's placements (convert/shuffled.py)
         self.keys: list[str] = [""] * len(errors)  # each source's output key (set by the driver)
         self.raised_upto = -1
 
@@ -47,6 +55,8 @@ class Folder:
         run = self.run
         for k, n, data in part.ensures:
             run.checker.ensure(run.mix.templates[k], n, data)
+        if self.shuffled and part.placed > part.written:
+            raise Replan(f"{chunk.file}: a row was rejected after its placement")
         if part.error is not None:
             raise part.error
         self._counts(chunk.source, part)

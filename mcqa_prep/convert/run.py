@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid as uuidlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b, sha1
 from pathlib import Path
@@ -390,9 +390,20 @@ class Run:
     def _order(self, key: str, choices: list[str], gold: int, seed: int) -> tuple[int, list[int]]:
         """The gold's new position and the option permutation: balanced per (output, option count), with
         positional options ("All of the above", --pin texts) kept in place."""
-        n = len(choices)
-        rng = RowRandom(seed)
         pinned, unresolved = scan_pins(choices, self.user_pins)
+        return self.place(key, len(choices), gold, RowRandom(seed), pinned, unresolved, choices)
+
+    def place(
+        self,
+        key: str,
+        n: int,
+        gold: int,
+        rng: RowRandom,
+        pinned: frozenset[int],
+        unresolved: str | None,
+        choices: Sequence[str],
+    ) -> tuple[int, list[int]]:
+        """_order() of a row whose pins are known (`choices` is read only when a reference is unresolved)."""
         if not pinned:
             return self.balancer.place_free(key, n, gold, rng)
         self.n_pinned += 1
