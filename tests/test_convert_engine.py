@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from convert_layouts import make_layout, write_rows
@@ -267,3 +268,32 @@ def test_shuffle_with_permute_stays_in_one_process(tmp_path, fallbacks):
     src, _ = make_layout(tmp_path, "mmlu", n=30)
     convert([str(src)], tmp_path / "o.jsonl", shuffle=True, permute=PermuteSpec(2))
     assert fallbacks == [tmp_path / "o.jsonl"]
+
+
+def test_a_pulled_directory_continues_one_numbering_across_its_shards(tmp_path, monkeypatch, small_chunks):
+    """A pulled dataset's files of one split continue each other's row numbering (start_index): Parquet
+    shards, and JSONL shards with blank lines, each cut into many chunks."""
+    import io
+
+    from pull_helpers import write_pulled
+
+    def parquet(lo: int, hi: int) -> bytes:
+        buf = io.BytesIO()
+        rows = [{"question": f"P{i}?", "choices": [f"a{i}", "b", "c", "None of the above"], "answer": i % 4}
+                for i in range(lo, hi)]  # fmt: skip
+        pq.write_table(pa.Table.from_pylist(rows), buf, row_group_size=30)
+        return buf.getvalue()
+
+    jl = _jsonl_with_gaps(tmp_path / "j.jsonl", 200).read_bytes()
+    jl2 = _jsonl_with_gaps(tmp_path / "k.jsonl", 170).read_bytes()
+    d = write_pulled(tmp_path / "pulled", {
+        "data/test-00000-of-00002.parquet": parquet(0, 130),
+        "data/test-00001-of-00002.parquet": parquet(130, 250),
+        "data/train-00000-of-00002.jsonl": jl,
+        "data/train-00001-of-00002.jsonl": jl2,
+    })  # fmt: skip
+    got = _runs(tmp_path, monkeypatch, [d], "outdir", shuffle=True, seed=1)
+    assert got[0] == got[1] == got[2]
+    got = _runs(tmp_path, monkeypatch, [d], "outdir2")
+    assert got[0] == got[1] == got[2]
+    assert b'"row":249' in got[0] or b'"row": 249' in got[0]

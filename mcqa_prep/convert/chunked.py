@@ -374,11 +374,14 @@ def run_on_engine(
 
         engine_run(req, job, folder, then=then)
 
-    if not run.shuffle:
-        convert_all(None)
-        return
-    sources = tuple((str(s.path), s.split) for s in srcs)
-    place(req, run, settings, sources, keys, ident, outputs.out, order_chunk, convert_all)
+    try:
+        if not run.shuffle:
+            convert_all(None)
+            return
+        sources = tuple((str(s.path), s.split) for s in srcs)
+        place(req, run, settings, sources, keys, ident, outputs.out, order_chunk, convert_all)
+    finally:
+        _RUN.clear()  # (the run's templates, when its chunks ran in this process)
 
 
 def order_chunk(chunk: Chunk, s: Any) -> Facts:
