@@ -166,14 +166,14 @@ def test_which_runs_go_on_the_engine(tmp_path):
     csv_src, _ = make_layout(tmp_path, "gpqa", n=5)
     js = tmp_path / "doc.json"
     js.write_text(json.dumps([{"question": "q", "choices": ["a", "b"], "answer": 0}]))
-    assert chunked.engine_able(plan_sources([str(src)]), shuffle=False)
-    assert not chunked.engine_able(plan_sources([str(src)]), shuffle=True)
-    assert not chunked.engine_able(plan_sources([str(src), str(csv_src)]), shuffle=False)
-    assert not chunked.engine_able(plan_sources([str(js)]), shuffle=False)
     big = tmp_path / "big.parquet"
     pq.write_table(pq.read_table(src), big, row_group_size=2)  # three chunks
     out = tmp_path / "o.jsonl"
     two, one = RunRequest((str(big),), out, 2), RunRequest((str(big),), out, 1)
+    assert chunked.engine_able(plan_sources([str(big)]), False, False, out, one)
+    assert not chunked.engine_able(plan_sources([str(src)]), False, False, out, two)  # one chunk
+    assert not chunked.engine_able(plan_sources([str(big), str(csv_src)]), False, False, out, two)
+    assert not chunked.engine_able(plan_sources([str(js), str(big)]), False, False, out, two)
     assert chunked.engine_able(plan_sources([str(big)]), True, False, out, two)
     assert not chunked.engine_able(plan_sources([str(big)]), True, False, out, one)  # one core
     assert not chunked.engine_able(plan_sources([str(src)]), True, False, out, two)  # one chunk

@@ -54,23 +54,20 @@ def engine_able(
     req: RunRequest | None = None,
 ) -> bool:
     """Whether the run's rows are converted in chunks on the engine: every source a local JSONL or Parquet
-    file (a `.json` file may hold one JSON document). With --shuffle, not with --permute (each variant's gold
+    file (a `.json` file may hold one JSON document), and more than one chunk (one chunk gains nothing, and
+    its shard would take the output's room again). With --shuffle, not with --permute (each variant's gold
     counts for the balance: its orders would have to be drawn before the placements), not into a device, and
-    not on one local core or for one chunk (its two passes pay off only in parallel)."""
-    if not srcs:
+    not on one local core (its two passes pay off only in parallel)."""
+    if not srcs or req is None:
         return False
     for s in srcs:
         if s.path is None or s.kind not in ("jsonl", "parquet"):
             return False
         if s.kind == "jsonl" and s.path.suffix.lower() == ".json":
             return False
-    if not shuffle:
-        return True
-    if permute or out is None or is_special(out):
+    if shuffle and (permute or out is None or is_special(out)):
         return False
-    if req is None or req.engine != "local":
-        return req is not None
-    if check_workers(req.workers) == 1:
+    if shuffle and req.engine == "local" and check_workers(req.workers) == 1:
         return False
     cb = req.chunk_bytes or chunk_bytes(srcs)
     try:
