@@ -16,8 +16,8 @@ bench/harness.py (wall, CPU, process-tree peak RSS), every leg once per round, t
   Ray's start, the first job, the fixed cost of a job, and the per-worker rate beyond that fixed cost, against
   `--workers N`'s own per-worker rate beyond its fixed cost (w - w_small) in the same round (target >= 0.8x).
 
-Every command on the engine (validate, prepare, rescore, passrates, audit) on a Ray cluster kept up for the
-module (`ray start --head --num-cpus 2`, started once and stopped by process id at the end: the fixed cost a
+Every command on the engine (validate, prepare, rescore, passrates, audit, report, convert) on a Ray cluster
+kept up for the module (`ray start --head --num-cpus 2`, started once and stopped by process id at the end: the fixed cost a
 user who keeps a cluster up pays once), each leg interleaved with its local twin: `CMD ... --workers 2` and
 `CMD ... --address HEAD --workers 2`, each also on 200 rows (the command's fixed cost). From them: the fixed
 cost of a command on a running cluster (target <= 3 s) and Ray's per-worker rate beyond its fixed cost against
@@ -318,24 +318,31 @@ def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
     from bench_prepare import make_parquet
     from bench_rescore import head, write_inputs
 
+    from bench_convert import make_parquet as make_source
+
     data = make_parquet(work / "train.parquet", rows)
     pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet")
+    source = make_source(work / "mmlu_pro.parquet", rows)  # (convert's input: the MMLU-Pro layout)
+    pq.write_table(pq.read_table(source).slice(0, SMALL), work / "mmlu_pro_small.parquet")
     (work / "rescore").mkdir(exist_ok=True)  # (write_inputs writes a train.parquet of its own)
     requests, _rollouts, _ds = write_inputs(work / "rescore", rows)
     return {"data": data, "data_small": work / "train_small.parquet", "requests": requests,
-            "requests_small": head(requests, work / "requests_small.jsonl", SMALL)}  # fmt: skip
+            "requests_small": head(requests, work / "requests_small.jsonl", SMALL), "source": source,
+            "source_small": work / "mmlu_pro_small.parquet"}  # fmt: skip
 
 
 def _engine_argv(command: str, src: Path, out: Path, ray: bool) -> list[str]:
     out_arg = {"prepare": ["-o", str(out), "--on-invalid", "reject", "--repair-regexes"],
                "rescore": ["-o", str(out)], "passrates": ["-o", str(out), "--rescore", "--model", "m",
                                                          "--on-invalid", "reject"],
-               "report": ["-o", str(out) + ".html"]}.get(command, [])  # fmt: skip
+               "report": ["-o", str(out) + ".html"],
+               "convert": ["-o", str(out) + ".jsonl", "--shuffle", "--seed", "0", *CONVERT_ARGS]}.get(command, [])  # fmt: skip
     return [command, str(src), *out_arg, "-q"]
 
 
 ENGINE_COMMANDS = {"validate": "data", "prepare": "data", "audit": "data", "rescore": "requests",
-                   "passrates": "requests", "report": "data"}  # fmt: skip
+                   "passrates": "requests", "report": "data", "convert": "source"}  # fmt: skip
+CONVERT_ARGS = ["--preset", "mmlu_pro", "--template", "boxed:0.7", "--template", "final_choice:0.3"]  # bench_convert's
 
 
 def engine_legs(work: Path, inputs: dict[str, Path], address: str, env: dict[str, str]) -> dict[str, Any]:
@@ -412,8 +419,9 @@ def engine_part(work: Path, rows: int, rounds: int, res: dict[str, Any]) -> None
         local, ray = out / f"{c}.w{ENGINE_WORKERS}", out / f"{c}.ray{ENGINE_WORKERS}"
         if c == "rescore":
             res["checks"][f"engine.{c}.ray_output_equals_local"] = _concat(ray) == local.read_bytes()
-        elif c == "report":
-            same = Path(f"{ray}.html").read_bytes() == Path(f"{local}.html").read_bytes()
+        elif c in ("report", "convert"):
+            ext = ".html" if c == "report" else ".jsonl"
+            same = Path(f"{ray}{ext}").read_bytes() == Path(f"{local}{ext}").read_bytes()
             res["checks"][f"engine.{c}.ray_output_equals_local"] = same
         elif local.is_file():
             res["checks"][f"engine.{c}.ray_output_equals_local"] = _table(ray) == _table(local)

@@ -573,6 +573,30 @@ def t_parents(r: Results) -> list[str]:
     return table(head, rows, "lrrrr")
 
 
+def t_ray_commands(r: Results) -> list[str]:
+    """Every command on the engine with `--address` on a cluster kept up (bench_cluster's engine legs): its
+    fixed cost (200 rows, whole command) against its local twin's, the whole command on the bench's rows, and
+    Ray's per-worker rate beyond the fixed cost against a local worker's."""
+    f = r["cluster"]["figures"]
+    rows_n = r["cluster"]["inputs"].get("engine.rows")
+    n = r["cluster"]["inputs"].get("engine.workers", 2)
+    commands = [k.split(".")[1] for k in f if k.startswith("engine.") and k.endswith(".address_fixed_s")]
+
+    def cell(key: str, unit: bool = True) -> str:
+        return span(f[key], unit) if key in f else "n/a"
+
+    rows = [
+        [f"`{c}`", cell(f"engine.{c}.ray{n}_small.wall_s"), cell(f"engine.{c}.w{n}_small.wall_s"),
+         cell(f"engine.{c}.ray{n}.wall_s"), cell(f"engine.{c}.w{n}.wall_s"),
+         cell(f"engine.{c}.ray_vs_local.per_worker_x")]
+        for c in commands
+    ]  # fmt: skip
+    head = ["command", "`--address`, 200 rows (target ≤ 3 s)", f"`--workers {n}`, 200 rows",
+            f"`--address`, {rows_n:,} rows" if rows_n else "`--address`, the bench's rows",
+            f"`--workers {n}`, the same", "Ray's per-worker rate / a local worker's (target ≥ 0.9x)"]  # fmt: skip
+    return table(head, rows, "lrrrrr") + ["", meta_line(r, "cluster")]
+
+
 TABLES: dict[str, Callable[[Results], list[str]]] = {
     "grader": t_grader,
     "readme-modes": t_readme_modes,
@@ -582,6 +606,7 @@ TABLES: dict[str, Callable[[Results], list[str]]] = {
     "serve": t_serve,
     "gym": t_gym,
     "ray": t_ray,
+    "ray-commands": t_ray_commands,
     "load-prepared": t_load_prepared,
     "passrates": t_passrates,
     "report": t_report,

@@ -292,7 +292,8 @@ def test_cluster_bench_engine_legs_are_valid_command_lines(tmp_path):
     leg with an option value the command no longer takes fails here, not after minutes of a bench run."""
     import bench_cluster
 
-    paths = {"data": tmp_path / "train.parquet", "requests": tmp_path / "requests.jsonl"}
+    paths = {"data": tmp_path / "train.parquet", "requests": tmp_path / "requests.jsonl",
+             "source": tmp_path / "mmlu_pro.parquet"}  # fmt: skip
     for p in paths.values():
         p.write_bytes(b"")
     for command, src in bench_cluster.ENGINE_COMMANDS.items():
