@@ -312,13 +312,12 @@ def stop_cluster(pgid: int) -> None:
 
 
 def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
-    """A dataset (Parquet, bench_prepare's rows) and verify requests (bench_rescore's), and their first SMALL
-    rows."""
+    """A dataset (Parquet, bench_prepare's rows), verify requests (bench_rescore's) and a source for convert
+    (bench_convert's MMLU-Pro layout), and their first SMALL rows."""
     import pyarrow.parquet as pq
+    from bench_convert import make_parquet as make_source
     from bench_prepare import make_parquet
     from bench_rescore import head, write_inputs
-
-    from bench_convert import make_parquet as make_source
 
     data = make_parquet(work / "train.parquet", rows)
     pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet")
