@@ -341,7 +341,14 @@ def _engine_argv(command: str, src: Path, out: Path, ray: bool) -> list[str]:
 
 ENGINE_COMMANDS = {"validate": "data", "prepare": "data", "audit": "data", "rescore": "requests",
                    "passrates": "requests", "report": "data", "convert": "source"}  # fmt: skip
-CONVERT_ARGS = ["--preset", "mmlu_pro", "--template", "boxed:0.7", "--template", "final_choice:0.3"]  # bench_convert's
+CONVERT_ARGS = [
+    "--preset",
+    "mmlu_pro",
+    "--template",
+    "boxed:0.7",
+    "--template",
+    "final_choice:0.3",
+]  # bench_convert's
 
 
 def engine_legs(work: Path, inputs: dict[str, Path], address: str, env: dict[str, str]) -> dict[str, Any]:
