@@ -7,8 +7,9 @@ pick, controls, balanced order, render, self-check, serialise, write):
 - mmlu_4: the MMLU layout (question, 4 choices, answer index), the mmlu preset, the default template.
 
 Legs (bench/harness.py), `rounds` times per source, the order rotated each round: floor (bench/floors.py parquet:
-pyarrow -> to_pylist -> orjson -> write, one core) and `mcqa-prep convert SRC -o OUT ...`. Target: 20,000 rows
-per second on one core (convert runs on one).
+pyarrow -> to_pylist -> orjson -> write, one core) and `mcqa-prep convert SRC -o OUT ...` at its default workers
+(the row engine on every core this process may use: --shuffle in two passes). Targets: 20,000 rows per second,
+and the command within 3x the floor's time.
 
     python bench/bench_convert.py [--scale 0.1] [--rounds 3]
 """
