@@ -19,7 +19,9 @@ bench/harness.py (wall, CPU, process-tree peak RSS), every leg once per round, t
 Every command on the engine (validate, prepare, rescore, passrates, audit, report, convert) on a Ray cluster
 kept up for the module (`ray start --head --num-cpus 2`, started once and stopped by process id at the end: the fixed cost a
 user who keeps a cluster up pays once), each leg interleaved with its local twin: `CMD ... --workers 2` and
-`CMD ... --address HEAD --workers 2`, each also on 200 rows (the command's fixed cost). From them: the fixed
+`CMD ... --address HEAD --workers 2`, each also on 200 rows in one chunk per worker (the command's fixed cost,
+every worker's start included: a worker starts, and imports the package, once per job whatever its rows; on
+one chunk only one would start, and the second's start would count as per-row work). From them: the fixed
 cost of a command on a running cluster (target <= 3 s) and Ray's per-worker rate beyond its fixed cost against
 a local worker's beyond its own (target >= 0.9x). The cluster's own processes (GCS, raylet, its workers) are not
 in a command's process tree: its RSS is the driver's.
@@ -320,9 +322,14 @@ def engine_inputs(work: Path, rows: int) -> dict[str, Path]:
     from bench_rescore import head, write_inputs
 
     data = make_parquet(work / "train.parquet", rows)
-    pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet")
+    # the small inputs come in one chunk per worker (here a row group each; the requests by their chunk size,
+    # engine_legs): every worker starts, and imports the package, in the fixed cost, as on the whole input
+    groups = max(1, SMALL // ENGINE_WORKERS)
+    pq.write_table(pq.read_table(data).slice(0, SMALL), work / "train_small.parquet", row_group_size=groups)
     source = make_source(work / "mmlu_pro.parquet", rows)  # (convert's input: the MMLU-Pro layout)
-    pq.write_table(pq.read_table(source).slice(0, SMALL), work / "mmlu_pro_small.parquet")
+    pq.write_table(
+        pq.read_table(source).slice(0, SMALL), work / "mmlu_pro_small.parquet", row_group_size=groups
+    )
     (work / "rescore").mkdir(exist_ok=True)  # (write_inputs writes a train.parquet of its own)
     requests, _rollouts, _ds = write_inputs(work / "rescore", rows)
     return {"data": data, "data_small": work / "train_small.parquet", "requests": requests,
@@ -361,10 +368,16 @@ def engine_legs(work: Path, inputs: dict[str, Path], address: str, env: dict[str
         name = f"{command}.{'ray' if ray else 'w'}{ENGINE_WORKERS}{'_small' if small else ''}"
         how = ["--address", address] if ray else []
 
+        leg_env = env
+        if small and src.suffix == ".jsonl":  # one chunk per worker (the engine's test hook for chunk sizes)
+            from mcqa_prep.parallel import CHUNK_BYTES_ENV
+
+            leg_env = {**env, CHUNK_BYTES_ENV: str(-(-src.stat().st_size // ENGINE_WORKERS))}
+
         def run_once() -> H.Run:
             dst = _fresh(out / name)
             argv = [*cli, *_engine_argv(command, src, dst, ray), *how, "--workers", str(ENGINE_WORKERS)]
-            return H.measure(argv, env=env, check=False)
+            return H.measure(argv, env=leg_env, check=False)
 
         return run_once
 
