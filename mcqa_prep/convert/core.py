@@ -179,10 +179,11 @@ def convert(
     try:
         try:
             doc = _write(run, srcs, maps, out_p, rejects_p, Ticker(bar), on_engine)
-        except (
-            Replan
-        ):  # a row rejected after its --shuffle placement: one pass decides the placements after it
+        except Replan:
+            # a row rejected after its --shuffle placement: one pass decides the placements after it
             run.checker.close()
+            if bar is not None and hasattr(bar, "reset"):
+                bar.reset()  # (the rows are read again from the first)
             run = Run(
                 tmpls, shuffle=shuffle, seed=seed, pins=run.user_pins, max_shown=max_shown, permute=permute
             )
