@@ -37,9 +37,8 @@ from .records import Row
 JSONL_CHUNK_BYTES = 2 << 20  # the smallest JSONL chunk (chunk_bytes_for)
 MAX_CHUNK_BYTES = 64 << 20
 MAX_CHUNKS = 1024  # chunks of one large file, about (chunk_bytes_for)
-CHUNK_BYTES_ENV = (
-    "MCQA_PREP_TEST_CHUNK_BYTES"  # test hook: the JSONL chunk size of every run (small inputs, many chunks)
-)
+# test hook: the JSONL chunk size of every run (small inputs, many chunks)
+CHUNK_BYTES_ENV = "MCQA_PREP_TEST_CHUNK_BYTES"
 PARQUET_CHUNK_ROWS = 2048
 # A Parquet row group this small is decoded by the worker that processes it (nothing crosses the pipe but
 # its number); a larger one is decoded here, on one thread (Arrow's pool took 2-3x the CPU time from the
@@ -224,8 +223,7 @@ class Chunk:
         if self.batch is not None:
             one = self.batch.slice(i, 1)
         else:
-            if self._group is None:  # read once: a chunk may hold many rejected rows
-                self._group = self._row_group()
+            self._group = self._group or self._row_group()  # read once: a chunk may hold many rejected rows
             one = self._group.slice(i, 1).to_batches()[0]
         return next(batch_records(one, self.file, self.split, line, i))
 
