@@ -37,8 +37,7 @@ from .records import Row
 JSONL_CHUNK_BYTES = 2 << 20  # the smallest JSONL chunk (chunk_bytes_for)
 MAX_CHUNK_BYTES = 64 << 20
 MAX_CHUNKS = 1024  # chunks of one large file, about (chunk_bytes_for)
-# test hook: the JSONL chunk size of every run (small inputs, many chunks)
-CHUNK_BYTES_ENV = "MCQA_PREP_TEST_CHUNK_BYTES"
+CHUNK_BYTES_ENV = "MCQA_PREP_TEST_CHUNK_BYTES"  # test hook: every run's JSONL chunk size (small inputs)
 PARQUET_CHUNK_ROWS = 2048
 # A Parquet row group this small is decoded by the worker that processes it (nothing crosses the pipe but
 # its number); a larger one is decoded here, on one thread (Arrow's pool took 2-3x the CPU time from the
