@@ -47,3 +47,33 @@ def test_every_command_writes_on_ray_what_it_writes_locally(ray_session, cli, in
         got.append((res.exit_code, command.output(out, res.stdout)))
         assert [p.name for p in out.iterdir() if p.name.endswith(".mcqa-run")] == []
     assert got[0] == got[1]
+
+
+def test_convert_shuffle_runs_both_passes_on_one_ray_connection(
+    ray_session, cli, inputs, tmp_path, monkeypatch
+):
+    """--shuffle converts in two engine runs (the placements, then the rows): on Ray they share one connection,
+    the command's, so a job's driver and worker processes start once; Ray is left as it was found."""
+    from mcqa_prep.engine import ray_session as rs
+
+    calls = []
+    real_connect, real_disconnect = rs.connect, rs.disconnect
+
+    def connect(*a, **k):
+        session = real_connect(*a, **k)
+        calls.append("connect")
+        return session
+
+    def disconnect(*a, **k):
+        calls.append("disconnect")
+        return real_disconnect(*a, **k)
+
+    monkeypatch.setattr(rs, "connect", connect)
+    monkeypatch.setattr(rs, "disconnect", disconnect)
+    monkeypatch.setattr(parallel, "JSONL_CHUNK_BYTES", 8192)
+    command = next(c for c in COMMANDS if c.name == "convert-shuffle")
+    res = cli(*command.args(inputs, tmp_path), "--engine", "ray", "--workers", 2, "-q")
+    assert res.exit_code == 0, res.output
+    # the command's connection first and last; each pass's own inside it
+    assert calls == ["connect", "connect", "disconnect", "connect", "disconnect", "disconnect"]
+    assert ray.is_initialized()

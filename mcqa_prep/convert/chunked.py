@@ -28,6 +28,7 @@ from typing import Any
 
 from ..engine import Job, Piece
 from ..engine import run as engine_run
+from ..engine.ray_run import held
 from ..errors import InputError, McqaPrepError
 from ..io.paths import is_special
 from ..io.readers import _BOM, batch_rows, is_blank, read_jsonl
@@ -376,7 +377,8 @@ def run_on_engine(
             convert_all(None)
             return
         sources = tuple((str(s.path), s.split) for s in srcs)
-        place(req, run, settings, sources, keys, ident, outputs.out, order_chunk, convert_all)
+        with held(req):  # (on Ray, both passes run on one connection: its start is paid once)
+            place(req, run, settings, sources, keys, ident, outputs.out, order_chunk, convert_all)
     finally:
         _RUN.clear()  # (the run's templates, when its chunks ran in this process)
 

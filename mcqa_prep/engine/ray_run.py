@@ -64,6 +64,26 @@ def _chunk_task(
     return run_chunk(work, settings, shard_of, -1, False, records, chunk)
 
 
+@contextlib.contextmanager
+def held(req: RunRequest) -> Iterator[None]:
+    """One Ray connection for the engine runs of one command (convert --shuffle's two passes): each run's own
+    connection finds it and leaves it up, so the job's driver and worker processes start once, not per run;
+    Ray is left as it was found at the end. Nothing for the local engine."""
+    if req.engine != "ray":
+        yield
+        return
+    ray = import_ray()
+    session = ray_session.connect(ray, req.workers, req.address)
+    failed = False
+    try:
+        yield
+    except McqaPrepError as exc:
+        failed = str(exc.reason).startswith("ray_failed")
+        raise
+    finally:  # Ray's logs are kept only for the failure that names them
+        ray_session.disconnect(ray, session, keep_logs=failed and bool(session.log_dir))
+
+
 def ray_results(
     req: RunRequest,
     job: Any,
