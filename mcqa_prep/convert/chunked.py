@@ -22,7 +22,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
-from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from .balance import scan_pins
 from .merge import Folder
 from .orders import PermuteSpec
 from .outputs import Outputs
-from .run import Run, SourcePlan
+from .run import Run, SourcePlan, row_hash
 from .shapes import RowReject
 from .shuffled import FACT, Facts, feeder, place
 from .sources import SourceRow, Stream
@@ -401,8 +400,7 @@ def order_chunk(chunk: Chunk, s: Any) -> Facts:
                 _q, choices, gold, *_rest = extract(data)
             except RowReject:
                 continue
-            name = (plan.prefix + str(index)).encode("utf-8", "surrogatepass")
-            h = blake2b(name, digest_size=32, salt=salt).digest()
+            h = row_hash(plan.prefix, index, salt)[1]
             pinned, unresolved = scan_pins(choices, s.pins)
             mask = 0
             for p in pinned:

@@ -59,6 +59,14 @@ def row_uuid(name: bytes) -> str:
     return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
+def row_hash(prefix: str, index: int, salt: bytes) -> tuple[bytes, bytes]:
+    """A row's name (its source's prefix and its index: what its uuid5 names) and its hash (BLAKE2b of the
+    name, salted by the seed: the first 8 bytes pick its template, the last 24 are its random). One rule for
+    the row loop and --shuffle's pass 1 (chunked.order_chunk), whose placements go to the rows by it."""
+    name = (prefix + str(index)).encode("utf-8", "surrogatepass")
+    return name, blake2b(name, digest_size=32, salt=salt).digest()
+
+
 def _bias_warnings(hist: dict[str, dict[int, list[int]]], shuffled: bool) -> list[str]:
     out = []
     for key, by_n in hist.items():
@@ -274,8 +282,7 @@ class Run:
                 if error is not None:
                     raise RowReject("malformed_row", error)
                 item = extract(data)
-                name = (prefix + str(index)).encode("utf-8", "surrogatepass")
-                h = blake2b(name, digest_size=32, salt=seed_salt).digest()
+                name, h = row_hash(prefix, index, seed_salt)
                 k = pick(int.from_bytes(h[:8], "big"))
                 line_out, targets, n = self._line(
                     slots[k],
