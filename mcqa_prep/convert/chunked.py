@@ -271,11 +271,8 @@ def convert_chunk(chunk: Chunk, s: Settings) -> Piece:
         return Piece(b"", part)
     run = _run_for(s)
     noted = Noted(run.mix.templates)
-    run.reset(noted)
-    feed = None
-    if s.placements is not None:
-        feed = feeder(s.placements, chunk, plan.label)
-        run._order = feed  # type: ignore[method-assign,assignment]
+    feed = feeder(s.placements, chunk, plan.label) if s.placements is not None else None
+    run.reset(noted, feed)
     sdoc = {"read": 0, "written": 0, "rejected": 0}
     outs, rj = _Lines(), io.BytesIO()
     try:

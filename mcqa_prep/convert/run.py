@@ -59,6 +59,10 @@ def row_uuid(name: bytes) -> str:
     return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
+# A row's option order: (output key, choices, gold, its random) -> (the gold's new position, the permutation)
+Orders = Callable[[str, list[str], int, int], tuple[int, list[int]]]
+
+
 def row_hash(prefix: str, index: int, salt: bytes) -> tuple[bytes, bytes]:
     """A row's name (its source's prefix and its index: what its uuid5 names) and its hash (BLAKE2b of the
     name, salted by the seed: the first 8 bytes pick its template, the last 24 are its random). One rule for
@@ -204,10 +208,13 @@ class Run:
             )
         self.meta_base = {"tool_version": __version__, "shuffle_seed": seed if shuffle else None}
 
-    def reset(self, checker: Any) -> None:
+    def reset(self, checker: Any, orders: Orders | None = None) -> None:
         """Counts from zero, with `checker` for the template controls: a new run, or a chunk of one (a worker
-        counts each chunk on its own, and its checker only notes the controls the fold runs in input order)."""
+        counts each chunk on its own, and its checker only notes the controls the fold runs in input order).
+        With --shuffle, `orders` gives each row's option order: None, balanced here (`balanced`); a chunk of
+        --shuffle on the engine takes pass 1's placements (convert/shuffled.Feeder)."""
         self.checker = checker
+        self.orders: Orders = orders if orders is not None else self.balanced
         self.permute = (
             ConvertOrders(self.permute_spec, self.user_pins) if self.permute_spec is not None else None
         )
@@ -336,7 +343,7 @@ class Run:
         if (tid, n) not in self.checker.done:
             self.checker.ensure(self.mix.templates[k], n, data)
         if self.shuffle:
-            target, perm = self._order(key, choices, gold, int.from_bytes(h[8:], "big"))
+            target, perm = self.orders(key, choices, gold, int.from_bytes(h[8:], "big"))
             texts = [*map(choices.__getitem__, perm)]
             osi = [*map(sidx.__getitem__, perm)]
         else:
@@ -394,7 +401,7 @@ class Run:
         }
         return row
 
-    def _order(self, key: str, choices: list[str], gold: int, seed: int) -> tuple[int, list[int]]:
+    def balanced(self, key: str, choices: list[str], gold: int, seed: int) -> tuple[int, list[int]]:
         """The gold's new position and the option permutation: balanced per (output, option count), with
         positional options ("All of the above", --pin texts) kept in place."""
         pinned, unresolved = scan_pins(choices, self.user_pins)
@@ -410,7 +417,7 @@ class Run:
         unresolved: str | None,
         choices: Sequence[str],
     ) -> tuple[int, list[int]]:
-        """_order() of a row whose pins are known (`choices` is read only when a reference is unresolved)."""
+        """balanced() of a row whose pins are known (`choices` is read only when a reference is unresolved)."""
         if not pinned:
             return self.balancer.place_free(key, n, gold, rng)
         self.n_pinned += 1

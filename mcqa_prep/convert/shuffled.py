@@ -84,8 +84,8 @@ class Placer:
 
 
 class Feeder:
-    """A worker's option orders for its chunk's rows, read from pass 1's placements (run.Run._order's
-    interface); `used`: rows that took one."""
+    """A worker's option orders for its chunk's rows, read from pass 1's placements (a run.Orders:
+    run.Run.reset takes it); `used`: rows that took one."""
 
     def __init__(self, data: bytes, where: str) -> None:
         self.data, self.pos, self.used, self.where = data, 0, 0, where
