@@ -111,6 +111,12 @@ def _stdout(_out: Path, stdout: str) -> bytes:
     return stdout.encode()
 
 
+def _converted_bytes(out: Path, stdout: str) -> bytes:
+    """convert's output directory and its rejects file, the run's output path made neutral."""
+    data = _dir_bytes(out / "converted", stdout) + (out / "converted.rejects.jsonl").read_bytes()
+    return data.replace(str(out).encode(), b"<out>")
+
+
 COMMANDS = [
     Command(
         "validate",
@@ -185,9 +191,7 @@ COMMANDS = [
             "--template",
             "answer_colon:1",
         ],  # fmt: skip
-        lambda o, s: (_dir_bytes(o / "converted", s) + (o / "converted.rejects.jsonl").read_bytes()).replace(
-            str(o).encode(), b"<out>"
-        ),
+        _converted_bytes,
         "converted",
     ),
     Command(
@@ -203,9 +207,7 @@ COMMANDS = [
             "--pin",
             "maybe",
         ],  # fmt: skip
-        lambda o, s: (_dir_bytes(o / "converted", s) + (o / "converted.rejects.jsonl").read_bytes()).replace(
-            str(o).encode(), b"<out>"
-        ),
+        _converted_bytes,
         "converted",
     ),
     Command(
