@@ -30,7 +30,7 @@ from ..engine import run as engine_run
 from ..engine.ray_run import held
 from ..errors import InputError, McqaPrepError
 from ..io.paths import is_special
-from ..io.readers import _BOM, batch_rows, is_blank, read_jsonl
+from ..io.readers import batch_rows, read_jsonl, row_bytes
 from ..parallel import Chunk, check_workers, chunk_bytes_for, chunks, count_chunks
 from ..runs import RunRequest
 from .balance import scan_pins
@@ -141,9 +141,7 @@ def first_indexes(src: Stream, cb: int) -> dict[int, int] | None:
             lines = c.jsonl_lines() or []
             blank = 0
             for i, raw in enumerate(lines):
-                if i == 0 and c.first_line == 1 and raw.startswith(_BOM):
-                    raw = raw[3:]
-                blank += is_blank(raw)
+                blank += row_bytes(raw, i == 0 and c.first_line == 1) is None
             index += len(lines) - blank
     except InputError:
         pass

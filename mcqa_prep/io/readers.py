@@ -55,6 +55,15 @@ def is_blank(raw: bytes) -> bool:
     return not raw.strip(_JSON_SPACE)
 
 
+def row_bytes(raw: bytes, first: bool) -> bytes | None:
+    """The reader's rule for one JSONL line (`raw`, without its line end): the bytes read_jsonl decodes, without
+    the byte order mark of the file's first line (`first`); None for a line that holds no row (is_blank). Who
+    counts a file's rows ahead of reading them (convert on the engine) counts by it."""
+    if first and raw.startswith(_BOM):
+        raw = raw[3:]
+    return raw if raw.strip(_JSON_SPACE) else None
+
+
 # bytes -> b"0" for ASCII digits, b" " otherwise: a run of 19 digits may be an integer orjson cannot hold
 # exactly (it reads one beyond 64 bits, or below -2**63, as a float)
 _DIGITS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
@@ -113,10 +122,9 @@ def read_jsonl(
         lineno += 1
         if raw[-1:] == b"\n":  # the same bytes whether the lines came from a file or from a split block
             raw = raw[:-1]
-        if lineno == 1 and raw.startswith(_BOM):
-            raw = raw[3:]
-        if is_blank(raw):
+        if (value := row_bytes(raw, lineno == 1)) is None:
             continue
+        raw = value
         nonfinite: tuple[str, ...] = ()
         try:
             data = decode(raw)
