@@ -6,8 +6,7 @@ handed back in input order, so the output of N workers is byte for byte the outp
   worker reads itself (a stream's bytes travel with the chunk); a small Parquet row group is read by its worker,
   a large one here, as Arrow record batches that reach the workers as files they map (io/spill.py); each knows
   its first record number. Parsing, validating, grading and serialising happen in the workers.
-- Row indexes (0-based, blank lines not counted) are relative to the chunk in a worker; `Chunk.rows_before`
-  is filled in by the parent when results come back in order, for consumers that report indexes.
+- Row indexes (0-based, blank lines not counted) count from the chunk's first row (see `Chunk.rows_before`).
 - At most `window` chunks are in flight, so memory is bounded per worker whatever the input size.
 - Workers are forked: state prepared by the parent before the pool starts (a join index, a compiled policy)
   is shared copy-on-write, never pickled. With one worker everything runs in-process through the same code.
@@ -28,7 +27,7 @@ from typing import Any, NamedTuple
 
 from ._perf import keep_freed_memory as _keep_freed_memory
 from .errors import InputError, McqaPrepError, UsageError, stops_deferred
-from .io.newlines import LONG_LINE, count_newlines
+from .io.newlines import LONG_LINE, RowCount, count_newlines, fill
 from .io.paths import STDIN, is_parquet
 from .io.readers import STDIN_NAME, batch_records, open_parquet, parquet_num_rows, read_jsonl
 from .io.spill import read_spill, remove_spill_dir, spill_dir, write_spill
@@ -134,6 +133,7 @@ class Chunk:
     spill: str | None = None  # a Parquet batch's copy as a file (io/spill.py): what a local worker gets
     _lines: list[bytes] | None = field(default=None, repr=False, compare=False)
     _group: Any = field(default=None, repr=False, compare=False)  # row_at's read of the row group, kept
+    rows_before: int | None = None  # a JSONL file's rows before the chunk, if the job asked (count_rows)
 
     def __getstate__(self) -> dict[str, Any]:
         """A spilled batch crosses to a worker as its file's name only (io/spill.py)."""
@@ -291,7 +291,9 @@ def rows_estimate(files: Iterable[str | os.PathLike]) -> int | None:
 
 
 def chunks_of(
-    files: Iterable[tuple[str | os.PathLike, str | None]], chunk_bytes: int | None = None
+    files: Iterable[tuple[str | os.PathLike, str | None]],
+    chunk_bytes: int | None = None,
+    count_rows: bool = False,
 ) -> Iterator[Chunk]:
     """The chunks of several input files, one pool for all of them (no start-up and no drain per file). A
     file that cannot be read (further) ends in a chunk carrying the InputError as `failure`, in its place
@@ -299,7 +301,7 @@ def chunks_of(
     seq = 0
     for i, (path, split) in enumerate(files):
         try:
-            for c in chunks(path, split, seq, chunk_bytes):
+            for c in chunks(path, split, seq, chunk_bytes, count_rows):
                 c.source = i
                 seq = c.seq + 1
                 yield c
@@ -309,10 +311,14 @@ def chunks_of(
 
 
 def chunks(
-    path: str | os.PathLike, split: str | None, seq_start: int = 0, chunk_bytes: int | None = None
+    path: str | os.PathLike,
+    split: str | None,
+    seq_start: int = 0,
+    chunk_bytes: int | None = None,
+    count_rows: bool = False,
 ) -> Iterator[Chunk]:
     """The chunks of one input file ('-' is stdin), in order; JSONL chunks of `chunk_bytes` (None: what
-    chunk_bytes_for gives for the file's size)."""
+    chunk_bytes_for gives for the file's size), of a regular file with their `rows_before` if `count_rows`."""
     if str(path) == STDIN:
         yield from _jsonl_chunks(sys.stdin.buffer, STDIN_NAME, split, seq_start)
         return
@@ -328,7 +334,7 @@ def chunks(
         raise InputError(f"{p}: cannot open: {exc.strerror or exc}", reason="input_unreadable") from None
     with fh:
         if _regular(fh):
-            yield from _file_chunks(fh, str(p), split, seq_start, chunk_bytes)
+            yield from _file_chunks(fh, str(p), split, seq_start, chunk_bytes, count_rows)
         else:  # a pipe given by name (/dev/stdin, a FIFO): its bytes can be read only once, here
             yield from _jsonl_chunks(fh, str(p), split, seq_start)
 
@@ -374,14 +380,17 @@ def chunk_bytes_for(total: int) -> int:
     return max(JSONL_CHUNK_BYTES, min(MAX_CHUNK_BYTES, -(-max(total, 1) // MAX_CHUNKS)))
 
 
-def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | None = None) -> Iterator[Chunk]:
+def _file_chunks(
+    fh: Any, name: str, split: str | None, seq: int, size: int | None, count_rows: bool
+) -> Iterator[Chunk]:
     """The chunks of a regular file, as byte ranges: chunk k holds the lines that *start* in bytes
     [k*size, (k+1)*size), so the number of chunks is known from the file's size and each chunk's place from
     the size alone (an empty chunk when no line starts in its range). The parent reads the file once, in
     order, to find each range's first line start and to count newlines (for line numbers); whoever processes
     a chunk reads its bytes from the file (Span.read), so they are not copied through the parent and a
-    pipe."""
+    pipe. With `count_rows`, each block's rows are counted as it is read (io.newlines.RowCount)."""
     st = os.fstat(fh.fileno())
+    rows = RowCount(seq, count_rows)
     size = size or chunk_bytes_for(st.st_size)
     span = functools.partial(Span, ino=st.st_ino, mtime_ns=st.st_mtime_ns, file_size=st.st_size)
     # the boundary of chunk k is the first line start at or after k*size: (offset, newlines before it)
@@ -392,7 +401,7 @@ def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | No
     pos = newlines = 0  # the offset of the next block, the newlines before it
     after_newline = True  # the byte before `pos` ends a line (or pos is 0)
     try:
-        while n := _fill(fh, view):
+        while n := fill(fh, view, rows):
             if pos and after_newline:  # the range [pos, pos + size) of the next chunk: a line starts there
                 bounds.append((pos, newlines))
             elif pos:
@@ -407,7 +416,8 @@ def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | No
             pos += n
             while len(bounds) > 1:
                 (at, before), (end, upto) = bounds[0], bounds[1]
-                yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before))
+                yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before),
+                            rows_before=rows.before(seq))  # fmt: skip
                 seq += 1
                 bounds.pop(0)
     except OSError as exc:
@@ -415,7 +425,8 @@ def _file_chunks(fh: Any, name: str, split: str | None, seq: int, size: int | No
     bounds.extend([(pos, newlines)] * waiting)  # ranges no line starts in: empty chunks at the end
     bounds.append((pos, newlines))
     for (at, before), (end, upto) in zip(bounds, bounds[1:], strict=False):
-        yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before))
+        yield Chunk(seq, name, split, before + 1, span=span(at, end - at, upto - before),
+                    rows_before=rows.before(seq))  # fmt: skip
         seq += 1
 
 
@@ -431,17 +442,6 @@ def count_chunks(path: str | os.PathLike, chunk_bytes: int) -> int:
             n += 1 if rows <= ROW_GROUP_DIRECT_ROWS else -(-rows // PARQUET_CHUNK_ROWS)
         return n
     return max(1, -(-os.path.getsize(p) // chunk_bytes))
-
-
-def _fill(fh: Any, view: memoryview) -> int:
-    """Read into `view` until it is full or the file ends: the bytes read."""
-    got = 0
-    while got < len(view):
-        n = fh.readinto(view[got:])
-        if not n:
-            break
-        got += n
-    return got
 
 
 def _parquet_file(path: str, ident: Any = None) -> Any:

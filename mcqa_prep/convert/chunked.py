@@ -8,7 +8,8 @@ order from the counts of every earlier row: such runs convert their rows in one 
 
 A row's index (its uuid, its template pick and its random choices derive from it) counts the rows before it
 in its source: a Parquet chunk's comes from its first record number, a JSONL chunk's from the rows (non-blank
-lines) of the chunks before it, counted here before the chunks run (`first_indexes`). The worker converts its
+lines) of the chunks before it, counted by the engine as it cuts the file (the job's `count_rows`: one read of
+the file plans the chunks and counts their rows, io.newlines.RowCount). The worker converts its
 chunk's rows with the run's own row loop (run.Run.rows) into a shard (its output lines, then its reject
 lines) and a part (its counts, its first rejects, the template controls its rows asked for first, and the
 run-level error that stopped it, if any), which the fold merges as one pass would have counted.
@@ -28,10 +29,10 @@ from typing import Any
 from ..engine import Job, Piece
 from ..engine import run as engine_run
 from ..engine.ray_run import held
-from ..errors import InputError, McqaPrepError
+from ..errors import McqaPrepError
 from ..io.paths import is_special
-from ..io.readers import batch_rows, read_jsonl, row_bytes
-from ..parallel import Chunk, check_workers, chunk_bytes_for, chunks, count_chunks
+from ..io.readers import batch_rows, read_jsonl
+from ..parallel import Chunk, check_workers, chunk_bytes_for, count_chunks
 from ..runs import RunRequest
 from .balance import scan_pins
 from .merge import Folder
@@ -79,8 +80,9 @@ def engine_able(
 @dataclass(frozen=True)
 class Settings:
     """What every chunk gets: the run's templates (not compiled: each worker compiles its own) and options,
-    per source its plan (None: planning it failed, and the fold raises that in its place) and, for JSONL, the
-    index of the first row of each chunk by its first line."""
+    per source its plan (None: planning it failed, and the fold raises that in its place) and its first row's
+    index (a JSONL chunk's first is that plus its file's rows before it, counted as the engine cuts the file:
+    Chunk.rows_before)."""
 
     token: str  # this run (a worker builds its Run once per run)
     tmpls: tuple[Template, ...]
@@ -91,7 +93,6 @@ class Settings:
     permute: PermuteSpec | None
     plans: tuple[SourcePlan | None, ...]
     starts: tuple[int, ...]  # each source's first row index (a pulled directory's files continue a numbering)
-    first: tuple[dict[int, int] | None, ...]
     placements: str | None = None  # --shuffle: the directory of each chunk's placements (convert/shuffled.py)
 
 
@@ -120,32 +121,10 @@ class Part:
 
 
 def chunk_bytes(srcs: Sequence[Stream]) -> int:
-    """The JSONL chunk size of the run (what the engine would choose), fixed before the row indexes are
-    counted, so that the engine cuts the chunks they were counted for."""
+    """The JSONL chunk size of the run (what the engine would choose for its JSONL files), fixed here so that
+    `engine_able` counts the chunks the engine cuts."""
     jsonl = [s.path for s in srcs if s.kind == "jsonl" and s.path is not None]
     return chunk_bytes_for(sum(os.path.getsize(p) for p in jsonl))
-
-
-def first_indexes(src: Stream, cb: int) -> dict[int, int] | None:
-    """A JSONL source's row index at the first line of each of its chunks (the non-blank lines before it,
-    as io.readers.read_jsonl counts them); None for Parquet, whose chunks know their first record. A file
-    that cannot be read this far keeps the indexes counted so far: its failure is the engine's to report,
-    in its place."""
-    if src.kind != "jsonl":
-        return None
-    out: dict[int, int] = {}
-    index = src.start_index
-    try:
-        for c in chunks(str(src.path), src.split, 0, cb):
-            out[c.first_line] = index
-            lines = c.jsonl_lines() or []
-            blank = 0
-            for i, raw in enumerate(lines):
-                blank += row_bytes(raw, i == 0 and c.first_line == 1) is None
-            index += len(lines) - blank
-    except InputError:
-        pass
-    return out
 
 
 def make_job(settings: Settings, srcs: Sequence[Stream], out: Path, identity: dict[str, Any]) -> Job:
@@ -157,11 +136,12 @@ def make_job(settings: Settings, srcs: Sequence[Stream], out: Path, identity: di
         identity,
         out,
         shard_ext=".jsonl",
+        count_rows=True,  # (a JSONL chunk's first row index)
     )
 
 
 def settings_for(
-    run: Run, tmpls: Sequence[Template], plans: Sequence[SourcePlan | None], srcs: Sequence[Stream], cb: int
+    run: Run, tmpls: Sequence[Template], plans: Sequence[SourcePlan | None], srcs: Sequence[Stream]
 ) -> Settings:
     """The chunks' settings: `tmpls` are copies the run has not compiled."""
     return Settings(
@@ -174,7 +154,6 @@ def settings_for(
         run.permute_spec,
         tuple(plans),
         tuple(s.start_index for s in srcs),
-        tuple(first_indexes(s, cb) if p is not None else None for s, p in zip(srcs, plans, strict=True)),
     )
 
 
@@ -309,10 +288,9 @@ def _rows(chunk: Chunk, plan: SourcePlan, s: Settings) -> Iterator[SourceRow]:
                 yield start + i, i + 1, data, None
                 i += 1
         return
-    first = s.first[chunk.source]
-    assert first is not None
     lines = chunk.jsonl_lines() or []
-    index = first[chunk.first_line]
+    assert chunk.rows_before is not None  # (the job counts them: make_job, shuffled.place)
+    index = s.starts[chunk.source] + chunk.rows_before
     for rec in read_jsonl(lines, plan.label, plan.ident.get("split"), first_line=chunk.first_line,
                           first_index=index):  # fmt: skip
         yield rec.index, rec.line, rec.data, rec.error
@@ -351,7 +329,7 @@ def run_on_engine(
             errors.append(exc)
     cb = req.chunk_bytes or chunk_bytes(srcs)
     req = replace(req, chunk_bytes=cb, output=outputs.out)
-    settings = settings_for(run, tmpls, plans, srcs, cb)
+    settings = settings_for(run, tmpls, plans, srcs)
     ident = identity(run, plans, mapping)
     keys = [p.key if p is not None else "" for p in plans]
 

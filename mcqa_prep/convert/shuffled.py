@@ -124,7 +124,7 @@ def place(
     whose gold counts are those of the rows it writes."""
     scan_out = out.with_name(out.name + ".order")
     where = work_path(scan_out) / "placements"
-    job = Job("convert-order", sources, work, settings, identity, scan_out)
+    job = Job("convert-order", sources, work, settings, identity, scan_out, count_rows=True)
 
     def after(_work: Path, _info: Any) -> None:
         run.balancer = Balancer()

@@ -70,6 +70,7 @@ class Job:
     shard_stem: str | None = None  # shards are named <stem>-00007-of-00042<ext> (stem: the command)
     shard_ext: str = ".bin"
     stream: bool = False  # the output is the shards in order: appended to one stream as they are folded
+    count_rows: bool = False  # each JSONL chunk comes with its file's rows before it (Chunk.rows_before)
 
 
 @dataclass
@@ -179,7 +180,9 @@ def run(
         info.chunks = total or 0
         stream, consumed = work.open_stream(req.resume and resumable) if job.stream else (None, 0)
         marks["plan"] = time.perf_counter()
-        todo = _with_known(chunks_of(job.sources, cb), work, req.resume and resumable, info, consumed)
+        todo = _with_known(
+            chunks_of(job.sources, cb, job.count_rows), work, req.resume and resumable, info, consumed
+        )
         stem = job.shard_stem or job.command
         shard_of = functools.partial(_shard_path, str(work.path), stem, total, job.shard_ext)
         try:
