@@ -1,10 +1,13 @@
 """convert on the row engine (mcqa_prep.engine): each chunk's rows converted by a worker (`convert_chunk`),
 the chunks folded in input order here (convert/merge.py), the output committed once every chunk is folded.
 
-What may run on the engine (`engine_able`): local JSONL and Parquet files (pulled directories too), without
-`--shuffle`. CSV/TSV and `.json` documents are not cut into byte ranges (a quoted cell or a JSON document may
-span lines), a hub dataset is a stream of the `datasets` library, and option balancing decides each row's
-order from the counts of every earlier row: such runs convert their rows in one process (run.Run.source).
+What may run on the engine (`engine_able`): local JSONL and Parquet files (pulled directories too).
+CSV/TSV and `.json` documents are not cut into byte ranges (a quoted cell or a JSON document may span lines)
+and a hub dataset is a stream of the `datasets` library: such runs convert their rows in one process
+(run.Run.source). Option balancing (`--shuffle`) decides each row's order from the counts of every earlier
+row, so it runs in two passes (convert/shuffled.py: the rows' facts, then their placements replayed here in
+input order); `--shuffle --permute`, `--shuffle` into a device or on one local core, and any input of one
+chunk stay in one process.
 
 A row's index (its uuid, its template pick and its random choices derive from it) counts the rows before it
 in its source: a Parquet chunk's comes from its first record number, a JSONL chunk's from the rows (non-blank
