@@ -14,7 +14,6 @@ from .errors import MissingExtra
 
 # import name -> the extra that installs it (pyproject.toml [project.optional-dependencies])
 EXTRA_OF: dict[str, str] = {
-    "matplotlib": "report",
     "uvicorn": "serve",
     "ray": "ray",
 }

@@ -272,8 +272,8 @@ def test_tallies_are_bounded_whatever_the_number_of_distinct_values(tmp_path):
 
 
 def test_labels_are_text_never_tex_math():
-    """A template id like "$x^$" crashed the report (matplotlib's mathtext) and "costs $5 and $6" lost its
-    dollar signs; every label is drawn as plain text (plots.RC: text.parse_math off, in one place)."""
+    """A template id like "$x^$" crashed the report (when matplotlib drew it: its mathtext) and "costs $5 and
+    $6" lost its dollar signs; every label is drawn as plain text (svgdraw.Canvas.text, in one place)."""
     from mcqa_prep.report.plots import draw_svg
 
     names = ["$x^$", "costs $5 and $6", "$\\frac{a}{", "$$"]

@@ -7,11 +7,9 @@ from typing import Any
 
 import click
 
-from ..extras import require
 from ..io.paths import check_output
 from ..passrates.positions import describe, rstd_text
 from ..report import build_report, write_html
-from ..report.plots import PLOTS_FEATURE
 from ..runs import RunRequest
 from .common import (
     ALLOW_STALE_OPTION,
@@ -127,7 +125,6 @@ def report_command(
         raise click.UsageError("--by breaks pass rates down: add --pass-rates TABLE")
     if output is not None:
         check_output(output, [*paths, *pass_rates, *audits, *(drift or ())])
-        require("matplotlib", PLOTS_FEATURE)  # before any input is read: the page needs it
     doc = build_report(
         paths,
         examples=examples,

@@ -7,7 +7,7 @@
 - `write_html(doc, path)` writes the page atomically.
 
 Layout: collect.py (the pass), dataset.py / rescored.py (bounded tallies), dataset_view.py /
-rescored_view.py (tallies -> blocks), spec.py (the block vocabulary), plots.py (matplotlib SVG), render.py
+rescored_view.py (tallies -> blocks), spec.py (the block vocabulary), plots.py and svgdraw.py (the SVG plots), render.py
 (the page, by the Jinja2 templates in templates/: page, blocks, style sheet, script). Design notes:
 docs/design/report.md.
 """

@@ -1,105 +1,119 @@
-"""Plot blocks of the report document drawn as inline SVG with matplotlib (no JavaScript, no network).
+"""Plot blocks of the report document drawn as inline SVG by the package itself (no JavaScript, no network,
+no plotting library).
 
-Each figure is drawn from its plot block alone. Output is deterministic: the SVG id salt is the plot's id
-(so ids are unique within a page and stable between runs) and no date is written. Text stays text
-(svg.fonttype "none"): smaller files, selectable labels, and the browser's fonts.
+Each figure is drawn from its plot block alone, as plain SVG markup (svgdraw.Canvas): bars (vertical or
+horizontal, single, grouped or stacked, value labels on a single series, overlay series as markers or lines,
+a second axis for rates in 0..1, a shared legend, panels in a grid) and count matrices (cells with numbers).
+The layout is fixed, computed from label lengths; the same block gives the same bytes.
 """
 
 from __future__ import annotations
 
-import io
-import re
+from dataclasses import dataclass
 from typing import Any
 
-from ..extras import require
-
-PLOTS_FEATURE = "the report page's plots"
+from .svgdraw import (
+    FONT,
+    PT,
+    PX_PER_IN,
+    Canvas,
+    blues,
+    nice_ticks,
+    text_width,
+    tick_label,
+    ticks_within,
+)
 
 DEFAULT_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+OVERLAY_COLOR = "#222222"
+AXIS_COLOR = "#333333"
+GRID_COLOR = "#e5e5e5"
+LABEL_COLOR = "#444444"
 WIDTH_IN = 8.0
 LABEL_CHARS = 42
-CHAR_IN = 0.075  # average width of a 9-pt sans-serif character, in inches (for the margins)
-RC: dict[str, Any] = {
-    "svg.fonttype": "none",
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "figure.titlesize": 11,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": "#e5e5e5",
-    "axes.axisbelow": True,
-    "legend.frameon": False,
-    # every label is data (template ids, model names, file names): "$x^$" is text, never TeX math, so no label
-    # can crash the drawing or lose its dollar signs ("costs $5 and $6")
-    "text.parse_math": False,
-    "text.usetex": False,
-}
+CHAR_IN = FONT * 0.6 / PX_PER_IN  # average width of a 9-pt sans-serif character, in inches (for the margins)
+RATE_LIMIT = 1.05  # the second axis: rates in 0..1, with room for a marker at 1
+TICK = 3.5 * PT  # tick mark length
+SMALL = 7 * PT  # value labels
+LEGEND_FONT = 8 * PT
+LEGEND_ROW_IN = 0.24
 
 
 def draw_svg(plot: dict[str, Any]) -> str:
     """The SVG markup of one plot block (kind "bars" or "matrix")."""
-    matplotlib = require("matplotlib", PLOTS_FEATURE)
-    from matplotlib.figure import Figure
-
-    # matplotlib's defaults, whatever a user's matplotlibrc says; the caller's settings are restored after
-    with matplotlib.rc_context():
-        matplotlib.rcdefaults()
-        matplotlib.rcParams.update({**RC, "svg.hashsalt": plot["id"]})
-        fig = Figure()
-        if plot["kind"] == "matrix":
-            height = _matrix(fig, plot)
-        else:
-            height = _bars(fig, plot)
-        fig.suptitle(_short(plot["title"], 100), fontweight="bold", y=1 - 0.1 / height, va="top")
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _clean(buf.getvalue(), plot)
+    canvas = _matrix(plot) if plot["kind"] == "matrix" else _bars(plot)
+    canvas.text(
+        canvas.width / 2, 0.1 * PX_PER_IN + 7 * PT, _short(plot["title"], 100), size=11 * PT, bold=True
+    )
+    return canvas.markup()
 
 
 def _short(text: str, n: int = LABEL_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _place(fig: Any, size: tuple[float, float], margins: tuple[float, float, float, float], grid=(1, 1),
-           gaps=(0.0, 0.0)) -> None:  # fmt: skip
-    """Size the figure and place its axes with margins (left, right, bottom, top) and gaps in inches: a
-    fixed layout, computed from label lengths, costs one draw instead of a layout engine's two."""
-    width, height = size
-    left, right, bottom, top = margins
-    rows, cols = grid
-    axis_w = max((width - left - right - (cols - 1) * gaps[0]) / cols, 0.5)
-    axis_h = max((height - bottom - top - (rows - 1) * gaps[1]) / rows, 0.5)
-    fig.set_size_inches(width, height)
-    fig.subplots_adjust(
-        left=left / width,
-        right=1 - right / width,
-        bottom=bottom / height,
-        top=1 - top / height,
-        wspace=gaps[0] / axis_w,
-        hspace=gaps[1] / axis_h,
-    )
+@dataclass
+class _Frame:
+    """One panel's axes box (pixels) and its value scale: categories at slots, values from 0 to `limit`."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+    horizontal: bool
+    n: int
+    limit: float
+
+    @property
+    def slot(self) -> float:
+        return (self.h if self.horizontal else self.w) / max(self.n, 1)
+
+    def center(self, pos: float) -> float:
+        """The pixel coordinate of category position `pos` (slot index, fractional for grouped bars)."""
+        return (self.y if self.horizontal else self.x) + (pos + 0.5) * self.slot
+
+    def value(self, v: float, limit: float | None = None) -> float:
+        """The pixel coordinate of value `v` (clipped to the axis)."""
+        share = min(max(v / (limit or self.limit), 0.0), 1.0)
+        return self.x + share * self.w if self.horizontal else self.y + self.h - share * self.h
 
 
-def _bars(fig: Any, plot: dict[str, Any]) -> float:
-    """Draw the panels of a bar plot; returns the figure height (inches)."""
-    panels = plot["panels"]
-    horizontal = plot["horizontal"]
+def _value_ticks(plot: dict[str, Any], panel: dict[str, Any], target: int) -> list[float]:
+    """The value axis' ticks: 0..y_max when the plot fixes it, else to the next nice step above the largest
+    bar (stacked: the largest total) or left-axis overlay, with room for the value labels."""
+    if plot.get("y_max") is not None:
+        return ticks_within(float(plot["y_max"]), target)
+    bars = [[v or 0 for v in s["values"]] for s in panel["series"] if s["draw"] == "bar"]
+    values = [sum(col) for col in zip(*bars, strict=True)] if plot["stacked"] and bars else sum(bars, [])
+    values += [v for s in panel["series"] if s["draw"] != "bar" and s["axis"] != "right" for v in s["values"]
+               if v is not None]  # fmt: skip
+    top = max(values, default=0)
+    integer = all(float(v).is_integer() for v in values)
+    return nice_ticks(top * 1.08, integer, target) if top > 0 else [0.0, 1.0]
+
+
+def _limit(plot: dict[str, Any], ticks: list[float]) -> float:
+    return float(plot["y_max"]) if plot.get("y_max") is not None else ticks[-1]
+
+
+def _bars(plot: dict[str, Any]) -> Canvas:
+    """Lay the panels of a bar plot out in a grid (two columns of vertical panels, one of horizontal ones)."""
+    panels, horizontal = plot["panels"], plot["horizontal"]
     n = len(panels)
     cols = 1 if horizontal else min(n, 2)
-    rows = -(-n // cols)
+    rows = max(-(-n // cols), 1) if cols else 1
     most = max((len(p["categories"]) for p in panels), default=1)
     longest = max((len(_short(c)) for p in panels for c in p["categories"]), default=1)
     rotate = not horizontal and (most > 8 or longest > 8)
     titled = any(p.get("title") for p in panels)
     twin = any(s["axis"] == "right" for p in panels for s in p["series"])
-    names = {s["name"] for p in panels for s in p["series"]}
-    tick_h = longest * CHAR_IN * 0.6 + 0.1 if rotate else 0.2
-    left = 0.45 + (longest * CHAR_IN + 0.1 if horizontal else 0.5)
+    entries = _legend_entries(panels)
+    legend_rows = -(-len(entries) // 4) if len(entries) > 1 else 0
+    tick_h = longest * CHAR_IN * 0.6 + 0.15 if rotate else 0.2
+    widest = 0.0 if horizontal else max((_ticks_width(plot, p) for p in panels), default=0.0)
+    left = 0.45 + (longest * CHAR_IN + 0.1 if horizontal else max(0.5, widest + 0.1))
     right = 0.25 + (0.6 if twin and not horizontal else 0.0)
-    bottom = 0.45 + (0.0 if horizontal else tick_h) + (0.3 if len(names) > 1 else 0.0)
+    bottom = 0.5 + (0.0 if horizontal else tick_h) + LEGEND_ROW_IN * legend_rows
     top = 0.5 + (0.25 if titled else 0.0) + (0.45 if twin and horizontal else 0.0)
     width = WIDTH_IN
     if horizontal:
@@ -108,174 +122,262 @@ def _bars(fig: Any, plot: dict[str, Any]) -> float:
         plot_h = 2.3
         if n == 1:  # a few categories: a narrower figure rather than very wide bars
             width = min(WIDTH_IN, max(4.5, left + right + 0.55 * most + 0.5))
-    gap_h = 0.55 + (0.25 if titled else 0.0) + (0.0 if horizontal else tick_h)
+    gap_h = 0.6 + (0.25 if titled else 0.0) + (0.45 if twin and horizontal else 0.0)
+    gap_h += 0.0 if horizontal else tick_h
+    gap_w = (left - 0.15) + (right - 0.25)
     height = bottom + top + rows * plot_h + (rows - 1) * gap_h
-    _place(fig, (width, height), (left, right, bottom, top), (rows, cols), (0.8, gap_h))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for k, ax in enumerate(axes.flat):
-        if k >= n:
-            ax.set_visible(False)
-            continue
-        _panel(ax, plot, panels[k])
-    handles, labels = _legend_entries(fig)
-    if len(labels) > 1:
-        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0),
-                   ncols=min(len(labels), 4), fontsize=8)  # fmt: skip
-    return height
+    axis_w = max((width - left - right - (cols - 1) * gap_w) / max(cols, 1), 0.5)
+    canvas = Canvas(width * PX_PER_IN, height * PX_PER_IN, plot["title"])
+    for k, panel in enumerate(panels):
+        r, c = divmod(k, cols)
+        x = (left + c * (axis_w + gap_w)) * PX_PER_IN
+        y = (top + r * (plot_h + gap_h)) * PX_PER_IN
+        box = (x, y, axis_w * PX_PER_IN, plot_h * PX_PER_IN)
+        canvas.group("panel")
+        _panel(canvas, plot, panel, box, (rotate, tick_h * PX_PER_IN))
+        canvas.end()
+    if legend_rows:
+        _legend(canvas, entries, legend_rows)
+    return canvas
 
 
-def _legend_entries(fig: Any) -> tuple[list[Any], list[str]]:
-    """One legend entry per series name, across panels and twin axes."""
-    seen: dict[str, Any] = {}
-    for ax in fig.axes:
-        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, h)
-    return list(seen.values()), list(seen)
+def _ticks_width(plot: dict[str, Any], panel: dict[str, Any]) -> float:
+    """The widest value tick label of a vertical panel, in inches."""
+    ticks = _value_ticks(plot, panel, 6)
+    return max(text_width(tick_label(t, ticks)) for t in ticks) / PX_PER_IN
 
 
-def _panel(ax: Any, plot: dict[str, Any], panel: dict[str, Any]) -> None:
-    cats = [_short(c) for c in panel["categories"]]
+def _color(s: dict[str, Any], i: int) -> str:
+    """A series' colour: its own, else the palette's i-th for bars (by place among the panel's bar series),
+    near-black for overlays."""
+    if s.get("color"):
+        return str(s["color"])
+    return DEFAULT_COLORS[i % len(DEFAULT_COLORS)] if s["draw"] == "bar" else OVERLAY_COLOR
+
+
+def _legend_entries(panels: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(name, draw, colour) once per series name, in the order the series first appear."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    for p in panels:
+        bar_i = 0
+        for s in p["series"]:
+            color = _color(s, bar_i)
+            bar_i += s["draw"] == "bar"
+            seen.setdefault(s["name"], (s["name"], s["draw"], color))
+    return list(seen.values())
+
+
+def _panel(canvas: Canvas, plot: dict[str, Any], panel: dict[str, Any], box: tuple[float, float, float, float],
+           ticks_below: tuple[bool, float]) -> None:  # fmt: skip
     horizontal = plot["horizontal"]
-    pos = list(range(len(cats)))
+    x, y, w, h = box
+    cats = [_short(c) for c in panel["categories"]]
+    target = max(5, min(9, int(w / 60))) if horizontal else 6
+    ticks = _value_ticks(plot, panel, target)
+    frame = _Frame(x, y, w, h, horizontal, len(cats), _limit(plot, ticks))
+    _value_axis(canvas, frame, ticks, plot["y_label" if not horizontal else "x_label"])
     bar_series = [s for s in panel["series"] if s["draw"] == "bar"]
     width = 0.8 if plot["stacked"] or len(bar_series) <= 1 else 0.8 / len(bar_series)
-    base = [0.0] * len(cats)
-    handles = []
-    at: list[int] | list[float]
-    for i, s in enumerate(bar_series):
-        color = s.get("color") or DEFAULT_COLORS[i % len(DEFAULT_COLORS)]
-        vals = [v if v is not None else 0 for v in s["values"]]
-        if plot["stacked"]:
-            at, start = pos, list(base)
-            base = [b + v for b, v in zip(base, vals, strict=True)]
-        else:
-            off = (i - (len(bar_series) - 1) / 2) * width
-            at, start = [p + off for p in pos], [0.0] * len(cats)
-        draw = ax.barh if horizontal else ax.bar
-        kw = {"left" if horizontal else "bottom": start}
-        bars = draw(at, vals, width, color=color, label=s["name"], **kw)
-        handles.append(bars)
-        if len(bar_series) == 1 and not plot["stacked"] and len(cats) <= 30:
-            ax.bar_label(bars, labels=[_num(v) for v in vals], fontsize=7, padding=2, color="#444444")
-    twin = None
-    for s in panel["series"]:
-        if s["draw"] == "bar":
-            continue
-        target = ax
-        if s["axis"] == "right":
-            twin = twin or (ax.twiny() if horizontal else ax.twinx())
-            target = twin
-        _overlay(target, s, pos, horizontal, width)
-    _axes(ax, plot, panel, cats, pos, twin)
-
-
-def _overlay(ax: Any, s: dict[str, Any], pos: list[int], horizontal: bool, width: float) -> None:
-    color = s.get("color") or "#222222"
-    pts = [(p, v) for p, v in zip(pos, s["values"], strict=True) if v is not None]
-    xs = [p for p, _ in pts]
-    ys = [v for _, v in pts]
-    if horizontal:
-        xs, ys = ys, xs
-    if s["draw"] == "marker":
-        marker = "|" if horizontal else "_"
-        fig = ax.get_figure()
-        box = ax.get_position()
-        span = box.height * fig.get_figheight() if horizontal else box.width * fig.get_figwidth()
-        size = max(4.0, min(18.0, 0.75 * width * span * 72 / max(len(pos), 1)))  # points, within one slot
-        ax.plot(xs, ys, linestyle="none", marker=marker, markersize=size, markeredgewidth=2.2, color=color,
-                label=s["name"])  # fmt: skip
-    else:
-        ax.plot(xs, ys, marker="o", markersize=3.5, linewidth=1.6, color=color, label=s["name"])
-        if s["axis"] == "right":
-            (ax.set_xlim if horizontal else ax.set_ylim)(0, 1.05)
-            ax.grid(False)
-
-
-def _axes(
-    ax: Any, plot: dict[str, Any], panel: dict[str, Any], cats: list[str], pos: list[int], twin
-) -> None:
-    from matplotlib.ticker import MaxNLocator
-
+    _bar_series(canvas, frame, plot, bar_series, width)
+    overlays = [s for s in panel["series"] if s["draw"] != "bar"]
+    for s in overlays:
+        _overlay(canvas, frame, s, width)
+    if any(s["axis"] == "right" for s in overlays):
+        _rate_axis(canvas, frame, plot.get("y2_label") or "")
+    _category_axis(canvas, frame, cats, ticks_below, plot["x_label" if not horizontal else "y_label"])
     if panel.get("title"):
-        ax.set_title(_short(panel["title"], 70))
-    if plot["horizontal"]:
-        ax.set_yticks(pos, cats)
-        ax.invert_yaxis()
-        ax.set_xlabel(plot["x_label"])
-        ax.set_ylabel(plot["y_label"])
-        ax.grid(axis="y", visible=False)
-        if plot.get("y_max") is not None:
-            ax.set_xlim(0, plot["y_max"])
-        else:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if twin is not None and plot.get("y2_label"):
-            twin.set_xlabel(plot["y2_label"])
-    else:
-        rotate = len(cats) > 8 or max((len(c) for c in cats), default=0) > 8
-        ax.set_xticks(pos, cats, rotation=35 if rotate else 0, ha="right" if rotate else "center")
-        ax.set_xlabel(plot["x_label"])
-        ax.set_ylabel(plot["y_label"])
-        ax.grid(axis="x", visible=False)
-        if plot.get("y_max") is not None:
-            ax.set_ylim(0, plot["y_max"])
-        else:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_ylim(bottom=0)
-            top = ax.get_ylim()[1]
-            ax.set_ylim(0, top * 1.08 if top > 0 else 1)
-        if twin is not None and plot.get("y2_label"):
-            twin.set_ylabel(plot["y2_label"])
+        above = 0.45 * PX_PER_IN if horizontal and any(s["axis"] == "right" for s in overlays) else 0.0
+        canvas.text(x + w / 2, y - above - 8 * PT, _short(panel["title"], 70), size=10 * PT)
     if not cats:
-        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        canvas.text(x + w / 2, y + h / 2, "no data")
 
 
-def _matrix(fig: Any, plot: dict[str, Any]) -> float:
-    """Draw a count matrix as a heatmap with its numbers; returns the figure height (inches)."""
-    rows, cols, values = plot["rows"], plot["columns"], plot["values"]
+def _value_axis(canvas: Canvas, f: _Frame, ticks: list[float], label: str) -> None:
+    """Grid lines, the value spine with its ticks and labels, and the axis label (left, or below when
+    horizontal)."""
+    bottom = f.y + f.h
+    for t in ticks:
+        p = f.value(t)
+        if f.horizontal:
+            canvas.line(p, f.y, p, bottom, GRID_COLOR)
+        else:
+            canvas.line(f.x, p, f.x + f.w, p, GRID_COLOR)
+    widest = 0.0
+    for t in ticks:
+        p, text = f.value(t), tick_label(t, ticks)
+        if f.horizontal:
+            canvas.line(p, bottom, p, bottom + TICK, AXIS_COLOR)
+            canvas.text(p, bottom + TICK + 9 * PT, text)
+        else:
+            canvas.line(f.x - TICK, p, f.x, p, AXIS_COLOR)
+            canvas.text(f.x - TICK - 3 * PT, p, text, anchor="end")
+            widest = max(widest, text_width(text))
+    if f.horizontal:
+        canvas.text(f.x + f.w / 2, bottom + TICK + 23 * PT, label)
+    else:
+        canvas.text(f.x - TICK - 3 * PT - widest - 10 * PT, f.y + f.h / 2, label, rotate=-90)
+
+
+def _category_axis(canvas: Canvas, f: _Frame, cats: list[str], below: tuple[bool, float], label: str) -> None:
+    """The category spine, a tick and a label per category, and the axis label (below, or left when
+    horizontal: rotated category labels when many or long)."""
+    rotate, tick_area = below
+    bottom = f.y + f.h
+    canvas.line(f.x, f.y, f.x, bottom, AXIS_COLOR)
+    canvas.line(f.x, bottom, f.x + f.w, bottom, AXIS_COLOR)
+    longest = max((text_width(c) for c in cats), default=0.0)
+    for i, c in enumerate(cats):
+        p = f.center(i)
+        if f.horizontal:
+            canvas.line(f.x - TICK, p, f.x, p, AXIS_COLOR)
+            canvas.text(f.x - TICK - 3 * PT, p, c, anchor="end")
+        elif rotate:
+            canvas.line(p, bottom, p, bottom + TICK, AXIS_COLOR)
+            canvas.text(p + 3, bottom + TICK + 4 * PT, c, anchor="end", rotate=-35)
+        else:
+            canvas.line(p, bottom, p, bottom + TICK, AXIS_COLOR)
+            canvas.text(p, bottom + TICK + 9 * PT, c)
+    if f.horizontal:
+        canvas.text(f.x - TICK - 3 * PT - longest - 10 * PT, f.y + f.h / 2, label, rotate=-90)
+    else:
+        canvas.text(f.x + f.w / 2, bottom + max(tick_area, TICK + 9 * PT) + 12 * PT, label)
+
+
+def _bar_series(
+    canvas: Canvas, f: _Frame, plot: dict[str, Any], series: list[dict[str, Any]], width: float
+) -> None:
+    """The bars, side by side (grouped) or on top of each other (stacked); a single series gets its numbers."""
+    base = [0.0] * f.n
+    bw = width * f.slot
+    for i, s in enumerate(series):
+        color = _color(s, i)
+        vals = [v if v is not None else 0 for v in s["values"]]
+        canvas.group("bars")
+        off = 0.0 if plot["stacked"] else (i - (len(series) - 1) / 2) * width
+        for k, v in enumerate(vals):
+            start = base[k] if plot["stacked"] else 0.0
+            mid = f.center(k + off)
+            a, b = f.value(start), f.value(start + v)
+            if f.horizontal:
+                canvas.rect(min(a, b), mid - bw / 2, abs(b - a), bw, color)
+            else:
+                canvas.rect(mid - bw / 2, min(a, b), bw, abs(b - a), color)
+        canvas.end()
+        if plot["stacked"]:
+            base = [x + v for x, v in zip(base, vals, strict=True)]
+        if len(series) == 1 and not plot["stacked"] and f.n <= 30:
+            for k, v in enumerate(vals):
+                end, mid = f.value(v), f.center(k)
+                if f.horizontal:
+                    canvas.text(end + 2 * PT, mid, _num(v), size=SMALL, anchor="start", color=LABEL_COLOR)
+                else:
+                    canvas.text(mid, end - 2 * PT - 0.5 * SMALL, _num(v), size=SMALL, color=LABEL_COLOR)
+
+
+def _overlay(canvas: Canvas, f: _Frame, s: dict[str, Any], width: float) -> None:
+    """A series over the bars: a dash across each slot (marker) or a line with dots, on the value axis or on
+    the second axis (rates in 0..1)."""
+    color = _color(s, 0)
+    limit = RATE_LIMIT if s["axis"] == "right" else None
+    pts = []
+    for k, v in enumerate(s["values"]):
+        if v is not None:
+            a, b = f.center(k), f.value(v, limit)
+            pts.append((b, a) if f.horizontal else (a, b))
+    canvas.group("overlay")
+    if s["draw"] == "marker":
+        half = max(4 * PT, min(18 * PT, 0.75 * width * f.slot)) / 2
+        for px, py in pts:
+            if f.horizontal:
+                canvas.line(px, py - half, px, py + half, color, 2.2 * PT)
+            else:
+                canvas.line(px - half, py, px + half, py, color, 2.2 * PT)
+    else:
+        canvas.polyline(pts, color, 1.6 * PT)
+        for px, py in pts:
+            canvas.circle(px, py, 1.75 * PT, color)
+    canvas.end()
+
+
+def _rate_axis(canvas: Canvas, f: _Frame, label: str) -> None:
+    """The second axis (right, or top when horizontal) for rates in 0..1."""
+    ticks = ticks_within(1.0, 6)
+    if f.horizontal:
+        canvas.line(f.x, f.y, f.x + f.w, f.y, AXIS_COLOR)
+        for t in ticks:
+            p = f.value(t, RATE_LIMIT)
+            canvas.line(p, f.y - TICK, p, f.y, AXIS_COLOR)
+            canvas.text(p, f.y - TICK - 7 * PT, tick_label(t, ticks))
+        canvas.text(f.x + f.w / 2, f.y - TICK - 21 * PT, label)
+        return
+    right = f.x + f.w
+    canvas.line(right, f.y, right, f.y + f.h, AXIS_COLOR)
+    for t in ticks:
+        p = f.value(t, RATE_LIMIT)
+        canvas.line(right, p, right + TICK, p, AXIS_COLOR)
+        canvas.text(right + TICK + 3 * PT, p, tick_label(t, ticks), anchor="start")
+    canvas.text(right + TICK + 3 * PT + text_width("0.0") + 10 * PT, f.y + f.h / 2, label, rotate=90)
+
+
+def _legend(canvas: Canvas, entries: list[tuple[str, str, str]], rows: int) -> None:
+    """One entry per series name at the bottom, centred, up to four a row."""
+    cols = min(len(entries), 4)
+    swatch = 20 * PT
+    col_w = max(text_width(name, LEGEND_FONT) for name, _, _ in entries) + swatch + 18 * PT
+    x0 = (canvas.width - cols * col_w) / 2
+    canvas.group("legend")
+    y0 = canvas.height - (rows * LEGEND_ROW_IN - 0.06) * PX_PER_IN
+    for k, (name, draw, color) in enumerate(entries):
+        r, c = divmod(k, cols)
+        x, y = x0 + c * col_w, y0 + r * LEGEND_ROW_IN * PX_PER_IN
+        if draw == "bar":
+            canvas.rect(x + 4 * PT, y - 4 * PT, swatch - 8 * PT, 8 * PT, color)
+        elif draw == "marker":
+            canvas.line(x + 3 * PT, y, x + swatch - 3 * PT, y, color, 2.2 * PT)
+        else:
+            canvas.line(x, y, x + swatch, y, color, 1.6 * PT)
+            canvas.circle(x + swatch / 2, y, 1.75 * PT, color)
+        canvas.text(x + swatch + 5 * PT, y, name, size=LEGEND_FONT, anchor="start")
+    canvas.end()
+
+
+def _matrix(plot: dict[str, Any]) -> Canvas:
+    """A count matrix as a heatmap with its numbers, first row at the top; cells darker for larger counts."""
+    rows = [_short(r) for r in plot["rows"]]
+    cols = [_short(c) for c in plot["columns"]]
+    values = plot["values"]
     longest = max((len(r) for r in rows), default=1)
     left, right, bottom, top = 0.55 + longest * CHAR_IN, 0.3, 0.6, 0.55
     width = min(WIDTH_IN, left + right + 1.2 * max(len(cols), 1))
     height = bottom + top + 0.5 * max(len(rows), 1)
-    _place(fig, (width, height), (left, right, bottom, top))
-    ax = fig.subplots()
-    ax.grid(False)
+    canvas = Canvas(width * PX_PER_IN, height * PX_PER_IN, plot["title"])
+    x0, y0 = left * PX_PER_IN, top * PX_PER_IN
+    cell_w = max(width - left - right, 0.5) * PX_PER_IN / max(len(cols), 1)
+    cell_h = 0.5 * PX_PER_IN
     top_value = max((v for r in values for v in r), default=0) or 1
-    # vector cells (pcolormesh), not imshow: an image would be a data: URL, which the page's policy forbids
-    ax.pcolormesh(values if values else [[0]], cmap="Blues", vmin=0, vmax=top_value, edgecolors="white")
+    canvas.group("cells")
     for i, r in enumerate(values):
         for j, v in enumerate(r):
-            color = "white" if v > 0.6 * top_value else "#222222"
-            ax.text(j + 0.5, i + 0.5, _num(v), ha="center", va="center", color=color)
-    ax.set_xticks([j + 0.5 for j in range(len(cols))], cols)
-    ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
-    ax.invert_yaxis()
-    ax.tick_params(length=0)
-    ax.set_xlabel(plot["x_label"])
-    ax.set_ylabel(plot["y_label"])
-    for side in ("left", "bottom"):
-        ax.spines[side].set_visible(False)
-    return height
+            x, y = x0 + j * cell_w, y0 + i * cell_h
+            canvas.rect(x, y, cell_w, cell_h, blues(v / top_value), stroke="#ffffff")
+            color = "#ffffff" if v > 0.6 * top_value else "#222222"
+            canvas.text(x + cell_w / 2, y + cell_h / 2, _num(v), color=color)
+    canvas.end()
+    for j, c in enumerate(cols):
+        canvas.text(x0 + (j + 0.5) * cell_w, y0 + len(rows) * cell_h + 9 * PT, c)
+    for i, r in enumerate(rows):
+        canvas.text(x0 - 5 * PT, y0 + (i + 0.5) * cell_h, r, anchor="end")
+    grid_w, grid_h = cell_w * max(len(cols), 1), cell_h * max(len(rows), 1)
+    if not values:
+        canvas.text(x0 + grid_w / 2, y0 + grid_h / 2, "no data")
+    canvas.text(x0 + grid_w / 2, y0 + grid_h + 24 * PT, plot["x_label"])
+    canvas.text(
+        x0 - 5 * PT - longest * CHAR_IN * PX_PER_IN - 10 * PT, y0 + grid_h / 2, plot["y_label"], rotate=-90
+    )
+    return canvas
 
 
 def _num(v: Any) -> str:
     if isinstance(v, float) and not v.is_integer():
         return f"{v:.2f}" if abs(v) < 10 else f"{v:,.0f}"
     return f"{int(v):,}" if isinstance(v, (int, float)) else str(v)
-
-
-_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-_GROUP_ID = re.compile(r'<g id="[^"]*"')
-
-
-def _clean(svg: str, plot: dict[str, Any]) -> str:
-    """Inline-ready SVG: no XML prolog or metadata, no group ids (only referenced ids stay, salted per
-    plot), natural size, scaled down by the page on narrow screens (viewBox kept), labelled for screen readers."""
-    from html import escape
-
-    svg = _PROLOG.sub("", svg, count=1)
-    svg = _METADATA.sub("", svg, count=1)
-    svg = _GROUP_ID.sub("<g", svg)
-    label = escape(plot["title"], quote=True)
-    svg = svg.replace("<svg ", f'<svg role="img" aria-label="{label}" ', 1)
-    return svg.strip()
