@@ -14,7 +14,7 @@ from report_helpers import sample_report
 
 from mcqa_prep.report import extract_document, plot_blocks, spec
 from mcqa_prep.report.plots import DEFAULT_COLORS, draw_svg
-from mcqa_prep.report.svgdraw import nice_ticks, tick_label
+from mcqa_prep.report.svgdraw import nice_ticks, text_width, tick_label
 
 NS = "{http://www.w3.org/2000/svg}"
 TICKS = Path(__file__).parent / "fixtures" / "report_plots" / "ticks.json"
@@ -243,3 +243,19 @@ def test_panels_lay_out_in_a_grid_of_two_columns():
     assert math.isclose(firsts[0]["y"] + firsts[0]["height"], firsts[1]["y"] + firsts[1]["height"])  # one row
     assert firsts[0]["x"] < firsts[1]["x"] and firsts[2]["x"] == firsts[0]["x"]
     assert firsts[2]["y"] > firsts[0]["y"] + firsts[0]["height"]  # the third panel below
+
+
+@pytest.mark.parametrize("names", [["a", "b"], ["observed", "uniform expectation", "bias threshold (2x)"],
+                                   [f"a rather long series name {i}" for i in range(5)]])  # fmt: skip
+def test_the_legend_fits_the_figure_in_series_order(names):
+    """A single panel with few categories is a narrow figure: its legend wraps rather than runs off it."""
+    series = [spec.series(names[0], [3, 1])] + [spec.series(n, [1, 2], draw="marker") for n in names[1:]]
+    plot = spec.bars("t-leg", "L", "c", x_label="x", y_label="y", panels=[spec.panel("", ["a", "b"], series)])
+    root = _parse(draw_svg(plot))
+    width = float(root.get("width"))
+    (legend,) = _groups(root, "legend")
+    texts = list(legend.iter(NS + "text"))
+    assert [t.text for t in texts] == names
+    for t in texts:
+        x = float(t.get("x"))
+        assert x > 0 and x + text_width(t.text or "", float(t.get("font-size"))) <= width, t.text

@@ -37,6 +37,7 @@ TICK = 3.5 * PT  # tick mark length
 SMALL = 7 * PT  # value labels
 LEGEND_FONT = 8 * PT
 LEGEND_ROW_IN = 0.24
+LEGEND_SWATCH = 20 * PT
 
 
 def draw_svg(plot: dict[str, Any]) -> str:
@@ -108,12 +109,10 @@ def _bars(plot: dict[str, Any]) -> Canvas:
     titled = any(p.get("title") for p in panels)
     twin = any(s["axis"] == "right" for p in panels for s in p["series"])
     entries = _legend_entries(panels)
-    legend_rows = -(-len(entries) // 4) if len(entries) > 1 else 0
     tick_h = longest * CHAR_IN * 0.6 + 0.15 if rotate else 0.2
     widest = 0.0 if horizontal else max((_ticks_width(plot, p) for p in panels), default=0.0)
     left = 0.45 + (longest * CHAR_IN + 0.1 if horizontal else max(0.5, widest + 0.1))
     right = 0.25 + (0.6 if twin and not horizontal else 0.0)
-    bottom = 0.5 + (0.0 if horizontal else tick_h) + LEGEND_ROW_IN * legend_rows
     top = 0.5 + (0.25 if titled else 0.0) + (0.45 if twin and horizontal else 0.0)
     width = WIDTH_IN
     if horizontal:
@@ -121,7 +120,9 @@ def _bars(plot: dict[str, Any]) -> Canvas:
     else:
         plot_h = 2.3
         if n == 1:  # a few categories: a narrower figure rather than very wide bars
-            width = min(WIDTH_IN, max(4.5, left + right + 0.55 * most + 0.5))
+            width = min(WIDTH_IN, max(4.5, left + right + 0.55 * most + 0.5, _legend_width(entries) + 0.3))
+    legend = _legend_grid(entries, width * PX_PER_IN)
+    bottom = 0.5 + (0.0 if horizontal else tick_h) + LEGEND_ROW_IN * legend[1]
     gap_h = 0.6 + (0.25 if titled else 0.0) + (0.45 if twin and horizontal else 0.0)
     gap_h += 0.0 if horizontal else tick_h
     gap_w = (left - 0.15) + (right - 0.25)
@@ -136,8 +137,8 @@ def _bars(plot: dict[str, Any]) -> Canvas:
         canvas.group("panel")
         _panel(canvas, plot, panel, box, (rotate, tick_h * PX_PER_IN))
         canvas.end()
-    if legend_rows:
-        _legend(canvas, entries, legend_rows)
+    if legend[1]:
+        _legend(canvas, entries, legend)
     return canvas
 
 
@@ -319,12 +320,33 @@ def _rate_axis(canvas: Canvas, f: _Frame, label: str) -> None:
     canvas.text(right + TICK + 3 * PT + text_width("0.0") + 10 * PT, f.y + f.h / 2, label, rotate=90)
 
 
-def _legend(canvas: Canvas, entries: list[tuple[str, str, str]], rows: int) -> None:
-    """One entry per series name at the bottom, centred, up to four a row."""
-    cols = min(len(entries), 4)
-    swatch = 20 * PT
-    col_w = max(text_width(name, LEGEND_FONT) for name, _, _ in entries) + swatch + 18 * PT
-    x0 = (canvas.width - cols * col_w) / 2
+def _legend_column(entries: list[tuple[str, str, str]]) -> float:
+    """The width of a legend column (pixels): the longest name, its swatch and a gap."""
+    return (
+        max((text_width(name, LEGEND_FONT) for name, _, _ in entries), default=0.0) + LEGEND_SWATCH + 18 * PT
+    )
+
+
+def _legend_width(entries: list[tuple[str, str, str]]) -> float:
+    """The width (inches) of a legend of up to four entries a row; 0 when there is no legend (one series)."""
+    return min(len(entries), 4) * _legend_column(entries) / PX_PER_IN if len(entries) > 1 else 0.0
+
+
+def _legend_grid(entries: list[tuple[str, str, str]], width: float) -> tuple[int, int]:
+    """(columns, rows) of the legend in a figure `width` pixels wide: up to four a row, fewer when the names
+    are too long for the width; (0, 0) for a single series (no legend)."""
+    if len(entries) < 2:
+        return 0, 0
+    cols = max(1, min(len(entries), 4, int((width - 0.2 * PX_PER_IN) // _legend_column(entries))))
+    return cols, -(-len(entries) // cols)
+
+
+def _legend(canvas: Canvas, entries: list[tuple[str, str, str]], grid: tuple[int, int]) -> None:
+    """One entry per series name at the bottom, centred, in the order the series first appear."""
+    cols, rows = grid
+    swatch = LEGEND_SWATCH
+    col_w = _legend_column(entries)
+    x0 = max((canvas.width - cols * col_w) / 2, 0.0)
     canvas.group("legend")
     y0 = canvas.height - (rows * LEGEND_ROW_IN - 0.06) * PX_PER_IN
     for k, (name, draw, color) in enumerate(entries):
