@@ -8,7 +8,7 @@ earlier one wrote), with `mcqa-prep` from
 this interpreter's environment first on PATH and the hub switched off (HF_HUB_OFFLINE=1).
 
 Normalised, because they must vary: the temporary directory's path (shown as a relative path), and the
-size of a written page in `wrote FILE (N KB)` (the plots' SVG bytes depend on the installed matplotlib).
+size of a written page in `wrote FILE (N KB)` (the page embeds the run's file paths).
 Nothing else: counts, rewards, hashes and messages are compared as printed. A block whose last shown line of a command's
 output is `...` shows only the start of that output.
 
