@@ -87,13 +87,13 @@ test-py313: gym-venv
 		$(GYM_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PY313_TESTS)
 
 
-# The demo installs only what it runs: the core and the report extra (its last step writes the HTML page). A
-# .venv made by `make install` already holds them.
+# The demo installs only what it runs: the core (its last step writes the HTML page, which needs no extra). A
+# .venv made by `make install` already holds it.
 DEMO_STAMP := $(VENV)/.installed-demo
 
 $(DEMO_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[report]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 demo: $(if $(wildcard $(STAMP)),$(STAMP),$(DEMO_STAMP))
