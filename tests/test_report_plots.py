@@ -259,3 +259,29 @@ def test_the_legend_fits_the_figure_in_series_order(names):
     for t in texts:
         x = float(t.get("x"))
         assert x > 0 and x + text_width(t.text or "", float(t.get("font-size"))) <= width, t.text
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_a_bars_number_is_not_covered_by_a_dash_at_its_end(horizontal):
+    """A dash (posterior mean, expectation) at or just past a bar's end would cover its number: the number
+    moves past the dash; a dash far from the end leaves it where it is."""
+    plot = spec.bars(
+        "t-mark", "M", "c", x_label="x", y_label="y", horizontal=horizontal, y_max=1.0,
+        panels=[spec.panel("", ["near", "far"], [spec.series("mean", [0.36, 0.2]),
+                                                 spec.series("posterior", [0.37, 0.9], draw="marker")])],
+    )  # fmt: skip
+    root = _parse(draw_svg(plot))
+    (bars,) = _groups(root, "bars")
+    (overlay,) = _groups(root, "overlay")
+    dashes = list(overlay.iter(NS + "line"))
+    labels = {t.text: t for t in root.iter(NS + "text") if t.text in {"0.36", "0.20"}}
+    ends = [r["x"] + r["width"] if horizontal else r["y"] for r in _rects(bars)]
+    if horizontal:
+        dash_x = float(dashes[0].get("x1"))
+        assert float(labels["0.36"].get("x")) > dash_x  # past the dash
+        assert math.isclose(float(labels["0.20"].get("x")), ends[1] + 2 * 96 / 72, abs_tol=0.02)  # unmoved
+    else:
+        dash_y = float(dashes[0].get("y1"))
+        small = 7 * 96 / 72  # the numbers' font size; a text's descent is about a quarter of it
+        assert float(labels["0.36"].get("y")) + 0.25 * small <= dash_y - 1.4  # above the dash's stroke
+        assert float(labels["0.20"].get("y")) < ends[1] and float(labels["0.20"].get("y")) > ends[1] - 20

@@ -179,8 +179,10 @@ def _panel(canvas: Canvas, plot: dict[str, Any], panel: dict[str, Any], box: tup
     _value_axis(canvas, frame, ticks, plot["y_label" if not horizontal else "x_label"])
     bar_series = [s for s in panel["series"] if s["draw"] == "bar"]
     width = 0.8 if plot["stacked"] or len(bar_series) <= 1 else 0.8 / len(bar_series)
-    _bar_series(canvas, frame, plot, bar_series, width)
     overlays = [s for s in panel["series"] if s["draw"] != "bar"]
+    marks = [[s["values"][k] for s in overlays if s["axis"] != "right" and s["values"][k] is not None]
+             for k in range(len(cats))]  # fmt: skip
+    _bar_series(canvas, frame, plot, bar_series, width, marks)
     for s in overlays:
         _overlay(canvas, frame, s, width)
     if any(s["axis"] == "right" for s in overlays):
@@ -245,7 +247,12 @@ def _category_axis(canvas: Canvas, f: _Frame, cats: list[str], below: tuple[bool
 
 
 def _bar_series(
-    canvas: Canvas, f: _Frame, plot: dict[str, Any], series: list[dict[str, Any]], width: float
+    canvas: Canvas,
+    f: _Frame,
+    plot: dict[str, Any],
+    series: list[dict[str, Any]],
+    width: float,
+    marks: list[list[float]],
 ) -> None:
     """The bars, side by side (grouped) or on top of each other (stacked); a single series gets its numbers."""
     base = [0.0] * f.n
@@ -267,12 +274,26 @@ def _bar_series(
         if plot["stacked"]:
             base = [x + v for x, v in zip(base, vals, strict=True)]
         if len(series) == 1 and not plot["stacked"] and f.n <= 30:
-            for k, v in enumerate(vals):
-                end, mid = f.value(v), f.center(k)
-                if f.horizontal:
-                    canvas.text(end + 2 * PT, mid, _num(v), size=SMALL, anchor="start", color=LABEL_COLOR)
-                else:
-                    canvas.text(mid, end - 2 * PT - 0.5 * SMALL, _num(v), size=SMALL, color=LABEL_COLOR)
+            _value_labels(canvas, f, vals, marks)
+
+
+def _value_labels(canvas: Canvas, f: _Frame, vals: list[float], marks: list[list[float]]) -> None:
+    """Each bar's number just past its end, moved past an overlay's dash or dot that would cover it (the
+    overlay values on the same axis at that category, `marks[k]`)."""
+    for k, v in enumerate(vals):
+        text, end, mid = _num(v), f.value(v), f.center(k)
+        if f.horizontal:
+            room = text_width(text, SMALL) + 4 * PT
+            for p in sorted(f.value(m) for m in marks[k]):
+                if end - 2 * PT <= p <= end + room:
+                    end = p + 1.5 * PT
+            canvas.text(end + 2 * PT, mid, text, size=SMALL, anchor="start", color=LABEL_COLOR)
+        else:
+            room = SMALL + 4 * PT
+            for p in sorted((f.value(m) for m in marks[k]), reverse=True):
+                if end - room <= p <= end + 2 * PT:
+                    end = p - 1.5 * PT
+            canvas.text(mid, end - 2 * PT - 0.5 * SMALL, text, size=SMALL, color=LABEL_COLOR)
 
 
 def _overlay(canvas: Canvas, f: _Frame, s: dict[str, Any], width: float) -> None:
