@@ -344,3 +344,43 @@ def test_estimate_settings_are_checked():
     ):
         with pytest.raises(UsageError):
             est.check()
+
+
+def test_estimated_counts_gathered_in_its_pass_are_those_of_the_entries():
+    """`estimated` counts what the header and report need while it makes the entries (not in passes of their
+    own): each count must be the one recounted from the entries and cells, on a pool with uuid and prompt keys,
+    several models, questions of one and of several variants, known and unknown option counts, and cells
+    added out of key order."""
+    import random
+    from collections import Counter
+
+    from mcqa_prep.evidence import key_kind
+    from mcqa_prep.passrates.cells import PassPool, counted
+    from mcqa_prep.passrates.consistency import counts_doc, header_doc
+    from mcqa_prep.passrates.estimate import estimate, estimated
+
+    rng = random.Random(7)
+    pool = PassPool()
+    for _ in range(600):
+        q = rng.randrange(60)
+        key = f"uuid:q{q}" if q % 3 else f"prompt:{q:032x}"
+        k = None if q % 5 == 0 else 4
+        prompt = bytes([q, rng.randrange(2 if q % 4 == 0 else 1)]) * 16  # every 4th question: two variants
+        where = (prompt, rng.randrange(4) if k else None, k)
+        pool.add(key, rng.choice(("m-b", "m-a", "m-c")), float(rng.random() < 0.6), rng.choice("AB"), where)
+    cells, _ = counted(pool, "fail")
+    variants = pool.variants.counted("fail")
+    e = estimated(cells, variants, "fail")
+    assert (e.entries, e.priors, e.metrics, e.priors_by_k) == estimate(cells, variants, "fail")
+    grouped: dict[str, list] = {}
+    for key, model, ent in e.entries:
+        grouped.setdefault(model, []).append((key, ent))
+    assert e.per_model == dict(sorted(grouped.items()))
+    pairs: dict[str, list] = {}
+    for (_, model), c in cells.items():  # the cells' order, as the distributions and priors read them
+        pairs.setdefault(model, []).append((c.samples, c.passes))
+    assert e.pairs == pairs and list(e.pairs) == list(pairs)
+    keys = {key for key, _ in cells}
+    assert e.keys_by_kind == dict(sorted(Counter(map(key_kind, keys)).items()))
+    assert set(e.keys_by_kind) == {"uuid", "prompt"} and e.with_variants > 0 and 0 < e.with_k < len(e.entries)
+    assert counts_doc(e.with_k, e.with_variants, 5, e.priors_by_k) == header_doc(e.entries, 5, e.priors_by_k)
