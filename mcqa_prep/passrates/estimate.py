@@ -58,6 +58,9 @@ class Estimated:
     priors_by_k: dict[str, dict[str, Prior]]
     pairs: dict[str, list[tuple[int, int]]]
     per_model: dict[str, list[tuple[str, Entry]]]
+    # per entry its shape's estimates, shared by the entries of one shape (None: several variants), which
+    # entries.entry_lines_shaped serialises once
+    shapes: list[Any]
     keys_by_kind: dict[str, int]
     with_k: int
     with_variants: int
@@ -91,7 +94,8 @@ def estimated(
     # an entry's estimates depend on its model, option count and counts alone (and its variants' counts):
     # worked out once per distinct ones of a question with one variant (nearly all), the same values
     shapes: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
-    entries = []
+    entries: list[tuple[str, str, Entry]] = []
+    shaped: list[Any] = []
     per_model: dict[str, list[tuple[str, Entry]]] = {m: [] for m in sorted(by_model)}
     kinds: dict[str, int] = {}
     last, with_k, with_variants = None, 0, 0
@@ -105,9 +109,11 @@ def estimated(
                 found = shapes[shape] = _estimates(
                     c, k, vs, priors[model], caches[model], caches_k, model, level, buckets
                 )
+            shaped.append(found)  # (shared by the entries of this shape, made once per shape)
         else:
             with_variants += 1
             found = _estimates(c, k, vs, priors[model], caches[model], caches_k, model, level, buckets)
+            shaped.append(None)
         head, tail = found
         e = Entry._make(
             (c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *head, vs, *tail)
@@ -126,7 +132,16 @@ def estimated(
         m: round_metrics(model_metrics((e for _, e in es), rule), DIGITS) for m, es in per_model.items()
     }
     return Estimated(
-        entries, priors, metrics, doc, by_model, per_model, dict(sorted(kinds.items())), with_k, with_variants
+        entries,
+        priors,
+        metrics,
+        doc,
+        by_model,
+        per_model,
+        shaped,
+        dict(sorted(kinds.items())),
+        with_k,
+        with_variants,
     )
 
 

@@ -408,7 +408,7 @@ def _tabulate(
         "counts": _counts(run, cid, pool, e, left),
         "consistency": counts_doc(e.with_k, e.with_variants, est.buckets, e.priors_by_k),
     }
-    written = write_table(output, header, e.entries)
+    written = write_table(output, header, e.entries, e.shapes)
     join = None
     if index is not None:
         join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
