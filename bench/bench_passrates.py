@@ -2,7 +2,10 @@
 each next to a baseline measured in the same rounds.
 
 Synthetic rescored rollouts: 2 models, 8 rollouts per question (pass probabilities drawn from a Beta per model;
-a failed rollout answers another letter or nothing), each carrying its grading contract as `rescore` writes it.
+a failed rollout answers another letter or nothing), each carrying its grading contract as `rescore` writes it
+and a response as NeMo Gym's rollouts carry one (the model's output items: one message of 300 to 2,000
+characters of varied text, distinct per rollout, ending in the answer format). Without the responses (the
+input before round 6 of the perf sprint) whole lines repeated, as they rarely do in real rollouts.
 
 - measure (a command, bench/harness.py: wall, CPU, process-tree peak RSS): `mcqa-prep passrates ROLLOUTS -o
   TABLE -q` against the floor `bench/floors.py parse ROLLOUTS` (every line orjson.loads, nothing else, one core,
@@ -42,10 +45,56 @@ MODELS = {"m-a": (2.0, 3.0), "m-b": (4.0, 1.5)}  # Beta(a, b) of each model's pa
 ROLLOUTS_PER_QUESTION = 8
 
 
-def _rows(questions: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+_WORDS = tuple(
+    (
+        "the a of and to in is that for it as with by on this be are from at which an or option answer "
+        "question statement correct incorrect because however therefore thus consider each step first second "
+        "finally value energy rate pressure temperature cell protein gene market price law court theorem "
+        "function integral limit sample mean variance probability reaction acid base charge field force mass "
+        "velocity period frequency country policy century treaty author novel poem argument premise evidence "
+        "claim follows implies contradicts supports weakens strengthens assumes increases decreases remains "
+        "constant equal greater less than not only also both neither nor if then since so we can see here"
+    ).split()
+)
+
+
+def _response(rng: random.Random, model: str, n: int, answer: str | None) -> dict[str, Any]:
+    """A NeMo Gym-shaped `response` (ng_collect_rollouts: the model's output items): one assistant message
+    of 300 to 2,000 characters of varied text, distinct per rollout, ending in the answer format
+    (\\boxed{X}), or without one for a rollout that gave no answer."""
+    words = rng.choices(_WORDS, k=rng.randint(50, 330))
+    for i in range(12, len(words), rng.randint(10, 25)):  # sentences and paragraphs
+        words[i] += ".\n\n" if i % 5 == 0 else "."
+    text = " ".join(words) + (f". The answer is \\boxed{{{answer}}}" if answer else ". I cannot decide.")
+    return {
+        "id": f"resp_{n:048x}",
+        "created_at": 1756093415.0 + n,
+        "model": model,
+        "object": "response",
+        "output": [
+            {
+                "id": f"msg_{n:048x}",
+                "content": [{"annotations": [], "text": text, "type": "output_text", "logprobs": []}],
+                "role": "assistant",
+                "status": "completed",
+                "type": "message",
+            }
+        ],
+        "status": "completed",
+        "usage": {"input_tokens": 250, "output_tokens": len(words) + 8, "total_tokens": len(words) + 258},
+    }
+
+
+def _rows(questions: int, seed: int = 0, responses: bool = True) -> Iterator[dict[str, Any]]:
+    """The bench's rescored rollouts; each carries a response unless `responses` is False (the input before
+    the responses were added: identical lines repeat in it, as they rarely do in real rollouts)."""
     from mcqa_prep.policy import GradingPolicy
 
     rng = random.Random(seed)
+    text_rng = random.Random(
+        seed + 1
+    )  # (its own stream: the counts are those of the input without responses)
+    n = 0
     contract = GradingPolicy().contract()
     cid = GradingPolicy().contract_id()
     grading = {"status": "ok", "contract": cid, "grader_version": contract["grader_version"]}
@@ -54,16 +103,21 @@ def _rows(questions: int, seed: int = 0) -> Iterator[dict[str, Any]]:
             p = rng.betavariate(a, b)
             for _ in range(ROLLOUTS_PER_QUESTION):
                 ok = rng.random() < p
-                yield {
+                answer = "A" if ok else rng.choice(("B", "C", None))
+                row = {
                     "responses_create_params": {
                         "input": [{"role": "user", "content": f"Question {q}?"}],
                         "model": model,
                     },
                     "uuid": f"q{q:07d}",
                     "reward": 1.0 if ok else 0.0,
-                    "extracted_answer": "A" if ok else rng.choice(("B", "C", None)),
+                    "extracted_answer": answer,
                     "metadata": {"grading": grading},
                 }
+                if responses:
+                    row["response"] = _response(text_rng, model, n, answer)
+                n += 1
+                yield row
 
 
 def as_v1(table: Path, out: Path) -> Path:

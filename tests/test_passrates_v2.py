@@ -344,3 +344,97 @@ def test_estimate_settings_are_checked():
     ):
         with pytest.raises(UsageError):
             est.check()
+
+
+def test_estimated_counts_gathered_in_its_pass_are_those_of_the_entries():
+    """`estimated` counts what the header and report need while it makes the entries (not in passes of their
+    own): each count must be the one recounted from the entries and cells, on a pool with uuid and prompt keys,
+    several models, questions of one and of several variants, known and unknown option counts, and cells
+    added out of key order."""
+    import random
+    from collections import Counter
+
+    from mcqa_prep.evidence import key_kind
+    from mcqa_prep.passrates.cells import PassPool, counted
+    from mcqa_prep.passrates.consistency import counts_doc, header_doc
+    from mcqa_prep.passrates.estimate import estimate, estimated
+
+    rng = random.Random(7)
+    pool = PassPool()
+    for _ in range(600):
+        q = rng.randrange(60)
+        key = f"uuid:q{q}" if q % 3 else f"prompt:{q:032x}"
+        k = None if q % 5 == 0 else 4
+        prompt = bytes([q, rng.randrange(2 if q % 4 == 0 else 1)]) * 16  # every 4th question: two variants
+        where = (prompt, rng.randrange(4) if k else None, k)
+        pool.add(key, rng.choice(("m-b", "m-a", "m-c")), float(rng.random() < 0.6), rng.choice("AB"), where)
+    cells, _ = counted(pool, "fail")
+    variants = pool.variants.counted("fail")
+    e = estimated(cells, variants, "fail")
+    assert (e.entries, e.priors, e.metrics, e.priors_by_k) == estimate(cells, variants, "fail")
+    grouped: dict[str, list] = {}
+    for key, model, ent in e.entries:
+        grouped.setdefault(model, []).append((key, ent))
+    assert e.per_model == dict(sorted(grouped.items()))
+    pairs: dict[str, list] = {}
+    for (_, model), c in cells.items():  # the cells' order, as the distributions and priors read them
+        pairs.setdefault(model, []).append((c.samples, c.passes))
+    assert e.pairs == pairs and list(e.pairs) == list(pairs)
+    keys = {key for key, _ in cells}
+    assert e.keys_by_kind == dict(sorted(Counter(map(key_kind, keys)).items()))
+    assert set(e.keys_by_kind) == {"uuid", "prompt"} and e.with_variants > 0 and 0 < e.with_k < len(e.entries)
+    assert counts_doc(e.with_k, e.with_variants, 5, e.priors_by_k) == header_doc(e.entries, 5, e.priors_by_k)
+
+
+@pytest.mark.parametrize("rule", ["fail", "exclude"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lines_serialised_by_shape_are_the_lines_serialised_whole(rule, seed):
+    """write_table serialises the lines of entries that share a shape (estimate.estimated) from one line cut
+    around the fields of their own: the bytes must be those of every entry serialised whole, for entries with
+    and without answers known, unanswered rollouts, uuid and prompt keys, several variants, unknown and known
+    option counts and gold positions, rewards between 0 and 1, and model names that hold JSON escapes or the
+    cut's own marks (those are serialised whole)."""
+    import random
+
+    from mcqa_prep.passrates.cells import UNKNOWN, PassPool, counted
+    from mcqa_prep.passrates.entries import entry_lines_shaped, entry_lines_v3
+    from mcqa_prep.passrates.estimate import estimated
+
+    rng = random.Random(seed)
+    models = ("m", 'q"uote\\d', "\x00\x010", "é\n", "\x00\x01")
+    pool = PassPool()
+    for _ in range(4000):
+        q = rng.randrange(1000)
+        key = f'uuid:q{q},"{q}' if q % 3 else f"prompt:{q:032x}"
+        k = None if q % 7 == 0 else 2 + q % 4
+        prompt = b"" if q % 11 == 0 else bytes([q % 256, rng.randrange(2 if q % 4 == 0 else 1)]) * 16
+        where = (prompt, None if k is None or q % 13 == 0 else rng.randrange(k), k)
+        answer = UNKNOWN if rule == "fail" and q % 17 == 0 else rng.choice(("A", "B", None, "A"))
+        reward = rng.choice((0.0, 1.0, 1.0, 0.5)) if q % 5 == 0 else float(rng.random() < 0.5)
+        pool.add(key, models[q % len(models)], reward, answer, where if q % 19 else None)
+    cells, _ = counted(pool, rule)
+    e = estimated(cells, pool.variants.counted(rule), rule)
+    shaped = [id(s) for s in e.shapes if s is not None]
+    assert len(set(shaped)) < len(shaped) * 3 // 4  # shapes are shared
+    assert any(s is None for s in e.shapes)  # and some entries have several variants
+    assert entry_lines_shaped(e.entries, e.shapes) == entry_lines_v3(e.entries)
+
+
+def test_a_table_written_by_shape_is_the_table_written_whole(tmp_path):
+    from mcqa_prep.passrates.cells import PassPool, counted
+    from mcqa_prep.passrates.estimate import estimated
+    from mcqa_prep.passrates.table import write_table
+
+    pool = PassPool()
+    for q in range(200):
+        for r in range(q % 6 + 1):
+            pool.add(f"uuid:{q}", "m", float((q + r) % 3 == 0), "AB"[r % 2], (bytes([q]) * 32, q % 4, 4))
+    cells, _ = counted(pool, "fail")
+    e = estimated(cells, pool.variants.counted("fail"), "fail")
+    header = {"contract_id": "sha256:x", "created_at": None}
+    whole = write_table(tmp_path / "whole.jsonl", header, e.entries[::-1])
+    shaped = write_table(tmp_path / "shaped.jsonl", header, e.entries[::-1], e.shapes[::-1])
+    assert whole["content_sha256"] == shaped["content_sha256"]
+    assert (tmp_path / "whole.jsonl").read_bytes().split(b"\n", 1)[1] == (
+        tmp_path / "shaped.jsonl"
+    ).read_bytes().split(b"\n", 1)[1]

@@ -252,6 +252,14 @@ def header_doc(
     for _, _, e in entries:
         with_k += e.k is not None
         with_variants += len(e.variants) > 1
+    return counts_doc(with_k, with_variants, buckets, priors_by_k)
+
+
+def counts_doc(
+    with_k: int, with_variants: int, buckets: int, priors_by_k: Mapping[str, Mapping[str, Prior]]
+) -> dict[str, Any]:
+    """The table header's `consistency` object, of the entries' counts (with an option count, with several
+    variants) as `header_doc` counts them."""
     return {
         "method": dict(METHOD),
         "corrected_buckets": buckets,

@@ -120,6 +120,56 @@ def entry_lines_v3(entries: list[tuple[str, str, Entry]]) -> bytes:
 _BETWEEN, _BETWEEN_LINES = b'},{"at_chance":', b'}\n{"at_chance":'
 
 
+def entry_lines_shaped(entries: list[tuple[str, str, Entry]], shapes: list[Any]) -> bytes:
+    """The same bytes as entry_lines_v3(entries), faster when entries share a shape: `shapes` holds per entry
+    an object (or None) that entries share only when every field of theirs but the key, mean_reward, rollouts,
+    unanswered, votes and their one variant's prompt and gold is equal (estimate.estimated's promise). A shape's
+    line is serialised once with those fields as holes, and each of its entries fills them in; an entry
+    without a shape (or of several variants, or whose shape cannot be cut into holes) is serialised whole."""
+    out = []
+    cut: dict[int, list[bytes] | None] = {}  # id(shape) -> its line's fragments around the holes
+    for (key, model, e), shape in zip(entries, shapes, strict=True):
+        f = cut.get(id(shape), _UNCUT) if shape is not None and len(e.variants or ()) == 1 else None
+        if f is _UNCUT:
+            f = cut[id(shape)] = _holes(key, model, e)
+        if f is None:
+            out.append(orjson.dumps(_v3_doc(key, model, e)) + b"\n")
+            continue
+        out.append(_filled(f, key, e))
+    return b"".join(out)
+
+
+_UNCUT: Any = []
+_HOLE = [f"\x00\x01{i}" for i in range(7)]  # (serialised as escapes: no number, bool or null holds them)
+
+
+def _holes(key: str, model: str, e: Entry) -> list[bytes] | None:
+    """The line of `e` cut around its holes (entry_lines_shaped), or None when it cannot be cut exactly."""
+    doc = _v3_doc(key, model, e)
+    doc["key"], doc["mean_reward"], doc["rollouts"], doc["unanswered"] = _HOLE[:4]
+    variant = doc["variants"][0]
+    variant["gold"], variant["prompt"], doc["votes"] = _HOLE[4:]
+    parts = orjson.dumps(doc)
+    for hole in _HOLE:
+        parts = parts.replace(orjson.dumps(hole), b"\x00")
+    f = [*parts.split(b"\x00")]
+    if len(f) != 8:  # (a model name holding a hole's characters)
+        return None
+    f[7] += b"\n"
+    return f if _filled(f, key, e) == orjson.dumps(_v3_doc(key, model, e)) + b"\n" else None
+
+
+def _filled(f: list[bytes], key: str, e: Entry) -> bytes:
+    """The line of `e`: its shape's fragments `f` around its own key, mean_reward, rollouts, unanswered, the
+    gold and prompt of its one variant and its votes."""
+    dumps, votes, (prompt, gold, _, _) = orjson.dumps, e.votes, e.variants[0]  # type: ignore[index]
+    return b"".join((
+        f[0], dumps(key), f[1], dumps(e.mean_reward), f[2], dumps(e.rollouts), f[3], dumps(e.unanswered), f[4],
+        dumps(gold), f[5], dumps(prompt or None), f[6],
+        dumps(None if votes is None else {"fail": votes[1], "pass": votes[0]}), f[7],
+    ))  # fmt: skip
+
+
 def _v3_doc(key: str, model: str, e: Entry) -> dict[str, Any]:
     (samples, passes, mean_reward, rollouts, unanswered, votes, p_mean, p_lower, p_upper, bucket, k, variants,
      c_rate, c_mean, c_lower, c_upper, x_mean, x_lower, x_upper, at_chance, x_bucket) = e  # fmt: skip

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..evidence import key_kind
 from .consistency import fields as v3_fields
 from .entries import Entry, Variant
 from .kmetrics import Votes, model_metrics, round_metrics
@@ -38,9 +39,44 @@ def estimate(
     buckets: int = DEFAULT_BUCKETS,
 ) -> tuple[list[tuple[str, str, Entry]], dict[str, Prior], dict[str, Any], dict[str, dict[str, Prior]]]:
     """(entries sorted by (key, model), priors by model, metrics by model, priors by model and option count)
-    of counted cells and their variant counts (VariantTally.counted). Each entry is made once with its
-    posterior and its fields across variants (consistency.v3_fields); an entry without variant counts gets
-    one variant of unknown prompt and gold (its consistent rate is its plain rate)."""
+    of counted cells and their variant counts (VariantTally.counted): `estimated`'s first four."""
+    e = estimated(cells, variants, rule, level, buckets)
+    return e.entries, e.priors, e.metrics, e.priors_by_k
+
+
+@dataclass
+class Estimated:
+    """What `estimated` works out in its passes over the cells, for the table and its report: the entries
+    sorted by (key, model), priors by model, metrics by model, priors by model and option count; and what a
+    header and a report count of them (gathered on the way, not in passes of their own): per model its
+    (samples, passes) pairs in the cells' order and its (key, Entry) pairs in the entries' order, the questions
+    by key kind, and the entries with an option count and with several variants."""
+
+    entries: list[tuple[str, str, Entry]]
+    priors: dict[str, Prior]
+    metrics: dict[str, Any]
+    priors_by_k: dict[str, dict[str, Prior]]
+    pairs: dict[str, list[tuple[int, int]]]
+    per_model: dict[str, list[tuple[str, Entry]]]
+    # per entry its shape's estimates, shared by the entries of one shape (None: several variants), which
+    # entries.entry_lines_shaped serialises once
+    shapes: list[Any]
+    keys_by_kind: dict[str, int]
+    with_k: int
+    with_variants: int
+
+
+def estimated(
+    cells: Mapping[tuple[str, str], Counts],
+    variants: Mapping[tuple[str, str], tuple[int | None, tuple[Variant, ...]]],
+    rule: str | None,
+    level: float = DEFAULT_LEVEL,
+    buckets: int = DEFAULT_BUCKETS,
+) -> Estimated:
+    """The estimates of counted cells and their variant counts (VariantTally.counted), in two passes: one over
+    the cells (the priors' pairs), then one over them sorted making each entry once with its posterior and its
+    fields across variants (consistency.v3_fields), and counting what the header and report need; an entry
+    without variant counts gets one variant of unknown prompt and gold (its consistent rate is its plain rate)."""
     by_model: dict[str, list[tuple[int, int]]] = {}
     for (_, model), c in cells.items():
         by_model.setdefault(model, []).append((c.samples, c.passes))
@@ -58,7 +94,11 @@ def estimate(
     # an entry's estimates depend on its model, option count and counts alone (and its variants' counts):
     # worked out once per distinct ones of a question with one variant (nearly all), the same values
     shapes: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
-    entries = []
+    entries: list[tuple[str, str, Entry]] = []
+    shaped: list[Any] = []
+    per_model: dict[str, list[tuple[str, Entry]]] = {m: [] for m in sorted(by_model)}
+    kinds: dict[str, int] = {}
+    last, with_k, with_variants = None, 0, 0
     for (key, model), c, (k, vs) in rows:
         if not vs:
             vs = (Variant("", None, c.samples, c.passes),)
@@ -69,18 +109,40 @@ def estimate(
                 found = shapes[shape] = _estimates(
                     c, k, vs, priors[model], caches[model], caches_k, model, level, buckets
                 )
+            shaped.append(found)  # (shared by the entries of this shape, made once per shape)
         else:
+            with_variants += 1
             found = _estimates(c, k, vs, priors[model], caches[model], caches_k, model, level, buckets)
+            shaped.append(None)
         head, tail = found
-        entries.append(
-            (key, model, Entry._make(
-                (c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *head, vs, *tail)
-            ))
+        e = Entry._make(
+            (c.samples, c.passes, c.reward_sum / c.samples, c.rollouts, c.unanswered, c.votes, *head, vs, *tail)
         )  # fmt: skip
+        entries.append((key, model, e))
+        per_model[model].append((key, e))
+        with_k += k is not None
+        if key != last:  # (entries sorted by key: a question's entries are together)
+            kind = key_kind(key)
+            kinds[kind] = kinds.get(kind, 0) + 1
+            last = key
     doc: dict[str, dict[str, Prior]] = {}
     for (model, k), prior in by_k.items():
         doc.setdefault(model, {})[str(k)] = prior
-    return entries, priors, metrics_of(entries, rule), doc
+    metrics = {
+        m: round_metrics(model_metrics((e for _, e in es), rule), DIGITS) for m, es in per_model.items()
+    }
+    return Estimated(
+        entries,
+        priors,
+        metrics,
+        doc,
+        by_model,
+        per_model,
+        shaped,
+        dict(sorted(kinds.items())),
+        with_k,
+        with_variants,
+    )
 
 
 _NO_VARIANTS: tuple[None, tuple[Variant, ...]] = (None, ())
@@ -100,19 +162,6 @@ def _estimates(
     plain = (post.mean, post.lower, post.upper)
     fields = v3_fields(prior, level, buckets, post_k, k, vs, plain)
     return (*plain, post.bucket, fields[0]), fields[2:]
-
-
-def metrics_of(entries: Iterable[tuple[str, str, Entry]], rule: str | None) -> dict[str, Any]:
-    per: dict[str, list[Entry]] = {}
-    for _, model, e in entries:
-        per.setdefault(model, []).append(e)
-    return {
-        m: round_metrics(model_metrics((_view(e) for e in es), rule), DIGITS) for m, es in sorted(per.items())
-    }
-
-
-def _view(e: Entry) -> Entry:
-    return e if e.rollouts is not None else e._replace(rollouts=e.samples)
 
 
 def with_posterior(

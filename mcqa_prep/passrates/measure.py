@@ -28,7 +28,6 @@ from ..errors import ContractMismatch, InputError, UsageError
 from ..evidence import (
     KEY_BY,
     distribution,
-    key_kind,
     model_of,
     question_key,
     reward_problem,
@@ -43,8 +42,8 @@ from ..prompt import prompt_id, prompt_key
 from ..records import Row, display_name
 from ..runs import RunRequest
 from .cells import UNKNOWN, PassPool, answer_of, counted, no_answer_shares
-from .consistency import header_doc, variant_of
-from .estimate import Counts, estimate
+from .consistency import counts_doc, variant_of
+from .estimate import Estimated, estimated
 from .kmetrics import DEFAULT_NO_ANSWER, NO_ANSWER_RULES, counting_doc
 from .positions import summary
 from .posterior import DEFAULT_BUCKETS, DEFAULT_LEVEL, settings_doc
@@ -389,9 +388,8 @@ def _tabulate(
     run, cid, pool, inputs = got.run, got.contract_id, got.pool, got.inputs
     contract_doc, grader_version = _contract_of(cid, pool, policy, rescore or est.profile)
     cells, left = counted(pool, est.no_answer)
-    entries, priors, metrics, priors_by_k = estimate(
-        cells, pool.variants.counted(est.no_answer), est.no_answer, est.level, est.buckets
-    )
+    e = estimated(cells, pool.variants.counted(est.no_answer), est.no_answer, est.level, est.buckets)
+    metrics = e.metrics
     for model, share in no_answer_shares(pool).items():  # every rollout, the ones a rule leaves out included
         if model in metrics:
             metrics[model]["no_answer"] = share
@@ -403,27 +401,24 @@ def _tabulate(
         "pass_threshold": 1.0,
         "grading": "nemo_gym_profile" if est.profile else "rescored" if rescore else "input",
         "counting": counting_doc(est.no_answer),
-        "posterior": settings_doc(est.level, est.buckets, priors),
+        "posterior": settings_doc(est.level, est.buckets, e.priors),
         "metrics": metrics,
         "inputs": inputs,
         "join_inputs": join_inputs,
-        "counts": _counts(run, cid, pool, cells, left),
-        "consistency": header_doc(entries, est.buckets, priors_by_k),
+        "counts": _counts(run, cid, pool, e, left),
+        "consistency": counts_doc(e.with_k, e.with_variants, est.buckets, e.priors_by_k),
     }
-    written = write_table(output, header, entries)
+    written = write_table(output, header, e.entries, e.shapes)
     join = None
     if index is not None:
         join = {**index.summary(), "uuid_from_join": run.uuid_from_join}
-    per_model: dict[str, list[tuple[str, Any]]] = {}
-    for key, model, e in entries:
-        per_model.setdefault(model, []).append((key, e))
-    positions = {m: summary(es) for m, es in sorted(per_model.items())}
+    positions = {m: summary(es) for m, es in e.per_model.items()}
     return PassratesReport(
         str(output),
         written,
         run.invalid,
         dict(run.input_contracts),
-        _model_distributions(cells),
+        {m: distribution(v) for m, v in sorted(e.pairs.items())},
         join,
         positions,
     )
@@ -573,26 +568,15 @@ def _contract_of(
     return None, pool.grader_version
 
 
-def _counts(
-    run: Measurement, cid: str, pool: PassPool, cells: Mapping[tuple[str, str], Counts], left: int
-) -> dict[str, Any]:
-    keys = {k for k, _ in cells}
-    kinds = Counter(key_kind(k) for k in keys)
+def _counts(run: Measurement, cid: str, pool: PassPool, e: Estimated, left: int) -> dict[str, Any]:
     return {
         "rollouts": run.rows,
         "used": pool.rows,
         "invalid": run.invalid.count,
         "other_contracts": sum(p.rows for c, p in run.pools.items() if c != cid),
-        "questions": len(keys),
-        "keys_by_kind": dict(sorted(kinds.items())),
-        "models": dict(sorted(Counter(m for _, m in cells).items())),
+        "questions": sum(e.keys_by_kind.values()),
+        "keys_by_kind": e.keys_by_kind,
+        "models": {m: len(v) for m, v in sorted(e.pairs.items())},
         "unanswered_only": left,
         "answers_unknown": pool.unknown,
     }
-
-
-def _model_distributions(cells: Mapping[tuple[str, str], Counts]) -> dict[str, dict[str, Any]]:
-    by_model: dict[str, list[tuple[int, int]]] = {}
-    for (_, model), c in cells.items():
-        by_model.setdefault(model, []).append((c.samples, c.passes))
-    return {m: distribution(v) for m, v in sorted(by_model.items())}

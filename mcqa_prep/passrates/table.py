@@ -51,6 +51,7 @@ from .entries import (
     Entry,
     entry_from_v2,
     entry_from_v3,
+    entry_lines_shaped,
     entry_lines_v3,
     entry_problem,
     v2_fields_ok,
@@ -76,12 +77,20 @@ def _hashed_header(header: Mapping[str, Any]) -> bytes:
 
 
 def write_table(
-    path: str | os.PathLike, header: Mapping[str, Any], entries: list[tuple[str, str, Entry]]
+    path: str | os.PathLike,
+    header: Mapping[str, Any],
+    entries: list[tuple[str, str, Entry]],
+    shapes: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Write a passrates.v3 table atomically: `header` without its computed fields, `entries` as (key, model,
-    Entry) with their posterior (passrates/estimate.py) and fields across variants (consistency.py). Returns
-    the header as written."""
-    entries = sorted(entries, key=itemgetter(0, 1))
+    Entry) with their posterior (passrates/estimate.py) and fields across variants (consistency.py); `shapes`,
+    when given, per entry its shape (estimate.Estimated.shapes: the lines of one shape are serialised from one
+    cut line, entries.entry_lines_shaped; the same bytes). Returns the header as written."""
+    if shapes is None:
+        entries = sorted(entries, key=itemgetter(0, 1))
+    else:
+        pairs = sorted(zip(entries, shapes, strict=True), key=_by_key_model)
+        entries, shapes = [e for e, _ in pairs], [s for _, s in pairs]
     doc = {
         "table_schema": TABLE_SCHEMA,
         "tool": {"name": "mcqa-prep", "version": __version__},
@@ -94,7 +103,10 @@ def write_table(
     # temporary file) until the header that records their hash is written before them
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
         for i in range(0, len(entries), _BLOCK):
-            block = entry_lines_v3(entries[i : i + _BLOCK])
+            part = entries[i : i + _BLOCK]
+            block = (
+                entry_lines_v3(part) if shapes is None else entry_lines_shaped(part, shapes[i : i + _BLOCK])
+            )
             h.update(block)
             body.write(block)
         doc["content_sha256"] = h.hexdigest()
@@ -109,6 +121,12 @@ def write_table(
 
 
 SPOOL_BYTES = 256 << 20
+
+
+def _by_key_model(pair: tuple[tuple[str, str, Entry], Any]) -> tuple[str, str]:
+    return pair[0][0], pair[0][1]
+
+
 _BLOCK = 4096
 
 
