@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from mcqa_prep.convert.checks import TemplateChecker, is_builtin
 from mcqa_prep.convert.template_files import load_templates, parse_template_file
 from mcqa_prep.convert.templates import (
     BUILTIN,
@@ -17,6 +18,7 @@ from mcqa_prep.convert.templates import (
     render_variables,
 )
 from mcqa_prep.errors import UsageError
+from mcqa_prep.labels import LETTERS
 
 try:
     from .convert_layouts import make_layout, read_jsonl
@@ -334,3 +336,46 @@ def test_row_values_json_has_no_form_for_render_in_the_sandbox_as_printed():
     ref = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     assert t.render(v) == ref.from_string(body).render(v) == "A B 2024-01-02 03:04:00 1.50 b'\\x00'"
     t._sandbox.close()
+
+
+@pytest.mark.parametrize("tid", list(BUILTIN))
+def test_every_builtin_passes_its_controls_at_every_option_count(tid):
+    """Stands for the built-ins' controls at run time (convert/checks.py skips them for an unchanged built-in):
+    the template as --template loads it, probed at every option count a converted row can have."""
+    (t,) = load_templates([tid])
+    checker = TemplateChecker(probe_builtins=True)
+    try:
+        for n in range(2, len(LETTERS) + 1):
+            checker.ensure(t, n, {})
+    finally:
+        checker.close()
+    assert checker.checked == [{"template_id": tid, "options": n} for n in range(2, len(LETTERS) + 1)]
+
+
+def test_only_an_unchanged_builtin_skips_its_controls(tmp_path):
+    """A template file reusing a built-in's id, or a built-in with another output_regex, is probed."""
+    (t,) = load_templates(["final_choice"])
+    assert is_builtin(t)
+    narrow = Template(**{**{k: getattr(t, k) for k in ("id", "source", "grading_mode", "letter_class")},
+                         "output_regex": t.output_regex.replace("[A-Z]", "[A-D]")})  # fmt: skip
+    assert not is_builtin(narrow)
+    f = tmp_path / "final_choice.j2"
+    f.write_text("---\nid: final_choice\noutput_regex: 'Final choice:\\s*((?-i:[A-D]))'\n---\n"
+                 "{{ question }}\n{{ options_block }}\nEnd with Final choice: <letter>.\n")  # fmt: skip
+    (user,) = load_templates([str(f)])
+    assert not is_builtin(user)
+    checker = TemplateChecker()
+    try:
+        checker.ensure(t, 5, {})  # trusted: proven by the test above
+        with pytest.raises(UsageError, match="fails its controls with 1 options"):
+            checker.ensure(t, 1, {})  # outside what the test above proves: probed
+    finally:
+        checker.close()
+    for tpl in (narrow, user):  # a checker per template: a run's template ids are distinct
+        other = TemplateChecker()
+        try:
+            with pytest.raises(UsageError, match="fails its controls with 5 options"):
+                other.ensure(tpl, 5, {})
+        finally:
+            other.close()
+    assert checker.checked == [{"template_id": "final_choice", "options": 5}]
