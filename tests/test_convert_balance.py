@@ -171,3 +171,26 @@ def test_place_free_draws_as_fisher_yates_on_the_row_integer():
             src[i], src[k] = src[k], src[i]
         src.insert(j, gold)
         assert (target, order, rng.r) == (j, src, r)
+
+
+def test_place_free_into_places_as_place_free_then_commit():
+    """--shuffle's pass 1 places a row without pins with place_free_into: the same target, order and counts
+    as place_free and commit, for every option count (table and Fisher-Yates sizes) and from uneven counts."""
+    rnd = random.Random(11)
+    old, new = Balancer(), Balancer()
+    want, got = bytearray(), bytearray()
+    for i in range(20000):
+        n = rnd.randint(2, 26) if i % 2 else rnd.randint(2, PERM_TABLE_MAX + 1)
+        gold, r, key = rnd.randrange(n), rnd.getrandbits(192), rnd.choice("ab")
+        if i % 7 == 0:  # a pinned row's placement: counts no longer even
+            pos = rnd.randrange(n)
+            old.commit(key, n, pos)
+            new.commit(key, n, pos)
+            continue
+        target, order = old.place_free(key, n, gold, RowRandom(r))
+        old.commit(key, n, target)
+        want.append(target)
+        want += bytes(order)
+        new.place_free_into(got, key, n, gold, r)
+    assert got == want
+    assert new.counts == old.counts

@@ -108,6 +108,19 @@ def _perm_table(m: int) -> list[tuple[int, ...]] | None:
     return t
 
 
+_PERM_BYTES: dict[int, list[bytes] | None] = {}
+# _SHIFT[g] maps a distractor's index among the n-1 distractors to its source position (those from g on move up)
+_SHIFT = [bytes(min(255, e + (e >= g)) for e in range(256)) for g in range(26)]
+
+
+def _perm_bytes(m: int) -> list[bytes] | None:
+    """_perm_table(m) with each order as bytes."""
+    if m not in _PERM_BYTES:
+        tab = _perm_table(m)
+        _PERM_BYTES[m] = None if tab is None else [bytes(o) for o in tab]
+    return _PERM_BYTES[m]
+
+
 @functools.cache
 def _factorial(m: int) -> int:
     return math.factorial(m)
@@ -162,6 +175,36 @@ class Balancer:
         rng.r = r
         src.insert(target, gold)
         return target, src
+
+    def place_free_into(self, out: bytearray, key: str, n: int, gold: int, r: int) -> None:
+        """place_free() with a RowRandom(r) used for nothing else, then commit(): appends the target and the
+        order (as bytes) to `out`. The same draws, without the per-row objects (--shuffle's pass 1)."""
+        c = self.counts.get((key, n))
+        if c is None:
+            c = self.counts[(key, n)] = [0] * n
+        m = min(c)
+        if c.count(m) > 1:
+            cands = [p for p, x in enumerate(c) if x == m]
+            r, j = divmod(r, len(cands))
+            target = cands[j]
+        else:
+            target = c.index(m)
+        table = _perm_bytes(n - 1)
+        if table is not None:
+            d = table[r % len(table)].translate(_SHIFT[gold])
+        else:
+            src = [*range(n)]
+            del src[gold]
+            d0 = r % _factorial(n - 1)
+            for i in range(n - 2, 0, -1):
+                d0, j = divmod(d0, i + 1)
+                src[i], src[j] = src[j], src[i]
+            d = bytes(src)
+        c[target] += 1
+        out.append(target)
+        out += d[:target]
+        out.append(gold)
+        out += d[target:]
 
     def commit(self, key: str, n: int, pos: int) -> None:
         c = self.counts.get((key, n))

@@ -68,7 +68,11 @@ class Placer:
         try:
             out = bytearray()
             unresolved = iter(part.unresolved)
+            place_free = self.balancer.place_free_into
             for n, gold, flags, mask, r in FACT.iter_unpack(part.rows):
+                if not (mask or flags):  # run.place of a row without pins: Balancer.place_free
+                    place_free(out, key, n, gold, int.from_bytes(r, "big"))
+                    continue
                 pinned = frozenset(p for p in range(n) if mask >> p & 1) if mask else _NONE
                 text, choices = next(unresolved, ("", [])) if flags else (None, [])
                 target, order = run.place(
