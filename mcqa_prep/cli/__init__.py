@@ -18,9 +18,12 @@ from typing import Any
 
 import click
 
+from .._perf import use_system_allocator_for_arrow
 from .._version import __version__
 from ..errors import OutputError, Stopped, set_stop_handlers, stop, stop_handlers
 from ..io.writers import GuardedFile
+
+use_system_allocator_for_arrow()  # before anything imports pyarrow (docs/design/performance.md, "Memory")
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
