@@ -173,6 +173,33 @@ def test_place_free_draws_as_fisher_yates_on_the_row_integer():
         assert (target, order, rng.r) == (j, src, r)
 
 
+def test_place_free_draws_one_order_among_all_at_table_sizes():
+    """Up to the table sizes, place_free takes the target, then one draw among every order of the distractors
+    in itertools.permutations order (the documented draw, written out here): the same order and the same
+    integer left for later draws, also when only some positions are least used."""
+    rnd = random.Random(6)
+    for _ in range(3000):
+        n = rnd.randint(2, PERM_TABLE_MAX + 1)
+        gold, r = rnd.randrange(n), rnd.getrandbits(192)
+        b = Balancer()
+        used = [p for p in range(n) if rnd.random() < 0.5]
+        for p in used:
+            b.commit("k", n, p)
+        rng = RowRandom(r)
+        target, order = b.place_free("k", n, gold, rng)
+        least = [p for p in range(n) if p not in used] or list(range(n))
+        if len(least) > 1:
+            r, j = divmod(r, len(least))
+        else:
+            j = 0
+        src = [p for p in range(n) if p != gold]
+        orders = list(itertools.permutations(src))
+        r, k = divmod(r, len(orders))
+        want = list(orders[k])
+        want.insert(least[j], gold)
+        assert (target, order, rng.r) == (least[j], want, r)
+
+
 def test_place_free_into_places_as_place_free_then_commit():
     """--shuffle's pass 1 places a row without pins with place_free_into: the same target, order and counts
     as place_free and commit, for every option count (table and Fisher-Yates sizes) and from uneven counts."""

@@ -15,11 +15,11 @@ platform, and independent of other rows.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .anchors import UNRESOLVED, is_positional, letter_refs, may_anchor
 
@@ -94,36 +94,67 @@ def pinned_positions(choices: Sequence[str], user_pins: frozenset[str] = frozens
 
 # ------------------------------------------------------------------------------------------------ balance
 
-PERM_TABLE_MAX = 7  # up to 7! = 5040 orders per size are kept as a table (at most ~0.6 MB in all)
-_PERMS: dict[int, list[tuple[int, ...]]] = {}
+PERM_TABLE_MAX = 7  # up to 7! = 5040 orders per size are kept as a table (about 0.3 MB in all)
 
 
-def _perm_table(m: int) -> list[tuple[int, ...]] | None:
-    """Every order of range(m) (lexicographic, as itertools.permutations yields them) for small m, else None."""
-    if m > PERM_TABLE_MAX:
-        return None
-    t = _PERMS.get(m)
-    if t is None:
-        t = _PERMS[m] = list(itertools.permutations(range(m)))
-    return t
+class _PermBytes(dict):
+    """Every order of range(m) as bytes (lexicographic, as itertools.permutations yields them) by m, for
+    m <= PERM_TABLE_MAX, else None: made on first use, a plain dict lookup after that (no call per row)."""
+
+    def __missing__(self, m: int) -> list[bytes] | None:
+        t = self[m] = [bytes(o) for o in itertools.permutations(range(m))] if m <= PERM_TABLE_MAX else None
+        return t
 
 
-_PERM_BYTES: dict[int, list[bytes] | None] = {}
+_PERM_BYTES = _PermBytes()
 # _SHIFT[g] maps a distractor's index among the n-1 distractors to its source position (those from g on move up)
 _SHIFT = [bytes(min(255, e + (e >= g)) for e in range(256)) for g in range(26)]
 
 
-def _perm_bytes(m: int) -> list[bytes] | None:
-    """_perm_table(m) with each order as bytes."""
-    if m not in _PERM_BYTES:
-        tab = _perm_table(m)
-        _PERM_BYTES[m] = None if tab is None else [bytes(o) for o in tab]
-    return _PERM_BYTES[m]
+class _FisherYates(dict):
+    """By option count n: the distractors' source positions for each gold (a tuple per gold), the steps
+    (i, i+1) of a Fisher-Yates shuffle of the n-1 distractors, and (n-1)!; made on first use, looked up after
+    that (what a row would otherwise build again)."""
+
+    def __missing__(self, n: int) -> tuple[list[tuple[int, ...]], tuple[tuple[int, int], ...], int]:
+        distractors = [tuple(p for p in range(n) if p != g) for g in range(n)]
+        t = self[n] = distractors, tuple((i, i + 1) for i in range(n - 2, 0, -1)), math.factorial(n - 1)
+        return t
 
 
-@functools.cache
-def _factorial(m: int) -> int:
-    return math.factorial(m)
+_FISHER_YATES = _FisherYates()
+
+
+def _draw_free(c: list[int], n: int, gold: int, r: int, as_bytes: bool) -> tuple[int, Any, int]:
+    """The draws of a row without pinned options from its integer r, given the gold counts c of its n
+    positions: (target, the distractors' source positions in their new order, what is left of r). The one
+    place these draws are made, so that place_free and place_free_into cannot drift apart; the order comes as
+    bytes or as a new list (`as_bytes`), whichever the caller writes, so that neither converts it back.
+
+    The target is a least-used position (a draw among them when several are); the distractors' order is one
+    draw among all their orders (itertools order) up to PERM_TABLE_MAX of them, past that Fisher-Yates on the
+    digits of r in the mixed radix (2, ..., n-1): the same draws as dividing r by n-1, n-2, ..., 2 in turn,
+    taken from r mod (n-1)! (a machine-size integer up to 21 options) instead of dividing the 192-bit r each
+    time."""
+    m = min(c)
+    if c.count(m) > 1:
+        cands = [p for p, x in enumerate(c) if x == m]
+        r, j = divmod(r, len(cands))
+        target = cands[j]
+    else:
+        target = c.index(m)
+    table = _PERM_BYTES[n - 1]
+    if table is not None:
+        r, j = divmod(r, len(table))
+        d = table[j].translate(_SHIFT[gold])
+        return target, (d if as_bytes else [*d]), r
+    distractors, steps, orders = _FISHER_YATES[n]
+    src = [*distractors[gold]]
+    r, d = divmod(r, orders)
+    for i, k in steps:
+        d, j = divmod(d, k)
+        src[i], src[j] = src[j], src[i]
+    return target, (bytes(src) if as_bytes else src), r
 
 
 class Balancer:
@@ -150,31 +181,9 @@ class Balancer:
         c = self.counts.get((key, n))
         if c is None:
             c = self.counts[(key, n)] = [0] * n
-        m = min(c)
-        cands = [p for p, x in enumerate(c) if x == m]
-        r = rng.r
-        if len(cands) > 1:
-            r, j = divmod(r, len(cands))
-            target = cands[j]
-        else:
-            target = cands[0]
-        src = [*range(n)]
-        del src[gold]
-        table = _perm_table(n - 1)
-        if table is not None:  # one draw among all orders of the distractors (itertools order, documented)
-            r, j = divmod(r, len(table))
-            src = [*map(src.__getitem__, table[j])]
-        else:
-            # Fisher-Yates on the digits of r in the mixed radix (2, ..., n-1): the same draws as dividing r
-            # by n-1, n-2, ..., 2 in turn, taken from r mod (n-1)! (a machine-size integer up to 21 options)
-            # instead of dividing the 192-bit r each time
-            r, d = divmod(r, _factorial(n - 1))
-            for i in range(n - 2, 0, -1):
-                d, j = divmod(d, i + 1)
-                src[i], src[j] = src[j], src[i]
-        rng.r = r
-        src.insert(target, gold)
-        return target, src
+        target, order, rng.r = _draw_free(c, n, gold, rng.r, False)
+        order.insert(target, gold)
+        return target, order
 
     def place_free_into(self, out: bytearray, key: str, n: int, gold: int, r: int) -> None:
         """place_free() with a RowRandom(r) used for nothing else, then commit(): appends the target and the
@@ -182,24 +191,7 @@ class Balancer:
         c = self.counts.get((key, n))
         if c is None:
             c = self.counts[(key, n)] = [0] * n
-        m = min(c)
-        if c.count(m) > 1:
-            cands = [p for p, x in enumerate(c) if x == m]
-            r, j = divmod(r, len(cands))
-            target = cands[j]
-        else:
-            target = c.index(m)
-        table = _perm_bytes(n - 1)
-        if table is not None:
-            d = table[r % len(table)].translate(_SHIFT[gold])
-        else:
-            src = [*range(n)]
-            del src[gold]
-            d0 = r % _factorial(n - 1)
-            for i in range(n - 2, 0, -1):
-                d0, j = divmod(d0, i + 1)
-                src[i], src[j] = src[j], src[i]
-            d = bytes(src)
+        target, d, _ = _draw_free(c, n, gold, r, True)
         c[target] += 1
         out.append(target)
         out += d[:target]
