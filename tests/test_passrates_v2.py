@@ -357,7 +357,7 @@ def test_estimated_counts_gathered_in_its_pass_are_those_of_the_entries():
     from mcqa_prep.evidence import key_kind
     from mcqa_prep.passrates.cells import PassPool, counted
     from mcqa_prep.passrates.consistency import counts_doc, header_doc
-    from mcqa_prep.passrates.estimate import estimate, estimated
+    from mcqa_prep.passrates.estimate import estimated
 
     rng = random.Random(7)
     pool = PassPool()
@@ -371,7 +371,6 @@ def test_estimated_counts_gathered_in_its_pass_are_those_of_the_entries():
     cells, _ = counted(pool, "fail")
     variants = pool.variants.counted("fail")
     e = estimated(cells, variants, "fail")
-    assert (e.entries, e.priors, e.metrics, e.priors_by_k) == estimate(cells, variants, "fail")
     grouped: dict[str, list] = {}
     for key, model, ent in e.entries:
         grouped.setdefault(model, []).append((key, ent))

@@ -31,19 +31,6 @@ def fit_priors(by_model: Mapping[str, Iterable[tuple[int, int]]]) -> dict[str, P
     return {m: fit_prior(pairs) for m, pairs in sorted(by_model.items())}
 
 
-def estimate(
-    cells: Mapping[tuple[str, str], Counts],
-    variants: Mapping[tuple[str, str], tuple[int | None, tuple[Variant, ...]]],
-    rule: str | None,
-    level: float = DEFAULT_LEVEL,
-    buckets: int = DEFAULT_BUCKETS,
-) -> tuple[list[tuple[str, str, Entry]], dict[str, Prior], dict[str, Any], dict[str, dict[str, Prior]]]:
-    """(entries sorted by (key, model), priors by model, metrics by model, priors by model and option count)
-    of counted cells and their variant counts (VariantTally.counted): `estimated`'s first four."""
-    e = estimated(cells, variants, rule, level, buckets)
-    return e.entries, e.priors, e.metrics, e.priors_by_k
-
-
 @dataclass
 class Estimated:
     """What `estimated` works out in its passes over the cells, for the table and its report: the entries

@@ -19,7 +19,7 @@ from ..errors import ContractMismatch, InputError
 from ..io.paths import distinct_inputs
 from ..progress import Progress
 from .consistency import header_doc, merge
-from .estimate import Counts, estimate
+from .estimate import Counts, estimated
 from .kmetrics import describe_rule
 from .posterior import settings_doc
 from .table import PassRateTable, read_table
@@ -102,12 +102,10 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
                     None if c.unanswered is None or e.unanswered is None else c.unanswered + e.unanswered
                 )
                 c.votes = None
-    entries, priors, metrics, priors_by_k = estimate(
-        cells, variants, first.no_answer, first.level, first.buckets
-    )
+    est = estimated(cells, variants, first.no_answer, first.level, first.buckets)
     by_key: dict[str, dict[str, Any]] = {}
     models: dict[str, int] = {}
-    for key, model, e in entries:
+    for key, model, e in est.entries:
         by_key.setdefault(key, {})[model] = e
         models[model] = models.get(model, 0) + 1
     header = {
@@ -116,19 +114,19 @@ def pool_tables(tables: Sequence[PassRateTable]) -> PassRateTable:
         "content_sha256": None,
         "pooled_from": [{**t.identity(), "path": t.path} for t in tables],
         "inputs": [f for t in tables for f in t.header["inputs"]],
-        "posterior": settings_doc(first.level, first.buckets, priors),
-        "metrics": metrics,
+        "posterior": settings_doc(first.level, first.buckets, est.priors),
+        "metrics": est.metrics,
         "counts": {
             **{k: sum(t.header["counts"].get(k, 0) for t in tables) for k in SUMMED},
             "models": dict(sorted(models.items())),
             "questions": len(by_key),
         },
-        "entries": len(entries),
-        "consistency": header_doc(entries, first.buckets, priors_by_k),
+        "entries": len(est.entries),
+        "consistency": header_doc(est.entries, first.buckets, est.priors_by_k),
     }
     if first.counting is None:
         header.pop("counting", None)
-    return PassRateTable(" + ".join(t.path for t in tables), header, by_key, priors)
+    return PassRateTable(" + ".join(t.path for t in tables), header, by_key, est.priors)
 
 
 def _add_variants(acc: dict[tuple[str, str], Any], km: tuple[str, str], e: Any) -> None:

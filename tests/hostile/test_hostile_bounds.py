@@ -382,7 +382,7 @@ def _big_table(src: Path, out: Path, scale: int, tag: str) -> Path:
     scaled alike, estimated and written by the table's own code."""
     from mcqa_prep.passrates.consistency import header_doc
     from mcqa_prep.passrates.entries import Variant
-    from mcqa_prep.passrates.estimate import Counts, estimate
+    from mcqa_prep.passrates.estimate import Counts, estimated
     from mcqa_prep.passrates.table import read_table, write_table
 
     t = read_table(src)
@@ -396,14 +396,14 @@ def _big_table(src: Path, out: Path, scale: int, tag: str) -> Path:
                 Variant(v.prompt, v.gold, v.samples * scale, v.passes * scale) for v in e.variants or ()
             )
             counted[(key, model)] = (e.k, vs)
-    entries, priors, metrics, priors_by_k = estimate(cells, counted, t.no_answer, t.level, t.buckets)
+    est = estimated(cells, counted, t.no_answer, t.level, t.buckets)
     header = {k: v for k, v in t.header.items() if k not in ("table_schema", "tool", "created_at", "entries")}
     header.pop("content_sha256", None)
     header["inputs"] = [{"name": f"{tag}.jsonl", "sha256": tag * 64, "bytes": 1}]
-    header["metrics"] = metrics
-    header["posterior"] = {**header["posterior"], "priors": {m: p.to_dict() for m, p in priors.items()}}
-    header["consistency"] = header_doc(entries, t.buckets, priors_by_k)
-    write_table(out, header, entries)
+    header["metrics"] = est.metrics
+    header["posterior"] = {**header["posterior"], "priors": {m: p.to_dict() for m, p in est.priors.items()}}
+    header["consistency"] = header_doc(est.entries, t.buckets, est.priors_by_k)
+    write_table(out, header, est.entries)
     return out
 
 
