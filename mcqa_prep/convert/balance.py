@@ -177,7 +177,8 @@ class Balancer:
         return cands[rng.below(len(cands))] if len(cands) > 1 else cands[0]
 
     def place_free(self, key: str, n: int, gold: int, rng: RowRandom) -> tuple[int, list[int]]:
-        """choose() and arrange() for a row without pinned options, in one call: (target, order)."""
+        """The placement of a row without pinned options: (target, order), drawn from rng by _draw_free, as
+        place_free_into draws it (not the draws choose() and arrange() would make from the same rng)."""
         c = self.counts.get((key, n))
         if c is None:
             c = self.counts[(key, n)] = [0] * n
