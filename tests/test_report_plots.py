@@ -285,3 +285,29 @@ def test_a_bars_number_is_not_covered_by_a_dash_at_its_end(horizontal):
         small = 7 * 96 / 72  # the numbers' font size; a text's descent is about a quarter of it
         assert float(labels["0.36"].get("y")) + 0.25 * small <= dash_y - 1.4  # above the dash's stroke
         assert float(labels["0.20"].get("y")) < ends[1] and float(labels["0.20"].get("y")) > ends[1] - 20
+
+
+def test_a_label_of_controls_and_surrogates_stays_well_formed_and_seen():
+    """What XML 1.0 cannot hold (NUL, ESC, a lone surrogate as an undecodable file name holds) or what draws
+    nothing (DEL, a C1 control) is drawn as U+FFFD: the plot parses as XML on its own, and the label's other
+    characters, RLO included, are kept."""
+    labels = ["a\x00b", "esc\x1b[31m", "name\udcff.jsonl", "del\x7f", "c1\x85", "\u202eevil"]
+    svg = draw_svg(spec.bars("t-ctl", "t\x00", "caption", x_label="cat", y_label="rows",
+                             panels=[spec.panel("", labels, [spec.series("rows", [1, 2, 3, 4, 5, 6])])]))  # fmt: skip
+    root = _parse(svg)
+    texts = _texts(root)
+    for want in ["a\ufffdb", "esc\ufffd[31m", "name\ufffd.jsonl", "del\ufffd", "c1\ufffd", "\u202eevil"]:
+        assert want in texts, want
+    svg.encode("utf-8")  # (a lone surrogate would raise here)
+    assert root.get("aria-label") == "t\ufffd"
+
+
+@pytest.mark.parametrize("label", ["  two leading", "trailing ", "in  between", "tab\there", "line\nend"])
+def test_a_labels_own_spaces_are_kept(label):
+    """SVG's default whitespace rule drops leading and trailing spaces and joins runs of them, so "  x" and
+    "x" would be drawn alike: such a label is written with xml:space="preserve" (each space drawn; a tab or
+    newline as one space), and a label of single inner spaces without it."""
+    svg = draw_svg(_bar_plot([1, 2], cats=[label, "plain label"]))
+    by_text = {t.text: t for t in _parse(svg).iter(NS + "text")}
+    assert by_text[label].get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
+    assert by_text["plain label"].get("{http://www.w3.org/XML/1998/namespace}space") is None

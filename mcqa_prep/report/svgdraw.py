@@ -3,12 +3,14 @@
 Plain markup, nothing else: no ids, no images, no external references, no script, no style element
 (presentation attributes only, which the page's content-security policy allows). Every text is escaped here,
 in one place (`Canvas.text`): labels are data (template ids, model and file names), so "<b>&" or "$x^$"
-stays text. Coordinates are written with at most two decimals, so the same plot gives the same bytes.
+stays text; a control character is drawn as U+FFFD and a label's own spaces are kept. Coordinates are
+written with at most two decimals, so the same plot gives the same bytes.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 PX_PER_IN = 96.0  # CSS pixels per inch: the figure sizes of plots.py are in inches
@@ -19,6 +21,19 @@ CHAR_EM = 0.6  # average width of a sans-serif character, in font sizes (for mar
 
 # the ColorBrewer "Blues" sequential scheme (9 classes), light to dark: the matrix cells' colour scale
 BLUES = ("#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b")
+
+
+# what XML 1.0 cannot hold (C0 controls but tab, newline and return; lone surrogates, as a file name that is not
+# UTF-8 is held; U+FFFE and U+FFFF) and what draws nothing (DEL, C1 controls): shown as U+FFFD, so that the plot
+# stays well-formed XML where it is saved on its own and such a label is seen, not lost
+_UNDRAWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# spaces the SVG whitespace rule would change: leading, trailing, two or more in a row, tab, newline, return
+_SPACING = re.compile(r"^ |[ \t\n\r]$|[ \t\n\r]{2}|[\t\n\r]")
+
+
+def shown(text: str) -> str:
+    """A label as the plot writes it (before escaping): what XML cannot hold or draws nothing as U+FFFD."""
+    return _UNDRAWABLE.sub("\ufffd", text)
 
 
 def num(v: float) -> str:
@@ -95,13 +110,15 @@ class Canvas:
             attrs += ' font-weight="bold"'
         if rotate:
             attrs += f' transform="rotate({num(rotate)} {num(x)} {num(y)})"'
-        self.parts.append(f"<text {attrs}>{escape(text, quote=False)}</text>")
+        if _SPACING.search(text):  # (a label "  x" is not drawn as "x": its spaces are kept, each drawn)
+            attrs += ' xml:space="preserve"'
+        self.parts.append(f"<text {attrs}>{escape(shown(text), quote=False)}</text>")
 
     def markup(self) -> str:
         w, h = num(self.width), num(self.height)
         head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" role="img" '
-            f'aria-label="{escape(self.label, quote=True)}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'aria-label="{escape(shown(self.label), quote=True)}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
             f'font-family="{FONT_FAMILY}" font-size="{num(FONT)}" fill="#222222">'
         )
         return "\n".join([head, *self.parts, "</svg>"])
