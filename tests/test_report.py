@@ -131,6 +131,22 @@ def test_markup_in_the_document_is_text_on_the_page(sample):
     assert page.count("</script>") == 2  # the data's and the sorting script's own
 
 
+def test_control_characters_show_as_replacement_characters_and_stay_in_the_data(sample):
+    """A NUL (which the HTML parser drops), an ESC or a C1 control (drawn as nothing) in a title, a file name or
+    a table cell shows as U+FFFD on the page, as in the plots; the embedded document keeps the string exactly."""
+    doc = extract_document(sample["html"])
+    odd = "a\x00b\x1b[31mc\x85d"
+    doc["title"] = odd
+    doc["inputs"][0]["path"] = odd
+    table = next(b for b in doc["sections"][0]["blocks"] if b.get("type") == "table")
+    table["rows"][0][0] = odd
+    page = render_html(doc)
+    shown = re.sub(r'<script type="application/json" id="report-data">.*?</script>', "", page, flags=re.S)
+    assert shown != page and not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", shown)
+    assert page.count("a\ufffdb\ufffd[31mc\ufffdd") >= 3
+    assert extract_document(page)["title"] == odd
+
+
 # ---- the command ----------------------------------------------------------------------------------------
 
 

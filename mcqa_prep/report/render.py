@@ -8,7 +8,8 @@ gives the same bytes, which is how the tests check that every plot shows the JSO
 The templates are autoescaped: every value of the document is text on the page. Five things are marked
 `| safe` in the templates, each made safe here: the content security policy (a constant), the style sheet
 and the script (fixed files beside the templates), the SVG plots (drawn by plots.py, which escapes its
-labels) and the embedded JSON (every '<' escaped).
+labels) and the embedded JSON (every '<' escaped). A string the templates write shows a control character
+as U+FFFD, as the plots do (`_text`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..records import displayed
 from .plots import draw_svg
+from .svgdraw import shown
 
 DATA_ID = "report-data"
 LONG_TABLE = 15
@@ -86,10 +88,19 @@ def _environment() -> Any:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         keep_trailing_newline=True,
+        finalize=_text,
     )
     env.filters["fmt"] = _fmt
     env.globals.update(zip=zip, long_table=LONG_TABLE, svg=draw_svg)
     return env
+
+
+def _text(value: Any) -> Any:
+    """Every value the templates write: a plain string as the plots show it (svgdraw.shown: a control
+    character or a lone surrogate as U+FFFD, where the HTML parser would drop a NUL and draw an ESC as nothing,
+    so that "a<NUL>b" showed as "ab"); what a template marked safe, and numbers, as they are. The embedded
+    JSON keeps the document's strings exactly."""
+    return shown(value) if type(value) is str else value
 
 
 @functools.cache
