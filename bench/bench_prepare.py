@@ -104,12 +104,15 @@ def make_parquet(path: Path, n: int) -> Path:
     return path
 
 
-def legs_for(src: Path, work: Path) -> dict[str, Any]:
-    cli = H.cli()
+def legs_for(src: Path, work: Path, baseline: Path | None = None) -> dict[str, Any]:
+    """name -> a function that runs and measures the leg once; with `baseline` (a revision's package,
+    harness.revision_tree) also base_w1 and base_w2, the same commands on that package."""
 
-    def prepare(workers: int) -> Any:
+    ours = H.cli()
+
+    def prepare(workers: int, cli: list[str] = ours, cwd: Path = work, tag: str = "") -> Any:
         def leg() -> H.Run:
-            out = work / f"prepared-w{workers}"
+            out = work / f"prepared{tag}-w{workers}"
             shutil.rmtree(out, ignore_errors=True)
             argv = [
                 *cli,
@@ -123,32 +126,43 @@ def legs_for(src: Path, work: Path) -> dict[str, Any]:
                 "--workers",
                 str(workers),
             ]
-            return H.measure([*argv, "-q"], cwd=work)
+            return H.measure([*argv, "-q"], cwd=cwd)
 
         return leg
 
-    return {
+    legs = {
         "floor": lambda: H.measure(
             H.py("floors.py", "parquet", str(src), str(work / "floor.jsonl")), cwd=work
         ),
         "w1": prepare(1),
         "w2": prepare(2),
     }
+    if baseline is not None:
+        legs["base_w1"] = prepare(1, H.revision_cli(), baseline, "-base")
+        legs["base_w2"] = prepare(2, H.revision_cli(), baseline, "-base")
+    return legs
 
 
 WHAT = {
     "floor": "floor: pyarrow -> to_pylist -> orjson -> write (bench/floors.py parquet, one core)",
     "w1": "mcqa-prep prepare --workers 1",
     "w2": "mcqa-prep prepare --workers 2",
+    "base_w1": "mcqa-prep prepare --workers 1 at the baseline revision",
+    "base_w2": "mcqa-prep prepare --workers 2 at the baseline revision",
 }
 
 
-def measure_at(rows: int, rounds: int, suffix: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+def measure_at(
+    rows: int, rounds: int, suffix: str = "", baseline_rev: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-prepare-"))
     try:
         src = make_parquet(work / "train-00000-of-00001.parquet", rows)
         inputs = {f"rows{suffix}": rows, f"parquet_mb{suffix}": round(src.stat().st_size / 2**20, 1)}
-        runs = H.interleave(legs_for(src, work), rounds)
+        baseline = H.revision_tree(baseline_rev, work) if baseline_rev else None
+        if baseline is not None:
+            inputs["baseline_rev"] = baseline_rev
+        runs = H.interleave(legs_for(src, work, baseline), rounds)
         fig: dict[str, Any] = {}
         for name, rs in runs.items():
             fig.update(H.runs_figures(name, WHAT[name], rs, rows, suffix))
@@ -164,6 +178,7 @@ def measure_at(rows: int, rounds: int, suffix: str = "") -> tuple[dict[str, Any]
         fig["w2_vs_w1.x" + suffix] = H.ratio_figure(
             "prepare --workers 1 wall time / --workers 2's", wall["w1"], wall["w2"]
         )
+        fig.update(H.baseline_figures("prepare", wall, ["w1", "w2"]))
         manifest = json.loads((work / "prepared-w2" / "manifest.json").read_text())
         inputs[f"written{suffix}"] = manifest.get("counts", {}).get("written")
         inputs[f"repaired{suffix}"] = manifest.get("counts", {}).get("repaired")
@@ -180,8 +195,11 @@ def _same_shards(a: Path, b: Path) -> bool:
     )
 
 
-def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
-    """The result document (docs/design/performance.md, "Result format")."""
+def run(
+    scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev: str | None = None
+) -> dict[str, Any]:
+    """The result document (docs/design/performance.md, "Result format"); with `baseline_rev`, also the two
+    commands on that git revision's package, in the same rounds, at the scaled size."""
     res: dict[str, Any] = {
         "bench": "prepare",
         "title": "mcqa-prep prepare (Parquet in) with 1 and 2 workers against the one-core floor",
@@ -191,7 +209,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str,
     }
     sizes = [(max(1000, int(ROWS * scale)), "")] + ([(FULL_ROWS, "@full")] if full else [])
     for rows, suffix in sizes:
-        fig, extra = measure_at(rows, rounds, suffix)
+        fig, extra = measure_at(rows, rounds, suffix, None if suffix else baseline_rev)
         res["figures"].update(fig)
         res["inputs"].update(extra["inputs"])
         res["checks"].update(extra["checks"])

@@ -34,7 +34,6 @@ import filecmp
 import json
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -206,20 +205,6 @@ def write_inputs(work: Path, n: int, seed: int = SEED) -> tuple[Path, Path, Path
 # ---- legs -----------------------------------------------------------------------------------------------
 
 
-def revision_tree(rev: str, work: Path) -> Path | None:
-    """`rev`'s mcqa_prep package extracted under work (git archive), for the before/after leg."""
-    tree = work / f"rev-{rev.replace('/', '_')}"
-    if not (tree / "mcqa_prep").is_dir():
-        tree.mkdir(exist_ok=True)
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", rev, "mcqa_prep"], capture_output=True, check=False
-        )
-        if archive.returncode != 0:
-            return None
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    return tree
-
-
 def rewards(path: Path) -> list[float]:
     if path.is_dir():  # a Ray output: shards in input order by name
         files = sorted(path.glob("*.jsonl"))
@@ -270,9 +255,9 @@ def legs_for(work: Path, requests: Path, rollouts: Path, dataset: Path, *,
         "join_w2": rescore("join_w2", rollouts, "--rows", str(dataset), "--workers", "2"),
     }
     if baseline is not None:
-        # run from the revision's tree: `python -m` puts the working directory first on sys.path
-        argv = [sys.executable, "-m", "mcqa_prep"]
-        legs["baseline"] = rescore("baseline", requests, "--workers", "1", argv=argv, cwd=baseline)
+        legs["baseline"] = rescore(
+            "baseline", requests, "--workers", "1", argv=H.revision_cli(), cwd=baseline
+        )
     return legs
 
 
@@ -342,7 +327,7 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev
     try:
         requests, rollouts, dataset = write_inputs(work, rows, seed)
         res["inputs"] = describe(requests, dataset, rows)
-        baseline = revision_tree(baseline_rev, work) if baseline_rev else None
+        baseline = H.revision_tree(baseline_rev, work) if baseline_rev else None
         runs = H.interleave(legs_for(work, requests, rollouts, dataset, baseline=baseline), rounds)
         res["figures"].update(figures_from(runs, rows))
         mine, theirs = rewards(work / "out" / "w1"), rewards(work / "out" / "nemo_gym")

@@ -130,15 +130,17 @@ def generate(directory: Path, rows: int, seed: int = 1234) -> list[Path]:
     return paths
 
 
-def legs_for(data: Path, work: Path) -> dict[str, Any]:
-    cli = H.cli()
+def legs_for(data: Path, work: Path, baseline: Path | None = None) -> dict[str, Any]:
+    """name -> a function that runs and measures the leg once; with `baseline` (a revision's package,
+    harness.revision_tree) also base_w1 and base_w2, the same commands on that package."""
+    ours = H.cli()
 
-    def validate(workers: int) -> Any:
+    def validate(workers: int, cli: list[str] = ours, cwd: Path = work) -> Any:
         return lambda: H.measure(
-            [*cli, "validate", str(data), "--workers", str(workers), "-q"], cwd=work, check=False
+            [*cli, "validate", str(data), "--workers", str(workers), "-q"], cwd=cwd, check=False
         )
 
-    return {
+    legs = {
         "read": lambda: H.measure(H.py("floors.py", "read", str(data)), cwd=work),
         "floor": lambda: H.measure(
             H.py("floors.py", "parquet", str(data), str(work / "floor.jsonl")), cwd=work
@@ -146,6 +148,10 @@ def legs_for(data: Path, work: Path) -> dict[str, Any]:
         "w1": validate(1),
         "w2": validate(2),
     }
+    if baseline is not None:
+        legs["base_w1"] = validate(1, H.revision_cli(), baseline)
+        legs["base_w2"] = validate(2, H.revision_cli(), baseline)
+    return legs
 
 
 WHAT = {
@@ -153,20 +159,26 @@ WHAT = {
     "floor": "floor: pyarrow -> to_pylist -> orjson -> write (bench/floors.py parquet, one core)",
     "w1": "mcqa-prep validate --workers 1",
     "w2": "mcqa-prep validate --workers 2",
+    "base_w1": "mcqa-prep validate --workers 1 at the baseline revision",
+    "base_w2": "mcqa-prep validate --workers 2 at the baseline revision",
 }
 
 
-def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str, Any]:
+def run(
+    scale: float = 1.0, *, rounds: int = 3, full: bool = False, baseline_rev: str | None = None
+) -> dict[str, Any]:
     """The result document (docs/design/performance.md, "Result format"). `validate` exits 1 when it finds errors
-    (the data holds a few on purpose, as real data does): that is its answer, not a failed run."""
+    (the data holds a few on purpose, as real data does): that is its answer, not a failed run. With
+    `baseline_rev`, also the two commands on that git revision's package, in the same rounds."""
     rows = max(1000, int(ROWS * scale))
     work = Path(tempfile.mkdtemp(prefix="mcqa-bench-validate-"))
     try:
         data = work / "data"
         data.mkdir()
         generate(data, rows)
-        runs = H.interleave(legs_for(data, work), rounds)
-        for name in ("w1", "w2"):
+        baseline = H.revision_tree(baseline_rev, work) if baseline_rev else None
+        runs = H.interleave(legs_for(data, work, baseline), rounds)
+        for name in [n for n in ("w1", "w2", "base_w1", "base_w2") if n in runs]:
             if any(r.returncode not in (0, 1) for r in runs[name]):
                 raise H.CommandFailed(
                     f"validate exited {[r.returncode for r in runs[name]]}: {runs[name][-1].stderr_tail}"
@@ -186,7 +198,10 @@ def run(scale: float = 1.0, *, rounds: int = 3, full: bool = False) -> dict[str,
         fig["w2_vs_w1.x"] = H.ratio_figure(
             "validate --workers 1 wall time / --workers 2's", wall["w1"], wall["w2"]
         )
+        fig.update(H.baseline_figures("validate", wall, ["w1", "w2"]))
         inputs = {"rows": rows, "parquet_mb": round(sum(f.stat().st_size for f in data.iterdir()) / 2**20, 1)}
+        if baseline is not None:
+            inputs["baseline_rev"] = baseline_rev
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {

@@ -69,6 +69,44 @@ def cli() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mcqa_prep"]
 
 
+def revision_tree(rev: str, work: Path) -> Path | None:
+    """`rev`'s mcqa_prep package extracted under work (git archive) and compiled (as an install has its
+    bytecode, and as run.py compiles this checkout's), for a before/after leg; None when git cannot give it.
+    Run it as `python -m mcqa_prep` with this directory as the working directory (revision_cli)."""
+    import compileall
+
+    tree = work / f"rev-{rev.replace('/', '_')}"
+    if not (tree / "mcqa_prep").is_dir():
+        tree.mkdir(exist_ok=True)
+        # (the package's schemas/ is a link to the top-level schemas/: both, so that the link resolves)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "mcqa_prep", "schemas"],
+                                 capture_output=True, check=False)  # fmt: skip
+        if archive.returncode != 0:
+            return None
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+        compileall.compile_dir(str(tree / "mcqa_prep"), quiet=1)
+    return tree
+
+
+def revision_cli() -> list[str]:
+    """`mcqa-prep` from a revision_tree: `python -m` puts the working directory (the tree) first on sys.path."""
+    return [sys.executable, "-m", "mcqa_prep"]
+
+
+def baseline_figures(what: str, wall: Mapping[str, Sequence[float]], legs: Sequence[str]) -> dict[str, Any]:
+    """For each leg L that also ran at a baseline revision (leg "base_L"): "L_vs_baseline.x", the baseline's
+    wall time / this revision's, round by round (above 1: this revision is faster), measured in the same run."""
+    return {
+        f"{leg}_vs_baseline.x": ratio_figure(
+            f"{what} {leg}: the baseline revision's wall time / this revision's",
+            wall[f"base_{leg}"],
+            wall[leg],
+        )
+        for leg in legs
+        if f"base_{leg}" in wall
+    }
+
+
 def py(script: str, *args: str) -> list[str]:
     """A bench script (bench/<script>) as its own process."""
     return [sys.executable, str(HERE / script), *args]

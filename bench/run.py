@@ -14,7 +14,7 @@ file alone). `python bench/render.py` then rewrites the marked figures of README
     python bench/run.py                          # every module, scale 1, 3 rounds (make bench)
     python bench/run.py --full                   # also the 685,573-row figures (make bench FULL=1)
     python bench/run.py --scale 0.05 --only rescore --out /tmp/r   # a quick check of the machinery
-    python bench/run.py --baseline-rev REV       # rescore also on REV's package: before/after
+    python bench/run.py --baseline-rev REV       # rescore, validate, prepare also on REV's package: before/after
     python bench/run.py --only soak              # on request only: soak (make soak-serve), serve_stacks
 
 A module whose `run` is not in that shape yet (the earlier `run(rows)`) is skipped with a line saying so; the
@@ -304,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every A/B (>= 3 for published figures)")
     ap.add_argument("--full", action="store_true", help="also the figures at 685,573 rows (minutes more)")
     ap.add_argument("--only", action="append", metavar="NAME", help="run only this module (repeatable)")
-    ap.add_argument("--baseline-rev", help="rescore also on this git revision's package (before/after)")
+    ap.add_argument(
+        "--baseline-rev",
+        help="rescore, validate and prepare also on this git revision's package (before/after)",
+    )
     ap.add_argument("--out", default=str(RESULTS), help="directory of the result files [bench/results]")
     args = ap.parse_args(argv)
     names = [n.removeprefix("bench_") for n in args.only] if args.only else modules()

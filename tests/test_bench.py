@@ -301,3 +301,18 @@ def test_cluster_bench_engine_legs_are_valid_command_lines(tmp_path):
             argv = bench_cluster._engine_argv(command, paths[src], tmp_path / "out", ray)
             how = ["--address", "127.0.0.1:1"] if ray else []
             _parses([*argv, *how, "--workers", str(bench_cluster.ENGINE_WORKERS)])
+
+
+def test_baseline_figures_are_the_baselines_time_over_ours_per_round():
+    wall = {"w1": [2.0, 4.0], "base_w1": [3.0, 4.0], "w2": [1.0, 1.0]}
+    figs = harness.baseline_figures("validate", wall, ["w1", "w2"])
+    assert list(figs) == ["w1_vs_baseline.x"]  # (w2 ran without a baseline leg: no figure)
+    assert figs["w1_vs_baseline.x"]["min"] == 1.0 and figs["w1_vs_baseline.x"]["max"] == 1.5
+
+
+def test_a_revision_tree_holds_the_package_with_its_schemas_and_bytecode(tmp_path):
+    tree = harness.revision_tree("HEAD", tmp_path)
+    assert tree is not None
+    assert (tree / "mcqa_prep" / "schemas" / "mcqa-row.v1.schema.json").is_file()  # (a link into schemas/)
+    assert any((tree / "mcqa_prep" / "cli").rglob("*.pyc"))  # compiled, as an install is
+    assert harness.revision_tree("no-such-revision-anywhere", tmp_path) is None
