@@ -38,8 +38,9 @@ def use_system_allocator_for_arrow() -> None:
     unless the user chose a pool (the variable set) or pyarrow is imported already (Arrow reads the variable
     once, when it is loaded). Measured on validate and prepare over the bench's Parquet rows: mimalloc hands
     decoded pages back to the kernel and faults fresh ones in batch after batch (about twice the kernel time
-    of the system pool, 4-6% of the wall time, and 40-70 MB more peak RSS); glibc's malloc keeps freed memory
-    for the next batch in a worker (keep_freed_memory) and is given back by release_memory's malloc_trim.
+    of the system pool, and a tenth to a fifth more peak RSS; the wall time is within a few percent either
+    way: docs/design/performance.md, "Arrow's allocator"); glibc's malloc keeps freed memory for the next
+    batch in a worker (keep_freed_memory) and is given back by release_memory's malloc_trim.
     The command-line program sets it for its own process, its forked workers and a Ray instance it starts;
     a library caller keeps its own choice."""
     import os
